@@ -1,0 +1,102 @@
+# crawl: build, test and demo.
+#
+#   make            build every program into $(BUILD)/
+#   make check      install missing Debian packages, build, run every test
+#   make demo       install missing Debian packages, run the article experiment
+#   make sanitize   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make tsan       the threaded end-to-end tests under ThreadSanitizer
+#   make clean
+
+BUILD   ?= build
+CC      ?= cc
+SAN     ?=
+PKGS    := libcurl libxml-2.0 zlib
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread
+ifneq ($(CI),)
+CFLAGS  += -Werror
+endif
+ifneq ($(SAN),)
+CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SAN)
+endif
+
+# libev ships no pkg-config file on Debian 12; fall back to plain -lev.
+EV_CFLAGS := $(shell pkg-config --cflags libev 2>/dev/null)
+EV_LIBS   := $(shell pkg-config --libs libev 2>/dev/null || echo -lev)
+CFLAGS  += $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EV_CFLAGS) -Ilib
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(EV_LIBS) -lm -pthread
+TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+LIB_SRC  := $(sort $(wildcard lib/*.c))
+LIB_ASM  := $(sort $(wildcard lib/*.S))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_ASM:%.S=$(BUILD)/%.o)
+CMD_SRC  := $(sort $(wildcard cmd/*.c))
+PROGS    := $(CMD_SRC:cmd/%.c=$(BUILD)/%)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+HDRS     := $(wildcard lib/*.h)
+
+Q := @
+ifneq ($(V),)
+Q :=
+endif
+
+.PHONY: all deps check check-run units demo sanitize tsan clean fuzz bench
+
+all: $(PROGS)
+
+$(BUILD)/libcrawl.a: $(LIB_OBJ)
+	@echo "  AR      $@"
+	$(Q)ar rcs $@ $^
+
+$(BUILD)/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.o: %.S
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/%: $(BUILD)/cmd/%.o $(BUILD)/libcrawl.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libcrawl.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
+
+units: $(UNITS)
+
+# The dependency step runs first and alone, so that nothing is compiled
+# before the libraries it needs are present.
+deps:
+	$(Q)scripts/deps.sh
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory check-run
+
+check-run: all units
+	$(Q)BUILD=$(BUILD) tests/run.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) scripts/compare.sh
+
+sanitize: deps
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined CFLAGS="-O1 -g" check-run
+
+tsan: deps
+	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SAN=thread CFLAGS="-O1 -g" all units
+	$(Q)BUILD=build/tsan TSAN=1 tests/run.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) scripts/bench.sh
+
+clean:
+	rm -rf build

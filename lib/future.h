@@ -1,0 +1,36 @@
+/* future.h: a single-assignment result slot that one thread fills and
+ * others wait on (the future of concurrent.futures). */
+#ifndef CRAWL_FUTURE_H
+#define CRAWL_FUTURE_H
+
+struct future;
+
+/* Returns a new pending future, or NULL when out of memory. The caller owns
+ * it and frees it with future_free once nobody waits on it. */
+struct future *future_new(void);
+
+/* Completes f with value and wakes every waiter. Returns 0, or -EALREADY if
+ * f was already completed or cancelled (value is then ignored). */
+int future_set(struct future *f, void *value);
+
+/* Completes f as cancelled: waiters get NULL and future_cancelled is true.
+ * Returns 0 or -EALREADY. */
+int future_cancel(struct future *f);
+
+/* Blocks until f is completed; returns its value (NULL if cancelled). */
+void *future_wait(struct future *f);
+
+/* Waits at most timeout_ms milliseconds. Returns 0 and sets *value when f is
+ * complete, -ETIMEDOUT otherwise. */
+int future_wait_for(struct future *f, long timeout_ms, void **value);
+
+/* Returns 1 when f is complete (set or cancelled), 0 while pending. */
+int future_done(struct future *f);
+
+/* Returns 1 when f was cancelled. */
+int future_cancelled(struct future *f);
+
+/* Frees f. Freeing a future somebody still waits on is a bug. */
+void future_free(struct future *f);
+
+#endif

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Installs the Debian packages that building and testing crawl need, when
+# they are missing. As root it runs apt-get; otherwise it names the packages
+# and stops. Extra package names on the command line are checked too.
+set -eu
+
+missing=""
+need() { # need PACKAGE TEST...
+	pkg=$1; shift
+	if ! "$@" >/dev/null 2>&1; then
+		missing="$missing $pkg"
+	fi
+}
+have_pc()  { pkg-config --exists "$1"; }
+have_hdr() { test -f "/usr/include/$1" || test -f "/usr/local/include/$1"; }
+have_cmd() { command -v "$1"; }
+
+need pkg-config           have_cmd pkg-config
+need gcc                  have_cmd cc
+need make                 have_cmd make
+need libcurl4-openssl-dev sh -c 'pkg-config --exists libcurl'
+need libxml2-dev          sh -c 'pkg-config --exists libxml-2.0'
+need zlib1g-dev           sh -c 'pkg-config --exists zlib'
+need libev-dev            have_hdr ev.h
+need libcmocka-dev        sh -c 'pkg-config --exists cmocka'
+need bats                 have_cmd bats
+need curl                 have_cmd curl
+need jq                   have_cmd jq
+for extra in "$@"; do
+	case $extra in
+	*=*) pkg=${extra%%=*}; cmd=${extra#*=}; need "$pkg" have_cmd "$cmd" ;;
+	*)   need "$extra" sh -c "dpkg-query -W -f='\${Status}' $extra 2>/dev/null | grep -q 'ok installed'" ;;
+	esac
+done
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" = 0 ]; then
+	echo "deps: installing$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >&2
+else
+	echo "deps: missing Debian packages:$missing" >&2
+	echo "deps: install them with: sudo apt-get install -y$missing" >&2
+	exit 1
+fi

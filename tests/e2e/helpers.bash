@@ -1,0 +1,29 @@
+# Shared helpers for the end-to-end tests. tests/run.sh exports CRAWL,
+# FIXTURE_SERVER, FIXTURE (http://127.0.0.1:PORT) and FIXTURE_PORT.
+
+: "${BUILD:=build}"
+: "${CRAWL:=$PWD/$BUILD/crawl}"
+: "${FIXTURE_SERVER:=$PWD/$BUILD/fixture-server}"
+
+# start_private_fixture [ARGS...]: starts a fixture server of this test's own
+# (fresh counters) and sets PFIX (its base URL) and PFIX_PID.
+start_private_fixture() {
+	local pf="$BATS_TEST_TMPDIR/pfix.port"
+	rm -f "$pf"
+	"$FIXTURE_SERVER" --port 0 --port-file "$pf" -q "$@" 3>&- &
+	PFIX_PID=$!
+	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+	[ -s "$pf" ] || { echo "private fixture server did not start" >&2; return 1; }
+	PFIX="http://127.0.0.1:$(cat "$pf")"
+}
+
+stop_private_fixture() {
+	[ -n "${PFIX_PID:-}" ] && kill "$PFIX_PID" 2>/dev/null && wait "$PFIX_PID" 2>/dev/null
+	PFIX_PID=
+	return 0
+}
+
+# stat_of URL_BASE FIELD: prints one counter from the fixture's /stats.
+stat_of() {
+	curl -s "$1/stats" | jq -r ".$2"
+}
