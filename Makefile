@@ -43,6 +43,8 @@ ifneq ($(V),)
 Q :=
 endif
 
+.SECONDARY:
+
 .PHONY: all deps check check-run units demo sanitize tsan clean fuzz bench
 
 all: $(PROGS)

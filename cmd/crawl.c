@@ -1,0 +1,503 @@
+/* crawl: the command line. Turns flags into options, reads the URL lists,
+ * runs one model (or compares several) and prints the result. All crawler
+ * logic lives in lib/. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crawl.h"
+#include "report.h"
+#include "urllist.h"
+
+#define EXIT_FAILED 1
+#define EXIT_USAGE  2
+
+static const char usage_text[] =
+"Usage: crawl [options] FILE|URL|- ...\n"
+"Fetch every URL (arguments starting with http:// or https://, lines of the\n"
+"URL-list FILEs, or of standard input for -) with one concurrency model, and\n"
+"print the body lengths and the wall time as the asyncio crawler article does.\n"
+"\n"
+"Models:\n"
+"  --mode=MODE            seq, thread, pool, coro, or all to compare them\n"
+"                         (default coro)\n"
+"%s"
+"\n"
+"Fetching (the same libcurl options in every model):\n"
+"  -c, --concurrency=N    transfers in flight at most (pool: workers, default\n"
+"                         10; thread and coro: all at once by default)\n"
+"      --timeout=SEC      limit for a whole transfer (default 30)\n"
+"      --connect-timeout=SEC  limit for connecting (default 10)\n"
+"      --max-redirs=N     redirects to follow (default 10; 0 follows none)\n"
+"      --no-reuse         a fresh connection for every URL\n"
+"      --reuse            keep connections for reuse even when every URL is\n"
+"                         in flight at once (default: reuse unless so)\n"
+"  -A, --user-agent=UA    User-Agent header (default crawl/" CRAWL_VERSION ")\n"
+"  -H, --header='K: V'    extra request header (repeatable)\n"
+"      --fail             HTTP status 400 and above counts as a failure\n"
+"      --max-size=BYTES   largest body accepted, decoded (default 64M;\n"
+"                         suffixes K, M, G; 0 for no limit)\n"
+"      --buffer-size=BYTES  libcurl receive buffer (default libcurl's, 16K)\n"
+"  -k, --insecure         do not verify TLS certificates\n"
+"      --stack-size=BYTES coroutine stack size (coro; default 64K)\n"
+"      --loops=N          coro: event loops, one thread each (default 1)\n"
+"\n"
+"Output:\n"
+"      --format=FMT       table (default), jsonl or csv\n"
+"      --order=ORDER      input (default) or completion\n"
+"  -o, --output=FILE      write the output to FILE\n"
+"  -q, --quiet            only the summary: the Use time line (with --mode=all\n"
+"                         the comparison table)\n"
+"      --progress         a live progress line on stderr (default when\n"
+"                         stderr is a terminal); --no-progress turns it off\n"
+"\n"
+"Comparing (--mode=all):\n"
+"      --modes=LIST       the models to compare, comma-separated\n"
+"                         (default seq,thread,pool,coro)\n"
+"      --repeat=N         run each model N times; report the median\n"
+"\n"
+"  -h, --help             this text\n"
+"  -V, --version          the version of crawl and of libcurl\n"
+"\n"
+"Input lines: one URL a line; blank lines and lines starting with # are\n"
+"skipped. A line that is not an http or https URL is reported on stderr as\n"
+"FILE:LINE: reason and gets a failed row.\n"
+"\n"
+"Exit status: 0 when every URL succeeded, 1 when any failed, 2 for usage and\n"
+"input errors, 130 when interrupted.\n";
+
+static void usage(FILE *out)
+{
+    char models[1024];
+    size_t o = 0;
+    for (int i = 0; crawl_backends[i]; i++)
+        o += (size_t)snprintf(models + o, sizeof models - o, "                           %-7s %s\n",
+                              crawl_backends[i]->name, crawl_backends[i]->summary);
+    fprintf(out, usage_text, models);
+}
+
+static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die_usage(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("crawl: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\ncrawl: try 'crawl --help'\n", stderr);
+    exit(EXIT_USAGE);
+}
+
+static long parse_long(const char *flag, const char *s, long min, long max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        die_usage("%s: expected a whole number from %ld to %ld, got '%s'", flag,
+                  min, max, s);
+    return v;
+}
+
+static double parse_seconds(const char *flag, const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 86400 * 365)
+        die_usage("%s: expected a number of seconds above 0, got '%s'", flag, s);
+    return v;
+}
+
+static long long parse_size(const char *flag, const char *s, long long min)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    long long mul = 1;
+    if (*end == 'k' || *end == 'K') mul = 1LL << 10, end++;
+    else if (*end == 'm' || *end == 'M') mul = 1LL << 20, end++;
+    else if (*end == 'g' || *end == 'G') mul = 1LL << 30, end++;
+    if (errno || end == s || *end || v < 0 || v > LLONG_MAX / mul || v * mul < min)
+        die_usage("%s: expected a size in bytes (suffix K, M or G) of at least %lld, got '%s'",
+                  flag, min, s);
+    return v * mul;
+}
+
+enum {
+    OPT_MODE = 256, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_MAX_REDIRS, OPT_NO_REUSE,
+    OPT_REUSE, OPT_FORMAT, OPT_ORDER, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_FAIL,
+    OPT_MAX_SIZE, OPT_BUFFER_SIZE, OPT_STACK_SIZE, OPT_LOOPS, OPT_MODES, OPT_REPEAT,
+};
+
+static const struct option long_opts[] = {
+    {"mode", required_argument, 0, OPT_MODE},
+    {"concurrency", required_argument, 0, 'c'},
+    {"timeout", required_argument, 0, OPT_TIMEOUT},
+    {"connect-timeout", required_argument, 0, OPT_CONNECT_TIMEOUT},
+    {"max-redirs", required_argument, 0, OPT_MAX_REDIRS},
+    {"no-reuse", no_argument, 0, OPT_NO_REUSE},
+    {"reuse", no_argument, 0, OPT_REUSE},
+    {"user-agent", required_argument, 0, 'A'},
+    {"header", required_argument, 0, 'H'},
+    {"fail", no_argument, 0, OPT_FAIL},
+    {"max-size", required_argument, 0, OPT_MAX_SIZE},
+    {"buffer-size", required_argument, 0, OPT_BUFFER_SIZE},
+    {"insecure", no_argument, 0, 'k'},
+    {"stack-size", required_argument, 0, OPT_STACK_SIZE},
+    {"loops", required_argument, 0, OPT_LOOPS},
+    {"format", required_argument, 0, OPT_FORMAT},
+    {"order", required_argument, 0, OPT_ORDER},
+    {"output", required_argument, 0, 'o'},
+    {"quiet", no_argument, 0, 'q'},
+    {"progress", no_argument, 0, OPT_PROGRESS},
+    {"no-progress", no_argument, 0, OPT_NO_PROGRESS},
+    {"modes", required_argument, 0, OPT_MODES},
+    {"repeat", required_argument, 0, OPT_REPEAT},
+    {"help", no_argument, 0, 'h'},
+    {"version", no_argument, 0, 'V'},
+    {0, 0, 0, 0},
+};
+
+struct cli {
+    struct crawl_opts opts;
+    const char *mode;
+    const char *modes;
+    int repeat;
+    enum crawl_format format;
+    enum crawl_order order;
+    const char *output;
+    int quiet;
+    int progress;           /* -1 auto, 0 off, 1 on */
+    char **inputs;
+    int ninputs;
+};
+
+static void parse_args(struct cli *cli, int argc, char **argv)
+{
+    struct crawl_opts *o = &cli->opts;
+    int ch;
+
+    crawl_opts_init(o);
+    cli->mode = "coro";
+    cli->modes = "seq,thread,pool,coro";
+    cli->repeat = 1;
+    cli->progress = -1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":c:A:H:o:qkhV", long_opts, NULL)) != -1) {
+        switch (ch) {
+        case OPT_MODE:
+            if (strcmp(optarg, "all") != 0 && !crawl_backend_find(optarg))
+                die_usage("--mode: unknown mode '%s' (seq, thread, pool, coro or all)",
+                          optarg);
+            cli->mode = optarg;
+            break;
+        case 'c':
+            o->concurrency = (int)parse_long("--concurrency", optarg, 1, 1000000);
+            break;
+        case OPT_TIMEOUT:
+            o->timeout = parse_seconds("--timeout", optarg);
+            break;
+        case OPT_CONNECT_TIMEOUT:
+            o->connect_timeout = parse_seconds("--connect-timeout", optarg);
+            break;
+        case OPT_MAX_REDIRS:
+            o->max_redirs = parse_long("--max-redirs", optarg, 0, 1000);
+            break;
+        case OPT_NO_REUSE:
+            o->reuse = CRAWL_REUSE_OFF;
+            break;
+        case OPT_REUSE:
+            o->reuse = CRAWL_REUSE_ON;
+            break;
+        case 'A':
+            o->user_agent = optarg;
+            break;
+        case 'H': {
+            if (!strchr(optarg, ':') && !strchr(optarg, ';'))
+                die_usage("--header: expected 'Name: value', got '%s'", optarg);
+            struct curl_slist *l = curl_slist_append(o->headers, optarg);
+            if (!l)
+                die_usage("--header: out of memory");
+            o->headers = l;
+            break;
+        }
+        case OPT_FAIL:
+            o->fail_http = 1;
+            break;
+        case OPT_MAX_SIZE:
+            o->max_size = parse_size("--max-size", optarg, 0);
+            break;
+        case OPT_BUFFER_SIZE:
+            o->buffer_size = (long)parse_size("--buffer-size", optarg, 1024);
+            if (o->buffer_size > 512 * 1024)
+                die_usage("--buffer-size: at most 512K, got '%s'", optarg);
+            break;
+        case 'k':
+            o->insecure = 1;
+            break;
+        case OPT_STACK_SIZE:
+            o->stack_size = (size_t)parse_size("--stack-size", optarg, 16 * 1024);
+            break;
+        case OPT_LOOPS:
+            o->loops = (int)parse_long("--loops", optarg, 1, 256);
+            break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "table") == 0) cli->format = CRAWL_FMT_TABLE;
+            else if (strcmp(optarg, "jsonl") == 0) cli->format = CRAWL_FMT_JSONL;
+            else if (strcmp(optarg, "csv") == 0) cli->format = CRAWL_FMT_CSV;
+            else die_usage("--format: expected table, jsonl or csv, got '%s'", optarg);
+            break;
+        case OPT_ORDER:
+            if (strcmp(optarg, "input") == 0) cli->order = CRAWL_ORDER_INPUT;
+            else if (strcmp(optarg, "completion") == 0) cli->order = CRAWL_ORDER_COMPLETION;
+            else die_usage("--order: expected input or completion, got '%s'", optarg);
+            break;
+        case 'o':
+            cli->output = optarg;
+            break;
+        case 'q':
+            cli->quiet = 1;
+            break;
+        case OPT_PROGRESS:
+            cli->progress = 1;
+            break;
+        case OPT_NO_PROGRESS:
+            cli->progress = 0;
+            break;
+        case OPT_MODES:
+            cli->modes = optarg;
+            break;
+        case OPT_REPEAT:
+            cli->repeat = (int)parse_long("--repeat", optarg, 1, 100);
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        case 'V':
+            printf("crawl %s (libcurl %s)\n", CRAWL_VERSION,
+                   curl_version_info(CURLVERSION_NOW)->version);
+            exit(0);
+        case ':':
+            die_usage("%s%s: needs a value",
+                      optopt ? "-" : "", optopt ? (char[]){(char)optopt, 0} : argv[optind - 1]);
+        default:
+            if (optopt)
+                die_usage("-%c: unknown option", optopt);
+            die_usage("%s: unknown option", argv[optind - 1]);
+        }
+    }
+    cli->inputs = argv + optind;
+    cli->ninputs = argc - optind;
+    if (cli->ninputs == 0)
+        die_usage("no URL, URL-list file or - given");
+}
+
+/* Reads every input into c. Exits 2 when a file cannot be read. */
+static void load_inputs(struct cli *cli, struct crawl *c)
+{
+    int stdin_used = 0;
+    for (int i = 0; i < cli->ninputs; i++) {
+        const char *arg = cli->inputs[i];
+        int rc;
+        if (strncasecmp(arg, "http://", 7) == 0 || strncasecmp(arg, "https://", 8) == 0) {
+            rc = urllist_add_arg(c, arg, i + 1, stderr);
+        } else if (strcmp(arg, "-") == 0) {
+            if (stdin_used++)
+                die_usage("-: standard input given twice");
+            rc = urllist_read(c, stdin, "-", stderr);
+            if (rc == CRAWL_EINPUT) {
+                fprintf(stderr, "crawl: -: %s\n", strerror(errno));
+                exit(EXIT_USAGE);
+            }
+        } else {
+            struct stat st;
+            FILE *f = fopen(arg, "r");
+            if (!f) {
+                fprintf(stderr, "crawl: %s: %s\n", arg, strerror(errno));
+                exit(EXIT_USAGE);
+            }
+            if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "crawl: %s: is a directory\n", arg);
+                exit(EXIT_USAGE);
+            }
+            rc = urllist_read(c, f, arg, stderr);
+            if (rc == CRAWL_EINPUT) {
+                fprintf(stderr, "crawl: %s: %s\n", arg, strerror(errno));
+                exit(EXIT_USAGE);
+            }
+            fclose(f);
+        }
+        if (rc == CRAWL_ENOMEM) {
+            fprintf(stderr, "crawl: out of memory reading %s\n", arg);
+            exit(EXIT_USAGE);
+        }
+    }
+}
+
+/* The live progress line: a thread of the CLI's that samples the core's
+ * counters, so that no model needs to know about it. */
+struct progress {
+    struct crawl *c;
+    pthread_t tid;
+    pthread_mutex_t lock;
+    pthread_cond_t stop_cond;
+    int stop;
+};
+
+static void progress_line(struct crawl *c)
+{
+    pthread_mutex_lock(&c->lock);
+    size_t done = c->ndone, total = c->njobs, running = c->running, failed = c->nfailed;
+    pthread_mutex_unlock(&c->lock);
+    double el = crawl_now() - c->t0;
+    fprintf(stderr, "\r%zu/%zu done, %zu in flight, %zu failed, %.0f/s, %.1fs\033[K",
+            done, total, running, failed, el > 0 ? (double)done / el : 0.0, el);
+}
+
+static void *progress_main(void *arg)
+{
+    struct progress *p = arg;
+    pthread_mutex_lock(&p->lock);
+    while (!p->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&p->stop_cond, &p->lock, &ts);
+        if (!p->stop && p->c->t0 > 0)
+            progress_line(p->c);
+    }
+    pthread_mutex_unlock(&p->lock);
+    fputs("\r\033[K", stderr);
+    return NULL;
+}
+
+static int progress_start(struct progress *p, struct crawl *c)
+{
+    memset(p, 0, sizeof *p);
+    p->c = c;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->stop_cond, NULL);
+    return pthread_create(&p->tid, NULL, progress_main, p);
+}
+
+static void progress_stop(struct progress *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_signal(&p->stop_cond);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->tid, NULL);
+    pthread_cond_destroy(&p->stop_cond);
+    pthread_mutex_destroy(&p->lock);
+}
+
+static struct crawl *the_crawl;
+static volatile sig_atomic_t interrupted;
+
+/* SIGINT, SIGTERM: the first one cancels the crawl, which then prints what
+ * it has; a second SIGINT ends the process at once. */
+static void on_signal(int sig)
+{
+    if (interrupted && sig == SIGINT)
+        _exit(130);
+    interrupted = sig;
+    if (the_crawl)
+        crawl_cancel(the_crawl);
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    /* A closed output pipe shows up as EPIPE from the writes instead. */
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static FILE *open_output(const struct cli *cli)
+{
+    if (!cli->output)
+        return stdout;
+    FILE *out = fopen(cli->output, "w");
+    if (!out) {
+        fprintf(stderr, "crawl: %s: %s\n", cli->output, strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    return out;
+}
+
+static int run_one(struct cli *cli)
+{
+    struct crawl c;
+    struct progress prog;
+    int show_progress = cli->progress == 1 || (cli->progress == -1 && isatty(2));
+
+    if (crawl_init(&c, &cli->opts) != 0) {
+        fprintf(stderr, "crawl: out of memory\n");
+        return EXIT_USAGE;
+    }
+    load_inputs(cli, &c);
+    FILE *out = open_output(cli);
+    the_crawl = &c;
+    if (show_progress && progress_start(&prog, &c) != 0)
+        show_progress = 0;
+    int rc = crawl_run(&c, crawl_backend_find(cli->mode));
+    if (show_progress)
+        progress_stop(&prog);
+    the_crawl = NULL;
+    if (rc < 0)
+        fprintf(stderr, "crawl: %s: %s\n", cli->mode, crawl_strerror(rc));
+    int wrc = report_write(out, &c, cli->format, cli->order, cli->quiet);
+    if (out != stdout && fclose(out) != 0 && wrc == 0)
+        wrc = -errno;
+    if (wrc < 0 && wrc != -EPIPE)
+        fprintf(stderr, "crawl: writing output: %s\n", strerror(-wrc));
+    int status = c.nfailed ? EXIT_FAILED : 0;
+    if (rc < 0 && c.njobs == 0)
+        status = EXIT_FAILED;
+    crawl_free(&c);
+    if (interrupted == SIGINT)
+        return 130;
+    if (interrupted)
+        return 128 + interrupted;
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    struct cli cli;
+    memset(&cli, 0, sizeof cli);
+    if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK) {
+        fprintf(stderr, "crawl: libcurl could not be initialised\n");
+        return EXIT_USAGE;
+    }
+    parse_args(&cli, argc, argv);
+    install_signals();
+    int status;
+    if (strcmp(cli.mode, "all") == 0)
+        status = EXIT_USAGE;
+    else
+        status = run_one(&cli);
+    curl_slist_free_all(cli.opts.headers);
+    curl_global_cleanup();
+    fflush(stdout);
+    return status;
+}

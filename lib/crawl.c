@@ -1,0 +1,396 @@
+/* crawl.c: the core. It owns the job list (input order, then discovered
+ * links), hands jobs to a backend, takes results back, and knows when a
+ * crawl is over. Every call that a backend makes is thread-safe. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "crawl.h"
+
+const struct crawl_backend *const crawl_backends[] = {
+    &crawl_backend_seq, &crawl_backend_thread, &crawl_backend_pool,
+    &crawl_backend_coro, NULL
+};
+
+const struct crawl_backend *crawl_backend_find(const char *name)
+{
+    for (int i = 0; crawl_backends[i]; i++)
+        if (strcmp(crawl_backends[i]->name, name) == 0)
+            return crawl_backends[i];
+    return NULL;
+}
+
+const char *crawl_strerror(int err)
+{
+    switch (err) {
+    case CRAWL_OK:      return "success";
+    case CRAWL_ENOMEM:  return "out of memory";
+    case CRAWL_EINPUT:  return "cannot read the URL list";
+    case CRAWL_ECURL:   return "libcurl could not be initialised";
+    case CRAWL_EMODE:   return "no such mode";
+    case CRAWL_ETHREAD: return "no thread could be started";
+    case CRAWL_EAGAIN:  return "no job queued yet";
+    }
+    if (err < 0 && err > -4096)
+        return strerror(-err);
+    return "unknown error";
+}
+
+const char *crawl_fail_name(enum crawl_fail f)
+{
+    static const char *const names[] = {
+        [CRAWL_FAIL_NONE] = "none",         [CRAWL_FAIL_INPUT] = "input",
+        [CRAWL_FAIL_DNS] = "dns",           [CRAWL_FAIL_CONNECT] = "connect",
+        [CRAWL_FAIL_TIMEOUT] = "timeout",   [CRAWL_FAIL_TLS] = "tls",
+        [CRAWL_FAIL_PROTOCOL] = "protocol", [CRAWL_FAIL_RECV] = "recv",
+        [CRAWL_FAIL_REDIRECTS] = "redirects", [CRAWL_FAIL_TOO_LARGE] = "too-large",
+        [CRAWL_FAIL_HTTP] = "http",         [CRAWL_FAIL_THREAD] = "thread",
+        [CRAWL_FAIL_CANCELLED] = "cancelled", [CRAWL_FAIL_OTHER] = "other",
+    };
+    if ((unsigned)f < sizeof names / sizeof names[0] && names[f])
+        return names[f];
+    return "other";
+}
+
+void crawl_opts_init(struct crawl_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->timeout = 30;
+    o->connect_timeout = 10;
+    o->max_redirs = 10;
+    o->reuse = CRAWL_REUSE_AUTO;
+    o->user_agent = "crawl/" CRAWL_VERSION;
+    o->max_size = (curl_off_t)64 << 20;
+    o->loops = 1;
+}
+
+double crawl_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int crawl_init(struct crawl *c, const struct crawl_opts *o)
+{
+    memset(c, 0, sizeof *c);
+    c->opts = o;
+    if (pthread_mutex_init(&c->lock, NULL) != 0)
+        return CRAWL_ENOMEM;
+    if (pthread_cond_init(&c->cond, NULL) != 0) {
+        pthread_mutex_destroy(&c->lock);
+        return CRAWL_ENOMEM;
+    }
+    atomic_init(&c->cancelled, 0);
+    atomic_init(&c->warned, 0);
+    return 0;
+}
+
+static void job_free(struct crawl_job *j)
+{
+    free(j->url);
+    free(j->res.final_url);
+    free(j->res.error);
+    free(j);
+}
+
+void crawl_free(struct crawl *c)
+{
+    for (size_t i = 0; i < c->njobs; i++)
+        job_free(c->jobs[i]);
+    free(c->jobs);
+    pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->lock);
+    memset(c, 0, sizeof *c);
+}
+
+/* Appends j; the caller holds the lock or is the only thread. */
+static int push_job(struct crawl *c, struct crawl_job *j)
+{
+    if (c->njobs == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        struct crawl_job **jobs = realloc(c->jobs, cap * sizeof *jobs);
+        if (!jobs)
+            return CRAWL_ENOMEM;
+        c->jobs = jobs;
+        c->cap = cap;
+    }
+    j->id = c->njobs;
+    c->jobs[c->njobs++] = j;
+    return 0;
+}
+
+/* Returns NULL when s is an absolute http or https URL that libcurl accepts,
+ * else why not (a static string). */
+static const char *url_problem(const char *s)
+{
+    static const char *const msgs[] = {
+        "empty URL",
+        "contains control characters",
+        "contains spaces",
+        "not an absolute http or https URL (no scheme)",
+        "unsupported scheme: only http and https are fetched",
+        "malformed URL",
+        "URL has no host",
+    };
+    if (!*s)
+        return msgs[0];
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            return msgs[1];
+        if (*p == ' ')
+            return msgs[2];
+    }
+    const char *colon = strchr(s, ':');
+    const char *scheme_end = s;
+    while (isalnum((unsigned char)*scheme_end) || *scheme_end == '+' ||
+           *scheme_end == '-' || *scheme_end == '.')
+        scheme_end++;
+    if (!colon || colon != scheme_end || scheme_end == s ||
+        !isalpha((unsigned char)*s))
+        return msgs[3];
+    size_t n = (size_t)(colon - s);
+    if (!((n == 4 && strncasecmp(s, "http", 4) == 0) ||
+          (n == 5 && strncasecmp(s, "https", 5) == 0)))
+        return msgs[4];
+    if (strncmp(colon, "://", 3) != 0)
+        return msgs[5];
+    CURLU *u = curl_url();
+    if (!u)
+        return msgs[5];
+    const char *why = NULL;
+    char *host = NULL;
+    if (curl_url_set(u, CURLUPART_URL, s, 0) != CURLUE_OK)
+        why = msgs[5];
+    else if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host)
+        why = msgs[6];
+    curl_free(host);
+    curl_url_cleanup(u);
+    return why;
+}
+
+static void set_error(struct crawl_job *j, enum crawl_fail fail, const char *fmt,
+                      va_list ap)
+{
+    char buf[512];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    free(j->res.error);
+    j->res.error = strdup(buf);
+    j->res.fail = fail;
+}
+
+/* Adds url as a job, or as a failed one when problem is not NULL. */
+static int add_job(struct crawl *c, const char *url, const char *source, long line,
+                   const char *problem)
+{
+    struct crawl_job *j = calloc(1, sizeof *j);
+    if (!j || !(j->url = strdup(url)))
+        goto err;
+    j->line = line;
+    j->source = source;
+    if (problem) {
+        j->state = JOB_DONE;
+        j->res.fail = CRAWL_FAIL_INPUT;
+        if (!(j->res.error = strdup(problem)))
+            goto err;
+    }
+    pthread_mutex_lock(&c->lock);
+    int rc = push_job(c, j);
+    if (rc == 0) {
+        if (problem) {
+            j->done_seq = c->ndone++;
+            c->nfailed++;
+        } else {
+            c->fetchable++;
+        }
+        pthread_cond_broadcast(&c->cond);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (rc)
+        goto err;
+    return problem ? 1 : 0;
+err:
+    if (j)
+        job_free(j);
+    return CRAWL_ENOMEM;
+}
+
+int crawl_add(struct crawl *c, const char *url, const char *source, long line,
+              const char **why)
+{
+    const char *problem = url_problem(url);
+    if (why)
+        *why = problem;
+    return add_job(c, url, source, line, problem);
+}
+
+int crawl_add_failed(struct crawl *c, const char *text, const char *source,
+                     long line, const char *why)
+{
+    int rc = add_job(c, text, source, line, why);
+    return rc < 0 ? rc : 0;
+}
+
+/* Moves the cursor past jobs that are already done (input errors). */
+static void skip_done(struct crawl *c)
+{
+    while (c->next < c->njobs && c->jobs[c->next]->state != JOB_QUEUED)
+        c->next++;
+}
+
+int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
+{
+    int rc;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        skip_done(c);
+        if (atomic_load(&c->cancelled)) {
+            rc = 0;
+            break;
+        }
+        if (c->next < c->njobs) {
+            struct crawl_job *j = c->jobs[c->next++];
+            j->state = JOB_RUNNING;
+            c->running++;
+            *job = j;
+            rc = 1;
+            break;
+        }
+        if (c->running == 0) {
+            rc = 0;
+            break;
+        }
+        if (!wait) {
+            rc = CRAWL_EAGAIN;
+            break;
+        }
+        pthread_cond_wait(&c->cond, &c->lock);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+void crawl_done(struct crawl *c, struct crawl_job *job)
+{
+    pthread_mutex_lock(&c->lock);
+    job->state = JOB_DONE;
+    job->done_seq = c->ndone++;
+    if (job->res.fail != CRAWL_FAIL_NONE)
+        c->nfailed++;
+    c->running--;
+    if (c->on_done)
+        c->on_done(c, job, c->on_done_data);
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
+                const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(job, fail, fmt, ap);
+    va_end(ap);
+    crawl_done(c, job);
+}
+
+void crawl_cancel(struct crawl *c)
+{
+    atomic_store(&c->cancelled, 1);
+}
+
+int crawl_is_cancelled(struct crawl *c)
+{
+    return atomic_load(&c->cancelled);
+}
+
+size_t crawl_queued(struct crawl *c)
+{
+    pthread_mutex_lock(&c->lock);
+    skip_done(c);
+    size_t n = c->njobs - c->next;
+    pthread_mutex_unlock(&c->lock);
+    return n;
+}
+
+void crawl_count_conns(struct crawl *c, long n)
+{
+    if (n <= 0)
+        return;
+    pthread_mutex_lock(&c->lock);
+    c->conns += (size_t)n;
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* Marks every job that never ran as cancelled, so that each still gets its
+ * one row. */
+static void cancel_rest(struct crawl *c)
+{
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->njobs; i++) {
+        struct crawl_job *j = c->jobs[i];
+        if (j->state == JOB_DONE)
+            continue;
+        j->state = JOB_DONE;
+        j->done_seq = c->ndone++;
+        j->res.fail = CRAWL_FAIL_CANCELLED;
+        free(j->res.error);
+        j->res.error = strdup("cancelled");
+        c->nfailed++;
+    }
+    c->next = c->njobs;
+    pthread_mutex_unlock(&c->lock);
+}
+
+void crawl_warn_once(struct crawl *c, const char *fmt, ...)
+{
+    if (atomic_exchange(&c->warned, 1) || !c->on_warn)
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    c->on_warn(buf, c->on_warn_data);
+}
+
+size_t crawl_raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 1024;
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit want = { rl.rlim_max, rl.rlim_max };
+        if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+            rl.rlim_cur = rl.rlim_max;
+    }
+    return rl.rlim_cur == RLIM_INFINITY ? (size_t)1 << 20 : (size_t)rl.rlim_cur;
+}
+
+int crawl_run(struct crawl *c, const struct crawl_backend *b)
+{
+    const struct crawl_opts *o = c->opts;
+    c->backend = b;
+    c->limit = o->concurrency > 0 ? o->concurrency : b->default_concurrency;
+    /* Reuse cannot help when every URL is in flight at once: each needs a
+     * connection of its own, and libcurl's connection cache then only costs
+     * scans on every connect. */
+    switch (o->reuse) {
+    case CRAWL_REUSE_ON:  c->reuse = 1; break;
+    case CRAWL_REUSE_OFF: c->reuse = 0; break;
+    case CRAWL_REUSE_AUTO:
+        c->reuse = !(c->limit == 0 || (size_t)c->limit >= c->fetchable);
+        break;
+    }
+    c->nofile = crawl_raise_nofile();
+    c->t0 = crawl_now();
+    int rc = b->run(c);
+    c->wall = crawl_now() - c->t0;
+    cancel_rest(c);
+    return rc;
+}

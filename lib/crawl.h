@@ -1,0 +1,223 @@
+/* crawl.h: the crawler core's public types: options, jobs and their
+ * results, the backend contract, and the calls a backend makes to take jobs
+ * and hand results back. */
+#ifndef CRAWL_H
+#define CRAWL_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <curl/curl.h>
+
+#define CRAWL_VERSION "0.1.0"
+
+/* Error codes: library calls return 0 or one of these (or a negative errno). */
+enum {
+    CRAWL_OK      = 0,
+    CRAWL_ENOMEM  = -1000,  /* out of memory */
+    CRAWL_EINPUT,           /* a URL list could not be read */
+    CRAWL_ECURL,            /* libcurl could not be initialised */
+    CRAWL_EMODE,            /* no such model */
+    CRAWL_ETHREAD,          /* no thread could be started */
+    CRAWL_EAGAIN,           /* nothing queued now, but jobs in flight may add some */
+};
+
+/* Returns a static text for a code from this header or a negative errno. */
+const char *crawl_strerror(int err);
+
+enum crawl_reuse {
+    CRAWL_REUSE_AUTO,   /* reuse connections unless every URL is in flight at once */
+    CRAWL_REUSE_ON,
+    CRAWL_REUSE_OFF
+};
+
+enum crawl_format { CRAWL_FMT_TABLE, CRAWL_FMT_JSONL, CRAWL_FMT_CSV };
+enum crawl_order  { CRAWL_ORDER_INPUT, CRAWL_ORDER_COMPLETION };
+
+/* Why a URL failed, in classes that tests and scripts can rely on; the text
+ * of the error says the rest. */
+enum crawl_fail {
+    CRAWL_FAIL_NONE = 0,
+    CRAWL_FAIL_INPUT,       /* the input line is not a URL crawl fetches */
+    CRAWL_FAIL_DNS,
+    CRAWL_FAIL_CONNECT,     /* refused, unreachable */
+    CRAWL_FAIL_TIMEOUT,
+    CRAWL_FAIL_TLS,
+    CRAWL_FAIL_PROTOCOL,    /* not HTTP, bad encoding, bad redirect target */
+    CRAWL_FAIL_RECV,        /* reset, closed early */
+    CRAWL_FAIL_REDIRECTS,   /* more than --max-redirs */
+    CRAWL_FAIL_TOO_LARGE,   /* body over --max-size */
+    CRAWL_FAIL_HTTP,        /* an HTTP error status with --fail */
+    CRAWL_FAIL_THREAD,      /* no thread could be started for it */
+    CRAWL_FAIL_CANCELLED,   /* interrupted or past --deadline */
+    CRAWL_FAIL_OTHER
+};
+
+/* Returns the one-word name of a failure class ("timeout", "connect", ...). */
+const char *crawl_fail_name(enum crawl_fail f);
+
+struct crawl_opts {
+    int    concurrency;       /* transfers in flight at most; 0: the model's default */
+    double timeout;           /* seconds for a whole transfer */
+    double connect_timeout;   /* seconds to connect */
+    long   max_redirs;        /* redirects followed; 0 disables following */
+    enum crawl_reuse reuse;
+    const char *user_agent;
+    struct curl_slist *headers;   /* extra request headers, owned by the caller */
+    int    fail_http;         /* HTTP status >= 400 counts as a failure */
+    curl_off_t max_size;      /* largest decoded body accepted, bytes; 0: no limit */
+    long   buffer_size;       /* libcurl's receive buffer, bytes; 0: libcurl's default */
+    int    insecure;          /* do not verify TLS certificates */
+    size_t stack_size;        /* coroutine stack bytes; 0: default */
+    int    loops;             /* coro: event loops (threads) */
+    double deadline;          /* seconds for the whole run; 0: none */
+};
+
+/* Fills o with the defaults of every option. */
+void crawl_opts_init(struct crawl_opts *o);
+
+/* The outcome of one job, filled in by fetch (or by the core for input
+ * errors and cancellations). Strings are owned by the job. */
+struct crawl_result {
+    char  *final_url;         /* after redirects; NULL when nothing was fetched */
+    long   status;            /* HTTP status of the last response; 0 if none */
+    curl_off_t length;        /* decoded body bytes */
+    curl_off_t wire_bytes;    /* body bytes as they came over the wire */
+    long   redirects;
+    double time_dns, time_connect, time_tls, time_ttfb, time_total; /* libcurl's, seconds */
+    double start;             /* seconds from the crawl's start to this fetch's start */
+    double end;               /* seconds from the crawl's start to its end */
+    int    worker;            /* id of the thread or coroutine that ran it */
+    enum crawl_fail fail;     /* CRAWL_FAIL_NONE on success */
+    char  *error;             /* NULL on success, else why it failed */
+};
+
+enum crawl_job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+struct crawl_job {
+    size_t id;                /* index in the crawl's job list (input order) */
+    char  *url;               /* as listed */
+    long   line;              /* input line number; 0 for a discovered link */
+    const char *source;       /* input file name ("-" for standard input) */
+    int    depth;             /* link hops from a listed URL */
+    enum crawl_job_state state;
+    struct crawl_result res;
+    size_t done_seq;          /* completion rank, from 0 */
+};
+
+struct crawl;
+
+/* A model: how jobs are scheduled. run() takes jobs with crawl_next until
+ * it returns 0, fetches each through fetch.h and hands each back with
+ * crawl_done. It returns 0 or a negative code; whatever it returns, every job
+ * it took must have been handed back. */
+struct crawl_backend {
+    const char *name;
+    const char *summary;      /* one line for --help */
+    int default_concurrency;  /* transfers in flight without -c; 0: all at once */
+    int (*run)(struct crawl *c);
+};
+
+extern const struct crawl_backend crawl_backend_seq;
+extern const struct crawl_backend crawl_backend_thread;
+extern const struct crawl_backend crawl_backend_pool;
+extern const struct crawl_backend crawl_backend_coro;
+
+/* Returns the backend called name, or NULL. */
+const struct crawl_backend *crawl_backend_find(const char *name);
+
+/* The list of every backend, NULL-terminated. */
+extern const struct crawl_backend *const crawl_backends[];
+
+struct crawl {
+    const struct crawl_opts *opts;
+    const struct crawl_backend *backend;
+    pthread_mutex_t lock;     /* guards everything below that changes during a run */
+    pthread_cond_t  cond;     /* signalled when a job is queued or one finishes */
+    struct crawl_job **jobs;  /* every job, in the order it was added; pointers are stable */
+    size_t njobs, cap;
+    size_t next;              /* first job not yet handed out */
+    size_t running;           /* handed out and not yet done */
+    size_t ndone;
+    size_t nfailed;
+    size_t conns;             /* connections opened, as libcurl counts them */
+    int    limit;             /* transfers in flight at most; 0: all at once */
+    int    reuse;             /* the policy that runs: 1 reuse, 0 fresh connections */
+    int    threads_peak;      /* most threads alive at once, for the report */
+    size_t fetchable;         /* jobs that need a fetch (not input errors) */
+    double t0;                /* monotonic seconds at crawl_run's start */
+    double wall;              /* seconds crawl_run took */
+    atomic_int cancelled;     /* set by crawl_cancel: take no more jobs */
+    size_t nofile;            /* file descriptors this process may open */
+    void (*on_done)(struct crawl *c, struct crawl_job *job, void *data);
+    void  *on_done_data;      /* called under lock as each job finishes */
+    void (*on_warn)(const char *msg, void *data);
+    void  *on_warn_data;      /* where crawl_warn's messages go; none when NULL */
+    atomic_int warned;        /* crawl_warn_once already spoke */
+};
+
+/* Initialises c for a run with options o (which must outlive c). Returns 0
+ * or CRAWL_ENOMEM. */
+int crawl_init(struct crawl *c, const struct crawl_opts *o);
+
+/* Frees every job and result in c. */
+void crawl_free(struct crawl *c);
+
+/* Queues url (copied) as a job from input line `line` of `source`. A line
+ * that is not an absolute http or https URL is recorded at once as a failed
+ * job with the reason, which is also stored in *why when why is not NULL.
+ * Returns 0, 1 when the line was recorded as failed, or CRAWL_ENOMEM. */
+int crawl_add(struct crawl *c, const char *url, const char *source, long line,
+              const char **why);
+
+/* Records text (copied) from input line `line` as a failed job with reason
+ * why (copied), without looking at it. Returns 0 or CRAWL_ENOMEM. */
+int crawl_add_failed(struct crawl *c, const char *text, const char *source,
+                     long line, const char *why);
+
+/* Runs every job through the backend and records the wall time. Returns the
+ * backend's code. */
+int crawl_run(struct crawl *c, const struct crawl_backend *b);
+
+/* Takes the next queued job into *job and marks it running. Returns 1 with a
+ * job; 0 when the crawl is over (nothing queued, nothing running, or
+ * cancelled); CRAWL_EAGAIN when nothing is queued but jobs are running, if
+ * wait is 0 (with wait set it blocks until one of the others holds). */
+int crawl_next(struct crawl *c, struct crawl_job **job, int wait);
+
+/* Hands back a job whose result is filled in and wakes waiters. */
+void crawl_done(struct crawl *c, struct crawl_job *job);
+
+/* Marks a job taken with crawl_next as failed without fetching it (no thread
+ * for it, cancelled): fail and a printf-style reason. */
+void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
+                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Stops handing out jobs; async-signal-safe. */
+void crawl_cancel(struct crawl *c);
+
+/* Returns 1 once crawl_cancel was called. */
+int crawl_is_cancelled(struct crawl *c);
+
+/* Returns how many jobs are queued and not yet taken (under lock). */
+size_t crawl_queued(struct crawl *c);
+
+/* Adds n to the count of connections opened (thread-safe). */
+void crawl_count_conns(struct crawl *c, long n);
+
+/* Passes a printf-style message to c->on_warn, once per crawl: the first
+ * call speaks, later ones are dropped. */
+void crawl_warn_once(struct crawl *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Raises RLIMIT_NOFILE to its hard limit; returns the soft limit now in
+ * force. */
+size_t crawl_raise_nofile(void);
+
+/* Seconds on the monotonic clock. */
+double crawl_now(void);
+
+#endif

@@ -1,0 +1,262 @@
+/* fetch.c: the one place where libcurl options are set and results read, so
+ * that every model fetches with exactly the same settings. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fetch.h"
+
+/* CURLOPT_WRITEFUNCTION: counts the decoded body and stops one that grows
+ * past --max-size (Content-Length may be absent or the body compressed, so
+ * CURLOPT_MAXFILESIZE alone cannot catch every case). */
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
+{
+    struct fetch_xfer *x = data;
+    size_t n = size * nmemb;
+    curl_off_t max = x->c->opts->max_size;
+    x->body += (curl_off_t)n;
+    if (max > 0 && x->body > max) {
+        x->too_large = 1;
+        return 0;   /* CURLE_WRITE_ERROR */
+    }
+    (void)ptr;
+    return n;
+}
+
+/* CURLOPT_XFERINFOFUNCTION, blocking fetches only: lets a cancelled crawl
+ * abandon transfers in flight instead of waiting for their timeouts. */
+static int on_progress(void *data, curl_off_t dltotal, curl_off_t dlnow,
+                       curl_off_t ultotal, curl_off_t ulnow)
+{
+    struct fetch_xfer *x = data;
+    return crawl_is_cancelled(x->c) ? 1 : 0;
+}
+
+CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
+{
+    const struct crawl_opts *o = c->opts;
+    CURL *h = curl_easy_init();
+    if (!h)
+        return NULL;
+    /* Signals are the CLI's business, and several models run threads. */
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(o->timeout * 1000));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->connect_timeout * 1000));
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, o->max_redirs > 0 ? 1L : 0L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, o->max_redirs);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    /* The length is that of the decoded body, as len(r.content) is. */
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(h, CURLOPT_USERAGENT, o->user_agent);
+    if (o->headers)
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, o->headers);
+    if (o->max_size > 0)
+        curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, o->max_size);
+    if (o->buffer_size > 0)
+        curl_easy_setopt(h, CURLOPT_BUFFERSIZE, o->buffer_size);
+    if (o->insecure) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (!c->reuse) {
+        curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+        curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+    }
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    if (share)
+        curl_easy_setopt(h, CURLOPT_SHARE, share->sh);
+    return h;
+}
+
+int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
+                  int worker)
+{
+    x->c = c;
+    x->job = job;
+    x->body = 0;
+    x->too_large = 0;
+    x->worker = worker;
+    x->errbuf[0] = '\0';
+    job->res.worker = worker;
+    job->res.start = crawl_now() - c->t0;
+    curl_easy_setopt(x->easy, CURLOPT_URL, job->url);
+    curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
+    return 0;
+}
+
+static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x)
+{
+    if (x->too_large)
+        return CRAWL_FAIL_TOO_LARGE;
+    switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        return CRAWL_FAIL_DNS;
+    case CURLE_COULDNT_CONNECT:
+        return CRAWL_FAIL_CONNECT;
+    case CURLE_OPERATION_TIMEDOUT:
+        return CRAWL_FAIL_TIMEOUT;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+        return CRAWL_FAIL_TLS;
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_BAD_CONTENT_ENCODING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_URL_MALFORMAT:
+        return CRAWL_FAIL_PROTOCOL;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+        return CRAWL_FAIL_RECV;
+    case CURLE_TOO_MANY_REDIRECTS:
+        return CRAWL_FAIL_REDIRECTS;
+    case CURLE_FILESIZE_EXCEEDED:
+        return CRAWL_FAIL_TOO_LARGE;
+    case CURLE_ABORTED_BY_CALLBACK:
+        return CRAWL_FAIL_CANCELLED;
+    default:
+        return CRAWL_FAIL_OTHER;
+    }
+}
+
+static double usec(CURL *h, CURLINFO what)
+{
+    curl_off_t v = 0;
+    curl_easy_getinfo(h, what, &v);
+    return (double)v / 1e6;
+}
+
+void fetch_finish(struct fetch_xfer *x, CURLcode rc)
+{
+    struct crawl_result *r = &x->job->res;
+    CURL *h = x->easy;
+    char *eff = NULL;
+    long conns = 0;
+
+    r->end = crawl_now() - x->c->t0;
+    r->length = x->body;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+    curl_easy_getinfo(h, CURLINFO_REDIRECT_COUNT, &r->redirects);
+    curl_easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &r->wire_bytes);
+    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &conns);
+    if (curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff) {
+        free(r->final_url);
+        r->final_url = strdup(eff);
+    }
+    r->time_dns = usec(h, CURLINFO_NAMELOOKUP_TIME_T);
+    r->time_connect = usec(h, CURLINFO_CONNECT_TIME_T);
+    r->time_tls = usec(h, CURLINFO_APPCONNECT_TIME_T);
+    r->time_ttfb = usec(h, CURLINFO_STARTTRANSFER_TIME_T);
+    r->time_total = usec(h, CURLINFO_TOTAL_TIME_T);
+    crawl_count_conns(x->c, conns);
+
+    free(r->error);
+    r->error = NULL;
+    r->fail = CRAWL_FAIL_NONE;
+    if (rc != CURLE_OK) {
+        char buf[CURL_ERROR_SIZE + 64];
+        r->fail = classify(rc, x);
+        if (r->fail == CRAWL_FAIL_TOO_LARGE)
+            snprintf(buf, sizeof buf, "body larger than --max-size (%lld bytes)",
+                     (long long)x->c->opts->max_size);
+        else if (r->fail == CRAWL_FAIL_CANCELLED)
+            snprintf(buf, sizeof buf, "cancelled");
+        else
+            snprintf(buf, sizeof buf, "%s",
+                     x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+        r->error = strdup(buf);
+    } else if (x->c->opts->fail_http && r->status >= 400) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "HTTP status %ld", r->status);
+        r->fail = CRAWL_FAIL_HTTP;
+        r->error = strdup(buf);
+    }
+}
+
+void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
+                   int worker)
+{
+    if (crawl_is_cancelled(c)) {
+        crawl_fail(c, job, CRAWL_FAIL_CANCELLED, "cancelled");
+        return;
+    }
+    fetch_prepare(x, c, job, worker);
+    curl_easy_setopt(x->easy, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(x->easy, CURLOPT_XFERINFODATA, x);
+    curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 0L);
+    CURLcode rc = curl_easy_perform(x->easy);
+    fetch_finish(x, rc);
+    crawl_done(c, job);
+}
+
+/* CURLSHOPT_LOCKFUNC / CURLSHOPT_UNLOCKFUNC: one mutex per kind of shared
+ * data, so that DNS look-ups do not wait on the connection cache. */
+static void share_lock(CURL *h, curl_lock_data d, curl_lock_access a, void *data)
+{
+    struct fetch_share *s = data;
+    pthread_mutex_lock(&s->locks[d]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data d, void *data)
+{
+    struct fetch_share *s = data;
+    pthread_mutex_unlock(&s->locks[d]);
+}
+
+struct fetch_share *fetch_share_new(struct crawl *c)
+{
+    struct fetch_share *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_init(&s->locks[i], NULL);
+    if (!(s->sh = curl_share_init()))
+        goto err;
+    curl_share_setopt(s->sh, CURLSHOPT_LOCKFUNC, share_lock);
+    curl_share_setopt(s->sh, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    curl_share_setopt(s->sh, CURLSHOPT_USERDATA, s);
+    curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    if (c->reuse)
+        curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    return s;
+err:
+    fetch_share_free(s);
+    return NULL;
+}
+
+void fetch_share_free(struct fetch_share *s)
+{
+    if (!s)
+        return;
+    if (s->sh)
+        curl_share_cleanup(s->sh);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_destroy(&s->locks[i]);
+    free(s);
+}
+
+const char *fetch_describe(const struct crawl *c, char *buf, size_t n)
+{
+    const struct crawl_opts *o = c->opts;
+    char limit[32];
+    if (c->limit > 0)
+        snprintf(limit, sizeof limit, "%d", c->limit);
+    else
+        snprintf(limit, sizeof limit, "all");
+    snprintf(buf, n,
+             "in flight %s, timeout %gs, connect %gs, redirects %ld, "
+             "reuse %s%s, HTTP/1.1 (h2 over TLS when offered), libcurl %s",
+             limit, o->timeout, o->connect_timeout, o->max_redirs,
+             c->reuse ? "on" : "off",
+             o->reuse == CRAWL_REUSE_AUTO ? " (auto)" : "",
+             curl_version_info(CURLVERSION_NOW)->version);
+    return buf;
+}

@@ -1,0 +1,60 @@
+/* fetch.h: one URL fetched through libcurl, the same way in every model.
+ * A model owns the easy handles and a fetch_xfer per transfer in flight;
+ * fetch sets the options, counts the body and turns libcurl's outcome into
+ * the job's result. */
+#ifndef CRAWL_FETCH_H
+#define CRAWL_FETCH_H
+
+#include <curl/curl.h>
+#include "crawl.h"
+
+struct fetch_share;
+
+struct fetch_xfer {
+    CURL  *easy;
+    struct crawl *c;
+    struct crawl_job *job;
+    curl_off_t body;            /* decoded body bytes so far */
+    int    too_large;           /* the write callback stopped an oversized body */
+    int    worker;
+    void  *data;                /* the model's own: a coroutine, a thread */
+    char   errbuf[CURL_ERROR_SIZE];
+};
+
+/* Returns a new easy handle with every option that does not depend on the
+ * URL (timeouts, redirects, protocols, reuse policy, headers), or NULL when
+ * out of memory. share may be NULL. The caller frees it with
+ * curl_easy_cleanup. */
+CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share);
+
+/* Points x, with its easy handle already in x->easy, at job: URL, callbacks,
+ * error buffer, CURLOPT_PRIVATE = x. Returns 0 or CRAWL_ENOMEM. */
+int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
+                  int worker);
+
+/* Fills x->job's result from libcurl's outcome rc of the finished transfer
+ * (does not hand the job back). */
+void fetch_finish(struct fetch_xfer *x, CURLcode rc);
+
+/* A blocking fetch: prepare, curl_easy_perform, finish, crawl_done. The
+ * transfer is abandoned when the crawl is cancelled. */
+void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
+                   int worker);
+
+/* What threads with easy handles of their own share: the DNS cache, plus the
+ * connection cache when the crawl reuses connections. */
+struct fetch_share {
+    CURLSH *sh;
+    pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+};
+
+/* Returns a new share for c, or NULL when out of memory; the caller frees it
+ * with fetch_share_free after every handle using it is gone. */
+struct fetch_share *fetch_share_new(struct crawl *c);
+void fetch_share_free(struct fetch_share *s);
+
+/* Returns a one-line description of the libcurl options every model shares,
+ * in buf (of size n), e.g. "timeout 30s, connect 10s, redirects 10, ...". */
+const char *fetch_describe(const struct crawl *c, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,391 @@
+/* mode_coro.c: coroutines on an event loop (the article's asyncio + aiohttp
+ * with asyncio.gather). One libev loop drives libcurl's multi-socket API as
+ * curl's evhiperfifo.c example does; each URL is a stackful coroutine whose
+ * code reads top to bottom: fetch() adds its transfer to the multi handle and
+ * suspends the coroutine, and the loop resumes it when the transfer is done.
+ * With --loops N, N threads each run a loop of their own over shared jobs. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ev.h>
+
+#include "coro.h"
+#include "fetch.h"
+
+struct loop;
+
+/* One coroutine with the easy handle it fetches through. Tasks are kept on
+ * a free list and rearmed (coro_reset, same easy handle, no curl_easy_reset)
+ * so that a URL costs no mmap and no handle set-up. */
+struct task {
+    coro *co;
+    struct fetch_xfer x;        /* x.easy stays with the task */
+    struct loop *L;
+    CURLcode rc;                /* the finished transfer's outcome */
+    int in_multi;               /* added to the multi handle, not yet removed */
+    struct task *next;          /* free list, or the list of tasks in flight */
+    struct task *prev;
+};
+
+/* Per-socket state, hung on the socket with curl_multi_assign. */
+struct sock {
+    ev_io io;
+    struct loop *L;
+    struct sock *next_free;
+};
+
+struct loop {
+    struct crawl *c;
+    int idx;
+    struct ev_loop *ev;
+    CURLM *multi;
+    ev_timer timer;             /* CURLMOPT_TIMERFUNCTION's one timer */
+    ev_timer watch;             /* notices a cancelled crawl */
+    int limit;                  /* transfers in flight at most; 0: no limit */
+    int in_flight;
+    int over;                   /* the core has no more jobs for this loop */
+    int ntasks;                 /* tasks ever made: worker ids */
+    struct task *free_tasks;
+    struct task *busy;          /* tasks in flight, for cancellation */
+    struct sock *free_socks;
+    int err;                    /* first fatal error */
+    pthread_t tid;
+};
+
+/* CURLMOPT_SOCKETFUNCTION: start, change or stop the ev_io of a socket. */
+static void on_io(struct ev_loop *ev, ev_io *w, int revents);
+
+static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
+{
+    struct loop *L = userp;
+    struct sock *sk = socketp;
+
+    if (what == CURL_POLL_REMOVE) {
+        if (sk) {
+            ev_io_stop(L->ev, &sk->io);
+            sk->next_free = L->free_socks;
+            L->free_socks = sk;
+            curl_multi_assign(L->multi, s, NULL);
+        }
+        return 0;
+    }
+    int kind = ((what & CURL_POLL_IN) ? EV_READ : 0) |
+               ((what & CURL_POLL_OUT) ? EV_WRITE : 0);
+    if (!sk) {
+        if ((sk = L->free_socks))
+            L->free_socks = sk->next_free;
+        else if (!(sk = malloc(sizeof *sk)))
+            return -1;      /* libcurl fails the transfer */
+        sk->L = L;
+        ev_io_init(&sk->io, on_io, s, kind);
+        curl_multi_assign(L->multi, s, sk);
+    } else {
+        ev_io_stop(L->ev, &sk->io);
+        ev_io_set(&sk->io, s, kind);
+    }
+    ev_io_start(L->ev, &sk->io);
+    return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: arm or stop the one timer. A 0 ms timeout arms
+ * it to fire on the next loop iteration: calling curl_multi_socket_action
+ * from in here would re-enter libcurl. */
+static int on_timer_set(CURLM *m, long timeout_ms, void *userp)
+{
+    struct loop *L = userp;
+    ev_timer_stop(L->ev, &L->timer);
+    if (timeout_ms >= 0) {
+        ev_timer_set(&L->timer, (double)timeout_ms / 1000.0, 0.);
+        ev_timer_start(L->ev, &L->timer);
+    }
+    return 0;
+}
+
+static void busy_unlink(struct loop *L, struct task *t)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        L->busy = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    t->next = t->prev = NULL;
+}
+
+static void fill(struct loop *L);
+
+/* Switches to t's coroutine; when it has finished its URL, the task goes
+ * back on the free list. */
+static void task_resume(struct loop *L, struct task *t)
+{
+    coro_resume(t->co, NULL, NULL);
+    if (coro_status(t->co) != CORO_DEAD)
+        return;
+    busy_unlink(L, t);
+    L->in_flight--;
+    t->x.job = NULL;
+    t->next = L->free_tasks;
+    L->free_tasks = t;
+}
+
+/* Ends the wait of t's coroutine with outcome rc: the transfer leaves the
+ * multi handle here, on the loop's stack, and the coroutine goes on. */
+static void complete(struct loop *L, struct task *t, CURLcode rc)
+{
+    if (t->in_multi) {
+        curl_multi_remove_handle(L->multi, t->x.easy);
+        t->in_multi = 0;
+    }
+    t->rc = rc;
+    task_resume(L, t);
+}
+
+/* One drain of curl_multi_info_read after each curl_multi_socket_action.
+ * The CURLMsg is read before the handle is removed: it is invalid after. */
+static void drain(struct loop *L)
+{
+    CURLMsg *msg;
+    int left, finished = 0;
+    while ((msg = curl_multi_info_read(L->multi, &left))) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        CURLcode rc = msg->data.result;
+        struct fetch_xfer *x = NULL;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        complete(L, x->data, rc);
+        finished++;
+    }
+    if (finished)
+        fill(L);
+}
+
+static void on_io(struct ev_loop *ev, ev_io *w, int revents)
+{
+    struct sock *sk = (struct sock *)w;
+    struct loop *L = sk->L;
+    int action = ((revents & EV_READ) ? CURL_CSELECT_IN : 0) |
+                 ((revents & EV_WRITE) ? CURL_CSELECT_OUT : 0);
+    int running;
+    curl_multi_socket_action(L->multi, w->fd, action, &running);
+    drain(L);
+}
+
+static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    struct loop *L = (struct loop *)((char *)w - offsetof(struct loop, timer));
+    int running;
+    curl_multi_socket_action(L->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    drain(L);
+}
+
+/* A cancelled crawl abandons every transfer in flight: each coroutine wakes
+ * with CURLE_ABORTED_BY_CALLBACK and records itself as cancelled. */
+static void on_watch(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    struct loop *L = (struct loop *)((char *)w - offsetof(struct loop, watch));
+    if (!crawl_is_cancelled(L->c))
+        return;
+    while (L->busy)
+        complete(L, L->busy, CURLE_ABORTED_BY_CALLBACK);
+    fill(L);
+}
+
+/* The coroutine's side of a fetch: hand the transfer to the loop and sleep
+ * until it is done. Returns libcurl's outcome. */
+static CURLcode task_fetch(struct task *t)
+{
+    struct loop *L = t->L;
+    CURLMcode mc = curl_multi_add_handle(L->multi, t->x.easy);
+    if (mc != CURLM_OK)
+        return CURLE_OUT_OF_MEMORY;
+    t->in_multi = 1;
+    coro_yield(NULL);
+    return t->rc;
+}
+
+/* The body of every coroutine: one URL, top to bottom. */
+static void task_main(void *arg)
+{
+    struct task *t = arg;
+    struct loop *L = t->L;
+    struct crawl_job *job = t->x.job;
+
+    fetch_prepare(&t->x, L->c, job, t->x.worker);
+    CURLcode rc = task_fetch(t);
+    fetch_finish(&t->x, rc);
+    crawl_done(L->c, job);
+}
+
+static struct task *task_get(struct loop *L)
+{
+    struct task *t = L->free_tasks;
+    if (t) {
+        L->free_tasks = t->next;
+        t->next = NULL;
+        return t;
+    }
+    if (!(t = calloc(1, sizeof *t)))
+        return NULL;
+    t->L = L;
+    t->x.data = t;
+    t->x.worker = L->idx * 1000000 + L->ntasks++;
+    if (!(t->x.easy = fetch_easy_new(L->c, NULL)))
+        goto err;
+    if (!(t->co = coro_new(task_main, t, L->c->opts->stack_size)))
+        goto err;
+    return t;
+err:
+    if (t->x.easy)
+        curl_easy_cleanup(t->x.easy);
+    free(t);
+    return NULL;
+}
+
+static void task_free(struct task *t)
+{
+    if (t->co)
+        coro_free(t->co);
+    if (t->x.easy)
+        curl_easy_cleanup(t->x.easy);
+    free(t);
+}
+
+/* Starts coroutines for queued jobs while the limit allows. A loop with
+ * nothing in flight may wait for jobs that other loops' transfers add. */
+static void fill(struct loop *L)
+{
+    while (!L->over && (L->limit == 0 || L->in_flight < L->limit)) {
+        struct crawl_job *job;
+        int rc = crawl_next(L->c, &job, L->in_flight == 0);
+        if (rc == CRAWL_EAGAIN)
+            break;
+        if (rc != 1) {
+            L->over = 1;
+            break;
+        }
+        struct task *t = task_get(L);
+        if (!t) {
+            crawl_fail(L->c, job, CRAWL_FAIL_OTHER,
+                       "cannot start a coroutine: %s", strerror(errno ? errno : ENOMEM));
+            continue;
+        }
+        if (coro_status(t->co) == CORO_DEAD)
+            coro_reset(t->co, task_main, t);
+        t->x.job = job;
+        t->next = L->busy;
+        t->prev = NULL;
+        if (L->busy)
+            L->busy->prev = t;
+        L->busy = t;
+        L->in_flight++;
+        task_resume(L, t);
+    }
+    if (L->over && L->in_flight == 0)
+        ev_break(L->ev, EVBREAK_ALL);
+}
+
+static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
+{
+    memset(L, 0, sizeof *L);
+    L->c = c;
+    L->idx = idx;
+    L->limit = limit;
+    if (!(L->ev = ev_loop_new(EVFLAG_AUTO)))
+        return CRAWL_ENOMEM;
+    if (!(L->multi = curl_multi_init())) {
+        ev_loop_destroy(L->ev);
+        return CRAWL_ECURL;
+    }
+    curl_multi_setopt(L->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(L->multi, CURLMOPT_SOCKETDATA, L);
+    curl_multi_setopt(L->multi, CURLMOPT_TIMERFUNCTION, on_timer_set);
+    curl_multi_setopt(L->multi, CURLMOPT_TIMERDATA, L);
+    ev_timer_init(&L->timer, on_timer, 0., 0.);
+    ev_timer_init(&L->watch, on_watch, 0.1, 0.1);
+    ev_timer_start(L->ev, &L->watch);
+    return 0;
+}
+
+static void loop_free(struct loop *L)
+{
+    struct task *t;
+    while ((t = L->free_tasks)) {
+        L->free_tasks = t->next;
+        task_free(t);
+    }
+    /* Tasks still busy here were abandoned by a fatal error; their jobs
+     * are marked cancelled by the core. */
+    while ((t = L->busy)) {
+        busy_unlink(L, t);
+        if (t->in_multi)
+            curl_multi_remove_handle(L->multi, t->x.easy);
+        task_free(t);
+    }
+    curl_multi_cleanup(L->multi);
+    struct sock *sk;
+    while ((sk = L->free_socks)) {
+        L->free_socks = sk->next_free;
+        free(sk);
+    }
+    ev_loop_destroy(L->ev);
+}
+
+static void loop_run(struct loop *L)
+{
+    fill(L);
+    if (!(L->over && L->in_flight == 0))
+        ev_run(L->ev, 0);
+}
+
+static void *loop_thread(void *arg)
+{
+    loop_run(arg);
+    return NULL;
+}
+
+static int coro_run(struct crawl *c)
+{
+    int nloops = c->opts->loops > 0 ? c->opts->loops : 1;
+    size_t fds = c->nofile > 64 ? c->nofile - 64 : 1;
+    size_t limit = c->limit > 0 ? (size_t)c->limit : 0;
+    int rc = 0;
+
+    /* Every transfer in flight holds a socket: keep in flight what the
+     * descriptors allow. */
+    if ((limit == 0 || limit > fds) && c->fetchable > fds) {
+        crawl_warn_once(c, "%zu URLs but only %zu file descriptors: keeping %zu in flight",
+                        c->fetchable, c->nofile, fds);
+        limit = fds;
+    }
+    struct loop *loops = calloc((size_t)nloops, sizeof *loops);
+    if (!loops)
+        return CRAWL_ENOMEM;
+    int per = limit ? (int)((limit + (size_t)nloops - 1) / (size_t)nloops) : 0;
+    int made = 0;
+    for (; made < nloops; made++)
+        if ((rc = loop_init(&loops[made], c, made, per)) != 0)
+            goto out;
+    c->threads_peak = nloops;
+    int started = 1;
+    for (int i = 1; i < nloops; i++) {
+        if (pthread_create(&loops[i].tid, NULL, loop_thread, &loops[i]) != 0)
+            break;
+        started++;
+    }
+    loop_run(&loops[0]);
+    for (int i = 1; i < started; i++)
+        pthread_join(loops[i].tid, NULL);
+out:
+    for (int i = 0; i < made; i++)
+        loop_free(&loops[i]);
+    free(loops);
+    return rc;
+}
+
+const struct crawl_backend crawl_backend_coro = {
+    .name = "coro",
+    .summary = "coroutines on a libev loop driving libcurl's multi-socket API",
+    .default_concurrency = 0,
+    .run = coro_run,
+};

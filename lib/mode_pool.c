@@ -1,0 +1,102 @@
+/* mode_pool.c: a thread pool with futures (the article's
+ * ThreadPoolExecutor(N).map): every job is submitted as it is taken, each
+ * worker fetches on an easy handle of its own, and the results are gathered
+ * from the futures in submission order. */
+#include <stdlib.h>
+
+#include "fetch.h"
+#include "pool.h"
+
+struct pmode {
+    struct crawl *c;
+    struct fetch_xfer *xfers;   /* one per worker: its handle keeps its connections */
+};
+
+struct ptask {
+    struct pmode *m;
+    struct crawl_job *job;
+};
+
+static void *pool_task(void *arg, int worker)
+{
+    struct ptask *t = arg;
+    struct fetch_xfer *x = &t->m->xfers[worker];
+    if (x->easy)
+        fetch_perform(x, t->m->c, t->job, worker);
+    else
+        crawl_fail(t->m->c, t->job, CRAWL_FAIL_OTHER, "out of memory");
+    return t;
+}
+
+static int pool_run(struct crawl *c)
+{
+    struct pmode m = { .c = c };
+    struct pool *p = NULL;
+    struct future **futs = NULL;
+    size_t nfut = 0, cap = 0;
+    struct crawl_job *job;
+    int rc, size = c->limit > 0 ? c->limit : 10;
+
+    if (!(p = pool_new(size, 0))) {
+        rc = CRAWL_ETHREAD;
+        goto out;
+    }
+    size = pool_size(p);
+    c->threads_peak = size + 1;
+    if (!(m.xfers = calloc((size_t)size, sizeof *m.xfers))) {
+        rc = CRAWL_ENOMEM;
+        goto out;
+    }
+    for (int i = 0; i < size; i++)
+        m.xfers[i].easy = fetch_easy_new(c, NULL);
+
+    while ((rc = crawl_next(c, &job, 1)) == 1) {
+        if (nfut == cap) {
+            size_t ncap = cap ? cap * 2 : 256;
+            struct future **nf = realloc(futs, ncap * sizeof *nf);
+            if (!nf) {
+                crawl_fail(c, job, CRAWL_FAIL_OTHER, "out of memory");
+                continue;
+            }
+            futs = nf;
+            cap = ncap;
+        }
+        struct ptask *t = malloc(sizeof *t);
+        if (!t) {
+            crawl_fail(c, job, CRAWL_FAIL_OTHER, "out of memory");
+            continue;
+        }
+        t->m = &m;
+        t->job = job;
+        struct future *f = pool_submit(p, pool_task, t);
+        if (!f) {
+            free(t);
+            crawl_fail(c, job, CRAWL_FAIL_OTHER, "cannot queue the job");
+            continue;
+        }
+        futs[nfut++] = f;
+    }
+    /* executor.map: the results, in submission order. */
+    for (size_t i = 0; i < nfut; i++) {
+        free(future_wait(futs[i]));
+        future_free(futs[i]);
+    }
+out:
+    if (p)
+        pool_free(p);
+    if (m.xfers) {
+        for (int i = 0; i < size; i++)
+            if (m.xfers[i].easy)
+                curl_easy_cleanup(m.xfers[i].easy);
+        free(m.xfers);
+    }
+    free(futs);
+    return rc;
+}
+
+const struct crawl_backend crawl_backend_pool = {
+    .name = "pool",
+    .summary = "a pool of -c worker threads (default 10) fed through futures",
+    .default_concurrency = 10,
+    .run = pool_run,
+};

@@ -1,0 +1,25 @@
+/* mode_seq.c: the sequential model (the article's spider_normal.py): one
+ * easy handle, one URL after another. */
+#include "fetch.h"
+
+static int seq_run(struct crawl *c)
+{
+    struct fetch_xfer x = {0};
+    struct crawl_job *job;
+    int rc;
+
+    if (!(x.easy = fetch_easy_new(c, NULL)))
+        return CRAWL_ENOMEM;
+    c->threads_peak = 1;
+    while ((rc = crawl_next(c, &job, 1)) == 1)
+        fetch_perform(&x, c, job, 0);
+    curl_easy_cleanup(x.easy);
+    return rc;
+}
+
+const struct crawl_backend crawl_backend_seq = {
+    .name = "seq",
+    .summary = "sequential: one URL after another on one easy handle",
+    .default_concurrency = 1,
+    .run = seq_run,
+};

@@ -1,0 +1,114 @@
+/* mode_thread.c: one thread per URL (the article's spider_thread.py): a
+ * thread is started for each job as it is taken, each runs one blocking
+ * fetch, and all are joined at the end. With -c N, at most N are alive. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fetch.h"
+
+struct tmode {
+    struct crawl *c;
+    struct fetch_share *share;
+    pthread_mutex_t lock;
+    pthread_cond_t  slot;       /* signalled when a thread ends */
+    int alive, peak;
+    int limit;                  /* 0: no limit */
+};
+
+struct tjob {
+    struct tmode *m;
+    struct crawl_job *job;
+    int worker;
+    pthread_t tid;
+    struct tjob *next;          /* every started thread, for the final join */
+};
+
+static void *thread_main(void *arg)
+{
+    struct tjob *t = arg;
+    struct tmode *m = t->m;
+    struct fetch_xfer x = {0};
+
+    x.easy = fetch_easy_new(m->c, m->share);
+    if (x.easy) {
+        fetch_perform(&x, m->c, t->job, t->worker);
+        curl_easy_cleanup(x.easy);
+    } else {
+        crawl_fail(m->c, t->job, CRAWL_FAIL_OTHER, "out of memory");
+    }
+    pthread_mutex_lock(&m->lock);
+    m->alive--;
+    pthread_cond_signal(&m->slot);
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
+}
+
+static int thread_run(struct crawl *c)
+{
+    struct tmode m = { .c = c, .limit = c->limit };
+    struct tjob *started = NULL;
+    struct crawl_job *job;
+    pthread_attr_t attr;
+    int rc, n = 0;
+
+    pthread_mutex_init(&m.lock, NULL);
+    pthread_cond_init(&m.slot, NULL);
+    pthread_attr_init(&attr);
+    if (!(m.share = fetch_share_new(c))) {
+        rc = CRAWL_ENOMEM;
+        goto out;
+    }
+    while ((rc = crawl_next(c, &job, 1)) == 1) {
+        pthread_mutex_lock(&m.lock);
+        while (m.limit > 0 && m.alive >= m.limit)
+            pthread_cond_wait(&m.slot, &m.lock);
+        pthread_mutex_unlock(&m.lock);
+
+        struct tjob *t = calloc(1, sizeof *t);
+        if (!t) {
+            crawl_fail(c, job, CRAWL_FAIL_THREAD, "cannot start a thread: out of memory");
+            continue;
+        }
+        t->m = &m;
+        t->job = job;
+        t->worker = n++;
+        pthread_mutex_lock(&m.lock);
+        m.alive++;
+        if (m.alive > m.peak)
+            m.peak = m.alive;
+        pthread_mutex_unlock(&m.lock);
+        int err = pthread_create(&t->tid, &attr, thread_main, t);
+        if (err) {
+            pthread_mutex_lock(&m.lock);
+            m.alive--;
+            pthread_mutex_unlock(&m.lock);
+            free(t);
+            crawl_fail(c, job, CRAWL_FAIL_THREAD, "cannot start a thread: %s",
+                       strerror(err));
+            continue;
+        }
+        t->next = started;
+        started = t;
+    }
+    while (started) {
+        struct tjob *t = started;
+        started = t->next;
+        pthread_join(t->tid, NULL);
+        free(t);
+    }
+    c->threads_peak = m.peak + 1;
+out:
+    fetch_share_free(m.share);
+    pthread_attr_destroy(&attr);
+    pthread_cond_destroy(&m.slot);
+    pthread_mutex_destroy(&m.lock);
+    return rc;
+}
+
+const struct crawl_backend crawl_backend_thread = {
+    .name = "thread",
+    .summary = "one thread per URL, each a blocking fetch, then join all",
+    .default_concurrency = 0,
+    .run = thread_run,
+};

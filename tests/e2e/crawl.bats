@@ -1,0 +1,297 @@
+#!/usr/bin/env bats
+# End-to-end tests of the crawl command against the fixture server, run for
+# every model.
+
+load helpers
+
+MODES="seq thread pool coro"
+
+# rows: the article rows of the last run's output, in order.
+rows() { grep '^Length:' <<<"$output"; }
+
+@test "exact body lengths for /bytes/N in every model" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m "$FIXTURE/bytes/0" "$FIXTURE/bytes/1" "$FIXTURE/bytes/1024" "$FIXTURE/bytes/100000"
+		echo "mode $m: $output"
+		[ "$status" -eq 0 ]
+		[ "$(rows | sed -n 1p)" = "Length:    0    URL: $FIXTURE/bytes/0" ]
+		[ "$(rows | sed -n 2p)" = "Length:    1    URL: $FIXTURE/bytes/1" ]
+		[ "$(rows | sed -n 3p)" = "Length:  1024   URL: $FIXTURE/bytes/1024" ]
+		[ "$(rows | sed -n 4p)" = "Length: 100000  URL: $FIXTURE/bytes/100000" ]
+		[ "$(rows | wc -l)" -eq 4 ]
+	done
+}
+
+@test "output starts with the Use time line and ends with the mode summary" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m "$FIXTURE/bytes/10"
+		[ "$status" -eq 0 ]
+		[[ "${lines[0]}" =~ ^Use\ time:\ [0-9]+\.[0-9][0-9]s$ ]]
+		[[ "${lines[2]}" =~ ^Mode:\ $m\;\ 1\ URLs,\ 1\ ok,\ 0\ failed ]]
+	done
+}
+
+@test "chunked and gzip bodies are measured decoded" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m "$FIXTURE/chunked/5000" "$FIXTURE/gzip/5000"
+		[ "$status" -eq 0 ]
+		[ "$(rows | sed -n 1p)" = "Length:  5000   URL: $FIXTURE/chunked/5000" ]
+		[ "$(rows | sed -n 2p)" = "Length:  5000   URL: $FIXTURE/gzip/5000" ]
+	done
+}
+
+@test "one row per input line, in input order, bad lines included" {
+	list="$BATS_TEST_TMPDIR/list.txt"
+	{
+		echo "# a comment"
+		for i in 5 4 3 2 1; do echo "$FIXTURE/delay/$((i * 40))/$i"; done
+		echo "not a url"
+		echo ""
+		echo "ftp://127.0.0.1/x"
+		echo "http://127.0.0.1:1/refused"
+	} >"$list"
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m "$list"
+		echo "mode $m: $output"
+		[ "$status" -eq 1 ]
+		[ "$(rows | wc -l)" -eq 8 ]
+		for i in 5 4 3 2 1; do
+			[ "$(rows | sed -n "$((6 - i))p" | awk '{print $4}')" = "$FIXTURE/delay/$((i * 40))/$i" ]
+		done
+		rows | sed -n 6p | grep -q "^Length:  error  URL: not a url (not an absolute http or https URL"
+		rows | sed -n 7p | grep -q "^Length:  error  URL: ftp://127.0.0.1/x (unsupported scheme"
+		rows | sed -n 8p | grep -q "^Length:  error  URL: http://127.0.0.1:1/refused (.*connect"
+		grep -q "list.txt:7: not an absolute http or https URL" <<<"$output"
+		grep -q "list.txt:9: unsupported scheme" <<<"$output"
+	done
+}
+
+@test "completion order lists the fastest first" {
+	for m in thread pool coro; do
+		run "$CRAWL" --mode=$m --order=completion "$FIXTURE/delay/600/a" "$FIXTURE/delay/300/b" "$FIXTURE/delay/10/c"
+		[ "$status" -eq 0 ]
+		[ "$(rows | awk '{print $NF}' | tr '\n' ' ')" = "$FIXTURE/delay/10/c $FIXTURE/delay/300/b $FIXTURE/delay/600/a " ]
+	done
+}
+
+@test "standard input is read with -" {
+	for m in $MODES; do
+		run bash -c "printf '%s\n' '$FIXTURE/bytes/7' 'bad' | '$CRAWL' --mode=$m -"
+		[ "$status" -eq 1 ]
+		[ "$(rows | sed -n 1p)" = "Length:    7    URL: $FIXTURE/bytes/7" ]
+		grep -q '^-:2: not an absolute http or https URL' <<<"$output"
+	done
+}
+
+@test "HTTP error statuses are results, and failures with --fail" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/status/404" "$FIXTURE/status/500"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .status' <<<"$output" | tr '\n' ' ')" = "404 500 " ]
+		[ "$(jq -r 'select(.url) | .error' <<<"$output" | sort -u)" = "null" ]
+		run "$CRAWL" --mode=$m --fail --format=jsonl "$FIXTURE/status/404" "$FIXTURE/bytes/3"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.line == 1) | .fail' <<<"$output")" = "http" ]
+		[ "$(jq -r 'select(.line == 1) | .error' <<<"$output")" = "HTTP status 404" ]
+		[ "$(jq -r 'select(.line == 2) | .error' <<<"$output")" = "null" ]
+	done
+}
+
+@test "JSON lines carry every field and a summary object" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/redirect/2" "$FIXTURE/bytes/42"
+		[ "$status" -eq 0 ]
+		[ "$(wc -l <<<"$output")" -eq 3 ]
+		for f in url final_url status length wire_bytes redirects time_dns time_connect time_tls time_ttfb time_total start worker line error; do
+			[ "$(jq -c "select(.url) | has(\"$f\")" <<<"$output" | sort -u)" = "true" ]
+		done
+		[ "$(jq -r 'select(.line == 1) | .redirects' <<<"$output")" = "2" ]
+		[ "$(jq -r 'select(.line == 1) | .final_url' <<<"$output")" = "$FIXTURE/redirect/0" ]
+		[ "$(jq -r 'select(.line == 2) | .length' <<<"$output")" = "42" ]
+		[ "$(jq -r 'select(.line == 2) | .wire_bytes' <<<"$output")" = "42" ]
+		[ "$(jq -r 'select(.summary) | [.mode, .urls, .ok, .failed] | join(" ")' <<<"$output")" = "$m 2 2 0" ]
+	done
+}
+
+@test "CSV has a header and one row per URL" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --format=csv "$FIXTURE/bytes/5" "bad line, with comma"
+		[ "$status" -eq 1 ]
+		[ "${lines[0]}" = "url,final_url,status,length,wire_bytes,redirects,time_dns,time_connect,time_tls,time_ttfb,time_total,start,worker,line,depth,fail,error" ]
+		grep -q "^$FIXTURE/bytes/5,$FIXTURE/bytes/5,200,5,5,0," <<<"$output"
+		grep -q '^"bad line, with comma",,0,0,0,0,.*,input,contains spaces$' <<<"$output"
+	done
+}
+
+@test "five 1 s delays take about 5 s sequentially and about 1 s concurrently" {
+	urls=()
+	for i in 1 2 3 4 5; do urls+=("$FIXTURE/delay/1000/$i"); done
+	run "$CRAWL" --mode=seq -q "${urls[@]}"
+	[ "$status" -eq 0 ]
+	t=$(sed -n 's/^Use time: \(.*\)s$/\1/p' <<<"$output")
+	echo "seq $t"
+	awk -v t="$t" 'BEGIN { exit !(t >= 4.9 && t < 7) }'
+	for m in thread pool coro; do
+		run "$CRAWL" --mode=$m -q "${urls[@]}"
+		[ "$status" -eq 0 ]
+		t=$(sed -n 's/^Use time: \(.*\)s$/\1/p' <<<"$output")
+		echo "$m $t"
+		awk -v t="$t" 'BEGIN { exit !(t >= 0.95 && t < 2) }'
+	done
+}
+
+@test "connections are reused when reuse is on and never with --no-reuse" {
+	for m in seq pool coro thread; do
+		start_private_fixture
+		urls=()
+		for i in $(seq 20); do urls+=("$PFIX/bytes/100"); done
+		run "$CRAWL" --mode=$m -c 2 --format=jsonl "${urls[@]}"
+		[ "$status" -eq 0 ]
+		accepted=$(stat_of "$PFIX" accepted)
+		echo "$m reuse: accepted $accepted"
+		[ "$(stat_of "$PFIX" requests)" -eq 20 ]
+		[ "$accepted" -le 2 ]
+		[ "$(jq -r 'select(.summary) | .reuse' <<<"$output")" = "on" ]
+		[ "$(jq -r 'select(.summary) | .connections' <<<"$output")" -eq "$accepted" ]
+		stop_private_fixture
+
+		start_private_fixture
+		run "$CRAWL" --mode=$m -c 2 --no-reuse --format=jsonl "${urls[@]}"
+		[ "$status" -eq 0 ]
+		[ "$(stat_of "$PFIX" accepted)" -eq 20 ]
+		[ "$(jq -r 'select(.summary) | .reuse' <<<"$output")" = "off" ]
+		stop_private_fixture
+	done
+}
+
+@test "user agent and extra headers are sent" {
+	# /header/NAME answers with the value of request header NAME as its body.
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m -o "$BATS_TEST_TMPDIR/out" --format=jsonl -A "tester/1.0" -H "X-One: 1" -H "X-Two: three" \
+			"$FIXTURE/header/User-Agent" "$FIXTURE/header/X-One" "$FIXTURE/header/X-Two"
+		[ "$status" -eq 0 ]
+		[ -z "$output" ]
+		[ "$(jq -r 'select(.url) | .length' "$BATS_TEST_TMPDIR/out" | tr '\n' ' ')" = "10 1 5 " ]
+		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/header/User-Agent"
+		[ "$(jq -r 'select(.url) | .length' <<<"$output")" -eq "$(printf 'crawl/%s' "$("$CRAWL" --version | awk '{print $2}')" | wc -c)" ]
+	done
+}
+
+@test "redirects: followed up to --max-redirs, and a loop fails" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 "$FIXTURE/redirect/3" "$FIXTURE/redirect/4" "$FIXTURE/redirect-loop"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.line == 1) | .status' <<<"$output")" = "200" ]
+		[ "$(jq -r 'select(.line == 2) | .fail' <<<"$output")" = "redirects" ]
+		[ "$(jq -r 'select(.line == 3) | .fail' <<<"$output")" = "redirects" ]
+		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 0 "$FIXTURE/redirect/1"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.line == 1) | .status' <<<"$output")" = "302" ]
+	done
+}
+
+@test "a transfer that times out fails alone" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --timeout 0.5 --format=jsonl "$FIXTURE/hang" "$FIXTURE/bytes/9" "$FIXTURE/delay/100/x"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.line == 1) | .fail' <<<"$output")" = "timeout" ]
+		[ "$(jq -r 'select(.line == 2) | .length' <<<"$output")" = "9" ]
+		[ "$(jq -r 'select(.line == 3) | .status' <<<"$output")" = "200" ]
+	done
+}
+
+@test "a body over --max-size fails that URL" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --max-size 1000 --format=jsonl "$FIXTURE/bytes/1001" "$FIXTURE/chunked/5000" "$FIXTURE/bytes/1000"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.line == 1) | .fail' <<<"$output")" = "too-large" ]
+		[ "$(jq -r 'select(.line == 2) | .fail' <<<"$output")" = "too-large" ]
+		[ "$(jq -r 'select(.line == 3) | .length' <<<"$output")" = "1000" ]
+	done
+}
+
+@test "-q prints only the Use time line" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m -q "$FIXTURE/bytes/1" "$FIXTURE/bytes/2"
+		[ "$status" -eq 0 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "${lines[0]}" =~ ^Use\ time: ]]
+	done
+}
+
+@test "thread mode with -c keeps at most N threads and requests in flight" {
+	start_private_fixture
+	urls=()
+	for i in $(seq 12); do urls+=("$PFIX/delay/200/$i"); done
+	run "$CRAWL" --mode=thread -c 3 --format=jsonl "${urls[@]}"
+	[ "$status" -eq 0 ]
+	[ "$(stat_of "$PFIX" peak_active)" -le 3 ]
+	[ "$(jq -r 'select(.summary) | .threads' <<<"$output")" -le 4 ]
+	stop_private_fixture
+}
+
+@test "pool mode runs with -c workers" {
+	start_private_fixture
+	urls=()
+	for i in $(seq 12); do urls+=("$PFIX/delay/200/$i"); done
+	run "$CRAWL" --mode=pool -c 4 --format=jsonl "${urls[@]}"
+	[ "$status" -eq 0 ]
+	[ "$(stat_of "$PFIX" peak_active)" -eq 4 ]
+	[ "$(jq -r 'select(.url) | .worker' <<<"$output" | sort -u | wc -l)" -eq 4 ]
+	stop_private_fixture
+}
+
+@test "exit status and messages for usage and input errors" {
+	run "$CRAWL" --mode=fast x
+	[ "$status" -eq 2 ]
+	grep -q -- "--mode: unknown mode 'fast'" <<<"$output"
+	run "$CRAWL" --bogus x
+	[ "$status" -eq 2 ]
+	grep -q -- "--bogus: unknown option" <<<"$output"
+	run "$CRAWL" -c 0 x
+	[ "$status" -eq 2 ]
+	grep -q -- "--concurrency" <<<"$output"
+	run "$CRAWL" -c -3 x
+	[ "$status" -eq 2 ]
+	run "$CRAWL" --timeout 0 x
+	[ "$status" -eq 2 ]
+	grep -q -- "--timeout" <<<"$output"
+	run "$CRAWL" "$BATS_TEST_TMPDIR/missing.txt"
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: $BATS_TEST_TMPDIR/missing.txt: No such file or directory" ]
+	run "$CRAWL" "$BATS_TEST_TMPDIR"
+	[ "$status" -eq 2 ]
+	grep -q "is a directory" <<<"$output"
+	run "$CRAWL"
+	[ "$status" -eq 2 ]
+	run "$CRAWL" --format=xml x
+	[ "$status" -eq 2 ]
+}
+
+@test "--help and --version" {
+	run "$CRAWL" --help
+	[ "$status" -eq 0 ]
+	for w in --mode --concurrency --timeout --connect-timeout --max-redirs --no-reuse --user-agent --header --format --order --output --progress --no-progress --quiet; do
+		grep -q -- "$w" <<<"$output"
+	done
+	run "$CRAWL" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^crawl\ [0-9] ]]
+}
+
+@test "an empty list gives an empty table and exit 0" {
+	: >"$BATS_TEST_TMPDIR/empty.txt"
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m "$BATS_TEST_TMPDIR/empty.txt"
+		[ "$status" -eq 0 ]
+		[ "$(rows | wc -l)" -eq 0 ]
+	done
+}
+
+@test "--progress writes a live line on stderr" {
+	run bash -c "'$CRAWL' --mode=pool --progress '$FIXTURE/delay/500/a' 2>&1 >/dev/null"
+	[ "$status" -eq 0 ]
+	grep -q "1/1 done\|0/1 done" <<<"$output"
+	run bash -c "'$CRAWL' --mode=pool '$FIXTURE/delay/300/a' 2>&1 >/dev/null"
+	[ -z "$output" ]
+}

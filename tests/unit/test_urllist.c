@@ -1,0 +1,191 @@
+/* Unit tests for reading URL lists: what becomes a job, what becomes a
+ * failed row, and the messages that name the line. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crawl.h"
+#include "urllist.h"
+
+struct fixture {
+    struct crawl_opts o;
+    struct crawl c;
+    char *msgs;
+    size_t msgs_len;
+    FILE *err;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    crawl_opts_init(&f->o);
+    crawl_init(&f->c, &f->o);
+    f->err = open_memstream(&f->msgs, &f->msgs_len);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    fclose(f->err);
+    free(f->msgs);
+    crawl_free(&f->c);
+    free(f);
+    return 0;
+}
+
+/* Reads text (of length len) as a list named "list.txt". */
+static int read_text(struct fixture *f, const char *text, size_t len)
+{
+    FILE *in = fmemopen((void *)text, len, "r");
+    int rc = urllist_read(&f->c, in, "list.txt", f->err);
+    fclose(in);
+    fflush(f->err);
+    return rc;
+}
+
+static void test_blank_and_comment_lines_are_skipped(void **state)
+{
+    struct fixture *f = *state;
+    const char text[] = "\n# a comment\nhttp://127.0.0.1/a\n   \n\t# indented comment\nhttp://127.0.0.1/b\n";
+    assert_int_equal(read_text(f, text, sizeof text - 1), 0);
+    assert_int_equal(f->c.njobs, 2);
+    assert_string_equal(f->c.jobs[0]->url, "http://127.0.0.1/a");
+    assert_int_equal(f->c.jobs[0]->line, 3);
+    assert_string_equal(f->c.jobs[1]->url, "http://127.0.0.1/b");
+    assert_int_equal(f->c.jobs[1]->line, 6);
+    assert_int_equal(f->msgs_len, 0);
+}
+
+static void test_crlf_spaces_and_bom_are_trimmed(void **state)
+{
+    struct fixture *f = *state;
+    const char text[] = "\xEF\xBB\xBFhttp://127.0.0.1/a\r\n  https://127.0.0.1/b  \r\n";
+    assert_int_equal(read_text(f, text, sizeof text - 1), 0);
+    assert_int_equal(f->c.njobs, 2);
+    assert_string_equal(f->c.jobs[0]->url, "http://127.0.0.1/a");
+    assert_string_equal(f->c.jobs[1]->url, "https://127.0.0.1/b");
+    assert_int_equal(f->c.jobs[0]->res.fail, CRAWL_FAIL_NONE);
+}
+
+static void test_last_line_without_newline_is_read(void **state)
+{
+    struct fixture *f = *state;
+    const char text[] = "http://127.0.0.1/a\nhttp://127.0.0.1/b";
+    assert_int_equal(read_text(f, text, sizeof text - 1), 0);
+    assert_int_equal(f->c.njobs, 2);
+}
+
+static void test_bad_lines_fail_with_a_message_naming_the_line(void **state)
+{
+    struct fixture *f = *state;
+    const char text[] =
+        "http://127.0.0.1/ok\n"
+        "ftp://127.0.0.1/file\n"
+        "example.com/page\n"
+        "file:///etc/passwd\n"
+        "javascript:alert(1)\n"
+        "http://127.0.0.1/with space\n"
+        "http://\n";
+    assert_int_equal(read_text(f, text, sizeof text - 1), 6);
+    assert_int_equal(f->c.njobs, 7);
+    assert_int_equal(f->c.jobs[0]->res.fail, CRAWL_FAIL_NONE);
+    for (size_t i = 1; i < 7; i++) {
+        assert_int_equal(f->c.jobs[i]->res.fail, CRAWL_FAIL_INPUT);
+        assert_int_equal(f->c.jobs[i]->state, JOB_DONE);
+        assert_int_equal(f->c.jobs[i]->line, (long)i + 1);
+        assert_non_null(f->c.jobs[i]->res.error);
+    }
+    assert_non_null(strstr(f->msgs, "list.txt:2: unsupported scheme"));
+    assert_non_null(strstr(f->msgs, "list.txt:3: not an absolute http or https URL"));
+    assert_non_null(strstr(f->msgs, "list.txt:4: unsupported scheme"));
+    assert_non_null(strstr(f->msgs, "list.txt:5: unsupported scheme"));
+    assert_non_null(strstr(f->msgs, "list.txt:6: contains spaces"));
+    assert_non_null(strstr(f->msgs, "list.txt:7: "));
+    assert_int_equal(f->c.nfailed, 6);
+    assert_int_equal(f->c.fetchable, 1);
+}
+
+static void test_nul_bytes_fail_the_line_and_are_shown_escaped(void **state)
+{
+    struct fixture *f = *state;
+    const char text[] = "http://127.0.0.1/a\0b\nhttp://127.0.0.1/c\n";
+    assert_int_equal(read_text(f, text, sizeof text - 1), 1);
+    assert_int_equal(f->c.njobs, 2);
+    assert_string_equal(f->c.jobs[0]->url, "http://127.0.0.1/a\\x00b");
+    assert_string_equal(f->c.jobs[0]->res.error, "contains a NUL byte");
+    assert_non_null(strstr(f->msgs, "list.txt:1: contains a NUL byte"));
+    assert_int_equal(f->c.jobs[1]->res.fail, CRAWL_FAIL_NONE);
+}
+
+static void test_overlong_line_fails_with_a_short_row(void **state)
+{
+    struct fixture *f = *state;
+    size_t n = 1 << 20;
+    char *text = malloc(n + 32);
+    memcpy(text, "http://127.0.0.1/", 17);
+    memset(text + 17, 'a', n - 17);
+    memcpy(text + n, "\nhttp://127.0.0.1/b\n", 20);
+    assert_int_equal(read_text(f, text, n + 20), 1);
+    assert_int_equal(f->c.njobs, 2);
+    assert_true(strlen(f->c.jobs[0]->url) < 300);
+    assert_string_equal(f->c.jobs[0]->res.error, "line longer than 8192 bytes");
+    assert_non_null(strstr(f->msgs, "list.txt:1: line longer than 8192 bytes"));
+    assert_true(f->msgs_len < 400);
+    free(text);
+}
+
+static void test_scheme_is_case_insensitive(void **state)
+{
+    struct fixture *f = *state;
+    const char text[] = "HTTP://127.0.0.1/a\nHttpS://127.0.0.1/b\n";
+    assert_int_equal(read_text(f, text, sizeof text - 1), 0);
+    assert_int_equal(f->c.fetchable, 2);
+}
+
+static void test_empty_list_gives_no_jobs(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(read_text(f, "", 0), 0);
+    assert_int_equal(f->c.njobs, 0);
+}
+
+static void test_argument_urls_are_checked_the_same_way(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(urllist_add_arg(&f->c, "http://127.0.0.1/x", 1, f->err), 0);
+    assert_int_equal(urllist_add_arg(&f->c, "gopher://127.0.0.1/x", 2, f->err), 1);
+    fflush(f->err);
+    assert_non_null(strstr(f->msgs, "argument:2: unsupported scheme"));
+}
+
+static void test_printable_escapes_and_truncates(void **state)
+{
+    char out[16];
+    assert_string_equal(urllist_printable("a\tb", 3, out, sizeof out), "a\\x09b");
+    urllist_printable("0123456789abcdefghij", 20, out, sizeof out);
+    assert_true(strlen(out) < sizeof out);
+    assert_non_null(strstr(out, "..."));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_blank_and_comment_lines_are_skipped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crlf_spaces_and_bom_are_trimmed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_last_line_without_newline_is_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_lines_fail_with_a_message_naming_the_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nul_bytes_fail_the_line_and_are_shown_escaped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overlong_line_fails_with_a_short_row, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scheme_is_case_insensitive, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_list_gives_no_jobs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_argument_urls_are_checked_the_same_way, setup, teardown),
+        cmocka_unit_test(test_printable_escapes_and_truncates),
+    };
+    return cmocka_run_group_tests_name("urllist", tests, NULL, NULL);
+}
