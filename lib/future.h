@@ -14,14 +14,17 @@ struct future *future_new(void);
 int future_set(struct future *f, void *value);
 
 /* Completes f as cancelled: waiters get NULL and future_cancelled is true.
- * Returns 0 or -EALREADY. */
+ * Returns 0, -EALREADY if f was already completed or cancelled, or -EBUSY
+ * if f came from pool_submit and its job has already started (the job's
+ * value will complete it). */
 int future_cancel(struct future *f);
 
 /* Blocks until f is completed; returns its value (NULL if cancelled). */
 void *future_wait(struct future *f);
 
-/* Waits at most timeout_ms milliseconds. Returns 0 and sets *value when f is
- * complete, -ETIMEDOUT otherwise. */
+/* Waits at most timeout_ms milliseconds (0 or less: does not wait) on the
+ * monotonic clock. Returns 0 and sets *value (when value is not NULL) if f
+ * is complete, -ETIMEDOUT otherwise. */
 int future_wait_for(struct future *f, long timeout_ms, void **value);
 
 /* Returns 1 when f is complete (set or cancelled), 0 while pending. */
@@ -30,7 +33,9 @@ int future_done(struct future *f);
 /* Returns 1 when f was cancelled. */
 int future_cancelled(struct future *f);
 
-/* Frees f. Freeing a future somebody still waits on is a bug. */
+/* Frees f. A future from pool_submit may be freed at any time, even while
+ * its job is queued or running: the pool keeps its own hold on it until
+ * the job is over. Freeing a future somebody still waits on is a bug. */
 void future_free(struct future *f);
 
 #endif
