@@ -13,20 +13,20 @@ SAN     ?=
 PKGS    := libcurl libxml-2.0 zlib
 
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread
+override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread
 ifneq ($(CI),)
-CFLAGS  += -Werror
+override CFLAGS += -Werror
 endif
 ifneq ($(SAN),)
-CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer
-LDFLAGS += -fsanitize=$(SAN)
+override CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer
+override LDFLAGS += -fsanitize=$(SAN)
 endif
 
 # libev ships no pkg-config file on Debian 12; fall back to plain -lev.
 EV_CFLAGS := $(shell pkg-config --cflags libev 2>/dev/null)
 EV_LIBS   := $(shell pkg-config --libs libev 2>/dev/null || echo -lev)
-CFLAGS  += $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EV_CFLAGS) -Ilib
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(EV_LIBS) -lm -pthread
+override CFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EV_CFLAGS) -Ilib
+override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(EV_LIBS) -lm -pthread
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 LIB_SRC  := $(sort $(wildcard lib/*.c))
