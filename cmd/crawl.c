@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "crawl.h"
+#include "fetch.h"
 #include "report.h"
 #include "urllist.h"
 
@@ -444,40 +446,138 @@ static FILE *open_output(const struct cli *cli)
     return out;
 }
 
-static int run_one(struct cli *cli)
+static void warn_stderr(const char *msg, void *data)
 {
-    struct crawl c;
+    fprintf(stderr, "crawl: %s\n", msg);
+}
+
+/* Runs the loaded crawl c through b, with the progress line if asked, and
+ * prints its report. Returns the exit status. */
+static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backend *b,
+                     FILE *out, enum crawl_format fmt, int quiet)
+{
     struct progress prog;
     int show_progress = cli->progress == 1 || (cli->progress == -1 && isatty(2));
 
-    if (crawl_init(&c, &cli->opts) != 0) {
-        fprintf(stderr, "crawl: out of memory\n");
-        return EXIT_USAGE;
-    }
-    load_inputs(cli, &c);
-    FILE *out = open_output(cli);
-    the_crawl = &c;
-    if (show_progress && progress_start(&prog, &c) != 0)
+    c->on_warn = warn_stderr;
+    the_crawl = c;
+    if (interrupted)
+        crawl_cancel(c);
+    if (show_progress && progress_start(&prog, c) != 0)
         show_progress = 0;
-    int rc = crawl_run(&c, crawl_backend_find(cli->mode));
+    int rc = crawl_run(c, b);
     if (show_progress)
         progress_stop(&prog);
     the_crawl = NULL;
     if (rc < 0)
-        fprintf(stderr, "crawl: %s: %s\n", cli->mode, crawl_strerror(rc));
-    int wrc = report_write(out, &c, cli->format, cli->order, cli->quiet);
-    if (out != stdout && fclose(out) != 0 && wrc == 0)
-        wrc = -errno;
+        fprintf(stderr, "crawl: %s: %s\n", b->name, crawl_strerror(rc));
+    int wrc = report_write(out, c, fmt, cli->order, quiet);
     if (wrc < 0 && wrc != -EPIPE)
         fprintf(stderr, "crawl: writing output: %s\n", strerror(-wrc));
-    int status = c.nfailed ? EXIT_FAILED : 0;
-    if (rc < 0 && c.njobs == 0)
-        status = EXIT_FAILED;
-    crawl_free(&c);
     if (interrupted == SIGINT)
         return 130;
     if (interrupted)
         return 128 + interrupted;
+    return c->nfailed || rc < 0 ? EXIT_FAILED : 0;
+}
+
+static int run_one(struct cli *cli, struct crawl *c)
+{
+    FILE *out = open_output(cli);
+    int status = run_model(cli, c, crawl_backend_find(cli->mode), out, cli->format,
+                           cli->quiet);
+    if (out != stdout && fclose(out) != 0)
+        fprintf(stderr, "crawl: %s: %s\n", cli->output, strerror(errno));
+    return status;
+}
+
+struct all_ctx {
+    struct cli *cli;
+    struct crawl *c;
+    FILE *out;
+};
+
+/* compare_child_fn: one model's run, in its own child process. The article
+ * table comes first unless -q or a data format was asked for. */
+static int all_child(const struct crawl_backend *b, struct compare_run *r, void *data)
+{
+    struct all_ctx *a = data;
+    int tables = !a->cli->quiet && a->cli->format == CRAWL_FMT_TABLE;
+    int status;
+    if (tables) {
+        status = run_model(a->cli, a->c, b, a->out, CRAWL_FMT_TABLE, 0);
+        fputc('\n', a->out);
+    } else {
+        FILE *devnull = fopen("/dev/null", "w");
+        status = run_model(a->cli, a->c, b, devnull ? devnull : a->out, CRAWL_FMT_TABLE, 1);
+        if (devnull)
+            fclose(devnull);
+    }
+    fflush(a->out);
+    compare_fill(r, a->c);
+    return status;
+}
+
+static int run_all(struct cli *cli, struct crawl *c)
+{
+    const struct crawl_backend *list[16];
+    int n = 0;
+    char *modes = strdup(cli->modes), *save = NULL;
+    for (char *m = strtok_r(modes, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+        const struct crawl_backend *b = crawl_backend_find(m);
+        if (!b) {
+            free(modes);
+            die_usage("--modes: unknown mode '%s' (seq, thread, pool, coro)", m);
+        }
+        if (n == 15) {
+            free(modes);
+            die_usage("--modes: at most 15 models");
+        }
+        list[n++] = b;
+    }
+    free(modes);
+    list[n] = NULL;
+    if (n == 0)
+        die_usage("--modes: no model given");
+
+    FILE *out = open_output(cli);
+    struct all_ctx a = { .cli = cli, .c = c, .out = out };
+    struct compare_run res[16];
+    double minw[16], maxw[16];
+    int rc = compare_models(list, cli->repeat, all_child, &a, res, minw, maxw);
+    if (rc < 0) {
+        fprintf(stderr, "crawl: cannot start a model's process: %s\n", strerror(-rc));
+        return EXIT_FAILED;
+    }
+    char shared[512], desc[256], limits[256];
+    size_t o = 0;
+    for (int i = 0; i < n; i++) {
+        if (res[i].limit > 0)
+            o += (size_t)snprintf(limits + o, sizeof limits - o, "%s%s %d", i ? ", " : "",
+                                  res[i].mode, res[i].limit);
+        else
+            o += (size_t)snprintf(limits + o, sizeof limits - o, "%s%s all", i ? ", " : "",
+                                  res[i].mode);
+    }
+    snprintf(shared, sizeof shared, "Shared: %s, reuse %s; in flight: %s",
+             fetch_describe_opts(&cli->opts, desc, sizeof desc),
+             cli->opts.reuse == CRAWL_REUSE_AUTO ? "auto (on unless every URL is in flight at once)"
+             : cli->opts.reuse == CRAWL_REUSE_ON ? "on" : "off",
+             limits);
+    compare_print(out, cli->format, shared, res, minw, maxw, n);
+    int status = 0;
+    for (int i = 0; i < n; i++) {
+        if (res[i].status == 130 || res[i].status > 128)
+            status = res[i].status;
+        else if (res[i].status != 0 && status == 0)
+            status = EXIT_FAILED;
+    }
+    if (fflush(out) != 0 && errno != EPIPE)
+        fprintf(stderr, "crawl: writing output: %s\n", strerror(errno));
+    if (out != stdout)
+        fclose(out);
+    if (interrupted == SIGINT)
+        return 130;
     return status;
 }
 
@@ -491,11 +591,18 @@ int main(int argc, char **argv)
     }
     parse_args(&cli, argc, argv);
     install_signals();
+    struct crawl c;
+    if (crawl_init(&c, &cli.opts) != 0) {
+        fprintf(stderr, "crawl: out of memory\n");
+        return EXIT_USAGE;
+    }
+    load_inputs(&cli, &c);
     int status;
     if (strcmp(cli.mode, "all") == 0)
-        status = EXIT_USAGE;
+        status = run_all(&cli, &c);
     else
-        status = run_one(&cli);
+        status = run_one(&cli, &c);
+    crawl_free(&c);
     curl_slist_free_all(cli.opts.headers);
     curl_global_cleanup();
     fflush(stdout);

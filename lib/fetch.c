@@ -243,20 +243,35 @@ void fetch_share_free(struct fetch_share *s)
     free(s);
 }
 
+const char *fetch_describe_opts(const struct crawl_opts *o, char *buf, size_t n)
+{
+    char size[32];
+    long long m = (long long)o->max_size;
+    if (m == 0)
+        snprintf(size, sizeof size, "none");
+    else if (m % (1 << 20) == 0)
+        snprintf(size, sizeof size, "%lldM", m >> 20);
+    else if (m % 1024 == 0)
+        snprintf(size, sizeof size, "%lldK", m >> 10);
+    else
+        snprintf(size, sizeof size, "%lld", m);
+    snprintf(buf, n,
+             "timeout %gs, connect %gs, redirects %ld, max size %s, "
+             "HTTP/1.1 (h2 over TLS when offered), libcurl %s",
+             o->timeout, o->connect_timeout, o->max_redirs, size,
+             curl_version_info(CURLVERSION_NOW)->version);
+    return buf;
+}
+
 const char *fetch_describe(const struct crawl *c, char *buf, size_t n)
 {
-    const struct crawl_opts *o = c->opts;
-    char limit[32];
+    char limit[32], rest[256];
     if (c->limit > 0)
         snprintf(limit, sizeof limit, "%d", c->limit);
     else
         snprintf(limit, sizeof limit, "all");
-    snprintf(buf, n,
-             "in flight %s, timeout %gs, connect %gs, redirects %ld, "
-             "reuse %s%s, HTTP/1.1 (h2 over TLS when offered), libcurl %s",
-             limit, o->timeout, o->connect_timeout, o->max_redirs,
-             c->reuse ? "on" : "off",
-             o->reuse == CRAWL_REUSE_AUTO ? " (auto)" : "",
-             curl_version_info(CURLVERSION_NOW)->version);
+    snprintf(buf, n, "in flight %s, reuse %s%s, %s", limit, c->reuse ? "on" : "off",
+             c->opts->reuse == CRAWL_REUSE_AUTO ? " (auto)" : "",
+             fetch_describe_opts(c->opts, rest, sizeof rest));
     return buf;
 }

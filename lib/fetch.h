@@ -57,4 +57,8 @@ void fetch_share_free(struct fetch_share *s);
  * in buf (of size n), e.g. "timeout 30s, connect 10s, redirects 10, ...". */
 const char *fetch_describe(const struct crawl *c, char *buf, size_t n);
 
+/* The same for what options o fix whatever the model: timeouts, redirects,
+ * sizes, HTTP version, libcurl. */
+const char *fetch_describe_opts(const struct crawl_opts *o, char *buf, size_t n);
+
 #endif

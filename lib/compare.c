@@ -1,0 +1,236 @@
+/* compare.c: running several models on one list and lining their figures
+ * up. Each model runs in a forked child, so wait4 reports that model's
+ * resource use alone; the child sends its crawl figures back over a pipe. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "report.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void compare_fill(struct compare_run *r, struct crawl *c)
+{
+    snprintf(r->mode, sizeof r->mode, "%s", c->backend ? c->backend->name : "?");
+    r->urls = c->njobs;
+    r->failed = c->nfailed;
+    r->ok = c->njobs - c->nfailed;
+    r->conns = c->conns;
+    r->threads = c->threads_peak;
+    r->reuse = c->reuse;
+    r->limit = c->limit;
+    r->wall = c->wall;
+    double *t = malloc((c->njobs ? c->njobs : 1) * sizeof *t);
+    size_t n = 0;
+    if (t) {
+        for (size_t i = 0; i < c->njobs; i++)
+            if (c->jobs[i]->res.fail == CRAWL_FAIL_NONE)
+                t[n++] = c->jobs[i]->res.time_total * 1000.0;
+        qsort(t, n, sizeof *t, cmp_double);
+    }
+    /* Nearest-rank percentiles. */
+    r->p50_ms = n ? t[(n * 50 + 99) / 100 - 1] : 0;
+    r->p99_ms = n ? t[(n * 99 + 99) / 100 - 1] : 0;
+    free(t);
+}
+
+/* Writes all of buf to fd. */
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Runs b once in a child; fills r. */
+static int run_child(const struct crawl_backend *b, compare_child_fn fn, void *data,
+                     struct compare_run *r)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -errno;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(fds[0]);
+        close(fds[1]);
+        return -e;
+    }
+    if (pid == 0) {
+        /* The child ends here with _exit: it shares the parent's stdio
+         * buffers and atexit handlers, which must run once, in the parent. */
+        struct compare_run cr;
+        memset(&cr, 0, sizeof cr);
+        close(fds[0]);
+        cr.status = fn(b, &cr, data);
+        fflush(NULL);
+        int ok = write_all(fds[1], &cr, sizeof cr);
+        _exit(ok == 0 ? 0 : 3);
+    }
+    close(fds[1]);
+    memset(r, 0, sizeof *r);
+    size_t got = 0;
+    while (got < sizeof *r) {
+        ssize_t n = read(fds[0], (char *)r + got, sizeof *r - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fds[0]);
+    int wstatus;
+    struct rusage ru;
+    while (wait4(pid, &wstatus, 0, &ru) < 0)
+        if (errno != EINTR)
+            return -errno;
+    if (got != sizeof *r || !WIFEXITED(wstatus)) {
+        memset(r, 0, sizeof *r);
+        snprintf(r->mode, sizeof r->mode, "%s", b->name);
+        r->status = -1;
+    }
+    r->user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+    r->sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    r->rss_mb = (double)ru.ru_maxrss / 1024.0;
+    r->vcsw = ru.ru_nvcsw;
+    r->ivcsw = ru.ru_nivcsw;
+    return 0;
+}
+
+int compare_models(const struct crawl_backend *const *list, int repeat,
+                   compare_child_fn fn, void *data, struct compare_run *results,
+                   double *min_wall, double *max_wall)
+{
+    int n = 0;
+    while (list[n])
+        n++;
+    struct compare_run *all = calloc((size_t)(n * repeat), sizeof *all);
+    if (!all)
+        return -ENOMEM;
+    int rc = 0;
+    for (int round = 0; round < repeat && rc == 0; round++)
+        for (int i = 0; i < n && rc == 0; i++)
+            rc = run_child(list[i], fn, data, &all[i * repeat + round]);
+    if (rc == 0) {
+        for (int i = 0; i < n; i++) {
+            struct compare_run *runs = &all[i * repeat];
+            double walls[100];
+            for (int k = 0; k < repeat; k++)
+                walls[k] = runs[k].wall;
+            qsort(walls, (size_t)repeat, sizeof walls[0], cmp_double);
+            double median = walls[(repeat - 1) / 2];
+            min_wall[i] = walls[0];
+            max_wall[i] = walls[repeat - 1];
+            results[i] = runs[0];
+            for (int k = 0; k < repeat; k++)
+                if (runs[k].wall == median) {
+                    results[i] = runs[k];
+                    break;
+                }
+        }
+    }
+    free(all);
+    return rc;
+}
+
+static const char *columns[] = {
+    "mode", "urls", "ok", "failed", "wall_s", "min_s", "max_s", "speedup",
+    "user_s", "sys_s", "rss_mb", "threads", "vcsw", "ivcsw", "conns", "reuse",
+    "p50_ms", "p99_ms",
+};
+#define NCOLS (sizeof columns / sizeof columns[0])
+
+void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
+                   const struct compare_run *r, const double *min_wall,
+                   const double *max_wall, int n)
+{
+    /* Speed-up is against seq when it ran, else against the first model. */
+    double base = n ? r[0].wall : 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(r[i].mode, "seq") == 0)
+            base = r[i].wall;
+    char cells[64][NCOLS][32];
+    int rows = n < 64 ? n : 64;
+    for (int i = 0; i < rows; i++) {
+        const struct compare_run *x = &r[i];
+        char (*c)[32] = cells[i];
+        snprintf(c[0], 32, "%s", x->mode);
+        snprintf(c[1], 32, "%zu", x->urls);
+        snprintf(c[2], 32, "%zu", x->ok);
+        snprintf(c[3], 32, "%zu", x->failed);
+        snprintf(c[4], 32, "%.2f", x->wall);
+        snprintf(c[5], 32, "%.2f", min_wall[i]);
+        snprintf(c[6], 32, "%.2f", max_wall[i]);
+        snprintf(c[7], 32, "%.2fx", x->wall > 0 ? base / x->wall : 0.0);
+        snprintf(c[8], 32, "%.2f", x->user);
+        snprintf(c[9], 32, "%.2f", x->sys);
+        snprintf(c[10], 32, "%.1f", x->rss_mb);
+        snprintf(c[11], 32, "%d", x->threads);
+        snprintf(c[12], 32, "%ld", x->vcsw);
+        snprintf(c[13], 32, "%ld", x->ivcsw);
+        snprintf(c[14], 32, "%zu", x->conns);
+        snprintf(c[15], 32, "%s", x->reuse ? "on" : "off");
+        snprintf(c[16], 32, "%.1f", x->p50_ms);
+        snprintf(c[17], 32, "%.1f", x->p99_ms);
+    }
+    if (fmt == CRAWL_FMT_JSONL) {
+        for (int i = 0; i < rows; i++) {
+            fprintf(out, "{\"mode\":\"%s\",\"urls\":%s,\"ok\":%s,\"failed\":%s,"
+                    "\"wall_s\":%.6f,\"min_s\":%.6f,\"max_s\":%.6f,\"speedup\":%.4f,"
+                    "\"user_s\":%.6f,\"sys_s\":%.6f,\"rss_mb\":%.2f,\"threads\":%d,"
+                    "\"vcsw\":%ld,\"ivcsw\":%ld,\"conns\":%zu,\"reuse\":\"%s\","
+                    "\"concurrency\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f}\n",
+                    r[i].mode, cells[i][1], cells[i][2], cells[i][3], r[i].wall,
+                    min_wall[i], max_wall[i], r[i].wall > 0 ? base / r[i].wall : 0.0,
+                    r[i].user, r[i].sys, r[i].rss_mb, r[i].threads, r[i].vcsw,
+                    r[i].ivcsw, r[i].conns, cells[i][15], r[i].limit, r[i].p50_ms,
+                    r[i].p99_ms);
+        }
+        return;
+    }
+    if (fmt == CRAWL_FMT_CSV) {
+        for (size_t k = 0; k < NCOLS; k++)
+            fprintf(out, "%s%s", k ? "," : "", columns[k]);
+        fputc('\n', out);
+        for (int i = 0; i < rows; i++) {
+            for (size_t k = 0; k < NCOLS; k++)
+                fprintf(out, "%s%s", k ? "," : "", cells[i][k]);
+            fputc('\n', out);
+        }
+        return;
+    }
+    size_t width[NCOLS];
+    for (size_t k = 0; k < NCOLS; k++) {
+        width[k] = strlen(columns[k]);
+        for (int i = 0; i < rows; i++)
+            if (strlen(cells[i][k]) > width[k])
+                width[k] = strlen(cells[i][k]);
+    }
+    if (shared)
+        fprintf(out, "%s\n", shared);
+    for (size_t k = 0; k < NCOLS; k++)
+        fprintf(out, k == 0 ? "%-*s" : "  %*s", (int)width[k], columns[k]);
+    fputc('\n', out);
+    for (int i = 0; i < rows; i++) {
+        for (size_t k = 0; k < NCOLS; k++)
+            fprintf(out, k == 0 ? "%-*s" : "  %*s", (int)width[k], cells[i][k]);
+        fputc('\n', out);
+    }
+}

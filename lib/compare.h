@@ -1,0 +1,49 @@
+/* compare.h: --mode=all. Runs the same crawl through several models, each
+ * in a child process of its own so that its CPU time, peak memory and
+ * context switches are measured cleanly, and prints the comparison table. */
+#ifndef CRAWL_COMPARE_H
+#define CRAWL_COMPARE_H
+
+#include <stdio.h>
+#include "crawl.h"
+
+/* What one run of one model measured. */
+struct compare_run {
+    char   mode[16];
+    size_t urls, ok, failed, conns;
+    int    threads;             /* most threads alive at once */
+    int    reuse;               /* the reuse policy that ran */
+    int    limit;               /* transfers in flight at most; 0: all */
+    double wall;                /* the crawl's own wall time, seconds */
+    double user, sys;           /* CPU seconds of the child process */
+    double rss_mb;              /* its peak resident set, MiB */
+    long   vcsw, ivcsw;         /* voluntary and involuntary context switches */
+    double p50_ms, p99_ms;      /* time_total of the fetched URLs */
+    int    status;              /* the child's exit status; -1 if it died */
+};
+
+/* Runs one model in the child: fills r's crawl fields (not the rusage ones)
+ * and returns the exit status that the model's run would give. data is
+ * what compare_models was given. */
+typedef int (*compare_child_fn)(const struct crawl_backend *b, struct compare_run *r,
+                                void *data);
+
+/* Runs each backend in list (NULL-terminated) repeat times, rounds
+ * interleaved, each run in a forked child that calls fn; fills results[i]
+ * with the run whose wall time is the median of model i, and min_wall /
+ * max_wall with the spread. Returns 0, or -errno when a child could not be
+ * started. */
+int compare_models(const struct crawl_backend *const *list, int repeat,
+                   compare_child_fn fn, void *data, struct compare_run *results,
+                   double *min_wall, double *max_wall);
+
+/* Fills r's p50/p99 and counts from a finished crawl c. */
+void compare_fill(struct compare_run *r, struct crawl *c);
+
+/* Prints the comparison in format fmt. shared is the line that says what
+ * every model shared (printed above a table). */
+void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
+                   const struct compare_run *r, const double *min_wall,
+                   const double *max_wall, int n);
+
+#endif

@@ -1,0 +1,35 @@
+#!/bin/bash
+# The article's experiment on the local fixture server: five URLs whose
+# answers take 1, 2, 3, 4 and 4 seconds, fetched by every model in turn,
+# then the comparison table. Extra arguments go to crawl (e.g. --repeat 3).
+#   BUILD=dir          where crawl and fixture-server are (default build)
+#   DELAYS="ms ..."    the delays, one URL each (default "1000 2000 3000 4000 4000")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+DELAYS=${DELAYS:-1000 2000 3000 4000 4000}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-compare.XXXXXX")
+server=
+cleanup() {
+	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+"$BUILD/fixture-server" --port 0 --port-file "$tmp/port" -q &
+server=$!
+for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+[ -s "$tmp/port" ] || { echo "compare.sh: the fixture server did not start" >&2; exit 1; }
+base="http://127.0.0.1:$(cat "$tmp/port")"
+
+i=0
+for d in $DELAYS; do
+	i=$((i + 1))
+	echo "$base/delay/$d/$i"
+done >"$tmp/urls.txt"
+
+echo "# The article's experiment: $i URLs on the local fixture server, answering after"
+echo "# $(echo $DELAYS | sed 's/ / ms, /g') ms; each model runs in a process of its own."
+echo
+"$BUILD/crawl" --mode=all "$@" "$tmp/urls.txt"
