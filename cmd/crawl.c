@@ -526,8 +526,10 @@ static int run_all(struct cli *cli, struct crawl *c)
     for (char *m = strtok_r(modes, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
         const struct crawl_backend *b = crawl_backend_find(m);
         if (!b) {
+            char name[64];
+            snprintf(name, sizeof name, "%s", m);
             free(modes);
-            die_usage("--modes: unknown mode '%s' (seq, thread, pool, coro)", m);
+            die_usage("--modes: unknown mode '%s' (seq, thread, pool, coro)", name);
         }
         if (n == 15) {
             free(modes);

@@ -140,12 +140,9 @@ static const char *url_problem(const char *s)
     };
     if (!*s)
         return msgs[0];
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         if (*p < 0x20 || *p == 0x7f)
             return msgs[1];
-        if (*p == ' ')
-            return msgs[2];
-    }
     const char *colon = strchr(s, ':');
     const char *scheme_end = s;
     while (isalnum((unsigned char)*scheme_end) || *scheme_end == '+' ||
@@ -160,6 +157,8 @@ static const char *url_problem(const char *s)
         return msgs[4];
     if (strncmp(colon, "://", 3) != 0)
         return msgs[5];
+    if (strchr(s, ' '))
+        return msgs[2];
     CURLU *u = curl_url();
     if (!u)
         return msgs[5];
@@ -377,6 +376,8 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     const struct crawl_opts *o = c->opts;
     c->backend = b;
     c->limit = o->concurrency > 0 ? o->concurrency : b->default_concurrency;
+    if (b->max_concurrency > 0 && (c->limit == 0 || c->limit > b->max_concurrency))
+        c->limit = b->max_concurrency;
     /* Reuse cannot help when every URL is in flight at once: each needs a
      * connection of its own, and libcurl's connection cache then only costs
      * scans on every connect. */

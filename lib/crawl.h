@@ -118,6 +118,7 @@ struct crawl_backend {
     const char *name;
     const char *summary;      /* one line for --help */
     int default_concurrency;  /* transfers in flight without -c; 0: all at once */
+    int max_concurrency;      /* the most the model can have in flight; 0: no bound */
     int (*run)(struct crawl *c);
 };
 

@@ -21,5 +21,6 @@ const struct crawl_backend crawl_backend_seq = {
     .name = "seq",
     .summary = "sequential: one URL after another on one easy handle",
     .default_concurrency = 1,
+    .max_concurrency = 1,
     .run = seq_run,
 };

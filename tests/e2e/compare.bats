@@ -1,0 +1,76 @@
+#!/usr/bin/env bats
+# --mode=all: every model on the same list, and the comparison table.
+
+load helpers
+
+setup() {
+	list="$BATS_TEST_TMPDIR/list.txt"
+	printf '%s\n' "$FIXTURE/delay/200/1" "$FIXTURE/delay/300/2" "$FIXTURE/bytes/64" "http://127.0.0.1:1/" >"$list"
+}
+
+# table_rows: the comparison rows of the last output (after the header).
+table_rows() { sed -n '/^mode  *urls  *ok  *failed/,$p' <<<"$output" | tail -n +2; }
+
+@test "one comparison row per model with the right counts" {
+	run "$CRAWL" --mode=all "$list"
+	[ "$status" -eq 1 ]
+	grep -q '^Shared: timeout 30s' <<<"$output"
+	header=$(grep '^mode ' <<<"$output")
+	[ "$(awk '{print $1, $2, $3, $4}' <<<"$header")" = "mode urls ok failed" ]
+	[ "$(table_rows | awk '{print $1, $2, $3, $4}' | tr '\n' ';')" = "seq 4 3 1;thread 4 3 1;pool 4 3 1;coro 4 3 1;" ]
+	# Each model's article table came first.
+	[ "$(grep -c '^Use time:' <<<"$output")" -eq 4 ]
+	[ "$(grep -c '^Length:' <<<"$output")" -eq 16 ]
+}
+
+@test "-q prints only the comparison table" {
+	run "$CRAWL" --mode=all -q "$list"
+	[ "$status" -eq 1 ]
+	[ "$(grep -c '^Length:' <<<"$output")" -eq 0 ]
+	[ "$(table_rows | wc -l)" -eq 4 ]
+}
+
+@test "--modes picks a subset, in the order given" {
+	run "$CRAWL" --mode=all -q --modes coro,seq "$list"
+	[ "$(table_rows | awk '{print $1}' | tr '\n' ' ')" = "coro seq " ]
+	run "$CRAWL" --mode=all --modes coro,nope "$list"
+	[ "$status" -eq 2 ]
+	grep -q -- "--modes: unknown mode 'nope'" <<<"$output"
+}
+
+@test "--repeat reports the median and the spread" {
+	run "$CRAWL" --mode=all --format=jsonl --repeat 3 --modes seq,coro "$list"
+	[ "$(wc -l <<<"$output")" -eq 2 ]
+	for m in seq coro; do
+		row=$(jq -c "select(.mode == \"$m\")" <<<"$output")
+		jq -e '.min_s <= .wall_s and .wall_s <= .max_s and .urls == 4 and .ok == 3' <<<"$row"
+	done
+}
+
+@test "CSV comparison parses with the named columns" {
+	run "$CRAWL" --mode=all --format=csv "$list"
+	[ "${lines[0]}" = "mode,urls,ok,failed,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,reuse,p50_ms,p99_ms" ]
+	[ "${#lines[@]}" -eq 5 ]
+	for i in 1 2 3 4; do
+		[ "$(awk -F, '{print NF}' <<<"${lines[$i]}")" -eq 18 ]
+	done
+}
+
+@test "concurrent models beat sequential on delays, and thread counts differ" {
+	run "$CRAWL" --mode=all --format=jsonl "$list"
+	seq=$(jq -r 'select(.mode == "seq") | .wall_s' <<<"$output")
+	for m in thread pool coro; do
+		w=$(jq -r "select(.mode == \"$m\") | .wall_s" <<<"$output")
+		awk -v s="$seq" -v w="$w" 'BEGIN { exit !(w < s) }'
+	done
+	[ "$(jq -r 'select(.mode == "seq") | .threads' <<<"$output")" -eq 1 ]
+	[ "$(jq -r 'select(.mode == "coro") | .threads' <<<"$output")" -eq 1 ]
+	[ "$(jq -r 'select(.mode == "pool") | .threads' <<<"$output")" -eq 11 ]
+	[ "$(jq -r 'select(.mode == "thread") | .threads' <<<"$output")" -ge 2 ]
+}
+
+@test "scripts/compare.sh runs the article experiment in short form" {
+	run env BUILD="$BUILD" DELAYS="100 200 300" scripts/compare.sh -q
+	[ "$status" -eq 0 ]
+	[ "$(table_rows | awk '{print $1, $2, $3, $4}' | tr '\n' ';')" = "seq 3 3 0;thread 3 3 0;pool 3 3 0;coro 3 3 0;" ]
+}
