@@ -69,6 +69,10 @@ int coro_paint(coro *co);
  * high-water mark), or 0 when it was not painted. */
 size_t coro_stack_used(const coro *co);
 
+/* Returns how many bytes of co's stack are resident in memory now (mincore),
+ * the real memory cost of its stack; 0 on failure. */
+size_t coro_stack_resident(const coro *co);
+
 /* Returns the name of the context switch in use: "asm-x86_64",
  * "asm-aarch64" or "ucontext". */
 const char *coro_backend(void);

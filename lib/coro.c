@@ -1,0 +1,463 @@
+/* coro.c: stackful coroutines on mmap'd stacks.
+ *
+ * The switch itself is a few instructions of assembly (coro_switch.S) on
+ * x86-64 and aarch64, and makecontext/swapcontext elsewhere or when built
+ * with -DCORO_UCONTEXT. Under AddressSanitizer and ThreadSanitizer every
+ * switch is announced to the sanitizer, which would otherwise take the new
+ * stack for a wild pointer (ASan) or mix up two coroutines' histories (TSan). */
+#include "coro.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(CORO_UCONTEXT) || !(defined(__x86_64__) || defined(__aarch64__))
+#define CORO__UC 1
+#include <ucontext.h>
+#endif
+
+/* gcc defines __SANITIZE_*__, clang answers __has_feature; gcc 12 has no
+ * __has_feature, hence the nesting. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CORO__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CORO__ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define CORO__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CORO__TSAN 1
+#endif
+#endif
+
+#ifdef CORO__ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef CORO__TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
+
+/* The byte coro_paint fills a stack with; not 0, which stacks hold a lot. */
+#define CORO__PAINT 0xa5u
+
+struct coro {
+    /* asm: the stack pointer saved when this coroutine switched away.
+     * ucontext: the ucontext_t it saved, which lives on its own stack. */
+    void *ctx;
+    void *back;                 /* the resumer's ctx, the same way, while this one runs */
+    coro_fn fn;
+    void *arg;
+    void *transfer;             /* the pointer crossing the current switch */
+    void *data;                 /* the user's */
+    char *stack;                /* lowest usable byte; the guard page is just below */
+    size_t stack_size;          /* usable bytes, a whole number of pages */
+    unsigned char status;       /* enum coro_status */
+    bool started;               /* its function has been entered since new/reset */
+    bool painted;
+#ifdef CORO__ASAN
+    const void *caller_bottom;  /* the resumer's stack, for the switch back */
+    size_t caller_size;
+#endif
+#ifdef CORO__TSAN
+    void *fiber;
+    void *caller_fiber;
+#endif
+};
+
+/* Each thread runs its own coroutines, so "the current one" is per thread.
+ * A coroutine never moves to another thread, so a compiler caching this
+ * variable's address across a switch is harmless. */
+static _Thread_local coro *coro__cur;
+
+static void coro__main(coro *co) __attribute__((noreturn));
+
+/* ---- the switch, per backend -------------------------------------------- */
+
+#ifndef CORO__UC
+
+void coro__switch(void **save_sp, void *load_sp) __attribute__((visibility("hidden")));
+void coro__trampoline(void) __attribute__((visibility("hidden")));
+
+/* Lays out the top of co's stack as if it had switched away at the entry of
+ * coro__trampoline, which then calls coro__main(co). Writes only the top
+ * few dozen bytes, so a fresh coroutine costs one resident page. */
+static void coro__arm(coro *co)
+{
+    uintptr_t *f;
+    char *top = co->stack + co->stack_size;
+#if defined(__x86_64__)
+    /* 8 words popped by coro__switch (control words, r15..r12, rbx, rbp,
+     * return address), then 2 zero words: after its ret, rsp is 16-byte
+     * aligned as the trampoline's call needs, with a null "return address"
+     * above for anyone walking the stack. */
+    uint32_t mxcsr;
+    uint16_t fpucw;
+    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+    __asm__ volatile("fnstcw %0" : "=m"(fpucw));
+    f = (uintptr_t *)(void *)(top - 10 * sizeof *f);
+    memset(f, 0, 10 * sizeof *f);
+    /* A new coroutine starts with its creator's rounding mode and
+     * exception masks, as a new thread does. */
+    f[0] = (uintptr_t)mxcsr | (uintptr_t)fpucw << 32;
+    f[3] = (uintptr_t)coro__main;       /* r13 */
+    f[4] = (uintptr_t)co;               /* r12 */
+    f[7] = (uintptr_t)coro__trampoline; /* return address */
+#elif defined(__aarch64__)
+    /* 20 words restored by coro__switch (x19..x30, d8..d15), then 2 zero
+     * words to keep sp 16-byte aligned. x29 = 0 ends frame chains. */
+    f = (uintptr_t *)(void *)(top - 22 * sizeof *f);
+    memset(f, 0, 22 * sizeof *f);
+    f[0] = (uintptr_t)co;               /* x19 */
+    f[1] = (uintptr_t)coro__main;       /* x20 */
+    f[11] = (uintptr_t)coro__trampoline; /* x30 */
+#endif
+    co->ctx = f;
+}
+
+#else /* CORO__UC */
+
+/* The ucontext is built at the first resume, on the resumer's stack, so
+ * that nothing is written at creation and the control block stays small. */
+static void coro__arm(coro *co)
+{
+    co->ctx = NULL;
+}
+
+/* makecontext passes only ints portably; the resumer has already made the
+ * coroutine current, so the entry point finds it there. */
+static void coro__uc_main(void)
+{
+    coro__main(coro__cur);
+}
+
+#endif
+
+/* Switches from the resumer into co; returns when co yields or finishes. */
+static void coro__enter(coro *co)
+{
+#ifdef CORO__ASAN
+    void *fake_stack;
+    __sanitizer_start_switch_fiber(&fake_stack, co->stack, co->stack_size);
+#endif
+#ifdef CORO__TSAN
+    /* A TSan fiber is a whole thread state (some 850 KB and several
+     * mappings), so it exists only from the first resume until death. */
+    if (co->fiber == NULL)
+        co->fiber = __tsan_create_fiber(0);
+    co->caller_fiber = __tsan_get_current_fiber();
+    __tsan_switch_to_fiber(co->fiber, 0);
+#endif
+#ifndef CORO__UC
+    coro__switch(&co->back, co->ctx);
+#else
+    ucontext_t back;
+    /* ASan's swapcontext interceptor clears the shadow of the target's
+     * uc_stack, which swapcontext itself never fills in: give it none. */
+    back.uc_stack.ss_sp = NULL;
+    back.uc_stack.ss_size = 0;
+    co->back = &back;
+    if (co->ctx == NULL) {
+        ucontext_t init;
+        /* getcontext fails only on an invalid pointer. */
+        (void)getcontext(&init);
+        init.uc_stack.ss_sp = co->stack;
+        init.uc_stack.ss_size = co->stack_size;
+        init.uc_link = NULL;
+        makecontext(&init, coro__uc_main, 0);
+        swapcontext(&back, &init);
+    } else {
+        swapcontext(&back, co->ctx);
+    }
+#endif
+#ifdef CORO__ASAN
+    __sanitizer_finish_switch_fiber(fake_stack, NULL, NULL);
+#endif
+#ifdef CORO__TSAN
+    /* Destroyed from outside: a fiber cannot destroy itself. */
+    if (co->status == CORO_DEAD) {
+        __tsan_destroy_fiber(co->fiber);
+        co->fiber = NULL;
+    }
+#endif
+}
+
+/* Switches from the running coroutine co back to its resumer; returns when
+ * co is resumed again. */
+static void coro__leave(coro *co)
+{
+#ifdef CORO__ASAN
+    void *fake_stack;
+    __sanitizer_start_switch_fiber(&fake_stack, co->caller_bottom, co->caller_size);
+#endif
+#ifdef CORO__TSAN
+    __tsan_switch_to_fiber(co->caller_fiber, 0);
+#endif
+#ifndef CORO__UC
+    coro__switch(&co->ctx, co->back);
+#else
+    ucontext_t here;
+    here.uc_stack.ss_sp = NULL;
+    here.uc_stack.ss_size = 0;
+    co->ctx = &here;
+    swapcontext(&here, co->back);
+#endif
+#ifdef CORO__ASAN
+    /* The next resumer may be another coroutine, on another stack. */
+    __sanitizer_finish_switch_fiber(fake_stack, &co->caller_bottom, &co->caller_size);
+#endif
+}
+
+/* Leaves co for good: its function has returned. */
+static void coro__leave_dead(coro *co) __attribute__((noreturn));
+static void coro__leave_dead(coro *co)
+{
+#ifdef CORO__ASAN
+    /* NULL: this stack is abandoned, so ASan may drop its fake frames. */
+    __sanitizer_start_switch_fiber(NULL, co->caller_bottom, co->caller_size);
+#endif
+#ifdef CORO__TSAN
+    __tsan_switch_to_fiber(co->caller_fiber, 0);
+#endif
+#ifndef CORO__UC
+    coro__switch(&co->ctx, co->back);
+#else
+    setcontext(co->back);
+#endif
+    abort(); /* nothing resumes a dead coroutine */
+}
+
+/* Every coroutine starts here, on its own stack. */
+static void coro__main(coro *co)
+{
+#ifdef CORO__ASAN
+    __sanitizer_finish_switch_fiber(NULL, &co->caller_bottom, &co->caller_size);
+#endif
+    co->fn(co->arg);
+    co->status = CORO_DEAD;
+    co->transfer = NULL;
+    coro__leave_dead(co);
+}
+
+/* ---- the API ------------------------------------------------------------ */
+
+/* A dead or suspended coroutine leaves ASan's poison on the redzones of the
+ * frames it never returned from; whoever reuses the memory next (this
+ * coroutine after a reset, or a new mapping at the same address) must not
+ * trip over it. */
+static void coro__unpoison(coro *co)
+{
+#ifdef CORO__ASAN
+    __asan_unpoison_memory_region(co->stack, co->stack_size);
+#else
+    (void)co;
+#endif
+}
+
+coro *coro_new(coro_fn fn, void *arg, size_t stack_size)
+{
+    coro *co = NULL;
+    void *map = MAP_FAILED;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    int saved;
+
+    if (fn == NULL) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (stack_size == 0)
+        stack_size = CORO_STACK_DEFAULT;
+    if (stack_size > SIZE_MAX / 2) {
+        errno = EINVAL;
+        return NULL;
+    }
+    stack_size = (stack_size + page - 1) / page * page;
+
+    co = calloc(1, sizeof *co);
+    if (co == NULL)
+        goto err;
+    /* NORESERVE: a stack is mostly never touched, so it should not count
+     * against overcommit either; pages become resident only when used. */
+    map = mmap(NULL, stack_size + page, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (map == MAP_FAILED)
+        goto err;
+    /* Stacks grow down: an overflow runs into this page and faults
+     * instead of silently writing over whatever is mapped below. */
+    if (mprotect(map, page, PROT_NONE) != 0)
+        goto err;
+    co->stack = (char *)map + page;
+    co->stack_size = stack_size;
+    co->fn = fn;
+    co->arg = arg;
+    co->status = CORO_SUSPENDED;
+    coro__arm(co);
+    return co;
+
+err:
+    saved = errno;
+    if (map != MAP_FAILED)
+        munmap(map, stack_size + page);
+    free(co);
+    errno = saved;
+    return NULL;
+}
+
+int coro_reset(coro *co, coro_fn fn, void *arg)
+{
+    if (co == NULL || fn == NULL || co->status == CORO_RUNNING ||
+        (co->status == CORO_SUSPENDED && co->started))
+        return -EINVAL;
+    coro__unpoison(co);
+    co->fn = fn;
+    co->arg = arg;
+    co->transfer = NULL;
+    co->status = CORO_SUSPENDED;
+    co->started = false;
+    coro__arm(co);
+    return 0;
+}
+
+void coro_free(coro *co)
+{
+    size_t page;
+
+    if (co == NULL)
+        return;
+    assert(co->status != CORO_RUNNING);
+    page = (size_t)sysconf(_SC_PAGESIZE);
+    coro__unpoison(co);
+#ifdef CORO__TSAN
+    if (co->fiber != NULL)
+        __tsan_destroy_fiber(co->fiber);
+#endif
+    munmap(co->stack - page, co->stack_size + page);
+    free(co);
+}
+
+void *coro_resume(coro *co, void *value, int *err)
+{
+    coro *prev;
+
+    if (co == NULL || co->status != CORO_SUSPENDED) {
+        if (err != NULL)
+            *err = -EINVAL;
+        return NULL;
+    }
+    if (err != NULL)
+        *err = 0;
+    /* The resumer stays RUNNING while co runs: it cannot be resumed from
+     * inside co, which would switch into a stack that is in use. */
+    prev = coro__cur;
+    co->status = CORO_RUNNING;
+    co->started = true;
+    co->transfer = value;
+    coro__cur = co;
+    coro__enter(co);
+    coro__cur = prev;
+    return co->transfer;
+}
+
+void *coro_yield(void *value)
+{
+    coro *co = coro__cur;
+
+    if (co == NULL)
+        return NULL;
+    co->transfer = value;
+    co->status = CORO_SUSPENDED;
+    coro__leave(co);
+    return co->transfer;
+}
+
+coro *coro_current(void)
+{
+    return coro__cur;
+}
+
+enum coro_status coro_status(const coro *co)
+{
+    return (enum coro_status)co->status;
+}
+
+void coro_set_data(coro *co, void *data)
+{
+    co->data = data;
+}
+
+void *coro_data(const coro *co)
+{
+    return co->data;
+}
+
+size_t coro_stack_size(const coro *co)
+{
+    return co->stack_size;
+}
+
+int coro_paint(coro *co)
+{
+    if (co == NULL || co->status != CORO_SUSPENDED || co->started)
+        return -EINVAL;
+    coro__unpoison(co);
+    memset(co->stack, CORO__PAINT, co->stack_size);
+    coro__arm(co); /* the paint went over the initial frame */
+    co->painted = true;
+    return 0;
+}
+
+/* Reads the raw stack, including bytes ASan may have poisoned as redzones
+ * of frames that are still live: the read is deliberate. */
+#ifdef CORO__ASAN
+__attribute__((no_sanitize_address))
+#endif
+size_t coro_stack_used(const coro *co)
+{
+    const unsigned char *p, *end;
+
+    if (co == NULL || !co->painted)
+        return 0;
+    p = (const unsigned char *)co->stack;
+    end = p + co->stack_size;
+    while (p < end && *p == CORO__PAINT)
+        p++;
+    return (size_t)(end - p);
+}
+
+size_t coro_stack_resident(const coro *co)
+{
+    /* mincore wants one byte per page; a fixed buffer walked in chunks
+     * keeps this free of allocation for stacks of any size. */
+    unsigned char vec[256];
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t pages = co->stack_size / page, done = 0, resident = 0;
+
+    while (done < pages) {
+        size_t n = pages - done < sizeof vec ? pages - done : sizeof vec;
+        if (mincore(co->stack + done * page, n * page, vec) != 0)
+            return 0;
+        for (size_t i = 0; i < n; i++)
+            resident += vec[i] & 1;
+        done += n;
+    }
+    return resident * page;
+}
+
+const char *coro_backend(void)
+{
+#if defined(CORO__UC)
+    return "ucontext";
+#elif defined(__x86_64__)
+    return "asm-x86_64";
+#else
+    return "asm-aarch64";
+#endif
+}
