@@ -66,7 +66,8 @@ size_t coro_stack_size(const coro *co);
 int coro_paint(coro *co);
 
 /* Returns the deepest stack use of a painted coroutine in bytes (the stack's
- * high-water mark), or 0 when it was not painted. */
+ * high-water mark, over every run since coro_paint, resets included), or 0
+ * when it was not painted. */
 size_t coro_stack_used(const coro *co);
 
 /* Returns how many bytes of co's stack are resident in memory now (mincore),
