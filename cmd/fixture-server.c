@@ -689,13 +689,6 @@ static void ep_gzip(struct conn *c, const struct req *r, const char *rest, size_
     start_body(c, BODY_GZIP, n);
 }
 
-static void ev_now_sync(void)
-{
-    /* The loop's idea of "now" dates from the start of this iteration, which
-     * may be long past after a burst of accepts: a delay must start now. */
-    ev_now_update(fx.loop);
-}
-
 static void ep_delay(struct conn *c, const char *rest, size_t len)
 {
     const char *slash = memchr(rest, '/', len);
@@ -704,7 +697,9 @@ static void ep_delay(struct conn *c, const char *rest, size_t len)
         return not_found(c);
     c->state = ST_WAIT;
     c->wait = WAIT_DELAY;
-    ev_now_sync();
+    /* The loop's idea of "now" dates from the start of this iteration, which
+     * may be long past after a burst of accepts: a delay must start now. */
+    ev_now_update(fx.loop);
     ev_timer_set(&c->timer, (double)ms / 1000.0, 0.);
     ev_timer_start(fx.loop, &c->timer);
 }
@@ -726,7 +721,7 @@ static void ep_trickle(struct conn *c, const char *rest, size_t len)
     /* A repeat of 0 would make the timer one-shot; MS=0 trickles as fast as
      * the loop turns instead. */
     double every = ms ? (double)ms / 1000.0 : 1e-4;
-    ev_now_sync();
+    ev_now_update(fx.loop);
     ev_timer_set(&c->timer, every, every);
     ev_timer_start(fx.loop, &c->timer);
 }
@@ -1285,8 +1280,12 @@ static void on_read(struct ev_loop *loop, ev_io *w, int revents)
     if (n == 0) {
         c->peer_eof = 1;
         ev_io_stop(loop, w);
-        /* Nothing will ever be sent on a hanging request: end it now. */
-        if (c->state == ST_WAIT && c->wait == WAIT_HANG)
+        /* A client that goes away while its answer waits on a timer (or
+         * forever) is taken as gone, so that "open" and "active" drop at
+         * once rather than when the delay ends. The price: a client that
+         * only half-closes while waiting gets no answer; curl and wrk never
+         * do that. */
+        if (c->state == ST_WAIT)
             return conn_close(c);
     } else {
         c->in_len += (size_t)n;

@@ -420,13 +420,20 @@ javascript:void(0)" ]
 	[ $((t1 - t0)) -ge 900 ]
 }
 
-@test "a hanging request counts as active until the client goes away" {
+@test "a waiting request counts as active until the client goes away" {
 	start_private_fixture
-	curl -s -m 1 "$PFIX/hang" || true
-	for _ in $(seq 20); do [ "$(stat_of "$PFIX" open)" -eq 0 ] && break; sleep 0.05; done
+	curl -s -m 5 "$PFIX/hang" &
+	c1=$!
+	curl -s -m 5 "$PFIX/delay/60000" &
+	c2=$!
+	for _ in $(seq 40); do [ "$(stat_of "$PFIX" active)" -eq 2 ] && break; sleep 0.05; done
+	[ "$(stat_of "$PFIX" active)" -eq 2 ]
+	[ "$(stat_of "$PFIX" open)" -eq 2 ]
+	kill "$c1" "$c2"
+	for _ in $(seq 40); do [ "$(stat_of "$PFIX" open)" -eq 0 ] && break; sleep 0.05; done
 	[ "$(stat_of "$PFIX" open)" -eq 0 ]
 	[ "$(stat_of "$PFIX" active)" -eq 0 ]
-	[ "$(stat_of "$PFIX" peak_active)" -eq 1 ]
+	[ "$(stat_of "$PFIX" peak_active)" -eq 2 ]
 }
 
 @test "/trickle/N/MS sends N bytes one every MS ms" {
@@ -453,6 +460,7 @@ javascript:void(0)" ]
 	[ "$(jq .peak_open <<<"$output")" -eq 10 ]
 	[ "$(jq .active <<<"$output")" -eq 0 ]
 
+	stop_private_fixture
 	start_private_fixture
 	sizes=$(curl -s -o /dev/null -w '%{size_header} %{size_download}' "$PFIX/bytes/1000")
 	[ "$(stat_of "$PFIX" bytes_out)" -eq $(( ${sizes% *} + ${sizes#* } )) ]

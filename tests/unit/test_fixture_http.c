@@ -1,0 +1,147 @@
+/* test_fixture_http.c: unit tests of the fixture server's request parser and
+ * helpers: exact consumed lengths, partial input at every split point, and
+ * the malformed heads the server must answer with 400. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fixture_http.h"
+
+static long parse(const char *s, size_t len, struct fixture_http_request *req,
+                  struct fixture_http_header *hdrs, size_t cap)
+{
+    req->headers = hdrs;
+    req->num_headers = cap;
+    return fixture_http_parse_request(s, len, req);
+}
+
+static void test_parses_request_line_and_headers(void **state)
+{
+    const char *s = "GET /a/b?c=d HTTP/1.1\r\nHost: example\r\nX-Two:  a b \t\r\n\r\nGET /next";
+    struct fixture_http_header h[4];
+    struct fixture_http_request r;
+    long n = parse(s, strlen(s), &r, h, 4);
+    assert_int_equal(n, strlen(s) - strlen("GET /next"));
+    assert_int_equal(r.method_len, 3);
+    assert_memory_equal(r.method, "GET", 3);
+    assert_int_equal(r.target_len, 8);
+    assert_memory_equal(r.target, "/a/b?c=d", 8);
+    assert_int_equal(r.minor_version, 1);
+    assert_int_equal(r.num_headers, 2);
+    assert_int_equal(h[1].value_len, 3);             /* spaces trimmed, inner kept */
+    assert_memory_equal(h[1].value, "a b", 3);
+    assert_ptr_equal(fixture_http_find_header(&r, "x-two"), &h[1]);
+    assert_null(fixture_http_find_header(&r, "x-three"));
+}
+
+static void test_every_prefix_is_partial(void **state)
+{
+    const char *s = "\r\nHEAD /x HTTP/1.0\nA:b\r\nC: d\n\r\n";
+    struct fixture_http_header h[4];
+    struct fixture_http_request r;
+    for (size_t len = 0; len < strlen(s); len++)
+        assert_int_equal(parse(s, len, &r, h, 4), -2);
+    assert_int_equal(parse(s, strlen(s), &r, h, 4), strlen(s));
+    assert_int_equal(r.minor_version, 0);
+    assert_int_equal(r.num_headers, 2);
+}
+
+static void test_rejects_malformed_heads(void **state)
+{
+    static const char *bad[] = {
+        "GARBAGE\r\n\r\n",
+        "GET / HTTP/2.0\r\n\r\n",
+        "GET  / HTTP/1.1\r\n\r\n",
+        "GET / HTTP/1.1 \r\n\r\n",
+        "GET /\x01 HTTP/1.1\r\n\r\n",
+        "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n",
+        "GET / HTTP/1.1\r\nName : x\r\n\r\n",
+        "GET / HTTP/1.1\r\n folded\r\n\r\n",
+        "GET / HTTP/1.1\r\nA: b\rc\r\n\r\n",
+        "GET / HTTP/1.1\r\nA: \x00\r\n\r\n",
+        "GET / HTTP/1.1\r\n: empty\r\n\r\n",
+    };
+    struct fixture_http_header h[4];
+    struct fixture_http_request r;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t len = strlen(bad[i]);
+        if (i == 9)
+            len = strlen("GET / HTTP/1.1\r\nA: ") + 1 + 4;   /* the NUL is data */
+        assert_int_equal(parse(bad[i], len, &r, h, 4), -1);
+    }
+}
+
+static void test_too_many_headers_is_malformed(void **state)
+{
+    const char *s = "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n";
+    struct fixture_http_header h[3];
+    struct fixture_http_request r;
+    assert_int_equal(parse(s, strlen(s), &r, h, 2), -1);
+    assert_int_equal(parse(s, strlen(s), &r, h, 3), strlen(s));
+}
+
+static void test_token_q(void **state)
+{
+    const char *ae = "deflate, GZIP;q=0.5 , br;q=0, *;q=0.1";
+    assert_int_equal(fixture_http_token_q(ae, strlen(ae), "gzip"), 500);
+    assert_int_equal(fixture_http_token_q(ae, strlen(ae), "deflate"), 1000);
+    assert_int_equal(fixture_http_token_q(ae, strlen(ae), "br"), 0);
+    assert_int_equal(fixture_http_token_q(ae, strlen(ae), "*"), 100);
+    assert_int_equal(fixture_http_token_q(ae, strlen(ae), "zstd"), -1);
+    assert_int_equal(fixture_http_token_q("keep-alive, Close", 17, "close"), 1000);
+    assert_int_equal(fixture_http_token_q("closed", 6, "close"), -1);
+}
+
+static void test_percent_decode(void **state)
+{
+    char out[32];
+    assert_int_equal(fixture_http_percent_decode("a%2Fb+c%41", 10, out, sizeof out), 6);
+    assert_memory_equal(out, "a/b+cA", 6);
+    assert_int_equal(fixture_http_percent_decode("%4", 2, out, sizeof out), -1);
+    assert_int_equal(fixture_http_percent_decode("%zz", 3, out, sizeof out), -1);
+    assert_int_equal(fixture_http_percent_decode("abc", 3, out, 2), -1);
+}
+
+static void test_query_param(void **state)
+{
+    const char *q = "a=1&url=http%3A%2F%2Fx&flag&urlx=2", *v;
+    size_t vl;
+    assert_int_equal(fixture_http_query_param(q, strlen(q), "url", &v, &vl), 0);
+    assert_int_equal(vl, 14);
+    assert_memory_equal(v, "http%3A%2F%2Fx", 14);
+    assert_int_equal(fixture_http_query_param(q, strlen(q), "flag", &v, &vl), 0);
+    assert_int_equal(vl, 0);
+    assert_int_equal(fixture_http_query_param(q, strlen(q), "ur", &v, &vl), -1);
+    assert_int_equal(fixture_http_query_param("", 0, "a", &v, &vl), -1);
+}
+
+static void test_path_is_safe(void **state)
+{
+    assert_true(fixture_http_path_is_safe("/", 1));
+    assert_true(fixture_http_path_is_safe("/a/b.html", 9));
+    assert_true(fixture_http_path_is_safe("/a/..b/c..", 10));
+    assert_false(fixture_http_path_is_safe("/a/../b", 7));
+    assert_false(fixture_http_path_is_safe("/..", 3));
+    assert_false(fixture_http_path_is_safe("/./a", 4));
+    assert_false(fixture_http_path_is_safe("a/b", 3));
+    assert_false(fixture_http_path_is_safe("/a\\..\\b", 7));
+    assert_false(fixture_http_path_is_safe("/a\0b", 4));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parses_request_line_and_headers),
+        cmocka_unit_test(test_every_prefix_is_partial),
+        cmocka_unit_test(test_rejects_malformed_heads),
+        cmocka_unit_test(test_too_many_headers_is_malformed),
+        cmocka_unit_test(test_token_q),
+        cmocka_unit_test(test_percent_decode),
+        cmocka_unit_test(test_query_param),
+        cmocka_unit_test(test_path_is_safe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
