@@ -13,7 +13,7 @@ SAN     ?=
 PKGS    := libcurl libxml-2.0 zlib
 
 CFLAGS  ?= -O2 -g
-override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread
+override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread -fstack-clash-protection
 ifneq ($(CI),)
 override CFLAGS += -Werror
 endif

@@ -3,8 +3,17 @@
  * curl's evhiperfifo.c example does; each URL is a stackful coroutine whose
  * code reads top to bottom: fetch() adds its transfer to the multi handle and
  * suspends the coroutine, and the loop resumes it when the transfer is done.
- * With --loops N, N threads each run a loop of their own over shared jobs. */
+ * With --loops N, N threads each run a loop of their own over shared jobs.
+ *
+ * A loop spreads its transfers over several multi handles ("shards") when
+ * connections are not reused: libcurl 7.88 keeps every connection to a host
+ * in one list that it scans linearly when a connection closes, and hashes
+ * sockets into a fixed 911 slots, so one multi handle with 10,000 transfers
+ * to one host spends most of its time in those scans. Shards of at most
+ * SHARD_CAP transfers bound both; when connections are reused, one shard
+ * holds everything so that every transfer can find every idle connection. */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +24,17 @@
 
 struct loop;
 
+#define SHARD_CAP 512
+
+/* One multi handle with its timer, driven by the loop's libev loop. */
+struct shard {
+    struct loop *L;
+    CURLM *multi;
+    ev_timer timer;             /* CURLMOPT_TIMERFUNCTION's one timer */
+    int in_flight;
+    struct shard *next;
+};
+
 /* One coroutine with the easy handle it fetches through. Tasks are kept on
  * a free list and rearmed (coro_reset, same easy handle, no curl_easy_reset)
  * so that a URL costs no mmap and no handle set-up. */
@@ -22,6 +42,7 @@ struct task {
     coro *co;
     struct fetch_xfer x;        /* x.easy stays with the task */
     struct loop *L;
+    struct shard *sh;           /* the multi handle it is in, while in_multi */
     CURLcode rc;                /* the finished transfer's outcome */
     int in_multi;               /* added to the multi handle, not yet removed */
     struct task *next;          /* free list, or the list of tasks in flight */
@@ -31,7 +52,7 @@ struct task {
 /* Per-socket state, hung on the socket with curl_multi_assign. */
 struct sock {
     ev_io io;
-    struct loop *L;
+    struct shard *sh;
     struct sock *next_free;
 };
 
@@ -39,8 +60,9 @@ struct loop {
     struct crawl *c;
     int idx;
     struct ev_loop *ev;
-    CURLM *multi;
-    ev_timer timer;             /* CURLMOPT_TIMERFUNCTION's one timer */
+    struct shard *shards;
+    struct shard *open;         /* where the next transfer goes, if not full */
+    int shard_cap;
     ev_timer watch;             /* notices a cancelled crawl */
     int limit;                  /* transfers in flight at most; 0: no limit */
     int in_flight;
@@ -58,7 +80,8 @@ static void on_io(struct ev_loop *ev, ev_io *w, int revents);
 
 static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
 {
-    struct loop *L = userp;
+    struct shard *sh = userp;
+    struct loop *L = sh->L;
     struct sock *sk = socketp;
 
     if (what == CURL_POLL_REMOVE) {
@@ -66,7 +89,7 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
             ev_io_stop(L->ev, &sk->io);
             sk->next_free = L->free_socks;
             L->free_socks = sk;
-            curl_multi_assign(L->multi, s, NULL);
+            curl_multi_assign(sh->multi, s, NULL);
         }
         return 0;
     }
@@ -77,9 +100,9 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
             L->free_socks = sk->next_free;
         else if (!(sk = malloc(sizeof *sk)))
             return -1;      /* libcurl fails the transfer */
-        sk->L = L;
+        sk->sh = sh;
         ev_io_init(&sk->io, on_io, s, kind);
-        curl_multi_assign(L->multi, s, sk);
+        curl_multi_assign(sh->multi, s, sk);
     } else {
         ev_io_stop(L->ev, &sk->io);
         ev_io_set(&sk->io, s, kind);
@@ -93,11 +116,12 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
  * from in here would re-enter libcurl. */
 static int on_timer_set(CURLM *m, long timeout_ms, void *userp)
 {
-    struct loop *L = userp;
-    ev_timer_stop(L->ev, &L->timer);
+    struct shard *sh = userp;
+    struct ev_loop *ev = sh->L->ev;
+    ev_timer_stop(ev, &sh->timer);
     if (timeout_ms >= 0) {
-        ev_timer_set(&L->timer, (double)timeout_ms / 1000.0, 0.);
-        ev_timer_start(L->ev, &L->timer);
+        ev_timer_set(&sh->timer, (double)timeout_ms / 1000.0, 0.);
+        ev_timer_start(ev, &sh->timer);
     }
     return 0;
 }
@@ -134,8 +158,11 @@ static void task_resume(struct loop *L, struct task *t)
 static void complete(struct loop *L, struct task *t, CURLcode rc)
 {
     if (t->in_multi) {
-        curl_multi_remove_handle(L->multi, t->x.easy);
+        curl_multi_remove_handle(t->sh->multi, t->x.easy);
         t->in_multi = 0;
+        t->sh->in_flight--;
+        if (!L->open || L->open->in_flight >= L->shard_cap)
+            L->open = t->sh;
     }
     t->rc = rc;
     task_resume(L, t);
@@ -143,11 +170,12 @@ static void complete(struct loop *L, struct task *t, CURLcode rc)
 
 /* One drain of curl_multi_info_read after each curl_multi_socket_action.
  * The CURLMsg is read before the handle is removed: it is invalid after. */
-static void drain(struct loop *L)
+static void drain(struct shard *sh)
 {
+    struct loop *L = sh->L;
     CURLMsg *msg;
     int left, finished = 0;
-    while ((msg = curl_multi_info_read(L->multi, &left))) {
+    while ((msg = curl_multi_info_read(sh->multi, &left))) {
         if (msg->msg != CURLMSG_DONE)
             continue;
         CURLcode rc = msg->data.result;
@@ -163,20 +191,20 @@ static void drain(struct loop *L)
 static void on_io(struct ev_loop *ev, ev_io *w, int revents)
 {
     struct sock *sk = (struct sock *)w;
-    struct loop *L = sk->L;
+    struct shard *sh = sk->sh;
     int action = ((revents & EV_READ) ? CURL_CSELECT_IN : 0) |
                  ((revents & EV_WRITE) ? CURL_CSELECT_OUT : 0);
     int running;
-    curl_multi_socket_action(L->multi, w->fd, action, &running);
-    drain(L);
+    curl_multi_socket_action(sh->multi, w->fd, action, &running);
+    drain(sh);
 }
 
 static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
 {
-    struct loop *L = (struct loop *)((char *)w - offsetof(struct loop, timer));
+    struct shard *sh = (struct shard *)((char *)w - offsetof(struct shard, timer));
     int running;
-    curl_multi_socket_action(L->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    drain(L);
+    curl_multi_socket_action(sh->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    drain(sh);
 }
 
 /* A cancelled crawl abandons every transfer in flight: each coroutine wakes
@@ -191,14 +219,49 @@ static void on_watch(struct ev_loop *ev, ev_timer *w, int revents)
     fill(L);
 }
 
+static struct shard *shard_new(struct loop *L)
+{
+    struct shard *sh = calloc(1, sizeof *sh);
+    if (!sh)
+        return NULL;
+    sh->L = L;
+    if (!(sh->multi = curl_multi_init())) {
+        free(sh);
+        return NULL;
+    }
+    curl_multi_setopt(sh->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(sh->multi, CURLMOPT_SOCKETDATA, sh);
+    curl_multi_setopt(sh->multi, CURLMOPT_TIMERFUNCTION, on_timer_set);
+    curl_multi_setopt(sh->multi, CURLMOPT_TIMERDATA, sh);
+    ev_timer_init(&sh->timer, on_timer, 0., 0.);
+    sh->next = L->shards;
+    L->shards = sh;
+    return sh;
+}
+
+/* Returns a shard with room for one more transfer, made if need be. */
+static struct shard *shard_pick(struct loop *L)
+{
+    if (L->open && L->open->in_flight < L->shard_cap)
+        return L->open;
+    for (struct shard *sh = L->shards; sh; sh = sh->next)
+        if (sh->in_flight < L->shard_cap)
+            return L->open = sh;
+    return L->open = shard_new(L);
+}
+
 /* The coroutine's side of a fetch: hand the transfer to the loop and sleep
  * until it is done. Returns libcurl's outcome. */
 static CURLcode task_fetch(struct task *t)
 {
-    struct loop *L = t->L;
-    CURLMcode mc = curl_multi_add_handle(L->multi, t->x.easy);
+    struct shard *sh = shard_pick(t->L);
+    if (!sh)
+        return CURLE_OUT_OF_MEMORY;
+    CURLMcode mc = curl_multi_add_handle(sh->multi, t->x.easy);
     if (mc != CURLM_OK)
         return CURLE_OUT_OF_MEMORY;
+    t->sh = sh;
+    sh->in_flight++;
     t->in_multi = 1;
     coro_yield(NULL);
     return t->rc;
@@ -291,17 +354,13 @@ static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
     L->c = c;
     L->idx = idx;
     L->limit = limit;
+    L->shard_cap = c->reuse ? INT_MAX : SHARD_CAP;
     if (!(L->ev = ev_loop_new(EVFLAG_AUTO)))
         return CRAWL_ENOMEM;
-    if (!(L->multi = curl_multi_init())) {
+    if (!shard_new(L)) {
         ev_loop_destroy(L->ev);
         return CRAWL_ECURL;
     }
-    curl_multi_setopt(L->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-    curl_multi_setopt(L->multi, CURLMOPT_SOCKETDATA, L);
-    curl_multi_setopt(L->multi, CURLMOPT_TIMERFUNCTION, on_timer_set);
-    curl_multi_setopt(L->multi, CURLMOPT_TIMERDATA, L);
-    ev_timer_init(&L->timer, on_timer, 0., 0.);
     ev_timer_init(&L->watch, on_watch, 0.1, 0.1);
     ev_timer_start(L->ev, &L->watch);
     return 0;
@@ -319,10 +378,16 @@ static void loop_free(struct loop *L)
     while ((t = L->busy)) {
         busy_unlink(L, t);
         if (t->in_multi)
-            curl_multi_remove_handle(L->multi, t->x.easy);
+            curl_multi_remove_handle(t->sh->multi, t->x.easy);
         task_free(t);
     }
-    curl_multi_cleanup(L->multi);
+    struct shard *sh;
+    while ((sh = L->shards)) {
+        L->shards = sh->next;
+        ev_timer_stop(L->ev, &sh->timer);
+        curl_multi_cleanup(sh->multi);
+        free(sh);
+    }
     struct sock *sk;
     while ((sk = L->free_socks)) {
         L->free_socks = sk->next_free;
