@@ -31,9 +31,9 @@ static const char usage_text[] =
 "print the body lengths and the wall time as the asyncio crawler article does.\n"
 "\n"
 "Models:\n"
-"  --mode=MODE            seq, thread, pool, coro, or all to compare them\n"
-"                         (default coro)\n"
 "%s"
+"  --mode=MODE            one of the above, or all to compare them (default\n"
+"                         coro)\n"
 "\n"
 "Fetching (the same libcurl options in every model):\n"
 "  -c, --concurrency=N    transfers in flight at most (pool: workers, default\n"
@@ -83,7 +83,7 @@ static void usage(FILE *out)
     char models[1024];
     size_t o = 0;
     for (int i = 0; crawl_backends[i]; i++)
-        o += (size_t)snprintf(models + o, sizeof models - o, "                           %-7s %s\n",
+        o += (size_t)snprintf(models + o, sizeof models - o, "  %-7s %s\n",
                               crawl_backends[i]->name, crawl_backends[i]->summary);
     fprintf(out, usage_text, models);
 }
