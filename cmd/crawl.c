@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +41,8 @@ static const char usage_text[] =
 "                         10; thread and coro: all at once by default)\n"
 "      --timeout=SEC      limit for a whole transfer (default 30)\n"
 "      --connect-timeout=SEC  limit for connecting (default 10)\n"
+"      --deadline=SEC     limit for the whole run: what has not finished by\n"
+"                         then is cancelled (with --mode=all, for each model)\n"
 "      --max-redirs=N     redirects to follow (default 10; 0 follows none)\n"
 "      --no-reuse         a fresh connection for every URL\n"
 "      --reuse            keep connections for reuse even when every URL is\n"
@@ -140,6 +143,7 @@ enum {
     OPT_MODE = 256, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_MAX_REDIRS, OPT_NO_REUSE,
     OPT_REUSE, OPT_FORMAT, OPT_ORDER, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_FAIL,
     OPT_MAX_SIZE, OPT_BUFFER_SIZE, OPT_STACK_SIZE, OPT_LOOPS, OPT_MODES, OPT_REPEAT,
+    OPT_DEADLINE,
 };
 
 static const struct option long_opts[] = {
@@ -166,6 +170,7 @@ static const struct option long_opts[] = {
     {"no-progress", no_argument, 0, OPT_NO_PROGRESS},
     {"modes", required_argument, 0, OPT_MODES},
     {"repeat", required_argument, 0, OPT_REPEAT},
+    {"deadline", required_argument, 0, OPT_DEADLINE},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {0, 0, 0, 0},
@@ -280,6 +285,9 @@ static void parse_args(struct cli *cli, int argc, char **argv)
         case OPT_MODES:
             cli->modes = optarg;
             break;
+        case OPT_DEADLINE:
+            o->deadline = parse_seconds("--deadline", optarg);
+            break;
         case OPT_REPEAT:
             cli->repeat = (int)parse_long("--repeat", optarg, 1, 100);
             break;
@@ -291,10 +299,11 @@ static void parse_args(struct cli *cli, int argc, char **argv)
                    curl_version_info(CURLVERSION_NOW)->version);
             exit(0);
         case ':':
-            die_usage("%s%s: needs a value",
-                      optopt ? "-" : "", optopt ? (char[]){(char)optopt, 0} : argv[optind - 1]);
+            if (optopt > 0 && optopt < 256)
+                die_usage("-%c: needs a value", optopt);
+            die_usage("%s: needs a value", argv[optind - 1]);
         default:
-            if (optopt)
+            if (optopt > 0 && optopt < 256)
                 die_usage("-%c: unknown option", optopt);
             die_usage("%s: unknown option", argv[optind - 1]);
         }
@@ -408,18 +417,36 @@ static void progress_stop(struct progress *p)
     pthread_mutex_destroy(&p->lock);
 }
 
-static struct crawl *the_crawl;
+static struct crawl *volatile the_crawl;
 static volatile sig_atomic_t interrupted;
 
 /* SIGINT, SIGTERM: the first one cancels the crawl, which then prints what
- * it has; a second SIGINT ends the process at once. */
+ * it has; a second SIGINT ends the process at once. SIGALRM: --deadline. */
 static void on_signal(int sig)
 {
+    struct crawl *c = the_crawl;
+    if (sig == SIGALRM) {
+        if (c)
+            crawl_cancel(c, CRAWL_CANCEL_DEADLINE);
+        return;
+    }
     if (interrupted && sig == SIGINT)
         _exit(130);
     interrupted = sig;
-    if (the_crawl)
-        crawl_cancel(the_crawl);
+    if (c)
+        crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
+}
+
+/* Arms (seconds > 0) or disarms (0) the --deadline timer. */
+static void deadline_set(double seconds)
+{
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    it.it_value.tv_sec = (time_t)seconds;
+    it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+    if (seconds > 0 && it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
+        it.it_value.tv_usec = 1;
+    setitimer(ITIMER_REAL, &it, NULL);
 }
 
 static void install_signals(void)
@@ -430,6 +457,7 @@ static void install_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGALRM, &sa, NULL);
     /* A closed output pipe shows up as EPIPE from the writes instead. */
     signal(SIGPIPE, SIG_IGN);
 }
@@ -462,10 +490,14 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     c->on_warn = warn_stderr;
     the_crawl = c;
     if (interrupted)
-        crawl_cancel(c);
+        crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
     if (show_progress && progress_start(&prog, c) != 0)
         show_progress = 0;
+    if (cli->opts.deadline > 0)
+        deadline_set(cli->opts.deadline);
     int rc = crawl_run(c, b);
+    if (cli->opts.deadline > 0)
+        deadline_set(0);
     if (show_progress)
         progress_stop(&prog);
     the_crawl = NULL;
@@ -546,11 +578,12 @@ static int run_all(struct cli *cli, struct crawl *c)
     struct all_ctx a = { .cli = cli, .c = c, .out = out };
     struct compare_run res[16];
     double minw[16], maxw[16];
-    int rc = compare_models(list, cli->repeat, all_child, &a, res, minw, maxw);
+    int rc = compare_models(list, cli->repeat, all_child, &a, &interrupted, res, minw, maxw);
     if (rc < 0) {
         fprintf(stderr, "crawl: cannot start a model's process: %s\n", strerror(-rc));
         return EXIT_FAILED;
     }
+    n = rc;
     char shared[512], desc[256], limits[256];
     size_t o = 0;
     for (int i = 0; i < n; i++) {

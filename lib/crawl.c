@@ -69,6 +69,27 @@ void crawl_opts_init(struct crawl_opts *o)
     o->loops = 1;
 }
 
+size_t crawl_utf8_len(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t n;
+    unsigned min;
+    unsigned cp;
+    if ((s[0] & 0xe0) == 0xc0) { n = 2; cp = s[0] & 0x1f; min = 0x80; }
+    else if ((s[0] & 0xf0) == 0xe0) { n = 3; cp = s[0] & 0x0f; min = 0x800; }
+    else if ((s[0] & 0xf8) == 0xf0) { n = 4; cp = s[0] & 0x07; min = 0x10000; }
+    else return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
 double crawl_now(void)
 {
     struct timespec ts;
@@ -298,9 +319,19 @@ void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
     crawl_done(c, job);
 }
 
-void crawl_cancel(struct crawl *c)
+void crawl_cancel(struct crawl *c, enum crawl_cancel_why why)
 {
-    atomic_store(&c->cancelled, 1);
+    int none = 0;
+    atomic_compare_exchange_strong(&c->cancelled, &none, (int)why);
+}
+
+const char *crawl_cancel_text(struct crawl *c)
+{
+    switch (atomic_load(&c->cancelled)) {
+    case CRAWL_CANCEL_DEADLINE: return "cancelled: --deadline reached";
+    case CRAWL_CANCEL_SIGNAL:   return "cancelled: interrupted";
+    default:                    return "cancelled";
+    }
 }
 
 int crawl_is_cancelled(struct crawl *c)
@@ -339,7 +370,7 @@ static void cancel_rest(struct crawl *c)
         j->done_seq = c->ndone++;
         j->res.fail = CRAWL_FAIL_CANCELLED;
         free(j->res.error);
-        j->res.error = strdup("cancelled");
+        j->res.error = strdup(crawl_cancel_text(c));
         c->nfailed++;
     }
     c->next = c->njobs;

@@ -151,7 +151,7 @@ struct crawl {
     size_t fetchable;         /* jobs that need a fetch (not input errors) */
     double t0;                /* monotonic seconds at crawl_run's start */
     double wall;              /* seconds crawl_run took */
-    atomic_int cancelled;     /* set by crawl_cancel: take no more jobs */
+    atomic_int cancelled;     /* set by crawl_cancel (the reason): take no more jobs */
     size_t nofile;            /* file descriptors this process may open */
     void (*on_done)(struct crawl *c, struct crawl_job *job, void *data);
     void  *on_done_data;      /* called under lock as each job finishes */
@@ -197,11 +197,21 @@ void crawl_done(struct crawl *c, struct crawl_job *job);
 void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* Stops handing out jobs; async-signal-safe. */
-void crawl_cancel(struct crawl *c);
+/* Why a crawl was cancelled. */
+enum crawl_cancel_why {
+    CRAWL_CANCEL_SIGNAL = 1,    /* SIGINT or SIGTERM */
+    CRAWL_CANCEL_DEADLINE       /* --deadline passed */
+};
 
-/* Returns 1 once crawl_cancel was called. */
+/* Stops handing out jobs and makes the models abandon transfers in flight;
+ * the first reason given sticks. Async-signal-safe. */
+void crawl_cancel(struct crawl *c, enum crawl_cancel_why why);
+
+/* Returns the reason once crawl_cancel was called, else 0. */
 int crawl_is_cancelled(struct crawl *c);
+
+/* Returns the error text for a job the cancellation stopped. */
+const char *crawl_cancel_text(struct crawl *c);
 
 /* Returns how many jobs are queued and not yet taken (under lock). */
 size_t crawl_queued(struct crawl *c);
@@ -217,6 +227,10 @@ void crawl_warn_once(struct crawl *c, const char *fmt, ...)
 /* Raises RLIMIT_NOFILE to its hard limit; returns the soft limit now in
  * force. */
 size_t crawl_raise_nofile(void);
+
+/* Returns the length of the valid UTF-8 sequence that starts at s (1 to 4),
+ * or 0 when the bytes there are not valid UTF-8. s is NUL-terminated. */
+size_t crawl_utf8_len(const unsigned char *s);
 
 /* Seconds on the monotonic clock. */
 double crawl_now(void);

@@ -168,7 +168,10 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
             snprintf(buf, sizeof buf, "body larger than --max-size (%lld bytes)",
                      (long long)x->c->opts->max_size);
         else if (r->fail == CRAWL_FAIL_CANCELLED)
-            snprintf(buf, sizeof buf, "cancelled");
+            snprintf(buf, sizeof buf, "%s", crawl_cancel_text(x->c));
+        else if (rc == CURLE_UNSUPPORTED_PROTOCOL && r->status >= 300 && r->status < 400)
+            snprintf(buf, sizeof buf, "redirect refused, only http and https are followed (%s)",
+                     x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
         else
             snprintf(buf, sizeof buf, "%s",
                      x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
@@ -185,7 +188,7 @@ void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                    int worker)
 {
     if (crawl_is_cancelled(c)) {
-        crawl_fail(c, job, CRAWL_FAIL_CANCELLED, "cancelled");
+        crawl_fail(c, job, CRAWL_FAIL_CANCELLED, "%s", crawl_cancel_text(c));
         return;
     }
     fetch_prepare(x, c, job, worker);
@@ -223,9 +226,10 @@ struct fetch_share *fetch_share_new(struct crawl *c)
     curl_share_setopt(s->sh, CURLSHOPT_LOCKFUNC, share_lock);
     curl_share_setopt(s->sh, CURLSHOPT_UNLOCKFUNC, share_unlock);
     curl_share_setopt(s->sh, CURLSHOPT_USERDATA, s);
+    /* Only the DNS cache: libcurl does not support sharing connections
+     * between concurrent threads (CURLSHOPT_SHARE), so the thread model
+     * reuses connections by passing idle easy handles between threads. */
     curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    if (c->reuse)
-        curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     return s;
 err:
     fetch_share_free(s);

@@ -41,8 +41,7 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc);
 void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                    int worker);
 
-/* What threads with easy handles of their own share: the DNS cache, plus the
- * connection cache when the crawl reuses connections. */
+/* What threads with easy handles of their own share: the DNS cache. */
 struct fetch_share {
     CURLSH *sh;
     pthread_mutex_t locks[CURL_LOCK_DATA_LAST];

@@ -54,28 +54,6 @@ struct crawl_job **report_order(struct crawl *c, enum crawl_order ord)
     return v;
 }
 
-/* Returns the length of the valid UTF-8 sequence at s, or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t n;
-    unsigned min;
-    unsigned cp;
-    if ((s[0] & 0xe0) == 0xc0) { n = 2; cp = s[0] & 0x1f; min = 0x80; }
-    else if ((s[0] & 0xf0) == 0xe0) { n = 3; cp = s[0] & 0x0f; min = 0x800; }
-    else if ((s[0] & 0xf8) == 0xf0) { n = 4; cp = s[0] & 0x07; min = 0x10000; }
-    else return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
 void report_json_str(FILE *out, const char *s)
 {
     if (!s) {
@@ -94,7 +72,7 @@ void report_json_str(FILE *out, const char *s)
             fprintf(out, "\\u%04x", ch);
             p++;
         } else {
-            size_t n = utf8_len(p);
+            size_t n = crawl_utf8_len(p);
             if (n == 0) {
                 fputs("\\ufffd", out);
                 p++;
