@@ -102,7 +102,8 @@ bench: deps
 	$(Q)BUILD=$(BUILD) scripts/bench.sh
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang, each run for
-# FUZZ_SECONDS on a copy of its seed corpus in testdata/fuzz/NAME.
+# FUZZ_SECONDS on a copy of its seeds: the test pages and bad input lists
+# double as seeds, testdata/fuzz/ holds the rest.
 FUZZ_SECONDS ?= 60
 FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
@@ -117,7 +118,12 @@ fuzz: deps
 		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" BUILD=build/fuzz $(FUZZ_BIN)
 	$(Q)for f in $(FUZZ_BIN); do \
 		name=$${f#build/fuzz/fuzz_}; corpus=build/fuzz/corpus-$$name; \
-		mkdir -p $$corpus && cp -n testdata/fuzz/$$name/* $$corpus/ 2>/dev/null; \
+		case $$name in \
+		html)    seeds="testdata/html/*" ;; \
+		urllist) seeds="testdata/fuzz/urllist/* testdata/bad-input/*" ;; \
+		*)       seeds="testdata/fuzz/$$name/*" ;; \
+		esac; \
+		mkdir -p $$corpus && cp -n $$seeds $$corpus/ 2>/dev/null; \
 		echo "== $$f: $(FUZZ_SECONDS) s"; \
 		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
 			-artifact_prefix=build/fuzz/crash-$$name- $$corpus 2>&1 | tail -12 || exit 1; \

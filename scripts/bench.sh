@@ -37,20 +37,12 @@ if [ -z "${QUICK:-}" ]; then
 fi
 [ -x /usr/bin/time ] || { echo "bench.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 mkdir -p "$OUT"
+. scripts/fixture-lib.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-bench.XXXXXX")
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap 'fixture_stop; rm -rf "$tmp"' EXIT
 ulimit -n "$(ulimit -Hn)"
-
-"$BUILD/fixture-server" --port 0 --port-file "$tmp/port" -q &
-server=$!
-for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
-[ -s "$tmp/port" ] || { echo "bench.sh: the fixture server did not start" >&2; exit 1; }
-base="http://127.0.0.1:$(cat "$tmp/port")"
+fixture_start "$tmp"
+base=$FIXTURE_BASE
 requests() { curl -s "$base/stats" | sed 's/.*"requests":\([0-9]*\).*/\1/'; }
 
 have() { command -v "$1" >/dev/null 2>&1; }
