@@ -468,8 +468,11 @@ static void progress_line(struct crawl *c)
 {
     pthread_mutex_lock(&c->lock);
     size_t done = c->ndone, total = c->njobs, running = c->running, failed = c->nfailed;
+    double t0 = c->t0;
     pthread_mutex_unlock(&c->lock);
-    double el = crawl_now() - c->t0;
+    if (t0 <= 0)
+        return;     /* the crawl has not started */
+    double el = crawl_now() - t0;
     fprintf(stderr, "\r%zu/%zu done, %zu in flight, %zu failed, %.0f/s, %.1fs\033[K",
             done, total, running, failed, el > 0 ? (double)done / el : 0.0, el);
 }
@@ -487,7 +490,7 @@ static void *progress_main(void *arg)
             ts.tv_nsec -= 1000000000;
         }
         pthread_cond_timedwait(&p->stop_cond, &p->lock, &ts);
-        if (!p->stop && p->c->t0 > 0)
+        if (!p->stop)
             progress_line(p->c);
     }
     pthread_mutex_unlock(&p->lock);

@@ -457,7 +457,9 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         break;
     }
     c->nofile = crawl_raise_nofile();
+    pthread_mutex_lock(&c->lock);
     c->t0 = crawl_now();
+    pthread_mutex_unlock(&c->lock);
     int rc = b->run(c);
     c->wall = crawl_now() - c->t0;
     cancel_rest(c);

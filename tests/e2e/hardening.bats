@@ -182,7 +182,8 @@ rows() { grep '^Length:' <<<"$output"; }
 }
 
 @test "a second SIGINT ends the process at once" {
-	"$CRAWL" --mode=thread "$FIXTURE/hang" >/dev/null 2>&1 &
+	# Ending at once leaves threads unjoined, on purpose.
+	TSAN_OPTIONS="${TSAN_OPTIONS:-} report_thread_leaks=0" "$CRAWL" --mode=thread "$FIXTURE/hang" >/dev/null 2>&1 &
 	pid=$!
 	sleep 0.5
 	kill -INT $pid; kill -INT $pid
