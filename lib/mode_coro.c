@@ -26,6 +26,14 @@ struct loop;
 
 #define SHARD_CAP 512
 
+/* Transfers started per loop iteration at most. Starting 10,000 at once
+ * means 10,000 connect() calls before the first request is sent, so the
+ * last requests reach the server some 0.6 s late; in batches, each
+ * iteration connects a batch and sends the previous one's requests, the
+ * server answers in step, and 10,000 x /delay/1000 went from 2.25 s to
+ * 1.8 s (16 to 256 all did within noise; 32 was best by a little). */
+#define BATCH 32
+
 /* One multi handle with its timer, driven by the loop's libev loop. */
 struct shard {
     struct loop *L;
@@ -54,6 +62,9 @@ struct sock {
     ev_io io;
     struct shard *sh;
     struct sock *next_free;
+    struct sock *next_fresh;    /* on the loop's list of sockets to try at once */
+    unsigned char fresh;        /* on that list */
+    unsigned char removed;      /* libcurl is done with it while on that list */
 };
 
 struct loop {
@@ -64,6 +75,7 @@ struct loop {
     struct shard *open;         /* where the next transfer goes, if not full */
     int shard_cap;
     ev_timer watch;             /* notices a cancelled crawl */
+    ev_prepare more;            /* starts the next batch of transfers */
     int limit;                  /* transfers in flight at most; 0: no limit */
     int in_flight;
     int over;                   /* the core has no more jobs for this loop */
@@ -71,6 +83,8 @@ struct loop {
     struct task *free_tasks;
     struct task *busy;          /* tasks in flight, for cancellation */
     struct sock *free_socks;
+    struct sock *fresh;         /* new sockets that wait for connect(), oldest first */
+    struct sock **fresh_tail;
     int err;                    /* first fatal error */
     pthread_t tid;
 };
@@ -87,9 +101,13 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
     if (what == CURL_POLL_REMOVE) {
         if (sk) {
             ev_io_stop(L->ev, &sk->io);
-            sk->next_free = L->free_socks;
-            L->free_socks = sk;
             curl_multi_assign(sh->multi, s, NULL);
+            if (sk->fresh) {
+                sk->removed = 1;    /* act() frees it */
+            } else {
+                sk->next_free = L->free_socks;
+                L->free_socks = sk;
+            }
         }
         return 0;
     }
@@ -101,8 +119,15 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
         else if (!(sk = malloc(sizeof *sk)))
             return -1;      /* libcurl fails the transfer */
         sk->sh = sh;
+        sk->fresh = sk->removed = 0;
         ev_io_init(&sk->io, on_io, s, kind);
         curl_multi_assign(sh->multi, s, sk);
+        if (what == CURL_POLL_OUT) {
+            sk->fresh = 1;
+            sk->next_fresh = NULL;
+            *L->fresh_tail = sk;
+            L->fresh_tail = &sk->next_fresh;
+        }
     } else {
         ev_io_stop(L->ev, &sk->io);
         ev_io_set(&sk->io, s, kind);
@@ -138,9 +163,12 @@ static void busy_unlink(struct loop *L, struct task *t)
 }
 
 static void fill(struct loop *L);
+static void task_free(struct task *t);
 
 /* Switches to t's coroutine; when it has finished its URL, the task goes
- * back on the free list. */
+ * back on the free list, or is freed now if no job waits for it: freeing
+ * 10,000 tasks at the end took 0.1 s after the last response, and freed
+ * one by one they fit between responses. */
 static void task_resume(struct loop *L, struct task *t)
 {
     coro_resume(t->co, NULL, NULL);
@@ -149,6 +177,10 @@ static void task_resume(struct loop *L, struct task *t)
     busy_unlink(L, t);
     L->in_flight--;
     t->x.job = NULL;
+    if (crawl_queued(L->c) == 0) {
+        task_free(t);
+        return;
+    }
     t->next = L->free_tasks;
     L->free_tasks = t;
 }
@@ -188,23 +220,48 @@ static void drain(struct shard *sh)
         fill(L);
 }
 
+/* One curl_multi_socket_action and its drain; then the same, with
+ * CURL_CSELECT_OUT, for every socket that libcurl opened meanwhile and
+ * waits to see writable. libcurl checks the socket itself (a poll() with no
+ * wait) before it believes the hint, so a connect still in progress only
+ * costs that check; one that is done (on loopback, connect() completes
+ * before it returns) sends its request now instead of one loop iteration
+ * later, and its socket is added to epoll once, for reading. The server
+ * then finds the request with the connection instead of being woken twice:
+ * 10,000 x /delay/1000 went from 1.9 s to 1.8 s, 10% less CPU. */
+static void act(struct shard *sh, curl_socket_t fd, int action)
+{
+    struct loop *L = sh->L;
+    int running;
+    curl_multi_socket_action(sh->multi, fd, action, &running);
+    drain(sh);
+    while (L->fresh) {
+        struct sock *sk = L->fresh;
+        if (!(L->fresh = sk->next_fresh))
+            L->fresh_tail = &L->fresh;
+        sk->fresh = 0;
+        if (sk->removed) {
+            sk->next_free = L->free_socks;
+            L->free_socks = sk;
+            continue;
+        }
+        curl_multi_socket_action(sk->sh->multi, sk->io.fd, CURL_CSELECT_OUT, &running);
+        drain(sk->sh);
+    }
+}
+
 static void on_io(struct ev_loop *ev, ev_io *w, int revents)
 {
     struct sock *sk = (struct sock *)w;
-    struct shard *sh = sk->sh;
     int action = ((revents & EV_READ) ? CURL_CSELECT_IN : 0) |
                  ((revents & EV_WRITE) ? CURL_CSELECT_OUT : 0);
-    int running;
-    curl_multi_socket_action(sh->multi, w->fd, action, &running);
-    drain(sh);
+    act(sk->sh, w->fd, action);
 }
 
 static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
 {
     struct shard *sh = (struct shard *)((char *)w - offsetof(struct shard, timer));
-    int running;
-    curl_multi_socket_action(sh->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    drain(sh);
+    act(sh, CURL_SOCKET_TIMEOUT, 0);
 }
 
 /* A cancelled crawl abandons every transfer in flight: each coroutine wakes
@@ -314,12 +371,18 @@ static void task_free(struct task *t)
     free(t);
 }
 
-/* Starts coroutines for queued jobs while the limit allows. A loop with
- * nothing in flight may wait for jobs that other loops' transfers add. */
+/* Starts coroutines for queued jobs while the limit allows, BATCH at a
+ * time: the rest wait for on_more. A loop with nothing in flight may wait
+ * for jobs that other loops' transfers add. */
 static void fill(struct loop *L)
 {
+    int started = 0;
     while (!L->over && (L->limit == 0 || L->in_flight < L->limit)) {
         struct crawl_job *job;
+        if (started == BATCH) {
+            ev_prepare_start(L->ev, &L->more);
+            return;
+        }
         int rc = crawl_next(L->c, &job, L->in_flight == 0);
         if (rc == CRAWL_EAGAIN)
             break;
@@ -342,10 +405,18 @@ static void fill(struct loop *L)
             L->busy->prev = t;
         L->busy = t;
         L->in_flight++;
+        started++;
         task_resume(L, t);
     }
+    ev_prepare_stop(L->ev, &L->more);
     if (L->over && L->in_flight == 0)
         ev_break(L->ev, EVBREAK_ALL);
+}
+
+/* Before the loop polls: the next batch, while jobs and room remain. */
+static void on_more(struct ev_loop *ev, ev_prepare *w, int revents)
+{
+    fill((struct loop *)((char *)w - offsetof(struct loop, more)));
 }
 
 static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
@@ -361,6 +432,8 @@ static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
         ev_loop_destroy(L->ev);
         return CRAWL_ECURL;
     }
+    L->fresh_tail = &L->fresh;
+    ev_prepare_init(&L->more, on_more);
     ev_timer_init(&L->watch, on_watch, 0.1, 0.1);
     ev_timer_start(L->ev, &L->watch);
     return 0;
@@ -389,10 +462,15 @@ static void loop_free(struct loop *L)
         free(sh);
     }
     struct sock *sk;
+    while ((sk = L->fresh)) {       /* left only by an abandoned loop */
+        L->fresh = sk->next_fresh;
+        free(sk);
+    }
     while ((sk = L->free_socks)) {
         L->free_socks = sk->next_free;
         free(sk);
     }
+    ev_prepare_stop(L->ev, &L->more);
     ev_loop_destroy(L->ev);
 }
 
