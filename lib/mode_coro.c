@@ -71,6 +71,7 @@ struct loop {
     struct crawl *c;
     int idx;
     struct ev_loop *ev;
+    coro_stack *stack;          /* every task's coroutine runs on it */
     struct shard *shards;
     struct shard *open;         /* where the next transfer goes, if not full */
     int shard_cap;
@@ -352,7 +353,7 @@ static struct task *task_get(struct loop *L)
     t->x.worker = L->idx * 1000000 + L->ntasks++;
     if (!(t->x.easy = fetch_easy_new(L->c, NULL)))
         goto err;
-    if (!(t->co = coro_new(task_main, t, L->c->opts->stack_size)))
+    if (!(t->co = coro_new_on(task_main, t, L->stack)))
         goto err;
     return t;
 err:
@@ -428,7 +429,12 @@ static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
     L->shard_cap = c->reuse ? INT_MAX : SHARD_CAP;
     if (!(L->ev = ev_loop_new(EVFLAG_AUTO)))
         return CRAWL_ENOMEM;
+    if (!(L->stack = coro_stack_new(c->opts->stack_size))) {
+        ev_loop_destroy(L->ev);
+        return CRAWL_ENOMEM;
+    }
     if (!shard_new(L)) {
+        coro_stack_free(L->stack);
         ev_loop_destroy(L->ev);
         return CRAWL_ECURL;
     }
@@ -470,6 +476,7 @@ static void loop_free(struct loop *L)
         L->free_socks = sk->next_free;
         free(sk);
     }
+    coro_stack_free(L->stack);
     ev_prepare_stop(L->ev, &L->more);
     ev_loop_destroy(L->ev);
 }
