@@ -211,7 +211,7 @@ static void share_unlock(CURL *h, curl_lock_data d, void *data)
     pthread_mutex_unlock(&s->locks[d]);
 }
 
-struct fetch_share *fetch_share_new(struct crawl *c)
+static struct fetch_share *share_new(struct crawl *c, int locked)
 {
     struct fetch_share *s = calloc(1, sizeof *s);
     if (!s)
@@ -220,16 +220,33 @@ struct fetch_share *fetch_share_new(struct crawl *c)
         pthread_mutex_init(&s->locks[i], NULL);
     if (!(s->sh = curl_share_init()))
         goto err;
-    curl_share_setopt(s->sh, CURLSHOPT_LOCKFUNC, share_lock);
-    curl_share_setopt(s->sh, CURLSHOPT_UNLOCKFUNC, share_unlock);
-    curl_share_setopt(s->sh, CURLSHOPT_USERDATA, s);
+    if (locked) {
+        curl_share_setopt(s->sh, CURLSHOPT_LOCKFUNC, share_lock);
+        curl_share_setopt(s->sh, CURLSHOPT_UNLOCKFUNC, share_unlock);
+        curl_share_setopt(s->sh, CURLSHOPT_USERDATA, s);
+    }
     curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    if (c->reuse)
-        curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    /* Without it every easy handle allocates a TLS session cache of its
+     * own (5 x 184 bytes), even for plain HTTP: 9 MB of 10,000 handles in
+     * flight. Shared, a session also resumes on the other handles. */
+    curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     return s;
 err:
     fetch_share_free(s);
     return NULL;
+}
+
+struct fetch_share *fetch_share_new(struct crawl *c)
+{
+    struct fetch_share *s = share_new(c, 1);
+    if (s && c->reuse)
+        curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    return s;
+}
+
+struct fetch_share *fetch_share_new_local(struct crawl *c)
+{
+    return share_new(c, 0);
 }
 
 void fetch_share_free(struct fetch_share *s)

@@ -72,6 +72,7 @@ struct loop {
     int idx;
     struct ev_loop *ev;
     coro_stack *stack;          /* every task's coroutine runs on it */
+    struct fetch_share *share;  /* DNS cache and TLS sessions of every task */
     struct shard *shards;
     struct shard *open;         /* where the next transfer goes, if not full */
     int shard_cap;
@@ -351,7 +352,7 @@ static struct task *task_get(struct loop *L)
     t->L = L;
     t->x.data = t;
     t->x.worker = L->idx * 1000000 + L->ntasks++;
-    if (!(t->x.easy = fetch_easy_new(L->c, NULL)))
+    if (!(t->x.easy = fetch_easy_new(L->c, L->share)))
         goto err;
     if (!(t->co = coro_new_on(task_main, t, L->stack)))
         goto err;
@@ -429,11 +430,12 @@ static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
     L->shard_cap = c->reuse ? INT_MAX : SHARD_CAP;
     if (!(L->ev = ev_loop_new(EVFLAG_AUTO)))
         return CRAWL_ENOMEM;
-    if (!(L->stack = coro_stack_new(c->opts->stack_size))) {
-        ev_loop_destroy(L->ev);
-        return CRAWL_ENOMEM;
-    }
+    if (!(L->stack = coro_stack_new(c->opts->stack_size)))
+        goto err;
+    if (!(L->share = fetch_share_new_local(c)))
+        goto err;
     if (!shard_new(L)) {
+        fetch_share_free(L->share);
         coro_stack_free(L->stack);
         ev_loop_destroy(L->ev);
         return CRAWL_ECURL;
@@ -443,6 +445,10 @@ static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
     ev_timer_init(&L->watch, on_watch, 0.1, 0.1);
     ev_timer_start(L->ev, &L->watch);
     return 0;
+err:
+    coro_stack_free(L->stack);
+    ev_loop_destroy(L->ev);
+    return CRAWL_ENOMEM;
 }
 
 static void loop_free(struct loop *L)
@@ -476,6 +482,7 @@ static void loop_free(struct loop *L)
         L->free_socks = sk->next_free;
         free(sk);
     }
+    fetch_share_free(L->share);     /* after every handle using it */
     coro_stack_free(L->stack);
     ev_prepare_stop(L->ev, &L->more);
     ev_loop_destroy(L->ev);
