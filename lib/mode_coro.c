@@ -508,8 +508,11 @@ static int coro_run(struct crawl *c)
     size_t limit = c->limit > 0 ? (size_t)c->limit : 0;
     int rc = 0;
 
-    /* Every transfer in flight holds a socket: keep in flight what the
-     * descriptors allow. */
+    /* Every transfer in flight holds a socket, and every multi handle the
+     * two of its wakeup socketpair: keep in flight what the descriptors
+     * allow. */
+    if (!c->reuse)
+        fds -= fds / (SHARD_CAP / 2 + 1);
     if ((limit == 0 || limit > fds) && c->fetchable > fds) {
         crawl_warn_once(c, "%zu URLs but only %zu file descriptors: keeping %zu in flight",
                         c->fetchable, c->nofile, fds);
