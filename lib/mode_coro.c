@@ -78,9 +78,11 @@ struct loop {
     int shard_cap;
     ev_timer watch;             /* notices a cancelled crawl */
     ev_prepare more;            /* starts the next batch of transfers */
+    ev_idle spin;               /* keeps the loop from blocking while it waits */
     int limit;                  /* transfers in flight at most; 0: no limit */
     int in_flight;
     int over;                   /* the core has no more jobs for this loop */
+    int filling;                /* in fill(), which act() may call again */
     int ntasks;                 /* tasks ever made: worker ids */
     struct task *free_tasks;
     struct task *busy;          /* tasks in flight, for cancellation */
@@ -171,20 +173,21 @@ static void task_free(struct task *t);
  * back on the free list, or is freed now if no job waits for it: freeing
  * 10,000 tasks at the end took 0.1 s after the last response, and freed
  * one by one they fit between responses. */
-static void task_resume(struct loop *L, struct task *t)
+static int task_resume(struct loop *L, struct task *t)
 {
     coro_resume(t->co, NULL, NULL);
     if (coro_status(t->co) != CORO_DEAD)
-        return;
+        return 1;
     busy_unlink(L, t);
     L->in_flight--;
     t->x.job = NULL;
     if (crawl_queued(L->c) == 0) {
         task_free(t);
-        return;
+        return 0;
     }
     t->next = L->free_tasks;
     L->free_tasks = t;
+    return 0;
 }
 
 /* Ends the wait of t's coroutine with outcome rc: the transfer leaves the
@@ -379,10 +382,15 @@ static void task_free(struct task *t)
 static void fill(struct loop *L)
 {
     int started = 0;
+    if (L->filling)
+        return;
+    L->filling = 1;
     while (!L->over && (L->limit == 0 || L->in_flight < L->limit)) {
         struct crawl_job *job;
         if (started == BATCH) {
             ev_prepare_start(L->ev, &L->more);
+            ev_idle_start(L->ev, &L->spin);
+            L->filling = 0;
             return;
         }
         int rc = crawl_next(L->c, &job, L->in_flight == 0);
@@ -408,9 +416,19 @@ static void fill(struct loop *L)
         L->busy = t;
         L->in_flight++;
         started++;
-        task_resume(L, t);
+        /* The new transfer is due at once: let libcurl connect it now, and
+         * send its request (see act), before the next one is made, rather
+         * than all of the batch's at the next timer. The server then meets
+         * most requests with their connections instead of being woken for
+         * each (10,000 x /delay/1000: 13,000 -> 9,500 wakeups, setup 4%
+         * faster). Not from inside the coroutine: a transfer that ends in
+         * that call resumes its own coroutine on the same stack. */
+        if (task_resume(L, t) && t->in_multi)
+            act(t->sh, CURL_SOCKET_TIMEOUT, 0);
     }
+    L->filling = 0;
     ev_prepare_stop(L->ev, &L->more);
+    ev_idle_stop(L->ev, &L->spin);
     if (L->over && L->in_flight == 0)
         ev_break(L->ev, EVBREAK_ALL);
 }
@@ -419,6 +437,12 @@ static void fill(struct loop *L)
 static void on_more(struct ev_loop *ev, ev_prepare *w, int revents)
 {
     fill((struct loop *)((char *)w - offsetof(struct loop, more)));
+}
+
+/* Active while a batch waits: the loop polls without blocking, since the
+ * new transfers leave libcurl no 0 ms timer to say so. */
+static void on_spin(struct ev_loop *ev, ev_idle *w, int revents)
+{
 }
 
 static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
@@ -442,6 +466,7 @@ static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
     }
     L->fresh_tail = &L->fresh;
     ev_prepare_init(&L->more, on_more);
+    ev_idle_init(&L->spin, on_spin);
     ev_timer_init(&L->watch, on_watch, 0.1, 0.1);
     ev_timer_start(L->ev, &L->watch);
     return 0;
@@ -485,6 +510,7 @@ static void loop_free(struct loop *L)
     fetch_share_free(L->share);     /* after every handle using it */
     coro_stack_free(L->stack);
     ev_prepare_stop(L->ev, &L->more);
+    ev_idle_stop(L->ev, &L->spin);
     ev_loop_destroy(L->ev);
 }
 
