@@ -90,15 +90,44 @@ demo: deps
 	$(Q)BUILD=$(BUILD) scripts/compare.sh
 
 sanitize: deps
-	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined CFLAGS="-O1 -g" check-run
+	$(Q)UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1 $(UBSAN_OPTIONS)" $(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined CFLAGS="-O1 -g" check-run
 
+# ThreadSanitizer: the unit tests and the end-to-end tests of the models.
 tsan: deps
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SAN=thread CFLAGS="-O1 -g" all units
-	$(Q)BUILD=build/tsan TSAN=1 tests/run.sh
+	$(Q)BUILD=build/tsan TESTS="crawl hardening compare" TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" tests/run.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(BUILD) scripts/bench.sh
+
+# libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang, each run for
+# FUZZ_SECONDS on a copy of its seeds: the test pages and bad input lists
+# double as seeds, testdata/fuzz/ holds the rest.
+FUZZ_SECONDS ?= 60
+FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libcrawl.a
+	@echo "  FUZZ    $@"
+	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz: deps
+	$(Q)scripts/deps.sh clang=clang libclang-rt-14-dev
+	$(Q)$(MAKE) --no-print-directory CC=clang SAN=address,undefined \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" BUILD=build/fuzz $(FUZZ_BIN)
+	$(Q)for f in $(FUZZ_BIN); do \
+		name=$${f#build/fuzz/fuzz_}; corpus=build/fuzz/corpus-$$name; \
+		case $$name in \
+		html)    seeds="testdata/html/*" ;; \
+		urllist) seeds="testdata/fuzz/urllist/* testdata/bad-input/*" ;; \
+		*)       seeds="testdata/fuzz/$$name/*" ;; \
+		esac; \
+		mkdir -p $$corpus && cp -n $$seeds $$corpus/ 2>/dev/null; \
+		echo "== $$f: $(FUZZ_SECONDS) s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
+			-artifact_prefix=build/fuzz/crash-$$name- $$corpus 2>&1 | tail -12 || exit 1; \
+	done
 
 clean:
 	rm -rf build

@@ -12,12 +12,14 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "compare.h"
 #include "crawl.h"
 #include "fetch.h"
+#include "html.h"
 #include "report.h"
 #include "urllist.h"
 
@@ -31,15 +33,17 @@ static const char usage_text[] =
 "print the body lengths and the wall time as the asyncio crawler article does.\n"
 "\n"
 "Models:\n"
-"  --mode=MODE            seq, thread, pool, coro, or all to compare them\n"
-"                         (default coro)\n"
 "%s"
+"  --mode=MODE            one of the above, or all to compare them (default\n"
+"                         coro)\n"
 "\n"
 "Fetching (the same libcurl options in every model):\n"
 "  -c, --concurrency=N    transfers in flight at most (pool: workers, default\n"
 "                         10; thread and coro: all at once by default)\n"
 "      --timeout=SEC      limit for a whole transfer (default 30)\n"
 "      --connect-timeout=SEC  limit for connecting (default 10)\n"
+"      --deadline=SEC     limit for the whole run: what has not finished by\n"
+"                         then is cancelled (with --mode=all, for each model)\n"
 "      --max-redirs=N     redirects to follow (default 10; 0 follows none)\n"
 "      --no-reuse         a fresh connection for every URL\n"
 "      --reuse            keep connections for reuse even when every URL is\n"
@@ -53,6 +57,20 @@ static const char usage_text[] =
 "  -k, --insecure         do not verify TLS certificates\n"
 "      --stack-size=BYTES coroutine stack size (coro; default 64K)\n"
 "      --loops=N          coro: event loops, one thread each (default 1)\n"
+"\n"
+"Following links (HTML parsed with libxml2 as it arrives):\n"
+"      --depth=N          follow links up to N hops from the listed URLs\n"
+"                         (default 0: only the listed URLs)\n"
+"      --max-pages=N      fetch at most N pages, listed ones included\n"
+"      --span-hosts       follow links to other hosts than the listed URL's\n"
+"      --include=REGEX    follow only links matching REGEX (repeatable)\n"
+"      --exclude=REGEX    never follow links matching REGEX (repeatable)\n"
+"      --follow=XPATH     the links to follow (default //a/@href)\n"
+"      --extract=[NAME=]XPATH  values to take from every page (repeatable),\n"
+"                         shown after the URL and in JSON lines and CSV\n"
+"      --no-robots        ignore robots.txt (obeyed by default with --depth)\n"
+"      --per-host=N       transfers in flight to one host at most\n"
+"      --delay=MS         milliseconds between requests to one host\n"
 "\n"
 "Output:\n"
 "      --format=FMT       table (default), jsonl or csv\n"
@@ -83,7 +101,7 @@ static void usage(FILE *out)
     char models[1024];
     size_t o = 0;
     for (int i = 0; crawl_backends[i]; i++)
-        o += (size_t)snprintf(models + o, sizeof models - o, "                           %-7s %s\n",
+        o += (size_t)snprintf(models + o, sizeof models - o, "  %-7s %s\n",
                               crawl_backends[i]->name, crawl_backends[i]->summary);
     fprintf(out, usage_text, models);
 }
@@ -140,6 +158,8 @@ enum {
     OPT_MODE = 256, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_MAX_REDIRS, OPT_NO_REUSE,
     OPT_REUSE, OPT_FORMAT, OPT_ORDER, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_FAIL,
     OPT_MAX_SIZE, OPT_BUFFER_SIZE, OPT_STACK_SIZE, OPT_LOOPS, OPT_MODES, OPT_REPEAT,
+    OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
+    OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY,
 };
 
 static const struct option long_opts[] = {
@@ -166,6 +186,17 @@ static const struct option long_opts[] = {
     {"no-progress", no_argument, 0, OPT_NO_PROGRESS},
     {"modes", required_argument, 0, OPT_MODES},
     {"repeat", required_argument, 0, OPT_REPEAT},
+    {"deadline", required_argument, 0, OPT_DEADLINE},
+    {"depth", required_argument, 0, OPT_DEPTH},
+    {"max-pages", required_argument, 0, OPT_MAX_PAGES},
+    {"span-hosts", no_argument, 0, OPT_SPAN_HOSTS},
+    {"include", required_argument, 0, OPT_INCLUDE},
+    {"exclude", required_argument, 0, OPT_EXCLUDE},
+    {"follow", required_argument, 0, OPT_FOLLOW},
+    {"extract", required_argument, 0, OPT_EXTRACT},
+    {"no-robots", no_argument, 0, OPT_NO_ROBOTS},
+    {"per-host", required_argument, 0, OPT_PER_HOST},
+    {"delay", required_argument, 0, OPT_DELAY},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {0, 0, 0, 0},
@@ -183,7 +214,23 @@ struct cli {
     int progress;           /* -1 auto, 0 off, 1 on */
     char **inputs;
     int ninputs;
+    const char *follow;
+    const char *extract[64];
+    int nextract;
+    regex_t include[32], exclude[32];
+    struct html_rules *rules;
 };
+
+/* Compiles pattern for flag into *re, or exits 2 naming the flag. */
+static void compile_regex(const char *flag, const char *pattern, regex_t *re)
+{
+    int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char msg[256];
+        regerror(rc, re, msg, sizeof msg);
+        die_usage("%s: bad regular expression '%s': %s", flag, pattern, msg);
+    }
+}
 
 static void parse_args(struct cli *cli, int argc, char **argv)
 {
@@ -280,6 +327,47 @@ static void parse_args(struct cli *cli, int argc, char **argv)
         case OPT_MODES:
             cli->modes = optarg;
             break;
+        case OPT_DEADLINE:
+            o->deadline = parse_seconds("--deadline", optarg);
+            break;
+        case OPT_DEPTH:
+            o->depth = (int)parse_long("--depth", optarg, 0, 1000);
+            break;
+        case OPT_MAX_PAGES:
+            o->max_pages = parse_long("--max-pages", optarg, 1, 1000000000);
+            break;
+        case OPT_SPAN_HOSTS:
+            o->span_hosts = 1;
+            break;
+        case OPT_INCLUDE:
+            if (o->ninclude == sizeof cli->include / sizeof cli->include[0])
+                die_usage("--include: at most 32 patterns");
+            compile_regex("--include", optarg, &cli->include[o->ninclude++]);
+            o->include = cli->include;
+            break;
+        case OPT_EXCLUDE:
+            if (o->nexclude == sizeof cli->exclude / sizeof cli->exclude[0])
+                die_usage("--exclude: at most 32 patterns");
+            compile_regex("--exclude", optarg, &cli->exclude[o->nexclude++]);
+            o->exclude = cli->exclude;
+            break;
+        case OPT_FOLLOW:
+            cli->follow = optarg;
+            break;
+        case OPT_EXTRACT:
+            if (cli->nextract == (int)(sizeof cli->extract / sizeof cli->extract[0]))
+                die_usage("--extract: at most 64 rules");
+            cli->extract[cli->nextract++] = optarg;
+            break;
+        case OPT_NO_ROBOTS:
+            o->robots = 0;
+            break;
+        case OPT_PER_HOST:
+            o->per_host = (int)parse_long("--per-host", optarg, 1, 1000000);
+            break;
+        case OPT_DELAY:
+            o->delay = (double)parse_long("--delay", optarg, 0, 3600000) / 1000.0;
+            break;
         case OPT_REPEAT:
             cli->repeat = (int)parse_long("--repeat", optarg, 1, 100);
             break;
@@ -291,10 +379,11 @@ static void parse_args(struct cli *cli, int argc, char **argv)
                    curl_version_info(CURLVERSION_NOW)->version);
             exit(0);
         case ':':
-            die_usage("%s%s: needs a value",
-                      optopt ? "-" : "", optopt ? (char[]){(char)optopt, 0} : argv[optind - 1]);
+            if (optopt > 0 && optopt < 256)
+                die_usage("-%c: needs a value", optopt);
+            die_usage("%s: needs a value", argv[optind - 1]);
         default:
-            if (optopt)
+            if (optopt > 0 && optopt < 256)
                 die_usage("-%c: unknown option", optopt);
             die_usage("%s: unknown option", argv[optind - 1]);
         }
@@ -303,6 +392,24 @@ static void parse_args(struct cli *cli, int argc, char **argv)
     cli->ninputs = argc - optind;
     if (cli->ninputs == 0)
         die_usage("no URL, URL-list file or - given");
+    if (cli->follow || cli->nextract || o->depth > 0) {
+        char err[512];
+        /* The follow XPath alone first, so that a message names the right flag. */
+        int rc = html_rules_new(cli->follow, NULL, 0, &cli->rules, err, sizeof err);
+        if (rc == 0) {
+            html_rules_free(cli->rules);
+            cli->rules = NULL;
+            rc = html_rules_new(cli->follow, cli->extract, cli->nextract, &cli->rules,
+                                err, sizeof err);
+            if (rc != 0 && rc != CRAWL_ENOMEM)
+                die_usage("--extract: %s", err);
+        } else if (rc != CRAWL_ENOMEM) {
+            die_usage("--follow: %s", err);
+        }
+        if (rc == CRAWL_ENOMEM)
+            die_usage("out of memory");
+        o->rules = cli->rules;
+    }
 }
 
 /* Reads every input into c. Exits 2 when a file cannot be read. */
@@ -408,18 +515,36 @@ static void progress_stop(struct progress *p)
     pthread_mutex_destroy(&p->lock);
 }
 
-static struct crawl *the_crawl;
+static struct crawl *volatile the_crawl;
 static volatile sig_atomic_t interrupted;
 
 /* SIGINT, SIGTERM: the first one cancels the crawl, which then prints what
- * it has; a second SIGINT ends the process at once. */
+ * it has; a second SIGINT ends the process at once. SIGALRM: --deadline. */
 static void on_signal(int sig)
 {
+    struct crawl *c = the_crawl;
+    if (sig == SIGALRM) {
+        if (c)
+            crawl_cancel(c, CRAWL_CANCEL_DEADLINE);
+        return;
+    }
     if (interrupted && sig == SIGINT)
         _exit(130);
     interrupted = sig;
-    if (the_crawl)
-        crawl_cancel(the_crawl);
+    if (c)
+        crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
+}
+
+/* Arms (seconds > 0) or disarms (0) the --deadline timer. */
+static void deadline_set(double seconds)
+{
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    it.it_value.tv_sec = (time_t)seconds;
+    it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+    if (seconds > 0 && it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
+        it.it_value.tv_usec = 1;
+    setitimer(ITIMER_REAL, &it, NULL);
 }
 
 static void install_signals(void)
@@ -430,6 +555,7 @@ static void install_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGALRM, &sa, NULL);
     /* A closed output pipe shows up as EPIPE from the writes instead. */
     signal(SIGPIPE, SIG_IGN);
 }
@@ -462,10 +588,14 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     c->on_warn = warn_stderr;
     the_crawl = c;
     if (interrupted)
-        crawl_cancel(c);
+        crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
     if (show_progress && progress_start(&prog, c) != 0)
         show_progress = 0;
+    if (cli->opts.deadline > 0)
+        deadline_set(cli->opts.deadline);
     int rc = crawl_run(c, b);
+    if (cli->opts.deadline > 0)
+        deadline_set(0);
     if (show_progress)
         progress_stop(&prog);
     the_crawl = NULL;
@@ -546,11 +676,12 @@ static int run_all(struct cli *cli, struct crawl *c)
     struct all_ctx a = { .cli = cli, .c = c, .out = out };
     struct compare_run res[16];
     double minw[16], maxw[16];
-    int rc = compare_models(list, cli->repeat, all_child, &a, res, minw, maxw);
+    int rc = compare_models(list, cli->repeat, all_child, &a, &interrupted, res, minw, maxw);
     if (rc < 0) {
         fprintf(stderr, "crawl: cannot start a model's process: %s\n", strerror(-rc));
         return EXIT_FAILED;
     }
+    n = rc;
     char shared[512], desc[256], limits[256];
     size_t o = 0;
     for (int i = 0; i < n; i++) {
@@ -591,6 +722,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "crawl: libcurl could not be initialised\n");
         return EXIT_USAGE;
     }
+    html_global_init();
     parse_args(&cli, argc, argv);
     install_signals();
     struct crawl c;
@@ -605,6 +737,11 @@ int main(int argc, char **argv)
     else
         status = run_one(&cli, &c);
     crawl_free(&c);
+    html_rules_free(cli.rules);
+    for (size_t i = 0; i < cli.opts.ninclude; i++)
+        regfree(&cli.include[i]);
+    for (size_t i = 0; i < cli.opts.nexclude; i++)
+        regfree(&cli.exclude[i]);
     curl_slist_free_all(cli.opts.headers);
     curl_global_cleanup();
     fflush(stdout);

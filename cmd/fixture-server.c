@@ -797,6 +797,61 @@ static void ep_headers(struct conn *c, const struct req *r)
     req_answered(c);
 }
 
+/* /links?u=URL&u=URL...: an HTML page linking to each percent-decoded u,
+ * in order, so that tests can build a page with exactly the links they
+ * need (another host, another scheme, odd spellings). */
+static void ep_links(struct conn *c, const struct req *r)
+{
+    struct buf body = {0};
+    buf_printf(&body, "<!DOCTYPE html>\n<html><head><title>links</title></head><body>\n");
+    const char *q = r->query, *end = r->query ? r->query + r->query_len : NULL;
+    while (q && q < end) {
+        const char *amp = memchr(q, '&', (size_t)(end - q));
+        const char *pe = amp ? amp : end;
+        if (pe - q > 2 && q[0] == 'u' && q[1] == '=') {
+            char url[MAX_HEAD];
+            long n = fixture_http_percent_decode(q + 2, (size_t)(pe - q - 2), url, sizeof url);
+            if (n > 0) {
+                buf_put(&body, "<a href=\"", 9);
+                for (long i = 0; i < n; i++) {
+                    switch (url[i]) {
+                    case '&': buf_put(&body, "&amp;", 5); break;
+                    case '<': buf_put(&body, "&lt;", 4); break;
+                    case '>': buf_put(&body, "&gt;", 4); break;
+                    case '"': buf_put(&body, "&quot;", 6); break;
+                    default:  buf_put(&body, &url[i], 1);
+                    }
+                }
+                buf_put(&body, "\">link</a>\n", 11);
+            }
+        }
+        q = amp ? amp + 1 : end;
+    }
+    buf_printf(&body, "</body></html>\n");
+    put_head(c, 200, "text/html; charset=utf-8", (long long)(body.len - body.off), NULL);
+    if (!c->head_only)
+        buf_put(&c->out, body.p + body.off, body.len - body.off);
+    free(body.p);
+    req_answered(c);
+}
+
+/* /header/NAME: the value of request header NAME (case-insensitive) as the
+ * body, so that a client's headers can be checked through its body length;
+ * 404 when the request has no such header. */
+static void ep_header(struct conn *c, const struct req *r, const char *name, size_t len)
+{
+    for (size_t i = 0; i < r->h->num_headers; i++) {
+        const struct fixture_http_header *hd = &r->h->headers[i];
+        if (hd->name_len == len && strncasecmp(hd->name, name, len) == 0) {
+            put_head(c, 200, "text/plain; charset=utf-8", (long long)hd->value_len, NULL);
+            if (!c->head_only)
+                buf_put(&c->out, hd->value, hd->value_len);
+            return req_answered(c);
+        }
+    }
+    respond_text(c, 404, "no such header\n");
+}
+
 /* Writes the canonical path of graph page j: page 0 is /graph/N/F/, so that
  * links back to it name the URL a crawl starts from. */
 static void graph_link(struct buf *b, uint64_t n, uint64_t f, uint64_t j)
@@ -1011,6 +1066,10 @@ static void dispatch(struct conn *c, const struct req *r)
         return ep_redirect_to(c, r);
     if (path_is(r, "/headers"))
         return ep_headers(c, r);
+    if (path_is(r, "/links"))
+        return ep_links(c, r);
+    if (path_has_prefix(r, "/header/", &rest, &len) && len > 0)
+        return ep_header(c, r, rest, len);
     if (path_is(r, "/robots.txt"))
         return serve_file(c, "/robots.txt", 11, r->path, r->path_len);
     if (path_has_prefix(r, "/trickle/", &rest, &len))
@@ -1419,6 +1478,9 @@ static void usage(FILE *f)
 "  /redirect-loop       302 to itself\n"
 "  /redirect-to?url=U   302 to the percent-decoded U, whatever its scheme\n"
 "  /headers             200, the request's header lines as \"Name: value\\n\"\n"
+"  /header/NAME         200, the value of request header NAME as the body\n"
+"  /links?u=URL&u=...   200, an HTML page linking to each percent-decoded URL\n"
+"                       (404 when absent)\n"
 "  /graph/N/F/I         page I (0..N-1) of a generated site: links to\n"
 "                       children I*F+1..I*F+F (< N), the parent, itself#top,\n"
 "                       the first child as ../F/J, a mailto: and a javascript:\n"

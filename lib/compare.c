@@ -115,8 +115,8 @@ static int run_child(const struct crawl_backend *b, compare_child_fn fn, void *d
 }
 
 int compare_models(const struct crawl_backend *const *list, int repeat,
-                   compare_child_fn fn, void *data, struct compare_run *results,
-                   double *min_wall, double *max_wall)
+                   compare_child_fn fn, void *data, const volatile sig_atomic_t *stop,
+                   struct compare_run *results, double *min_wall, double *max_wall)
 {
     int n = 0;
     while (list[n])
@@ -124,13 +124,29 @@ int compare_models(const struct crawl_backend *const *list, int repeat,
     struct compare_run *all = calloc((size_t)(n * repeat), sizeof *all);
     if (!all)
         return -ENOMEM;
-    int rc = 0;
-    for (int round = 0; round < repeat && rc == 0; round++)
-        for (int i = 0; i < n && rc == 0; i++)
-            rc = run_child(list[i], fn, data, &all[i * repeat + round]);
+    int rc = 0, rounds = 0, last = n, stride = repeat;
+    for (int round = 0; round < repeat && rc == 0; round++) {
+        for (int i = 0; i < n && rc == 0; i++) {
+            if (stop && *stop) {
+                /* Report whole rounds only, or the part of the first. */
+                if (round == 0)
+                    last = i;
+                goto done;
+            }
+            rc = run_child(list[i], fn, data, &all[i * stride + round]);
+        }
+        rounds++;
+    }
+done:
+    if (rounds > 0)
+        last = n;
+    else
+        rounds = 1;
+    repeat = rounds;
     if (rc == 0) {
+        n = last;
         for (int i = 0; i < n; i++) {
-            struct compare_run *runs = &all[i * repeat];
+            struct compare_run *runs = &all[i * stride];
             double walls[100];
             for (int k = 0; k < repeat; k++)
                 walls[k] = runs[k].wall;
@@ -147,7 +163,7 @@ int compare_models(const struct crawl_backend *const *list, int repeat,
         }
     }
     free(all);
-    return rc;
+    return rc < 0 ? rc : n;
 }
 
 static const char *columns[] = {

@@ -4,6 +4,7 @@
 #ifndef CRAWL_COMPARE_H
 #define CRAWL_COMPARE_H
 
+#include <signal.h>
 #include <stdio.h>
 #include "crawl.h"
 
@@ -31,11 +32,12 @@ typedef int (*compare_child_fn)(const struct crawl_backend *b, struct compare_ru
 /* Runs each backend in list (NULL-terminated) repeat times, rounds
  * interleaved, each run in a forked child that calls fn; fills results[i]
  * with the run whose wall time is the median of model i, and min_wall /
- * max_wall with the spread. Returns 0, or -errno when a child could not be
- * started. */
+ * max_wall with the spread. Stops starting children once *stop is set (an
+ * interrupt). Returns how many models have results (the first ones of list),
+ * or -errno when a child could not be started. */
 int compare_models(const struct crawl_backend *const *list, int repeat,
-                   compare_child_fn fn, void *data, struct compare_run *results,
-                   double *min_wall, double *max_wall);
+                   compare_child_fn fn, void *data, const volatile sig_atomic_t *stop,
+                   struct compare_run *results, double *min_wall, double *max_wall);
 
 /* Fills r's p50/p99 and counts from a finished crawl c. */
 void compare_fill(struct compare_run *r, struct crawl *c);

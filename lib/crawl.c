@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include "crawl.h"
+#include "frontier.h"
+#include "html.h"
 
 const struct crawl_backend *const crawl_backends[] = {
     &crawl_backend_seq, &crawl_backend_thread, &crawl_backend_pool,
@@ -50,7 +52,8 @@ const char *crawl_fail_name(enum crawl_fail f)
         [CRAWL_FAIL_PROTOCOL] = "protocol", [CRAWL_FAIL_RECV] = "recv",
         [CRAWL_FAIL_REDIRECTS] = "redirects", [CRAWL_FAIL_TOO_LARGE] = "too-large",
         [CRAWL_FAIL_HTTP] = "http",         [CRAWL_FAIL_THREAD] = "thread",
-        [CRAWL_FAIL_CANCELLED] = "cancelled", [CRAWL_FAIL_OTHER] = "other",
+        [CRAWL_FAIL_CANCELLED] = "cancelled", [CRAWL_FAIL_ROBOTS] = "robots",
+        [CRAWL_FAIL_OTHER] = "other",
     };
     if ((unsigned)f < sizeof names / sizeof names[0] && names[f])
         return names[f];
@@ -67,6 +70,28 @@ void crawl_opts_init(struct crawl_opts *o)
     o->user_agent = "crawl/" CRAWL_VERSION;
     o->max_size = (curl_off_t)64 << 20;
     o->loops = 1;
+    o->robots = 1;
+}
+
+size_t crawl_utf8_len(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t n;
+    unsigned min;
+    unsigned cp;
+    if ((s[0] & 0xe0) == 0xc0) { n = 2; cp = s[0] & 0x1f; min = 0x80; }
+    else if ((s[0] & 0xf0) == 0xe0) { n = 3; cp = s[0] & 0x0f; min = 0x800; }
+    else if ((s[0] & 0xf8) == 0xf0) { n = 4; cp = s[0] & 0x07; min = 0x10000; }
+    else return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
 }
 
 double crawl_now(void)
@@ -88,6 +113,11 @@ int crawl_init(struct crawl *c, const struct crawl_opts *o)
     }
     atomic_init(&c->cancelled, 0);
     atomic_init(&c->warned, 0);
+    if (frontier_init(c) != 0) {
+        pthread_cond_destroy(&c->cond);
+        pthread_mutex_destroy(&c->lock);
+        return CRAWL_ENOMEM;
+    }
     return 0;
 }
 
@@ -96,6 +126,16 @@ static void job_free(struct crawl_job *j)
     free(j->url);
     free(j->res.final_url);
     free(j->res.error);
+    for (size_t i = 0; i < j->res.nextracts; i++) {
+        free(j->res.extracts[i].name);
+        free(j->res.extracts[i].value);
+    }
+    free(j->res.extracts);
+    for (size_t i = 0; i < j->nlinks; i++)
+        free(j->links[i]);
+    free(j->links);
+    free(j->body);
+    free(j->scope);
     free(j);
 }
 
@@ -104,13 +144,14 @@ void crawl_free(struct crawl *c)
     for (size_t i = 0; i < c->njobs; i++)
         job_free(c->jobs[i]);
     free(c->jobs);
+    frontier_free(c);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
     memset(c, 0, sizeof *c);
 }
 
-/* Appends j; the caller holds the lock or is the only thread. */
-static int push_job(struct crawl *c, struct crawl_job *j)
+/* Appends j to the list of every job; the caller holds the lock. */
+int crawl__push_job(struct crawl *c, struct crawl_job *j)
 {
     if (c->njobs == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 64;
@@ -199,13 +240,23 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
             goto err;
     }
     pthread_mutex_lock(&c->lock);
-    int rc = push_job(c, j);
+    int rc = crawl__push_job(c, j);
     if (rc == 0) {
         if (problem) {
             j->done_seq = c->ndone++;
             c->nfailed++;
         } else {
             c->fetchable++;
+            /* A job the frontier cannot queue is recorded as failed; it is
+             * in the list either way, so it is not freed here. */
+            int q = frontier_push(c, j);
+            if (q == CRAWL_ENOMEM && j->state != JOB_DONE) {
+                j->state = JOB_DONE;
+                j->done_seq = c->ndone++;
+                j->res.fail = CRAWL_FAIL_OTHER;
+                j->res.error = strdup("out of memory");
+                c->nfailed++;
+            }
         }
         pthread_cond_broadcast(&c->cond);
     }
@@ -235,32 +286,25 @@ int crawl_add_failed(struct crawl *c, const char *text, const char *source,
     return rc < 0 ? rc : 0;
 }
 
-/* Moves the cursor past jobs that are already done (input errors). */
-static void skip_done(struct crawl *c)
-{
-    while (c->next < c->njobs && c->jobs[c->next]->state != JOB_QUEUED)
-        c->next++;
-}
-
 int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
 {
     int rc;
     pthread_mutex_lock(&c->lock);
     for (;;) {
-        skip_done(c);
         if (atomic_load(&c->cancelled)) {
             rc = 0;
             break;
         }
-        if (c->next < c->njobs) {
-            struct crawl_job *j = c->jobs[c->next++];
+        double wake = 0;
+        struct crawl_job *j = frontier_pick(c, &wake);
+        if (j) {
             j->state = JOB_RUNNING;
             c->running++;
             *job = j;
             rc = 1;
             break;
         }
-        if (c->running == 0) {
+        if (c->running == 0 && frontier_queued(c) == 0) {
             rc = 0;
             break;
         }
@@ -268,7 +312,18 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             rc = CRAWL_EAGAIN;
             break;
         }
-        pthread_cond_wait(&c->cond, &c->lock);
+        if (wake > 0) {
+            /* Only a host's --delay holds the queued jobs back. The
+             * condition variable runs on CLOCK_REALTIME. */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            double at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + (wake - crawl_now());
+            ts.tv_sec = (time_t)at;
+            ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
+            pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+        } else {
+            pthread_cond_wait(&c->cond, &c->lock);
+        }
     }
     pthread_mutex_unlock(&c->lock);
     return rc;
@@ -278,11 +333,14 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
 {
     pthread_mutex_lock(&c->lock);
     job->state = JOB_DONE;
-    job->done_seq = c->ndone++;
-    if (job->res.fail != CRAWL_FAIL_NONE)
-        c->nfailed++;
     c->running--;
-    if (c->on_done)
+    if (job->kind == JOB_PAGE) {
+        job->done_seq = c->ndone++;
+        if (job->res.fail != CRAWL_FAIL_NONE)
+            c->nfailed++;
+    }
+    frontier_done(c, job);
+    if (job->kind == JOB_PAGE && c->on_done)
         c->on_done(c, job, c->on_done_data);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
@@ -298,9 +356,19 @@ void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
     crawl_done(c, job);
 }
 
-void crawl_cancel(struct crawl *c)
+void crawl_cancel(struct crawl *c, enum crawl_cancel_why why)
 {
-    atomic_store(&c->cancelled, 1);
+    int none = 0;
+    atomic_compare_exchange_strong(&c->cancelled, &none, (int)why);
+}
+
+const char *crawl_cancel_text(struct crawl *c)
+{
+    switch (atomic_load(&c->cancelled)) {
+    case CRAWL_CANCEL_DEADLINE: return "cancelled: --deadline reached";
+    case CRAWL_CANCEL_SIGNAL:   return "cancelled: interrupted";
+    default:                    return "cancelled";
+    }
 }
 
 int crawl_is_cancelled(struct crawl *c)
@@ -311,8 +379,7 @@ int crawl_is_cancelled(struct crawl *c)
 size_t crawl_queued(struct crawl *c)
 {
     pthread_mutex_lock(&c->lock);
-    skip_done(c);
-    size_t n = c->njobs - c->next;
+    size_t n = frontier_queued(c);
     pthread_mutex_unlock(&c->lock);
     return n;
 }
@@ -339,10 +406,10 @@ static void cancel_rest(struct crawl *c)
         j->done_seq = c->ndone++;
         j->res.fail = CRAWL_FAIL_CANCELLED;
         free(j->res.error);
-        j->res.error = strdup("cancelled");
+        j->res.error = strdup(crawl_cancel_text(c));
         c->nfailed++;
     }
-    c->next = c->njobs;
+    frontier_clear(c);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -385,7 +452,8 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     case CRAWL_REUSE_ON:  c->reuse = 1; break;
     case CRAWL_REUSE_OFF: c->reuse = 0; break;
     case CRAWL_REUSE_AUTO:
-        c->reuse = !(c->limit == 0 || (size_t)c->limit >= c->fetchable);
+        /* A link-following crawl finds its pages as it goes: keep reuse. */
+        c->reuse = o->depth > 0 || !(c->limit == 0 || (size_t)c->limit >= c->fetchable);
         break;
     }
     c->nofile = crawl_raise_nofile();

@@ -5,6 +5,7 @@
 #define CRAWL_H
 
 #include <pthread.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -53,6 +54,7 @@ enum crawl_fail {
     CRAWL_FAIL_HTTP,        /* an HTTP error status with --fail */
     CRAWL_FAIL_THREAD,      /* no thread could be started for it */
     CRAWL_FAIL_CANCELLED,   /* interrupted or past --deadline */
+    CRAWL_FAIL_ROBOTS,      /* a listed URL that robots.txt forbids */
     CRAWL_FAIL_OTHER
 };
 
@@ -74,6 +76,19 @@ struct crawl_opts {
     size_t stack_size;        /* coroutine stack bytes; 0: default */
     int    loops;             /* coro: event loops (threads) */
     double deadline;          /* seconds for the whole run; 0: none */
+
+    /* Link following. */
+    int    depth;             /* link hops followed from the listed URLs */
+    long   max_pages;         /* pages fetched at most, listed ones included; 0: no bound */
+    int    span_hosts;        /* follow links to other hosts than the listed URL's */
+    const regex_t *include;   /* a followed link must match one of these, if any */
+    size_t ninclude;
+    const regex_t *exclude;   /* ... and none of these */
+    size_t nexclude;
+    const struct html_rules *rules; /* what to follow and extract; NULL: no parsing */
+    int    robots;            /* obey robots.txt when following links */
+    int    per_host;          /* transfers in flight to one host at most; 0: no bound */
+    double delay;             /* seconds between the starts of requests to one host */
 };
 
 /* Fills o with the defaults of every option. */
@@ -93,9 +108,20 @@ struct crawl_result {
     int    worker;            /* id of the thread or coroutine that ran it */
     enum crawl_fail fail;     /* CRAWL_FAIL_NONE on success */
     char  *error;             /* NULL on success, else why it failed */
+    struct html_extract *extracts; /* values of --extract, in rule order */
+    size_t nextracts;
+    size_t nlinks;            /* links the page gave (before admission) */
 };
 
 enum crawl_job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+/* A page is a row of the output; a robots job fetches a host's robots.txt
+ * for the core and is never shown. */
+enum crawl_job_kind { JOB_PAGE, JOB_ROBOTS };
+
+struct crawl_host;
+struct html_rules;
+struct html_extract;
 
 struct crawl_job {
     size_t id;                /* index in the crawl's job list (input order) */
@@ -104,8 +130,17 @@ struct crawl_job {
     const char *source;       /* input file name ("-" for standard input) */
     int    depth;             /* link hops from a listed URL */
     enum crawl_job_state state;
+    enum crawl_job_kind kind;
     struct crawl_result res;
     size_t done_seq;          /* completion rank, from 0 */
+    struct crawl_host *host;  /* its per-host queue, when the crawl keeps them */
+    char  *scope;             /* host name of the listed URL it was reached from */
+    size_t parent;            /* id of the page it was found on (depth > 0) */
+    struct crawl_job *qnext;  /* next job in its queue */
+    char **links;             /* links found by fetch, taken by the core */
+    size_t nlinks;
+    char  *body;              /* a robots job's body */
+    size_t body_len;
 };
 
 struct crawl;
@@ -133,6 +168,8 @@ const struct crawl_backend *crawl_backend_find(const char *name);
 /* The list of every backend, NULL-terminated. */
 extern const struct crawl_backend *const crawl_backends[];
 
+struct frontier;
+
 struct crawl {
     const struct crawl_opts *opts;
     const struct crawl_backend *backend;
@@ -140,7 +177,6 @@ struct crawl {
     pthread_cond_t  cond;     /* signalled when a job is queued or one finishes */
     struct crawl_job **jobs;  /* every job, in the order it was added; pointers are stable */
     size_t njobs, cap;
-    size_t next;              /* first job not yet handed out */
     size_t running;           /* handed out and not yet done */
     size_t ndone;
     size_t nfailed;
@@ -151,8 +187,11 @@ struct crawl {
     size_t fetchable;         /* jobs that need a fetch (not input errors) */
     double t0;                /* monotonic seconds at crawl_run's start */
     double wall;              /* seconds crawl_run took */
-    atomic_int cancelled;     /* set by crawl_cancel: take no more jobs */
+    atomic_int cancelled;     /* set by crawl_cancel (the reason): take no more jobs */
     size_t nofile;            /* file descriptors this process may open */
+    struct frontier *fr;      /* queues, hosts, seen URLs (frontier.c) */
+    size_t robots_fetched;    /* robots.txt files fetched */
+    size_t robots_blocked;    /* links and URLs robots.txt kept from being fetched */
     void (*on_done)(struct crawl *c, struct crawl_job *job, void *data);
     void  *on_done_data;      /* called under lock as each job finishes */
     void (*on_warn)(const char *msg, void *data);
@@ -173,6 +212,10 @@ void crawl_free(struct crawl *c);
  * Returns 0, 1 when the line was recorded as failed, or CRAWL_ENOMEM. */
 int crawl_add(struct crawl *c, const char *url, const char *source, long line,
               const char **why);
+
+/* Internal to the core: appends j to the list of every job, under lock.
+ * Returns 0 or CRAWL_ENOMEM. */
+int crawl__push_job(struct crawl *c, struct crawl_job *j);
 
 /* Records text (copied) from input line `line` as a failed job with reason
  * why (copied), without looking at it. Returns 0 or CRAWL_ENOMEM. */
@@ -197,11 +240,21 @@ void crawl_done(struct crawl *c, struct crawl_job *job);
 void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* Stops handing out jobs; async-signal-safe. */
-void crawl_cancel(struct crawl *c);
+/* Why a crawl was cancelled. */
+enum crawl_cancel_why {
+    CRAWL_CANCEL_SIGNAL = 1,    /* SIGINT or SIGTERM */
+    CRAWL_CANCEL_DEADLINE       /* --deadline passed */
+};
 
-/* Returns 1 once crawl_cancel was called. */
+/* Stops handing out jobs and makes the models abandon transfers in flight;
+ * the first reason given sticks. Async-signal-safe. */
+void crawl_cancel(struct crawl *c, enum crawl_cancel_why why);
+
+/* Returns the reason once crawl_cancel was called, else 0. */
 int crawl_is_cancelled(struct crawl *c);
+
+/* Returns the error text for a job the cancellation stopped. */
+const char *crawl_cancel_text(struct crawl *c);
 
 /* Returns how many jobs are queued and not yet taken (under lock). */
 size_t crawl_queued(struct crawl *c);
@@ -217,6 +270,10 @@ void crawl_warn_once(struct crawl *c, const char *fmt, ...)
 /* Raises RLIMIT_NOFILE to its hard limit; returns the soft limit now in
  * force. */
 size_t crawl_raise_nofile(void);
+
+/* Returns the length of the valid UTF-8 sequence that starts at s (1 to 4),
+ * or 0 when the bytes there are not valid UTF-8. s is NUL-terminated. */
+size_t crawl_utf8_len(const unsigned char *s);
 
 /* Seconds on the monotonic clock. */
 double crawl_now(void);

@@ -2,8 +2,48 @@
  * that every model fetches with exactly the same settings. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fetch.h"
+#include "html.h"
+
+/* Only HTML is parsed; a body without a Content-Type is given the benefit
+ * of the doubt. */
+static void check_content_type(struct fetch_xfer *x)
+{
+    char *ct = NULL;
+    x->page_checked = 1;
+    if (curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct) != CURLE_OK || !ct)
+        return;
+    while (*ct == ' ')
+        ct++;
+    if (strncasecmp(ct, "text/html", 9) == 0 || strncasecmp(ct, "application/xhtml+xml", 21) == 0)
+        return;
+    html_page_free(x->page);
+    x->page = NULL;
+}
+
+/* Keeps the first FETCH_ROBOTS_MAX bytes of a robots.txt body. */
+static void keep_body(struct fetch_xfer *x, const char *p, size_t n)
+{
+    if (x->buf_len >= FETCH_ROBOTS_MAX)
+        return;
+    if (n > FETCH_ROBOTS_MAX - x->buf_len)
+        n = FETCH_ROBOTS_MAX - x->buf_len;
+    if (x->buf_len + n + 1 > x->buf_cap) {
+        size_t cap = x->buf_cap ? x->buf_cap * 2 : 4096;
+        while (cap < x->buf_len + n + 1)
+            cap *= 2;
+        char *b = realloc(x->buf, cap);
+        if (!b)
+            return;
+        x->buf = b;
+        x->buf_cap = cap;
+    }
+    memcpy(x->buf + x->buf_len, p, n);
+    x->buf_len += n;
+    x->buf[x->buf_len] = '\0';
+}
 
 /* CURLOPT_WRITEFUNCTION: counts the decoded body and stops one that grows
  * past --max-size (Content-Length may be absent or the body compressed, so
@@ -18,7 +58,15 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
         x->too_large = 1;
         return 0;   /* CURLE_WRITE_ERROR */
     }
-    (void)ptr;
+    if (x->page) {
+        if (!x->page_checked)
+            check_content_type(x);
+        /* Parsed here, on the worker that fetched it, as bytes arrive. */
+        if (x->page)
+            html_page_feed(x->page, ptr, n);
+    }
+    if (x->job->kind == JOB_ROBOTS)
+        keep_body(x, ptr, n);
     return n;
 }
 
@@ -109,6 +157,14 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     x->errbuf[0] = '\0';
     job->res.worker = worker;
     job->res.start = crawl_now() - c->t0;
+    x->page_checked = 0;
+    x->buf_len = 0;
+    html_page_free(x->page);
+    x->page = NULL;
+    const struct crawl_opts *o = c->opts;
+    if (job->kind == JOB_PAGE && o->rules &&
+        (job->depth < o->depth || html_rules_nextract(o->rules) > 0))
+        x->page = html_page_new(o->rules, job->url);   /* NULL: no parsing */
     curl_easy_setopt(x->easy, CURLOPT_URL, job->url);
     curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
@@ -191,6 +247,34 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
     free(r->error);
     r->error = NULL;
     r->fail = CRAWL_FAIL_NONE;
+    if (x->page) {
+        struct html_links l;
+        /* Links and values come from pages that arrived whole and well. */
+        if (rc == CURLE_OK && r->status >= 200 && r->status < 300 &&
+            html_page_finish(x->page, r->final_url, &l) == 0) {
+            r->nlinks = l.nlinks;
+            if (x->job->depth < x->c->opts->depth) {
+                x->job->links = l.links;
+                x->job->nlinks = l.nlinks;
+                l.links = NULL;
+                l.nlinks = 0;
+            }
+            r->extracts = l.extracts;
+            r->nextracts = l.nextracts;
+            l.extracts = NULL;
+            l.nextracts = 0;
+            html_links_free(&l);
+        }
+        html_page_free(x->page);
+        x->page = NULL;
+    }
+    if (x->job->kind == JOB_ROBOTS) {
+        free(x->job->body);
+        x->job->body = x->buf;
+        x->job->body_len = x->buf_len;
+        x->buf = NULL;
+        x->buf_len = x->buf_cap = 0;
+    }
     if (rc != CURLE_OK) {
         char buf[CURL_ERROR_SIZE + 64];
         r->fail = classify(rc, x);
@@ -198,7 +282,10 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
             snprintf(buf, sizeof buf, "body larger than --max-size (%lld bytes)",
                      (long long)x->c->opts->max_size);
         else if (r->fail == CRAWL_FAIL_CANCELLED)
-            snprintf(buf, sizeof buf, "cancelled");
+            snprintf(buf, sizeof buf, "%s", crawl_cancel_text(x->c));
+        else if (rc == CURLE_UNSUPPORTED_PROTOCOL && r->status >= 300 && r->status < 400)
+            snprintf(buf, sizeof buf, "redirect refused, only http and https are followed (%s)",
+                     x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
         else
             snprintf(buf, sizeof buf, "%s",
                      x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
@@ -215,7 +302,7 @@ void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                    int worker)
 {
     if (crawl_is_cancelled(c)) {
-        crawl_fail(c, job, CRAWL_FAIL_CANCELLED, "cancelled");
+        crawl_fail(c, job, CRAWL_FAIL_CANCELLED, "%s", crawl_cancel_text(c));
         return;
     }
     fetch_prepare(x, c, job, worker);
@@ -255,6 +342,9 @@ static struct fetch_share *share_new(struct crawl *c, int locked)
         curl_share_setopt(s->sh, CURLSHOPT_UNLOCKFUNC, share_unlock);
         curl_share_setopt(s->sh, CURLSHOPT_USERDATA, s);
     }
+    /* No connections: libcurl does not support sharing connections
+     * between concurrent threads (CURLSHOPT_SHARE), so the thread model
+     * reuses connections by passing idle easy handles between threads. */
     curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     /* Without it every easy handle allocates a TLS session cache of its
      * own (5 x 184 bytes), even for plain HTTP: 9 MB of 10,000 handles in
@@ -268,10 +358,7 @@ err:
 
 struct fetch_share *fetch_share_new(struct crawl *c)
 {
-    struct fetch_share *s = share_new(c, 1);
-    if (s && c->reuse)
-        curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
-    return s;
+    return share_new(c, 1);
 }
 
 struct fetch_share *fetch_share_new_local(struct crawl *c)

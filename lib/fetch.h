@@ -9,6 +9,7 @@
 #include "crawl.h"
 
 struct fetch_share;
+struct html_page;
 
 struct fetch_xfer {
     CURL  *easy;
@@ -18,8 +19,15 @@ struct fetch_xfer {
     int    too_large;           /* the write callback stopped an oversized body */
     int    worker;
     void  *data;                /* the model's own: a coroutine, a thread */
+    struct html_page *page;     /* the page being parsed as it arrives, or NULL */
+    int    page_checked;        /* its Content-Type was looked at */
+    char  *buf;                 /* a robots.txt body */
+    size_t buf_len, buf_cap;
     char   errbuf[CURL_ERROR_SIZE];
 };
+
+/* The most of a robots.txt body kept (RFC 9309 asks for at least 500 KiB). */
+#define FETCH_ROBOTS_MAX (512 * 1024)
 
 /* Returns a new easy handle with every option that does not depend on the
  * URL (timeouts, redirects, protocols, reuse policy, headers), or NULL when
@@ -32,8 +40,9 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share);
 int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                   int worker);
 
-/* Fills x->job's result from libcurl's outcome rc of the finished transfer
- * (does not hand the job back). */
+/* Fills x->job's result from libcurl's outcome rc of the finished transfer:
+ * status, sizes, timings, error, and the links and extracted values of a
+ * parsed page (does not hand the job back). */
 void fetch_finish(struct fetch_xfer *x, CURLcode rc);
 
 /* A blocking fetch: prepare, curl_easy_perform, finish, crawl_done. The
@@ -42,7 +51,7 @@ void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                    int worker);
 
 /* What threads with easy handles of their own share: the DNS cache and TLS
- * sessions, plus the connection cache when the crawl reuses connections. */
+ * sessions. */
 struct fetch_share {
     CURLSH *sh;
     pthread_mutex_t locks[CURL_LOCK_DATA_LAST];

@@ -1,6 +1,11 @@
 /* mode_thread.c: one thread per URL (the article's spider_thread.py): a
  * thread is started for each job as it is taken, each runs one blocking
- * fetch, and all are joined at the end. With -c N, at most N are alive. */
+ * fetch, and all are joined at the end. With -c N, at most N are alive.
+ *
+ * Connections are reused the only way libcurl allows across threads: an
+ * easy handle keeps its own connections, and a thread that is done puts its
+ * handle on a free list for the next thread to take (one thread at a time
+ * per handle; a share object must not hold connections used concurrently). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +19,8 @@ struct tmode {
     pthread_cond_t  slot;       /* signalled when a thread ends */
     int alive, peak;
     int limit;                  /* 0: no limit */
+    CURL **idle;                /* easy handles no thread is using */
+    size_t nidle, idle_cap;
 };
 
 struct tjob {
@@ -24,16 +31,50 @@ struct tjob {
     struct tjob *next;          /* every started thread, for the final join */
 };
 
+/* Takes an idle handle, or makes one. Called without the lock. */
+static CURL *handle_get(struct tmode *m)
+{
+    CURL *h = NULL;
+    pthread_mutex_lock(&m->lock);
+    if (m->nidle)
+        h = m->idle[--m->nidle];
+    pthread_mutex_unlock(&m->lock);
+    return h ? h : fetch_easy_new(m->c, m->share);
+}
+
+/* Puts h back for another thread, with its connections, when reuse is on. */
+static void handle_put(struct tmode *m, CURL *h)
+{
+    if (m->c->reuse) {
+        pthread_mutex_lock(&m->lock);
+        if (m->nidle == m->idle_cap) {
+            size_t cap = m->idle_cap ? m->idle_cap * 2 : 16;
+            CURL **v = realloc(m->idle, cap * sizeof *v);
+            if (v) {
+                m->idle = v;
+                m->idle_cap = cap;
+            }
+        }
+        if (m->nidle < m->idle_cap) {
+            m->idle[m->nidle++] = h;
+            h = NULL;
+        }
+        pthread_mutex_unlock(&m->lock);
+    }
+    if (h)
+        curl_easy_cleanup(h);
+}
+
 static void *thread_main(void *arg)
 {
     struct tjob *t = arg;
     struct tmode *m = t->m;
     struct fetch_xfer x = {0};
 
-    x.easy = fetch_easy_new(m->c, m->share);
+    x.easy = handle_get(m);
     if (x.easy) {
         fetch_perform(&x, m->c, t->job, t->worker);
-        curl_easy_cleanup(x.easy);
+        handle_put(m, x.easy);
     } else {
         crawl_fail(m->c, t->job, CRAWL_FAIL_OTHER, "out of memory");
     }
@@ -99,6 +140,9 @@ static int thread_run(struct crawl *c)
     }
     c->threads_peak = m.peak + 1;
 out:
+    while (m.nidle)
+        curl_easy_cleanup(m.idle[--m.nidle]);
+    free(m.idle);
     fetch_share_free(m.share);
     pthread_attr_destroy(&attr);
     pthread_cond_destroy(&m.slot);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fetch.h"
+#include "html.h"
 #include "report.h"
 
 /* Python's str.format centring: the left side gets the smaller half. */
@@ -19,15 +20,20 @@ static void centre(char *out, size_t n, const char *s, int width)
 char *report_row(const struct crawl_job *j, char *buf, size_t n)
 {
     char num[32], cell[48];
+    int o;
     if (j->res.fail == CRAWL_FAIL_NONE) {
         snprintf(num, sizeof num, "%lld", (long long)j->res.length);
         centre(cell, sizeof cell, num, 7);
-        snprintf(buf, n, "Length: %s URL: %s", cell, j->url);
+        o = snprintf(buf, n, "Length: %s URL: %s", cell, j->url);
     } else {
         centre(cell, sizeof cell, "error", 7);
-        snprintf(buf, n, "Length: %s URL: %s (%s)", cell, j->url,
-                 j->res.error ? j->res.error : "failed");
+        o = snprintf(buf, n, "Length: %s URL: %s (%s)", cell, j->url,
+                     j->res.error ? j->res.error : "failed");
     }
+    /* --extract values follow the URL as name=value, one per value. */
+    for (size_t i = 0; i < j->res.nextracts && o >= 0 && (size_t)o < n; i++)
+        o += snprintf(buf + o, n - (size_t)o, " %s=%s", j->res.extracts[i].name,
+                      j->res.extracts[i].value);
     return buf;
 }
 
@@ -54,28 +60,6 @@ struct crawl_job **report_order(struct crawl *c, enum crawl_order ord)
     return v;
 }
 
-/* Returns the length of the valid UTF-8 sequence at s, or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t n;
-    unsigned min;
-    unsigned cp;
-    if ((s[0] & 0xe0) == 0xc0) { n = 2; cp = s[0] & 0x1f; min = 0x80; }
-    else if ((s[0] & 0xf0) == 0xe0) { n = 3; cp = s[0] & 0x0f; min = 0x800; }
-    else if ((s[0] & 0xf8) == 0xf0) { n = 4; cp = s[0] & 0x07; min = 0x10000; }
-    else return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
 void report_json_str(FILE *out, const char *s)
 {
     if (!s) {
@@ -94,7 +78,7 @@ void report_json_str(FILE *out, const char *s)
             fprintf(out, "\\u%04x", ch);
             p++;
         } else {
-            size_t n = utf8_len(p);
+            size_t n = crawl_utf8_len(p);
             if (n == 0) {
                 fputs("\\ufffd", out);
                 p++;
@@ -135,19 +119,41 @@ static void json_row(FILE *out, const struct crawl_job *j)
             ",\"status\":%ld,\"length\":%lld,\"wire_bytes\":%lld,\"redirects\":%ld"
             ",\"time_dns\":%.6f,\"time_connect\":%.6f,\"time_tls\":%.6f"
             ",\"time_ttfb\":%.6f,\"time_total\":%.6f,\"start\":%.6f"
-            ",\"worker\":%d,\"line\":%ld,\"depth\":%d,\"fail\":",
+            ",\"worker\":%d,\"line\":%ld,\"depth\":%d,\"links\":%zu,\"fail\":",
             r->status, (long long)r->length, (long long)r->wire_bytes,
             r->redirects, r->time_dns, r->time_connect, r->time_tls,
-            r->time_ttfb, r->time_total, r->start, r->worker, j->line, j->depth);
+            r->time_ttfb, r->time_total, r->start, r->worker, j->line, j->depth,
+            r->nlinks);
     report_json_str(out, r->fail ? crawl_fail_name(r->fail) : NULL);
     fputs(",\"error\":", out);
     report_json_str(out, r->error);
+    if (r->nextracts) {
+        /* {"name": [values...], ...}: the extracts come grouped by rule. */
+        fputs(",\"extract\":{", out);
+        for (size_t i = 0; i < r->nextracts; i++) {
+            int first = i == 0 || strcmp(r->extracts[i - 1].name, r->extracts[i].name) != 0;
+            int last = i + 1 == r->nextracts ||
+                       strcmp(r->extracts[i + 1].name, r->extracts[i].name) != 0;
+            if (first) {
+                if (i)
+                    putc(',', out);
+                report_json_str(out, r->extracts[i].name);
+                fputs(":[", out);
+            } else {
+                putc(',', out);
+            }
+            report_json_str(out, r->extracts[i].value);
+            if (last)
+                putc(']', out);
+        }
+        putc('}', out);
+    }
     fputs("}\n", out);
 }
 
 static const char csv_header[] =
     "url,final_url,status,length,wire_bytes,redirects,time_dns,time_connect,"
-    "time_tls,time_ttfb,time_total,start,worker,line,depth,fail,error\n";
+    "time_tls,time_ttfb,time_total,start,worker,line,depth,fail,error,extract\n";
 
 static void csv_row(FILE *out, const struct crawl_job *j)
 {
@@ -163,6 +169,21 @@ static void csv_row(FILE *out, const struct crawl_job *j)
         fputs(crawl_fail_name(r->fail), out);
     putc(',', out);
     report_csv_str(out, r->error);
+    putc(',', out);
+    if (r->nextracts) {
+        /* One field: "name=value; name=value". */
+        char *cell = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&cell, &len);
+        if (m) {
+            for (size_t i = 0; i < r->nextracts; i++)
+                fprintf(m, "%s%s=%s", i ? "; " : "", r->extracts[i].name,
+                        r->extracts[i].value);
+            fclose(m);
+            report_csv_str(out, cell);
+            free(cell);
+        }
+    }
     putc('\n', out);
 }
 
@@ -172,10 +193,11 @@ static void json_summary(FILE *out, struct crawl *c)
     fprintf(out,
             "{\"summary\":true,\"mode\":\"%s\",\"urls\":%zu,\"ok\":%zu,"
             "\"failed\":%zu,\"wall\":%.6f,\"connections\":%zu,\"reuse\":\"%s\","
-            "\"concurrency\":%d,\"threads\":%d,\"options\":",
+            "\"concurrency\":%d,\"threads\":%d,\"robots_fetched\":%zu,"
+            "\"robots_blocked\":%zu,\"options\":",
             c->backend ? c->backend->name : "none", c->njobs, c->njobs - c->nfailed,
             c->nfailed, c->wall, c->conns, c->reuse ? "on" : "off", c->limit,
-            c->threads_peak);
+            c->threads_peak, c->robots_fetched, c->robots_blocked);
     report_json_str(out, fetch_describe(c, desc, sizeof desc));
     fputs("}\n", out);
 }

@@ -7,19 +7,34 @@
 
 #include "urllist.h"
 
+/* The length of a valid UTF-8 sequence at s within len bytes, or 0. */
+static size_t utf8_at(const char *s, size_t len)
+{
+    unsigned char tmp[5] = {0};
+    memcpy(tmp, s, len < 4 ? len : 4);
+    return crawl_utf8_len(tmp);
+}
+
 char *urllist_printable(const char *s, size_t len, char *out, size_t n)
 {
     size_t o = 0;
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = 0; i < len;) {
         unsigned char ch = (unsigned char)s[i];
         if (o + 8 >= n) {
             memcpy(out + (o < n - 4 ? o : n - 4), "...", 4);
             return out;
         }
-        if (ch < 0x20 || ch == 0x7f)
+        /* Whole UTF-8 sequences pass; a stray byte is shown escaped, so
+         * that no line can put control or invalid bytes on a terminal. */
+        size_t u = ch >= 0x80 ? utf8_at(s + i, len - i) : 1;
+        if (ch < 0x20 || ch == 0x7f || u == 0) {
             o += (size_t)snprintf(out + o, n - o, "\\x%02x", ch);
-        else
-            out[o++] = (char)ch;
+            i++;
+        } else {
+            memcpy(out + o, s + i, u);
+            o += u;
+            i += u;
+        }
     }
     out[o] = '\0';
     return out;

@@ -9,19 +9,11 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 DELAYS=${DELAYS:-1000 2000 3000 4000 4000}
 
+. scripts/fixture-lib.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-compare.XXXXXX")
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-"$BUILD/fixture-server" --port 0 --port-file "$tmp/port" -q &
-server=$!
-for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
-[ -s "$tmp/port" ] || { echo "compare.sh: the fixture server did not start" >&2; exit 1; }
-base="http://127.0.0.1:$(cat "$tmp/port")"
+trap 'fixture_stop; rm -rf "$tmp"' EXIT
+fixture_start "$tmp"
+base=$FIXTURE_BASE
 
 i=0
 for d in $DELAYS; do

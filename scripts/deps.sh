@@ -26,6 +26,8 @@ need libcmocka-dev        sh -c 'pkg-config --exists cmocka'
 need bats                 have_cmd bats
 need curl                 have_cmd curl
 need jq                   have_cmd jq
+need time                 test -x /usr/bin/time
+need valgrind             have_cmd valgrind
 for extra in "$@"; do
 	case $extra in
 	*=*) pkg=${extra%%=*}; cmd=${extra#*=}; need "$pkg" have_cmd "$cmd" ;;

@@ -25,34 +25,25 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt $((CONNS + 100)) ]; t
 	exit 1
 fi
 
+. scripts/fixture-lib.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fixture-bench.XXXXXX")
-fixture_pid= nginx_pid=
+nginx_pid=
 cleanup() {
-	[ -n "$fixture_pid" ] && kill "$fixture_pid" 2>/dev/null && wait "$fixture_pid" 2>/dev/null
+	fixture_stop
 	[ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-# start_fixture FILE: starts a fixture server on a free port, writes the port
-# to FILE and sets fixture_pid.
-start_fixture() {
-	"$BUILD/fixture-server" --port 0 --port-file "$1" -q &
-	fixture_pid=$!
-	for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.05; done
-	echo "fixture-bench: the fixture server did not start" >&2
-	exit 1
-}
-
 # A free port for nginx: let the kernel pick one for a fixture server, then
 # stop it and hand the port over (the window in between is tiny).
-start_fixture "$tmp/nginx.port"
-nginx_port=$(cat "$tmp/nginx.port")
-kill "$fixture_pid"; wait "$fixture_pid" 2>/dev/null || true
-fixture_pid=
+mkdir -p "$tmp/nginx" "$tmp/fixture"
+fixture_start "$tmp/nginx" || exit 1
+nginx_port=$(cat "$tmp/nginx/port")
+fixture_stop
 
-start_fixture "$tmp/fixture.port"
-fixture_port=$(cat "$tmp/fixture.port")
+fixture_start "$tmp/fixture" || exit 1
+fixture_port=$(cat "$tmp/fixture/port")
 
 mkdir -p "$tmp/www"
 head -c 1024 /dev/zero | tr '\0' x >"$tmp/www/1k.txt"
@@ -97,10 +88,9 @@ kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true
 nginx_pid=
 
 # Fresh counters for the second run, so that its peaks are its own.
-kill "$fixture_pid"; wait "$fixture_pid" 2>/dev/null || true
-rm -f "$tmp/fixture.port"
-start_fixture "$tmp/fixture.port"
-fixture="http://127.0.0.1:$(cat "$tmp/fixture.port")"
+fixture_stop
+fixture_start "$tmp/fixture" || exit 1
+fixture=$FIXTURE_BASE
 
 echo
 echo "== $CONNS concurrent connections on /delay/1000: wrk -t2 -c$CONNS -d$DURATION --latency --timeout 5s"

@@ -9,12 +9,9 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 passed=0 failed=0 failures=()
 
+. scripts/fixture-lib.sh
 log=$(mktemp -d "${TMPDIR:-/tmp}/crawl-tests.XXXXXX")
-cleanup() {
-	[ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-	rm -rf "$log"
-}
-trap cleanup EXIT
+trap 'fixture_stop; rm -rf "$log"' EXIT
 
 echo "== unit tests"
 for t in "$BUILD"/tests/test_*; do
@@ -32,15 +29,11 @@ for t in "$BUILD"/tests/test_*; do
 done
 
 echo "== end-to-end tests"
-"$BUILD/fixture-server" --port 0 --port-file "$log/port" --root testdata/site -q &
-server_pid=$!
-for _ in $(seq 100); do [ -s "$log/port" ] && break; sleep 0.05; done
-if [ ! -s "$log/port" ]; then
-	echo "fixture server did not start" >&2
+if ! fixture_start "$log" --root testdata/site; then
 	failed=$((failed + 1))
 else
 	export FIXTURE_PORT=$(cat "$log/port")
-	export FIXTURE="http://127.0.0.1:$FIXTURE_PORT"
+	export FIXTURE=$FIXTURE_BASE
 	export BUILD CRAWL="$PWD/$BUILD/crawl" FIXTURE_SERVER="$PWD/$BUILD/fixture-server"
 	files=()
 	if [ -n "${TESTS:-}" ]; then

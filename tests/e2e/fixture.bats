@@ -475,3 +475,12 @@ javascript:void(0)" ]
 	[ "$(curl -s "$PFIX/stats?path=/stats" | jq .count)" -eq 0 ]
 	[ "$(curl -s "$PFIX/stats?path=%22q%22" | jq -r .path)" = '"q"' ]
 }
+
+@test "/header/NAME answers with the value of that request header" {
+	run curl -s -H "X-Probe: hello there" "$FIXTURE/header/x-probe"
+	[ "$output" = "hello there" ]
+	run curl -s -A "agent/9" "$FIXTURE/header/User-Agent"
+	[ "$output" = "agent/9" ]
+	run curl -s -o /dev/null -w '%{http_code}' "$FIXTURE/header/X-Absent"
+	[ "$output" = "404" ]
+}

@@ -1,0 +1,638 @@
+/* frontier.c: which job starts next, and which links become jobs.
+ *
+ * A plain list is one FIFO. When the crawl obeys robots.txt, bounds the
+ * transfers per host or spaces requests to a host, every host
+ * (scheme://host:port) gets a queue of its own, and hosts with queued jobs
+ * take turns. A host's robots.txt is fetched by an internal job that goes
+ * before every other; until it is in, the host's jobs wait and the links
+ * found for it are held back, so that no forbidden path is ever requested. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "frontier.h"
+#include "robots.h"
+
+struct pending {                /* a link waiting for its host's robots.txt */
+    char *url;
+    char *scope;
+    int depth;
+    size_t parent;
+    struct pending *next;
+};
+
+enum robots_state { ROBOTS_NONE, ROBOTS_PENDING, ROBOTS_READY };
+
+struct crawl_host {
+    char *key;                  /* scheme://host:port */
+    int running;
+    double next_at;             /* earliest start of its next request (--delay) */
+    enum robots_state robots_state;
+    struct robots *robots;
+    struct crawl_job *robots_job;
+    struct crawl_job *head, *tail;      /* queued jobs */
+    struct pending *pend, *pend_tail;   /* links held back for robots.txt */
+    struct crawl_host *ring_next, *ring_prev;   /* hosts with queued jobs */
+    int in_ring;
+    struct crawl_host *hnext;   /* hash chain */
+};
+
+struct frontier {
+    int per_host_queues;
+    int robots;                 /* fetch and obey robots.txt */
+    int follow;                 /* links are followed (--depth > 0) */
+    char agent[64];             /* robots.txt product token */
+    struct crawl_job *head, *tail;      /* the one FIFO, or robots jobs first */
+    struct crawl_job *rhead, *rtail;    /* robots jobs */
+    struct crawl_host **hosts;  /* hash of hosts */
+    size_t nbuckets, nhosts;
+    struct crawl_host *ring;    /* the next host to take a turn */
+    size_t queued;
+    char **seen;                /* open-addressing set of URLs */
+    size_t seen_cap, seen_n;
+    size_t pages;               /* page jobs, for --max-pages */
+};
+
+/* ---- the set of URLs seen ------------------------------------------------ */
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;    /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* Adds url; returns 1 when it was new, 0 when seen before, CRAWL_ENOMEM. */
+static int seen_add(struct frontier *f, const char *url)
+{
+    if (f->seen_n * 2 >= f->seen_cap) {
+        size_t cap = f->seen_cap ? f->seen_cap * 2 : 1024;
+        char **v = calloc(cap, sizeof *v);
+        if (!v)
+            return CRAWL_ENOMEM;
+        for (size_t i = 0; i < f->seen_cap; i++) {
+            if (!f->seen[i])
+                continue;
+            size_t k = hash_str(f->seen[i]) & (cap - 1);
+            while (v[k])
+                k = (k + 1) & (cap - 1);
+            v[k] = f->seen[i];
+        }
+        free(f->seen);
+        f->seen = v;
+        f->seen_cap = cap;
+    }
+    size_t k = hash_str(url) & (f->seen_cap - 1);
+    while (f->seen[k]) {
+        if (strcmp(f->seen[k], url) == 0)
+            return 0;
+        k = (k + 1) & (f->seen_cap - 1);
+    }
+    if (!(f->seen[k] = strdup(url)))
+        return CRAWL_ENOMEM;
+    f->seen_n++;
+    return 1;
+}
+
+/* ---- URLs ---------------------------------------------------------------- */
+
+/* The parts of a URL the frontier needs, from libcurl's URL parser: the
+ * normalised URL without fragment, the host key, the host name and the path
+ * with query. Returns 0, or -1 when url does not parse. */
+struct url_parts {
+    char *norm, *key, *host, *path;
+};
+
+static void parts_free(struct url_parts *p)
+{
+    curl_free(p->norm);
+    free(p->key);
+    curl_free(p->host);
+    free(p->path);
+    memset(p, 0, sizeof *p);
+}
+
+static int url_split(const char *url, struct url_parts *p)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL, *port = NULL, *path = NULL, *query = NULL;
+    int rc = -1;
+    memset(p, 0, sizeof *p);
+    if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK)
+        goto out;
+    curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
+    if (curl_url_get(u, CURLUPART_URL, &p->norm, CURLU_NO_DEFAULT_PORT) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &p->host, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+        goto out;
+    curl_url_get(u, CURLUPART_QUERY, &query, 0);
+    for (char *h = p->host; *h; h++)
+        if (*h >= 'A' && *h <= 'Z')
+            *h = (char)(*h - 'A' + 'a');
+    size_t kl = strlen(scheme) + strlen(p->host) + strlen(port) + 8;
+    size_t pl = strlen(path) + (query ? strlen(query) + 2 : 1);
+    if (!(p->key = malloc(kl)) || !(p->path = malloc(pl)))
+        goto out;
+    snprintf(p->key, kl, "%s://%s:%s", scheme, p->host, port);
+    snprintf(p->path, pl, "%s%s%s", path, query ? "?" : "", query ? query : "");
+    rc = 0;
+out:
+    curl_free(scheme);
+    curl_free(port);
+    curl_free(path);
+    curl_free(query);
+    curl_url_cleanup(u);
+    if (rc)
+        parts_free(p);
+    return rc;
+}
+
+/* ---- hosts ---------------------------------------------------------------- */
+
+static struct crawl_host *host_get(struct frontier *f, const char *key)
+{
+    if (f->nhosts * 2 >= f->nbuckets) {
+        size_t n = f->nbuckets ? f->nbuckets * 2 : 64;
+        struct crawl_host **v = calloc(n, sizeof *v);
+        if (!v)
+            return NULL;
+        for (size_t i = 0; i < f->nbuckets; i++)
+            for (struct crawl_host *h = f->hosts[i], *nx; h; h = nx) {
+                nx = h->hnext;
+                size_t k = hash_str(h->key) & (n - 1);
+                h->hnext = v[k];
+                v[k] = h;
+            }
+        free(f->hosts);
+        f->hosts = v;
+        f->nbuckets = n;
+    }
+    size_t k = hash_str(key) & (f->nbuckets - 1);
+    for (struct crawl_host *h = f->hosts[k]; h; h = h->hnext)
+        if (strcmp(h->key, key) == 0)
+            return h;
+    struct crawl_host *h = calloc(1, sizeof *h);
+    if (!h || !(h->key = strdup(key))) {
+        free(h);
+        return NULL;
+    }
+    h->hnext = f->hosts[k];
+    f->hosts[k] = h;
+    f->nhosts++;
+    return h;
+}
+
+static void ring_add(struct frontier *f, struct crawl_host *h)
+{
+    if (h->in_ring)
+        return;
+    h->in_ring = 1;
+    if (!f->ring) {
+        h->ring_next = h->ring_prev = h;
+        f->ring = h;
+        return;
+    }
+    /* Just before the current host: the newest host takes its turn last. */
+    h->ring_next = f->ring;
+    h->ring_prev = f->ring->ring_prev;
+    f->ring->ring_prev->ring_next = h;
+    f->ring->ring_prev = h;
+}
+
+static void ring_remove(struct frontier *f, struct crawl_host *h)
+{
+    if (!h->in_ring)
+        return;
+    h->in_ring = 0;
+    if (h->ring_next == h) {
+        f->ring = NULL;
+    } else {
+        h->ring_prev->ring_next = h->ring_next;
+        h->ring_next->ring_prev = h->ring_prev;
+        if (f->ring == h)
+            f->ring = h->ring_next;
+    }
+}
+
+static void enqueue(struct crawl_job **head, struct crawl_job **tail, struct crawl_job *j)
+{
+    j->qnext = NULL;
+    if (*tail)
+        (*tail)->qnext = j;
+    else
+        *head = j;
+    *tail = j;
+}
+
+static struct crawl_job *dequeue(struct crawl_job **head, struct crawl_job **tail)
+{
+    struct crawl_job *j = *head;
+    if (j) {
+        *head = j->qnext;
+        if (!*head)
+            *tail = NULL;
+        j->qnext = NULL;
+    }
+    return j;
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+int frontier_init(struct crawl *c)
+{
+    const struct crawl_opts *o = c->opts;
+    struct frontier *f = calloc(1, sizeof *f);
+    if (!f)
+        return CRAWL_ENOMEM;
+    f->follow = o->depth > 0;
+    f->robots = o->robots && f->follow;
+    f->per_host_queues = f->robots || o->per_host > 0 || o->delay > 0;
+    /* The product token is the user agent up to its first '/' or space. */
+    size_t n = strcspn(o->user_agent ? o->user_agent : "crawl", "/ \t");
+    if (n == 0 || n >= sizeof f->agent)
+        n = 0;
+    snprintf(f->agent, sizeof f->agent, "%.*s", (int)n, n ? o->user_agent : "crawl");
+    c->fr = f;
+    return 0;
+}
+
+static void job_free_internal(struct crawl_job *j)
+{
+    if (!j)
+        return;
+    free(j->url);
+    free(j->res.final_url);
+    free(j->res.error);
+    free(j->body);
+    free(j->scope);
+    free(j);
+}
+
+void frontier_free(struct crawl *c)
+{
+    struct frontier *f = c->fr;
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->nbuckets; i++)
+        for (struct crawl_host *h = f->hosts[i], *nx; h; h = nx) {
+            nx = h->hnext;
+            for (struct pending *p = h->pend, *pn; p; p = pn) {
+                pn = p->next;
+                free(p->url);
+                free(p->scope);
+                free(p);
+            }
+            robots_free(h->robots);
+            job_free_internal(h->robots_job);
+            free(h->key);
+            free(h);
+        }
+    free(f->hosts);
+    for (size_t i = 0; i < f->seen_cap; i++)
+        free(f->seen[i]);
+    free(f->seen);
+    free(f);
+    c->fr = NULL;
+}
+
+size_t frontier_queued(const struct crawl *c)
+{
+    return c->fr ? c->fr->queued : 0;
+}
+
+/* ---- queuing ----------------------------------------------------------------- */
+
+/* Starts the robots job of h: it goes before every other job. */
+static int robots_start(struct crawl *c, struct crawl_host *h)
+{
+    struct frontier *f = c->fr;
+    struct crawl_job *j = calloc(1, sizeof *j);
+    size_t n = strlen(h->key) + sizeof "/robots.txt";
+    if (!j || !(j->url = malloc(n))) {
+        free(j);
+        return CRAWL_ENOMEM;
+    }
+    snprintf(j->url, n, "%s/robots.txt", h->key);
+    j->kind = JOB_ROBOTS;
+    j->host = h;
+    j->id = (size_t)-1;
+    h->robots_job = j;
+    h->robots_state = ROBOTS_PENDING;
+    enqueue(&f->rhead, &f->rtail, j);
+    f->queued++;
+    return 0;
+}
+
+/* Puts job j (in c's list) on its host's queue. */
+static void host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_job *j)
+{
+    j->host = h;
+    enqueue(&h->head, &h->tail, j);
+    f->queued++;
+    ring_add(f, h);
+}
+
+/* Records a listed job that robots.txt forbids. */
+static void fail_robots(struct crawl *c, struct crawl_job *j)
+{
+    j->state = JOB_DONE;
+    j->done_seq = c->ndone++;
+    j->res.fail = CRAWL_FAIL_ROBOTS;
+    free(j->res.error);
+    j->res.error = strdup("disallowed by robots.txt");
+    c->nfailed++;
+    c->robots_blocked++;
+}
+
+int frontier_push(struct crawl *c, struct crawl_job *j)
+{
+    struct frontier *f = c->fr;
+    if (f->follow || f->per_host_queues) {
+        struct url_parts p;
+        if (url_split(j->url, &p) != 0) {
+            /* crawl_add checked it already; keep it in the plain queue. */
+            enqueue(&f->head, &f->tail, j);
+            f->queued++;
+            return 0;
+        }
+        int rc = 0;
+        if (f->follow) {
+            f->pages++;
+            if (seen_add(f, p.norm) < 0 || !(j->scope = strdup(p.host)))
+                rc = CRAWL_ENOMEM;
+        }
+        if (rc == 0 && f->per_host_queues) {
+            struct crawl_host *h = host_get(f, p.key);
+            if (!h) {
+                rc = CRAWL_ENOMEM;
+            } else {
+                if (f->robots && h->robots_state == ROBOTS_NONE)
+                    rc = robots_start(c, h);
+                if (rc == 0) {
+                    if (h->robots_state == ROBOTS_READY && !robots_allowed(h->robots, p.path)) {
+                        fail_robots(c, j);
+                        rc = 1;
+                    } else {
+                        host_enqueue(f, h, j);
+                    }
+                }
+            }
+        } else if (rc == 0) {
+            enqueue(&f->head, &f->tail, j);
+            f->queued++;
+        }
+        parts_free(&p);
+        return rc;
+    }
+    enqueue(&f->head, &f->tail, j);
+    f->queued++;
+    return 0;
+}
+
+struct crawl_job *frontier_pick(struct crawl *c, double *wake)
+{
+    struct frontier *f = c->fr;
+    struct crawl_job *j;
+    if ((j = dequeue(&f->rhead, &f->rtail)))
+        goto got;
+    if (!f->per_host_queues) {
+        if ((j = dequeue(&f->head, &f->tail)))
+            goto got;
+        return NULL;
+    }
+    if ((j = dequeue(&f->head, &f->tail)))
+        goto got;
+    if (!f->ring)
+        return NULL;
+    const struct crawl_opts *o = c->opts;
+    double now = o->delay > 0 ? crawl_now() : 0;
+    struct crawl_host *h = f->ring, *start = h;
+    do {
+        struct crawl_host *next = h->ring_next;
+        int ok = h->robots_state != ROBOTS_PENDING &&
+                 (o->per_host <= 0 || h->running < o->per_host);
+        if (ok && o->delay > 0 && now < h->next_at) {
+            if (wake && (*wake == 0 || h->next_at < *wake))
+                *wake = h->next_at;
+            ok = 0;
+        }
+        if (ok) {
+            j = dequeue(&h->head, &h->tail);
+            if (!h->head)
+                ring_remove(f, h);
+            /* Round robin: the next pick starts after this host. */
+            if (f->ring)
+                f->ring = h->in_ring ? h->ring_next : next;
+            goto got;
+        }
+        h = next;
+    } while (h != start && f->ring);
+    return NULL;
+got:
+    f->queued--;
+    if (j->host) {
+        j->host->running++;
+        if (c->opts->delay > 0)
+            j->host->next_at = crawl_now() + c->opts->delay;
+    }
+    return j;
+}
+
+/* Admits one link found on page j. Called with the lock held. */
+static int admit(struct crawl *c, struct crawl_job *from, const char *url);
+
+/* Creates a job for a link that passed every test but robots.txt's. */
+static int add_link_job(struct crawl *c, struct crawl_host *h, const char *url,
+                        const char *scope, int depth, size_t parent)
+{
+    struct crawl_job *j = calloc(1, sizeof *j);
+    if (!j || !(j->url = strdup(url)) || !(j->scope = strdup(scope))) {
+        if (j) {
+            free(j->url);
+            free(j);
+        }
+        return CRAWL_ENOMEM;
+    }
+    j->depth = depth;
+    j->parent = parent;
+    if (crawl__push_job(c, j) != 0) {
+        free(j->scope);
+        free(j->url);
+        free(j);
+        return CRAWL_ENOMEM;
+    }
+    c->fetchable++;
+    if (h)
+        host_enqueue(c->fr, h, j);
+    else {
+        enqueue(&c->fr->head, &c->fr->tail, j);
+        c->fr->queued++;
+    }
+    return 0;
+}
+
+static int regex_any(const regex_t *v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (regexec(&v[i], s, 0, NULL, 0) == 0)
+            return 1;
+    return 0;
+}
+
+static int admit(struct crawl *c, struct crawl_job *from, const char *url)
+{
+    struct frontier *f = c->fr;
+    const struct crawl_opts *o = c->opts;
+    struct url_parts p;
+    int rc = 0;
+
+    if (o->max_pages > 0 && f->pages >= (size_t)o->max_pages)
+        return 0;
+    if (url_split(url, &p) != 0)
+        return 0;
+    if (!o->span_hosts && from->scope && strcmp(p.host, from->scope) != 0)
+        goto out;
+    if (o->ninclude && !regex_any(o->include, o->ninclude, p.norm))
+        goto out;
+    if (o->nexclude && regex_any(o->exclude, o->nexclude, p.norm))
+        goto out;
+    if ((rc = seen_add(f, p.norm)) <= 0)
+        goto out;
+    rc = 0;
+    struct crawl_host *h = NULL;
+    if (f->per_host_queues && !(h = host_get(f, p.key))) {
+        rc = CRAWL_ENOMEM;
+        goto out;
+    }
+    const char *scope = from->scope ? from->scope : p.host;
+    if (h && f->robots) {
+        if (h->robots_state == ROBOTS_NONE && (rc = robots_start(c, h)) != 0)
+            goto out;
+        if (h->robots_state == ROBOTS_PENDING) {
+            struct pending *pe = calloc(1, sizeof *pe);
+            if (!pe || !(pe->url = strdup(p.norm)) || !(pe->scope = strdup(scope))) {
+                if (pe)
+                    free(pe->url);
+                free(pe);
+                rc = CRAWL_ENOMEM;
+                goto out;
+            }
+            pe->depth = from->depth + 1;
+            pe->parent = from->id;
+            if (h->pend_tail)
+                h->pend_tail->next = pe;
+            else
+                h->pend = pe;
+            h->pend_tail = pe;
+            f->pages++;
+            goto out;
+        }
+        if (!robots_allowed(h->robots, p.path)) {
+            c->robots_blocked++;
+            goto out;
+        }
+    }
+    f->pages++;
+    rc = add_link_job(c, h, p.norm, scope, from->depth + 1, from->id);
+out:
+    parts_free(&p);
+    return rc;
+}
+
+/* The robots.txt of h is in (or failed): from now on its rules decide, for
+ * the listed jobs waiting in its queue and for the links held back. */
+static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job *rj)
+{
+    struct frontier *f = c->fr;
+    long st = rj->res.status;
+    if (rj->res.fail == CRAWL_FAIL_NONE && st >= 200 && st < 300)
+        h->robots = robots_parse(rj->body ? rj->body : "", rj->body_len, f->agent);
+    else if (rj->res.fail == CRAWL_FAIL_NONE && st >= 400 && st < 500)
+        h->robots = robots_all(1);       /* no robots.txt: everything allowed */
+    else
+        h->robots = robots_all(0);       /* unreachable: nothing allowed (RFC 9309) */
+    h->robots_state = ROBOTS_READY;
+    c->robots_fetched++;
+
+    /* Listed jobs already queued: drop the forbidden ones from the queue. */
+    struct crawl_job *keep_head = NULL, *keep_tail = NULL, *j;
+    while ((j = dequeue(&h->head, &h->tail))) {
+        f->queued--;
+        struct url_parts p;
+        int allowed = 1;
+        if (url_split(j->url, &p) == 0) {
+            allowed = robots_allowed(h->robots, p.path);
+            parts_free(&p);
+        }
+        if (allowed) {
+            enqueue(&keep_head, &keep_tail, j);
+            f->queued++;
+        } else {
+            fail_robots(c, j);
+        }
+    }
+    h->head = keep_head;
+    h->tail = keep_tail;
+    if (!h->head)
+        ring_remove(f, h);
+
+    /* Links held back. */
+    for (struct pending *pe = h->pend, *pn; pe; pe = pn) {
+        pn = pe->next;
+        struct url_parts p;
+        if (url_split(pe->url, &p) == 0) {
+            if (robots_allowed(h->robots, p.path))
+                add_link_job(c, h, pe->url, pe->scope, pe->depth, pe->parent);
+            else {
+                c->robots_blocked++;
+                f->pages--;
+            }
+            parts_free(&p);
+        }
+        free(pe->url);
+        free(pe->scope);
+        free(pe);
+    }
+    h->pend = h->pend_tail = NULL;
+}
+
+void frontier_done(struct crawl *c, struct crawl_job *j)
+{
+    if (j->host)
+        j->host->running--;
+    if (j->kind == JOB_ROBOTS) {
+        robots_ready(c, j->host, j);
+        free(j->body);
+        j->body = NULL;
+        return;
+    }
+    for (size_t i = 0; i < j->nlinks; i++) {
+        if (j->depth < c->opts->depth && !crawl_is_cancelled(c))
+            admit(c, j, j->links[i]);
+        free(j->links[i]);
+    }
+    free(j->links);
+    j->links = NULL;
+    j->nlinks = 0;
+}
+
+void frontier_clear(struct crawl *c)
+{
+    struct frontier *f = c->fr;
+    while (dequeue(&f->rhead, &f->rtail))
+        ;
+    while (dequeue(&f->head, &f->tail))
+        ;
+    for (size_t i = 0; i < f->nbuckets; i++)
+        for (struct crawl_host *h = f->hosts[i]; h; h = h->hnext) {
+            while (dequeue(&h->head, &h->tail))
+                ;
+            ring_remove(f, h);
+        }
+    f->queued = 0;
+}

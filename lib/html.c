@@ -1,0 +1,1083 @@
+/* html.c: links and XPath extracts from pages as they arrive, on libxml2's
+ * HTML push parser. The default rule (//a/@href) streams through SAX
+ * callbacks without building a tree; any other rule builds the tree and runs
+ * its XPaths at the end of the body. Links are resolved with libcurl's URL
+ * API. Nothing here is global but libxml2's own one-time initialisation. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <libxml/HTMLparser.h>
+#include <libxml/HTMLtree.h>
+#include <libxml/SAX2.h>
+#include <libxml/globals.h>
+#include <libxml/parser.h>
+#include <libxml/xmlerror.h>
+#include <libxml/xpath.h>
+
+#include "crawl.h"
+#include "html.h"
+
+#define DEFAULT_FOLLOW "//a/@href"
+
+/* Distinct raw hrefs kept while streaming. Several raw forms may resolve to
+ * one link ("a", "./a"), so this is larger than the cap on links. */
+#define RAW_MAX (2 * HTML_MAX_LINKS)
+
+/* htmlParseChunk takes an int; feed it at most this much at a time. */
+#define CHUNK_MAX (1 << 20)
+
+#define PARSE_OPTIONS (HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | \
+                       HTML_PARSE_NOWARNING | HTML_PARSE_NONET | \
+                       HTML_PARSE_COMPACT)
+
+/* ---- global ------------------------------------------------------------ */
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init_libxml(void)
+{
+    LIBXML_TEST_VERSION
+    xmlInitParser();
+}
+
+void html_global_init(void)
+{
+    pthread_once(&init_once, init_libxml);
+}
+
+void html_global_cleanup(void)
+{
+    xmlCleanupParser();
+}
+
+/* ---- keeping libxml2 quiet ------------------------------------------------
+ * With HTML_PARSE_NOERROR the parser's own errors go nowhere, but some
+ * messages bypass the parser context: encoding conversion failures (raised
+ * with no context, so they reach the generic handler) and XPath evaluation
+ * messages printed with xmlGenericError directly. Both handlers are
+ * per-thread state in a threaded libxml2 (the main thread's are the process
+ * globals, which only the main thread reads), so each entry point swaps in
+ * no-op handlers for the calling thread and puts the caller's back before
+ * returning: nothing yields in between, so coroutines sharing a thread are
+ * safe too. */
+
+struct quiet {
+    xmlGenericErrorFunc generic;
+    void *generic_ctx;
+    xmlStructuredErrorFunc structured;
+    void *structured_ctx;
+};
+
+static void quiet_generic(void *ctx, const char *msg, ...)
+{
+}
+
+static void quiet_structured(void *ctx, xmlErrorPtr e)
+{
+}
+
+static void quiet_begin(struct quiet *q)
+{
+    q->generic = xmlGenericError;
+    q->generic_ctx = xmlGenericErrorContext;
+    q->structured = xmlStructuredError;
+    q->structured_ctx = xmlStructuredErrorContext;
+    xmlSetGenericErrorFunc(NULL, quiet_generic);
+    xmlSetStructuredErrorFunc(NULL, quiet_structured);
+}
+
+static void quiet_end(const struct quiet *q)
+{
+    /* Assigned directly: xmlSetGenericErrorFunc would turn a NULL handler
+     * into the default one that prints. */
+    xmlGenericError = q->generic;
+    xmlGenericErrorContext = q->generic_ctx;
+    xmlStructuredError = q->structured;
+    xmlStructuredErrorContext = q->structured_ctx;
+}
+
+/* ---- small helpers --------------------------------------------------------- */
+
+/* HTML's ASCII white space; locale-independent, unlike isspace. */
+static int is_ws(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+
+static int is_alpha(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int is_digit(int c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int lower(int c)
+{
+    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+static int upper(int c)
+{
+    return c >= 'a' && c <= 'z' ? c - ('a' - 'A') : c;
+}
+
+static int is_hex(int c)
+{
+    return is_digit(c) || (lower(c) >= 'a' && lower(c) <= 'f');
+}
+
+/* Trims s and turns every run of white space inside it into one space, in
+ * place. */
+static void collapse_ws(char *s)
+{
+    char *w = s;
+    int pending = 0;
+
+    for (const char *r = s; *r; r++) {
+        if (is_ws((unsigned char)*r)) {
+            pending = w != s;
+            continue;
+        }
+        if (pending)
+            *w++ = ' ';
+        pending = 0;
+        *w++ = *r;
+    }
+    *w = '\0';
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* A growing array of malloc'd strings. */
+struct strv {
+    char **v;
+    size_t n, cap;
+};
+
+/* Appends s, which the vector owns from then on. Returns 0 or CRAWL_ENOMEM
+ * (s still the caller's). */
+static int strv_push(struct strv *sv, char *s)
+{
+    if (sv->n == sv->cap) {
+        size_t cap = sv->cap ? 2 * sv->cap : 16;
+        char **v = realloc(sv->v, cap * sizeof *v);
+        if (!v)
+            return CRAWL_ENOMEM;
+        sv->v = v;
+        sv->cap = cap;
+    }
+    sv->v[sv->n++] = s;
+    return 0;
+}
+
+static void strv_free(struct strv *sv)
+{
+    for (size_t i = 0; i < sv->n; i++)
+        free(sv->v[i]);
+    free(sv->v);
+    memset(sv, 0, sizeof *sv);
+}
+
+/* A set of strings it does not own (open addressing, FNV-1a), for
+ * de-duplication in first-seen order alongside a strv. */
+struct strset {
+    const char **slot;
+    size_t cap, n;              /* cap: a power of two, or 0 */
+};
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static const char **strset_find(const char **slot, size_t cap, const char *s)
+{
+    size_t i = hash_str(s) & (cap - 1);
+
+    while (slot[i] && strcmp(slot[i], s) != 0)
+        i = (i + 1) & (cap - 1);
+    return &slot[i];
+}
+
+/* Returns 1 when s was in the set, 0 when it is not (and is not added). */
+static int strset_has(const struct strset *h, const char *s)
+{
+    return h->cap && *strset_find(h->slot, h->cap, s) != NULL;
+}
+
+/* Adds s (not in the set yet), which must outlive the set. Returns 0 or
+ * CRAWL_ENOMEM. */
+static int strset_add(struct strset *h, const char *s)
+{
+    if (2 * (h->n + 1) > h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 64;
+        const char **slot = calloc(cap, sizeof *slot);
+        if (!slot)
+            return CRAWL_ENOMEM;
+        for (size_t i = 0; i < h->cap; i++)
+            if (h->slot[i])
+                *strset_find(slot, cap, h->slot[i]) = h->slot[i];
+        free(h->slot);
+        h->slot = slot;
+        h->cap = cap;
+    }
+    *strset_find(h->slot, h->cap, s) = s;
+    h->n++;
+    return 0;
+}
+
+static void strset_free(struct strset *h)
+{
+    free(h->slot);
+    memset(h, 0, sizeof *h);
+}
+
+/* ---- hrefs and link resolution --------------------------------------------- */
+
+/* Prepares a raw href for resolution the way a browser would: trims white
+ * space, removes tabs and newlines, drops the fragment, percent-encodes
+ * spaces, control bytes and the characters that are never literal in a URL
+ * (curl would keep them, or turn a space in a query into '+'), and skips any
+ * scheme but http and https. Returns 0 and *out
+ * (malloc'd; NULL when the href is skipped), or CRAWL_ENOMEM. */
+static int clean_href(const char *in, char **out)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t len;
+    char *s, *w;
+
+    *out = NULL;
+    while (is_ws((unsigned char)*in))
+        in++;
+    len = strlen(in);
+    while (len > 0 && is_ws((unsigned char)in[len - 1]))
+        len--;
+    if (len > HTML_MAX_URL)
+        return 0;
+
+    s = malloc(3 * len + 1);
+    if (!s)
+        return CRAWL_ENOMEM;
+    w = s;
+    for (size_t i = 0; i < len && in[i] != '#'; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if (c == '\t' || c == '\n' || c == '\r')
+            continue;
+        if (c <= 0x20 || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '`') {
+            *w++ = '%';
+            *w++ = hex[c >> 4];
+            *w++ = hex[c & 15];
+        } else {
+            *w++ = (char)c;
+        }
+    }
+    *w = '\0';
+
+    if ((size_t)(w - s) > HTML_MAX_URL)
+        goto skip;
+    /* A scheme is a letter, then letters, digits, '+', '-' or '.', then ':'
+     * (RFC 3986); without one the href is relative. */
+    if (is_alpha((unsigned char)s[0])) {
+        const char *p = s + 1;
+        while (is_alpha((unsigned char)*p) || is_digit((unsigned char)*p) ||
+               *p == '+' || *p == '-' || *p == '.')
+            p++;
+        if (*p == ':') {
+            size_t n = (size_t)(p - s);
+            if (!((n == 4 && strncasecmp(s, "http", 4) == 0) ||
+                  (n == 5 && strncasecmp(s, "https", 5) == 0)))
+                goto skip;
+        }
+    }
+    *out = s;
+    return 0;
+skip:
+    free(s);
+    return 0;
+}
+
+static int is_http_scheme(CURLU *u)
+{
+    char *scheme = NULL;
+    int ok;
+
+    if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK)
+        return 0;
+    /* curl hands the scheme back in lower case. */
+    ok = strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0;
+    curl_free(scheme);
+    return ok;
+}
+
+/* Resolves href (cleaned by clean_href) against base (NULL: no base, only
+ * absolute hrefs resolve) and normalises it. Returns 0 and *out (malloc'd;
+ * NULL when the href does not make an http(s) URL), or CRAWL_ENOMEM. */
+static int resolve(CURLU *base, const char *href, char **out)
+{
+    CURLU *u;
+    CURLUcode rc;
+    char *host = NULL, *url = NULL;
+    int err = 0;
+
+    *out = NULL;
+    if (!base && href[0] == '\0')
+        return 0;
+    u = base ? curl_url_dup(base) : curl_url();
+    if (!u)
+        return CRAWL_ENOMEM;
+    /* curl's relative resolution takes an empty href for a path, so the
+     * empty href (what a lone "#top" leaves) is handled here: it is the base
+     * itself. */
+    if (href[0] != '\0') {
+        rc = curl_url_set(u, CURLUPART_URL, href, CURLU_URLENCODE);
+        if (rc == CURLUE_OUT_OF_MEMORY)
+            goto nomem;
+        if (rc != CURLUE_OK)
+            goto out;
+    }
+    if (curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0) != CURLUE_OK || !is_http_scheme(u))
+        goto out;
+
+    /* curl 7.88 lower-cases the scheme but keeps the host as written. */
+    rc = curl_url_get(u, CURLUPART_HOST, &host, 0);
+    if (rc == CURLUE_OUT_OF_MEMORY)
+        goto nomem;
+    if (rc != CURLUE_OK)
+        goto out;
+    for (char *h = host; *h; h++)
+        *h = (char)lower((unsigned char)*h);
+    rc = curl_url_set(u, CURLUPART_HOST, host, 0);
+    if (rc == CURLUE_OUT_OF_MEMORY)
+        goto nomem;
+    if (rc != CURLUE_OK)
+        goto out;
+
+    rc = curl_url_get(u, CURLUPART_URL, &url, CURLU_NO_DEFAULT_PORT);
+    if (rc == CURLUE_OUT_OF_MEMORY)
+        goto nomem;
+    if (rc != CURLUE_OK || strlen(url) > HTML_MAX_URL)
+        goto out;
+    /* %7e and %7E name the same byte; one spelling keeps one fetch. */
+    for (char *p = url; *p; p++)
+        if (p[0] == '%' && is_hex((unsigned char)p[1]) && is_hex((unsigned char)p[2])) {
+            p[1] = (char)upper((unsigned char)p[1]);
+            p[2] = (char)upper((unsigned char)p[2]);
+            p += 2;
+        }
+    *out = dup_str(url);
+    if (!*out)
+        goto nomem;
+    goto out;
+nomem:
+    err = CRAWL_ENOMEM;
+out:
+    curl_free(url);
+    curl_free(host);
+    curl_url_cleanup(u);
+    return err;
+}
+
+/* The URL relative links resolve against: the page's URL, or its <base
+ * href> resolved against that when it makes an http(s) URL. Returns 0 and
+ * *out (NULL when the page's URL is no http(s) URL), or CRAWL_ENOMEM. */
+static int make_base(const char *page_url, const char *base_href, CURLU **out)
+{
+    CURLU *u = NULL, *b = NULL;
+    char *href = NULL;
+    CURLUcode rc;
+    int err;
+
+    *out = NULL;
+    if (!page_url)
+        return 0;
+    u = curl_url();
+    if (!u)
+        return CRAWL_ENOMEM;
+    rc = curl_url_set(u, CURLUPART_URL, page_url, CURLU_URLENCODE);
+    if (rc == CURLUE_OUT_OF_MEMORY)
+        goto nomem;
+    if (rc != CURLUE_OK || !is_http_scheme(u)) {
+        curl_url_cleanup(u);
+        return 0;
+    }
+    if (base_href) {
+        err = clean_href(base_href, &href);
+        if (err)
+            goto fail;
+        if (href && href[0] != '\0') {
+            b = curl_url_dup(u);
+            if (!b)
+                goto nomem;
+            rc = curl_url_set(b, CURLUPART_URL, href, CURLU_URLENCODE);
+            if (rc == CURLUE_OUT_OF_MEMORY)
+                goto nomem;
+            if (rc == CURLUE_OK && is_http_scheme(b)) {
+                curl_url_cleanup(u);
+                u = b;
+            } else {
+                curl_url_cleanup(b);
+            }
+            b = NULL;
+        }
+        free(href);
+    }
+    *out = u;
+    return 0;
+nomem:
+    err = CRAWL_ENOMEM;
+fail:
+    free(href);
+    curl_url_cleanup(b);
+    curl_url_cleanup(u);
+    return err;
+}
+
+/* ---- rules -------------------------------------------------------------- */
+
+struct html_rule {
+    char *name;
+    char *xpath;
+};
+
+struct html_rules {
+    char *follow;               /* NULL: the default rule, streamed without a tree */
+    struct html_rule *extract;
+    int nextract;
+};
+
+struct xpath_error {
+    char msg[160];
+    int code;                   /* libxml2's code, 0 when nothing was reported */
+};
+
+/* A structured error handler that keeps the first message for
+ * html_rules_new. */
+static void xpath_error(void *data, xmlErrorPtr e)
+{
+    struct xpath_error *xe = data;
+    size_t n;
+
+    if (xe->code != 0 || !e)
+        return;
+    xe->code = e->code ? e->code : -1;
+    snprintf(xe->msg, sizeof xe->msg, "%s", e->message ? e->message : "error");
+    n = strlen(xe->msg);
+    while (n > 0 && is_ws((unsigned char)xe->msg[n - 1]))
+        xe->msg[--n] = '\0';
+    if (e->domain == XML_FROM_XPATH && e->int1 >= 0 && n + 1 < sizeof xe->msg)
+        snprintf(xe->msg + n, sizeof xe->msg - n, " at character %d", e->int1);
+}
+
+static int xpath_nomem(const struct xpath_error *xe)
+{
+    return xe->code == XML_XPATH_EXPRESSION_OK + XPATH_MEMORY_ERROR - XPATH_EXPRESSION_OK;
+}
+
+/* Compiles expr and evaluates it once on an empty document, which catches
+ * what only evaluation reports, like an unknown function. Returns 0,
+ * -EINVAL with a message in err, or CRAWL_ENOMEM. Runs inside quiet_begin. */
+static int check_xpath(const char *what, const char *expr, char *err, size_t errlen)
+{
+    struct xpath_error xe = { .code = 0 };
+    xmlDocPtr doc = NULL;
+    xmlXPathContextPtr xc = NULL;
+    xmlXPathCompExprPtr comp = NULL;
+    xmlXPathObjectPtr obj = NULL;
+    int ret = CRAWL_ENOMEM;
+
+    /* The text of an XPath error (xmlXPathErrorMessages) is not public and
+     * only reaches a structured handler when the context has no error
+     * callback of its own, so the thread's handler collects it here. */
+    xmlSetStructuredErrorFunc(&xe, xpath_error);
+    doc = htmlNewDocNoDtD(NULL, NULL);
+    if (!doc)
+        goto out;
+    xc = xmlXPathNewContext(doc);
+    if (!xc)
+        goto out;
+    comp = xmlXPathCtxtCompile(xc, (const xmlChar *)expr);
+    if (comp)
+        obj = xmlXPathCompiledEval(comp, xc);
+    if (obj) {
+        ret = 0;
+    } else if (!xpath_nomem(&xe)) {
+        ret = -EINVAL;
+        if (errlen)
+            snprintf(err, errlen, "%s: bad XPath \"%s\": %s", what, expr,
+                     xe.code ? xe.msg : "invalid expression");
+    }
+out:
+    xmlXPathFreeObject(obj);
+    xmlXPathFreeCompExpr(comp);
+    xmlXPathFreeContext(xc);
+    xmlFreeDoc(doc);
+    xmlSetStructuredErrorFunc(NULL, quiet_structured);
+    return ret;
+}
+
+/* Splits "NAME=XPATH" (white space allowed around NAME) into *name and
+ * *xpath; without a valid NAME= prefix the whole text is the XPath and the
+ * name is "extractI". Returns 0 or CRAWL_ENOMEM. */
+static int split_rule(const char *text, int i, struct html_rule *rule)
+{
+    const char *eq = strchr(text, '='), *a = text, *b = eq;
+    char buf[32];
+
+    if (eq) {
+        while (a < eq && is_ws((unsigned char)*a))
+            a++;
+        while (b > a && is_ws((unsigned char)b[-1]))
+            b--;
+        if (b > a && (is_alpha((unsigned char)*a) || *a == '_')) {
+            const char *p = a + 1;
+            while (p < b && (is_alpha((unsigned char)*p) || is_digit((unsigned char)*p) ||
+                             *p == '_' || *p == '-'))
+                p++;
+            if (p != b)
+                eq = NULL;
+        } else {
+            eq = NULL;
+        }
+    }
+    if (eq) {
+        rule->name = strndup(a, (size_t)(b - a));
+        rule->xpath = dup_str(eq + 1);
+    } else {
+        snprintf(buf, sizeof buf, "extract%d", i + 1);
+        rule->name = dup_str(buf);
+        rule->xpath = dup_str(text);
+    }
+    return rule->name && rule->xpath ? 0 : CRAWL_ENOMEM;
+}
+
+int html_rules_new(const char *follow, const char *const *extract, int n,
+                   struct html_rules **out, char *err, size_t errlen)
+{
+    struct html_rules *r;
+    struct quiet q;
+    char what[64];
+    int ret;
+
+    *out = NULL;
+    if (errlen)
+        err[0] = '\0';
+    if (n < 0 || (n > 0 && !extract)) {
+        if (errlen)
+            snprintf(err, errlen, "bad extract list");
+        return -EINVAL;
+    }
+    r = calloc(1, sizeof *r);
+    if (!r)
+        return CRAWL_ENOMEM;
+    quiet_begin(&q);
+    if (n > 0) {
+        r->extract = calloc((size_t)n, sizeof *r->extract);
+        if (!r->extract)
+            goto nomem;
+    }
+    /* The default rule streams; it needs a tree only to share one with
+     * extracts. */
+    if ((follow && strcmp(follow, DEFAULT_FOLLOW) != 0) || n > 0) {
+        r->follow = dup_str(follow ? follow : DEFAULT_FOLLOW);
+        if (!r->follow)
+            goto nomem;
+        ret = check_xpath("follow", r->follow, err, errlen);
+        if (ret)
+            goto fail;
+    }
+    for (int i = 0; i < n; i++) {
+        ret = split_rule(extract[i], i, &r->extract[i]);
+        r->nextract = i + 1;
+        if (ret)
+            goto fail;
+        snprintf(what, sizeof what, "extract \"%s\"", r->extract[i].name);
+        ret = check_xpath(what, r->extract[i].xpath, err, errlen);
+        if (ret)
+            goto fail;
+    }
+    quiet_end(&q);
+    *out = r;
+    return 0;
+nomem:
+    ret = CRAWL_ENOMEM;
+fail:
+    quiet_end(&q);
+    if (ret == CRAWL_ENOMEM && errlen)
+        snprintf(err, errlen, "%s", crawl_strerror(ret));
+    html_rules_free(r);
+    return ret;
+}
+
+void html_rules_free(struct html_rules *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->nextract; i++) {
+        free(r->extract[i].name);
+        free(r->extract[i].xpath);
+    }
+    free(r->extract);
+    free(r->follow);
+    free(r);
+}
+
+int html_rules_nextract(const struct html_rules *r)
+{
+    return r->nextract;
+}
+
+const char *html_rules_extract_name(const struct html_rules *r, int i)
+{
+    return i >= 0 && i < r->nextract ? r->extract[i].name : NULL;
+}
+
+/* ---- pages ---------------------------------------------------------------- */
+
+struct html_page {
+    const struct html_rules *r;
+    char *url;
+    htmlParserCtxtPtr ctxt;     /* NULL until the first 4 bytes show whether there is a BOM */
+    unsigned char head[4];      /* those bytes, until then */
+    size_t nhead;
+    char *base;                 /* the first <base href>, raw */
+    struct strv raw;            /* streaming: distinct cleaned <a href> values */
+    struct strset rawset;
+    int truncated;
+    int err;                    /* sticky: CRAWL_ENOMEM */
+    int finished;
+};
+
+static const char *attr(const xmlChar **atts, const char *name)
+{
+    for (; atts && atts[0]; atts += 2)
+        if (strcmp((const char *)atts[0], name) == 0)
+            return atts[1] ? (const char *)atts[1] : "";
+    return NULL;
+}
+
+static void page_fail(struct html_page *p, int err)
+{
+    p->err = err;
+    if (p->ctxt)
+        xmlStopParser(p->ctxt);
+}
+
+/* Keeps a streamed href, cleaned, unless an equal one is kept already. */
+static void keep_raw(struct html_page *p, const char *href)
+{
+    char *s;
+    int err = clean_href(href, &s);
+
+    if (err) {
+        page_fail(p, err);
+        return;
+    }
+    if (!s || strset_has(&p->rawset, s)) {
+        free(s);
+        return;
+    }
+    if (p->raw.n == RAW_MAX) {
+        p->truncated = 1;
+        free(s);
+        return;
+    }
+    if (strv_push(&p->raw, s) != 0) {
+        free(s);
+        page_fail(p, CRAWL_ENOMEM);
+        return;
+    }
+    if (strset_add(&p->rawset, s) != 0)
+        page_fail(p, CRAWL_ENOMEM);
+}
+
+/* startElementSAXFunc, in both modes: the tree builder's work when there is
+ * a tree, then the first <base href> and, when streaming, every <a href>.
+ * The HTML parser hands names in lower case. */
+static void on_start_element(void *ctx, const xmlChar *name, const xmlChar **atts)
+{
+    htmlParserCtxtPtr ctxt = ctx;
+    struct html_page *p = ctxt->_private;
+    const char *n = (const char *)name, *href;
+
+    if (p->r->follow)
+        xmlSAX2StartElement(ctx, name, atts);
+    if (p->err || !atts)
+        return;
+    if (!p->r->follow && n[0] == 'a' && n[1] == '\0') {
+        href = attr(atts, "href");
+        if (href)
+            keep_raw(p, href);
+    } else if (!p->base && strcmp(n, "base") == 0) {
+        href = attr(atts, "href");
+        if (href) {
+            p->base = dup_str(href);
+            if (!p->base)
+                page_fail(p, CRAWL_ENOMEM);
+        }
+    }
+}
+
+/* Turns a memory error inside libxml2 into the page's error. */
+static void check_parser(struct html_page *p)
+{
+    if (!p->err && p->ctxt->errNo == XML_ERR_NO_MEMORY)
+        page_fail(p, CRAWL_ENOMEM);
+}
+
+/* Creates the parser once the first bytes are in p->head. The HTML push
+ * parser of libxml2 2.9 does not look for a byte order mark, so it is done
+ * here: a BOM selects the encoding, is not parsed, and wins over any <meta
+ * charset> (an encoding set on the input is never changed). Without a BOM
+ * the page is read as UTF-8 until a <meta charset> says otherwise or a byte
+ * is not UTF-8, from which point libxml2 reads ISO-8859-1; left to itself it
+ * would take ISO-8859-1 at the first non-ASCII byte. Returns 0 or
+ * CRAWL_ENOMEM. */
+static int page_start(struct html_page *p)
+{
+    htmlSAXHandler sax;
+    xmlCharEncoding enc = XML_CHAR_ENCODING_UTF8;
+    const char *pin = NULL;
+    size_t skip = 0;
+    const unsigned char *h = p->head;
+
+    if (p->nhead >= 3 && h[0] == 0xEF && h[1] == 0xBB && h[2] == 0xBF) {
+        enc = XML_CHAR_ENCODING_UTF8;
+        pin = "UTF-8";
+        skip = 3;
+    } else if (p->nhead >= 2 && h[0] == 0xFF && h[1] == 0xFE) {
+        enc = XML_CHAR_ENCODING_UTF16LE;
+        pin = "UTF-16LE";
+        skip = 2;
+    } else if (p->nhead >= 2 && h[0] == 0xFE && h[1] == 0xFF) {
+        enc = XML_CHAR_ENCODING_UTF16BE;
+        pin = "UTF-16BE";
+        skip = 2;
+    }
+
+    memset(&sax, 0, sizeof sax);
+    if (p->r->follow)
+        xmlSAX2InitHtmlDefaultSAXHandler(&sax);
+    sax.startElement = on_start_element;
+    sax.warning = NULL;
+    sax.error = NULL;
+    sax.fatalError = NULL;
+    /* user_data NULL: callbacks get the parser context, which the tree
+     * builder needs; the page rides in its _private. */
+    p->ctxt = htmlCreatePushParserCtxt(&sax, NULL, NULL, 0, NULL, enc);
+    if (!p->ctxt)
+        return CRAWL_ENOMEM;
+    p->ctxt->_private = p;
+    htmlCtxtUseOptions(p->ctxt, PARSE_OPTIONS);
+    if (pin) {
+        p->ctxt->input->encoding = xmlStrdup((const xmlChar *)pin);
+        if (!p->ctxt->input->encoding)
+            return CRAWL_ENOMEM;
+    }
+    if (p->nhead > skip) {
+        htmlParseChunk(p->ctxt, (const char *)h + skip, (int)(p->nhead - skip), 0);
+        check_parser(p);
+    }
+    return p->err;
+}
+
+struct html_page *html_page_new(const struct html_rules *r, const char *url)
+{
+    struct html_page *p = calloc(1, sizeof *p);
+
+    if (!p)
+        return NULL;
+    p->r = r;
+    if (url) {
+        p->url = dup_str(url);
+        if (!p->url)
+            goto err;
+    }
+    return p;
+err:
+    free(p);
+    return NULL;
+}
+
+int html_page_feed(struct html_page *p, const char *buf, size_t len)
+{
+    struct quiet q;
+
+    if (p->err || p->finished || len == 0)
+        return p->err;
+    quiet_begin(&q);
+    if (!p->ctxt) {
+        size_t k = sizeof p->head - p->nhead;
+        if (k > len)
+            k = len;
+        memcpy(p->head + p->nhead, buf, k);
+        p->nhead += k;
+        buf += k;
+        len -= k;
+        if (p->nhead < sizeof p->head)
+            goto out;
+        if (page_start(p) != 0) {
+            p->err = CRAWL_ENOMEM;
+            goto out;
+        }
+    }
+    while (len > 0 && !p->err) {
+        int k = len > CHUNK_MAX ? CHUNK_MAX : (int)len;
+        htmlParseChunk(p->ctxt, buf, k, 0);
+        check_parser(p);
+        buf += k;
+        len -= (size_t)k;
+    }
+out:
+    quiet_end(&q);
+    return p->err;
+}
+
+/* What html_page_finish gathers before handing it over. */
+struct gather {
+    struct html_links *out;
+    struct strv links;
+    struct strset seen;
+    CURLU *base;                /* not changed: curl_url_dup takes no const */
+    size_t nextracts, capextracts;
+};
+
+/* Resolves one follow value and keeps it when it is new. Returns 0 or
+ * CRAWL_ENOMEM. */
+static int gather_link(struct gather *g, const char *value, int cleaned)
+{
+    char *href = NULL, *url = NULL;
+    int err = 0;
+
+    if (!cleaned) {
+        err = clean_href(value, &href);
+        if (err || !href)
+            return err;
+        value = href;
+    }
+    err = resolve(g->base, value, &url);
+    free(href);
+    if (err || !url || strset_has(&g->seen, url))
+        goto out;
+    if (g->links.n == HTML_MAX_LINKS) {
+        g->out->truncated = 1;
+        goto out;
+    }
+    err = strv_push(&g->links, url);
+    if (err)
+        goto out;
+    err = strset_add(&g->seen, url);
+    return err;     /* url now belongs to g->links */
+out:
+    free(url);
+    return err;
+}
+
+static int gather_extract(struct gather *g, const char *name, const char *value)
+{
+    struct html_extract *e;
+
+    if (g->nextracts == HTML_MAX_EXTRACTS) {
+        g->out->truncated = 1;
+        return 0;
+    }
+    if (g->nextracts == g->capextracts) {
+        size_t cap = g->capextracts ? 2 * g->capextracts : 8;
+        e = realloc(g->out->extracts, cap * sizeof *e);
+        if (!e)
+            return CRAWL_ENOMEM;
+        g->out->extracts = e;
+        g->capextracts = cap;
+    }
+    e = &g->out->extracts[g->nextracts];
+    e->name = dup_str(name);
+    e->value = dup_str(value);
+    if (!e->name || !e->value) {
+        free(e->name);
+        free(e->value);
+        return CRAWL_ENOMEM;
+    }
+    g->out->nextracts = ++g->nextracts;
+    return 0;
+}
+
+/* Evaluates expr on the page's document and calls use(g, name, value) for
+ * each value it gives (see html.h for what a value is). A run-time XPath
+ * error gives no value. Returns 0 or CRAWL_ENOMEM.
+ *
+ * The expression is compiled here, per page, rather than once per crawl:
+ * libxml2 2.9's xmlXPathCompiledEval is not read-only on the compiled
+ * expression. On the first evaluation of a function call it stores the
+ * function it looked up in the step (op->cache, op->cacheURI in xpath.c),
+ * an unsynchronised write that threads sharing one compiled expression
+ * would race on. Compiling a typical rule takes well under a microsecond,
+ * against tens of microseconds to parse even a small page. */
+static int each_value(xmlXPathContextPtr xc, const char *expr, struct gather *g,
+                      const char *name,
+                      int (*use)(struct gather *, const char *, const char *))
+{
+    xmlXPathCompExprPtr comp;
+    xmlXPathObjectPtr obj = NULL;
+    xmlChar *s = NULL;
+    int err = 0;
+
+    comp = xmlXPathCtxtCompile(xc, (const xmlChar *)expr);
+    if (comp)
+        obj = xmlXPathCompiledEval(comp, xc);
+    if (!obj)
+        goto out;       /* checked by html_rules_new: out of memory, or a run-time error */
+    if (obj->type == XPATH_NODESET) {
+        xmlNodeSetPtr set = obj->nodesetval;
+        for (int i = 0; set && i < set->nodeNr && !err; i++) {
+            xmlNodePtr node = set->nodeTab[i];
+            s = xmlNodeGetContent(node);
+            if (!s)
+                s = xmlStrdup((const xmlChar *)"");
+            if (!s) {
+                err = CRAWL_ENOMEM;
+                break;
+            }
+            if (node->type != XML_ATTRIBUTE_NODE)
+                collapse_ws((char *)s);
+            err = use(g, name, (const char *)s);
+            xmlFree(s);
+            s = NULL;
+        }
+    } else {
+        s = xmlXPathCastToString(obj);
+        err = s ? use(g, name, (const char *)s) : CRAWL_ENOMEM;
+    }
+out:
+    xmlFree(s);
+    xmlXPathFreeObject(obj);
+    xmlXPathFreeCompExpr(comp);
+    return err;
+}
+
+static int use_link(struct gather *g, const char *name, const char *value)
+{
+    return gather_link(g, value, 0);
+}
+
+/* Runs the follow and extract XPaths on the page's tree. */
+static int gather_tree(struct html_page *p, xmlDocPtr doc, struct gather *g)
+{
+    xmlXPathContextPtr xc = xmlXPathNewContext(doc);
+    int err;
+
+    if (!xc)
+        return CRAWL_ENOMEM;
+    /* Run-time errors go to this context's handler, not to a thread's. */
+    xc->error = quiet_structured;
+    err = each_value(xc, p->r->follow, g, NULL, use_link);
+    for (int i = 0; i < p->r->nextract && !err; i++)
+        err = each_value(xc, p->r->extract[i].xpath, g, p->r->extract[i].name,
+                         gather_extract);
+    xmlXPathFreeContext(xc);
+    return err;
+}
+
+int html_page_finish(struct html_page *p, const char *final_url, struct html_links *out)
+{
+    struct gather g = { .out = out };
+    xmlDocPtr doc = NULL;
+    CURLU *base = NULL;
+    struct quiet q;
+    int err;
+
+    memset(out, 0, sizeof *out);
+    if (p->finished)
+        return p->err ? p->err : -EINVAL;
+    p->finished = 1;
+    if (p->err)
+        return p->err;
+
+    quiet_begin(&q);
+    if (!p->ctxt && (err = page_start(p)) != 0)
+        goto fail;
+    htmlParseChunk(p->ctxt, NULL, 0, 1);
+    check_parser(p);
+    doc = p->ctxt->myDoc;
+    p->ctxt->myDoc = NULL;
+    if ((err = p->err) != 0)
+        goto fail;
+
+    err = make_base(final_url ? final_url : p->url, p->base, &base);
+    if (err)
+        goto fail;
+    g.base = base;
+    out->truncated = p->truncated;
+    if (!p->r->follow) {
+        for (size_t i = 0; i < p->raw.n && !err; i++)
+            err = gather_link(&g, p->raw.v[i], 1);
+    } else if (doc) {
+        err = gather_tree(p, doc, &g);
+    }
+    if (err)
+        goto fail;
+    out->links = g.links.v;
+    out->nlinks = g.links.n;
+    g.links.v = NULL;
+    strset_free(&g.seen);
+    curl_url_cleanup(base);
+    xmlFreeDoc(doc);
+    quiet_end(&q);
+    return 0;
+fail:
+    p->err = err;
+    strv_free(&g.links);
+    strset_free(&g.seen);
+    curl_url_cleanup(base);
+    xmlFreeDoc(doc);
+    quiet_end(&q);
+    html_links_free(out);
+    return err;
+}
+
+void html_page_free(struct html_page *p)
+{
+    if (!p)
+        return;
+    if (p->ctxt) {
+        if (p->ctxt->myDoc)
+            xmlFreeDoc(p->ctxt->myDoc);
+        htmlFreeParserCtxt(p->ctxt);
+    }
+    strset_free(&p->rawset);
+    strv_free(&p->raw);
+    free(p->base);
+    free(p->url);
+    free(p);
+}
+
+void html_links_free(struct html_links *l)
+{
+    for (size_t i = 0; i < l->nlinks; i++)
+        free(l->links[i]);
+    free(l->links);
+    for (size_t i = 0; i < l->nextracts; i++) {
+        free(l->extracts[i].name);
+        free(l->extracts[i].value);
+    }
+    free(l->extracts);
+    memset(l, 0, sizeof *l);
+}

@@ -1,0 +1,204 @@
+/* robots.c: a small robots.txt parser and matcher after RFC 9309. Only the
+ * user-agent, allow and disallow lines matter here; everything else (sitemap,
+ * crawl-delay, comments, garbage) is skipped. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "robots.h"
+
+struct rule {
+    char *pattern;
+    size_t len;
+    int allow;
+};
+
+struct robots {
+    struct rule *rules;
+    size_t n, cap;
+};
+
+struct robots *robots_all(int allow)
+{
+    struct robots *r = calloc(1, sizeof *r);
+    if (!r || allow)
+        return r;
+    r->rules = malloc(sizeof *r->rules);
+    if (!r->rules || !(r->rules[0].pattern = strdup("/"))) {
+        free(r->rules);
+        free(r);
+        return NULL;
+    }
+    r->rules[0].len = 1;
+    r->rules[0].allow = 0;
+    r->n = r->cap = 1;
+    return r;
+}
+
+void robots_free(struct robots *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        free(r->rules[i].pattern);
+    free(r->rules);
+    free(r);
+}
+
+static int add_rule(struct robots *r, const char *p, size_t len, int allow)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 8;
+        struct rule *v = realloc(r->rules, cap * sizeof *v);
+        if (!v)
+            return -1;
+        r->rules = v;
+        r->cap = cap;
+    }
+    char *s = malloc(len + 1);
+    if (!s)
+        return -1;
+    memcpy(s, p, len);
+    s[len] = '\0';
+    r->rules[r->n++] = (struct rule){ s, len, allow };
+    return 0;
+}
+
+/* Trims white space at both ends of [*s, *s + *len). */
+static void trim(const char **s, size_t *len)
+{
+    while (*len && isspace((unsigned char)**s)) {
+        (*s)++;
+        (*len)--;
+    }
+    while (*len && isspace((unsigned char)(*s)[*len - 1]))
+        (*len)--;
+}
+
+/* A user-agent line names us when its value is our product token (or "*",
+ * which only counts when no group names us). */
+static int names(const char *v, size_t len, const char *agent)
+{
+    size_t n = strlen(agent);
+    return len == n && strncasecmp(v, agent, n) == 0;
+}
+
+struct robots *robots_parse(const char *body, size_t len, const char *agent)
+{
+    /* Two passes: one set of rules for the groups naming us, one for "*";
+     * the first is used when it saw any group naming us. */
+    struct robots *mine = calloc(1, sizeof *mine), *star = calloc(1, sizeof *star);
+    int named = 0;
+    if (!mine || !star)
+        goto err;
+    /* A group is a run of user-agent lines, then rules; which of the two
+     * sets its rules go to depends on the agents it names. */
+    int in_agents = 0, to_mine = 0, to_star = 0;
+    const char *end = body + len;
+    for (const char *line = body; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const char *le = nl ? nl : end;
+        const char *hash = memchr(line, '#', (size_t)(le - line));
+        const char *s = line;
+        size_t n = (size_t)((hash ? hash : le) - line);
+        line = nl ? nl + 1 : end;
+        trim(&s, &n);
+        const char *colon = memchr(s, ':', n);
+        if (!colon)
+            continue;
+        const char *key = s, *val = colon + 1;
+        size_t klen = (size_t)(colon - s), vlen = n - klen - 1;
+        trim(&key, &klen);
+        trim(&val, &vlen);
+        if (klen == 10 && strncasecmp(key, "user-agent", 10) == 0) {
+            if (!in_agents) {
+                to_mine = to_star = 0;
+                in_agents = 1;
+            }
+            if (names(val, vlen, agent)) {
+                to_mine = 1;
+                named = 1;
+            } else if (vlen == 1 && *val == '*') {
+                to_star = 1;
+            }
+            continue;
+        }
+        int allow;
+        if (klen == 5 && strncasecmp(key, "allow", 5) == 0)
+            allow = 1;
+        else if (klen == 8 && strncasecmp(key, "disallow", 8) == 0)
+            allow = 0;
+        else
+            continue;
+        in_agents = 0;
+        if (vlen == 0)
+            continue;   /* "Disallow:" with no path allows everything */
+        if (to_mine && add_rule(mine, val, vlen, allow) != 0)
+            goto err;
+        if (to_star && add_rule(star, val, vlen, allow) != 0)
+            goto err;
+    }
+    if (named) {
+        robots_free(star);
+        return mine;
+    }
+    robots_free(mine);
+    return star;
+err:
+    robots_free(mine);
+    robots_free(star);
+    return NULL;
+}
+
+/* Does pattern p (with '*' and a final '$') match s? Without '$' a pattern
+ * matches any URL it is a prefix of. The classic greedy wildcard walk with
+ * one backtracking point: linear in practice, and never exponential however
+ * many '*' a hostile robots.txt puts in a rule. */
+static int match(const char *p, const char *s)
+{
+    size_t plen = strlen(p);
+    int anchored = plen > 0 && p[plen - 1] == '$';
+    if (anchored)
+        plen--;
+    size_t pi = 0, si = 0, star = (size_t)-1, mark = 0;
+    size_t slen = strlen(s);
+    while (si < slen) {
+        if (pi == plen && !anchored)
+            return 1;
+        if (pi < plen && p[pi] == '*') {
+            star = pi++;
+            mark = si;
+        } else if (pi < plen && p[pi] == s[si]) {
+            pi++;
+            si++;
+        } else if (star != (size_t)-1) {
+            pi = star + 1;
+            si = ++mark;
+        } else {
+            return 0;
+        }
+    }
+    while (pi < plen && p[pi] == '*')
+        pi++;
+    return pi == plen;
+}
+
+int robots_allowed(const struct robots *r, const char *path)
+{
+    size_t best = 0;
+    int verdict = 1, found = 0;
+    if (!r)
+        return 1;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct rule *ru = &r->rules[i];
+        if (!match(ru->pattern, path))
+            continue;
+        if (!found || ru->len > best || (ru->len == best && ru->allow)) {
+            best = ru->len;
+            verdict = ru->allow;
+            found = 1;
+        }
+    }
+    return verdict;
+}

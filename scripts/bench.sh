@@ -1,0 +1,160 @@
+#!/bin/bash
+# The benchmark: every model of crawl and the installed peers on the same URL
+# lists against the local fixture server, sweeping the number of URLs, then
+# the pool's size at a fixed list. Writes CSV and plots (gnuplot, PNG and
+# SVG) into a results folder and prints the tables. Every figure is the median
+# of RUNS runs; every command is bounded by a timeout.
+#
+#   BUILD=dir        crawl and fixture-server (default build)
+#   OUT=dir          results folder (default results/bench-DATE)
+#   SIZES="10 ..."   URL counts to sweep (default "10 100 1000 10000")
+#   DELAY=ms         each URL is /delay/DELAY/i (default 100)
+#   RUNS=n           runs per figure (default 3)
+#   POOL=n           pool size for the sweep: crawl pool, thread-pool peer (default 100)
+#   POOL_SIZES="..." pool sizes for the second sweep (default "1 2 4 8 16 32 64 128 256")
+#   POOL_URLS=n      URLs for the second sweep (default 256)
+#   SEQ_MAX_MS=ms    run sequential only while URLS*DELAY stays under this (default 30000)
+#   QUICK=1          a short run for the tests: SIZES="10 50", RUNS=1, few pool sizes
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+if [ -n "${QUICK:-}" ]; then
+	SIZES=${SIZES:-10 50}; RUNS=${RUNS:-1}; DELAY=${DELAY:-50}
+	POOL_SIZES=${POOL_SIZES:-1 4 16}; POOL_URLS=${POOL_URLS:-16}
+fi
+SIZES=${SIZES:-10 100 1000 10000}
+DELAY=${DELAY:-100}
+RUNS=${RUNS:-3}
+POOL=${POOL:-100}
+POOL_SIZES=${POOL_SIZES:-1 2 4 8 16 32 64 128 256}
+POOL_URLS=${POOL_URLS:-256}
+SEQ_MAX_MS=${SEQ_MAX_MS:-30000}
+TMAX=${TMAX:-180}
+OUT=${OUT:-results/bench-$(date +%Y%m%d-%H%M%S)}
+
+if [ -z "${QUICK:-}" ]; then
+	scripts/deps.sh time gnuplot-nox curl wget2 python3-aiohttp python3-requests
+fi
+[ -x /usr/bin/time ] || { echo "bench.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+mkdir -p "$OUT"
+. scripts/fixture-lib.sh
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-bench.XXXXXX")
+trap 'fixture_stop; rm -rf "$tmp"' EXIT
+ulimit -n "$(ulimit -Hn)"
+fixture_start "$tmp"
+base=$FIXTURE_BASE
+requests() { curl -s "$base/stats" | sed 's/.*"requests":\([0-9]*\).*/\1/'; }
+
+have() { command -v "$1" >/dev/null 2>&1; }
+have_py() { /usr/bin/python3 -c "import $1" >/dev/null 2>&1; }
+
+# run_tool NAME URLS LIST: runs NAME on LIST RUNS times; prints
+# "wall_s rss_mb ok" as medians (ok: runs where the fixture saw every request).
+run_tool() {
+	local name=$1 n=$2 list=$3 walls=() rsss=() ok=0
+	for _ in $(seq "$RUNS"); do
+		local before after rc=0
+		before=$(requests)
+		case $name in
+		crawl-seq)    cmd=("$BUILD/crawl" --mode=seq -q "$list") ;;
+		crawl-thread) cmd=("$BUILD/crawl" --mode=thread -q "$list") ;;
+		crawl-pool)   cmd=("$BUILD/crawl" --mode=pool -c "$POOL" -q "$list") ;;
+		crawl-pool-*) cmd=("$BUILD/crawl" --mode=pool -c "${name#crawl-pool-}" -q "$list") ;;
+		crawl-coro)   cmd=("$BUILD/crawl" --mode=coro -q "$list") ;;
+		curl)         cmd=(curl -s -K "$list.curl" --parallel --parallel-immediate --parallel-max "$((n < 300 ? n : 300))") ;;
+		wget2)        cmd=(wget2 -q --no-robots --max-threads="$((n < 100 ? n : 100))" -i "$list" -O /dev/null) ;;
+		aiohttp)      cmd=(/usr/bin/python3 scripts/peers/aiohttp_crawl.py "$list" 0) ;;
+		threadpool)   cmd=(/usr/bin/python3 scripts/peers/threadpool_crawl.py "$list" "$POOL") ;;
+		esac
+		timeout "$TMAX" /usr/bin/time -f "%e %M" -o "$tmp/time" "${cmd[@]}" >/dev/null 2>"$tmp/err" || rc=$?
+		after=$(requests)
+		if [ "$rc" -eq 0 ] && [ "$((after - before))" -ge "$n" ]; then ok=$((ok + 1)); fi
+		read -r w m < <(tail -1 "$tmp/time" 2>/dev/null || echo "nan 0")
+		walls+=("$w"); rsss+=("$m")
+	done
+	local mw mr
+	mw=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+	mr=$(printf '%s\n' "${rsss[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1024}')
+	echo "$mw $mr $ok"
+}
+
+tools=(crawl-seq crawl-thread crawl-pool crawl-coro)
+have curl && tools+=(curl) || echo "# curl not installed: skipped" >&2
+have wget2 && tools+=(wget2) || echo "# wget2 not installed: skipped" >&2
+have_py aiohttp && tools+=(aiohttp) || echo "# python3-aiohttp not installed: skipped" >&2
+have_py requests && tools+=(threadpool) || echo "# python3-requests not installed: skipped" >&2
+
+{
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+	echo "crawl: $("$BUILD/crawl" --version)"
+	echo "settings: SIZES='$SIZES' DELAY=$DELAY RUNS=$RUNS POOL=$POOL POOL_SIZES='$POOL_SIZES' POOL_URLS=$POOL_URLS"
+} | tee "$OUT/machine.txt"
+
+echo
+echo "== sweep: N URLs of /delay/$DELAY/i, all models and peers (median of $RUNS)"
+echo "tool,urls,delay_ms,wall_s,rss_mb,runs_ok,runs" >"$OUT/sweep.csv"
+printf '%-14s %7s %9s %9s %8s\n' tool urls wall_s rss_mb ok
+for n in $SIZES; do
+	list="$tmp/list-$n.txt"
+	for i in $(seq "$n"); do echo "$base/delay/$DELAY/$i"; done >"$list"
+	sed 's/.*/url = "&"\noutput = "\/dev\/null"/' "$list" >"$list.curl"
+	for t in "${tools[@]}"; do
+		if [ "$t" = crawl-seq ] && [ "$((n * DELAY))" -gt "$SEQ_MAX_MS" ]; then continue; fi
+		if { [ "$t" = crawl-pool ] || [ "$t" = threadpool ]; } && [ "$((n * DELAY / POOL))" -gt 60000 ]; then continue; fi
+		read -r w r ok < <(run_tool "$t" "$n" "$list")
+		printf '%-14s %7d %9s %9s %6s/%s\n' "$t" "$n" "$w" "$r" "$ok" "$RUNS"
+		echo "$t,$n,$DELAY,$w,$r,$ok,$RUNS" >>"$OUT/sweep.csv"
+	done
+done
+
+echo
+echo "== pool size: $POOL_URLS URLs of /delay/$DELAY/i (median of $RUNS)"
+echo "pool_size,urls,wall_s,rss_mb,runs_ok,runs" >"$OUT/pool.csv"
+list="$tmp/pool.txt"
+for i in $(seq "$POOL_URLS"); do echo "$base/delay/$DELAY/p$i"; done >"$list"
+printf '%-10s %9s %9s %8s\n' pool_size wall_s rss_mb ok
+for p in $POOL_SIZES; do
+	read -r w r ok < <(run_tool "crawl-pool-$p" "$POOL_URLS" "$list")
+	printf '%-10d %9s %9s %6s/%s\n' "$p" "$w" "$r" "$ok" "$RUNS"
+	echo "$p,$POOL_URLS,$w,$r,$ok,$RUNS" >>"$OUT/pool.csv"
+done
+
+if command -v gnuplot >/dev/null 2>&1; then
+	for term in png svg; do
+		if [ $term = png ]; then setterm="set terminal pngcairo size 900,560 noenhanced"; else setterm="set terminal svg size 900,560 noenhanced"; fi
+		plots=""
+		for t in "${tools[@]}"; do
+			plots="$plots '< grep \"^$t,\" $OUT/sweep.csv' using 2:COL with linespoints title '$t',"
+		done
+		gnuplot <<-GP
+		$setterm
+		set datafile separator ','
+		set key outside right
+		set logscale xy
+		set grid
+		set xlabel 'URLs (each /delay/$DELAY/i)'
+		set output '$OUT/wall.$term'
+		set title 'Wall time against URLs'
+		set ylabel 'wall time, s'
+		COL=4
+		plot ${plots%,}
+		set output '$OUT/rss.$term'
+		set title 'Peak RSS against URLs'
+		set ylabel 'peak RSS, MB'
+		COL=5
+		plot ${plots%,}
+		unset logscale y
+		set logscale x 2
+		set key off
+		set output '$OUT/pool.$term'
+		set title 'crawl --mode=pool: wall time against pool size ($POOL_URLS URLs of /delay/$DELAY)'
+		set xlabel 'pool size (-c)'
+		set ylabel 'wall time, s'
+		plot '$OUT/pool.csv' using 1:3 every ::1 with linespoints
+		GP
+	done
+	echo
+	echo "plots: $OUT/wall.png $OUT/rss.png $OUT/pool.png (and .svg)"
+fi
+echo "results: $OUT"

@@ -1,0 +1,253 @@
+#!/usr/bin/env bats
+# Faults, bad input, signals and safe defaults: every URL in gives exactly one
+# row out, in every model, whatever goes wrong.
+
+load helpers
+
+MODES="seq thread pool coro"
+
+# bad_list NAME: the corpus file with @FIXTURE@ replaced, in the test's tmpdir.
+bad_list() {
+	sed "s|@FIXTURE@|$FIXTURE|g" "testdata/bad-input/$1" >"$BATS_TEST_TMPDIR/$1"
+	echo "$BATS_TEST_TMPDIR/$1"
+}
+
+rows() { grep '^Length:' <<<"$output"; }
+
+@test "fault matrix: 1,000 URLs, each with its expected outcome, in every model" {
+	list="$BATS_TEST_TMPDIR/faults.txt"
+	expect="$BATS_TEST_TMPDIR/expect.txt"
+	: >"$list"; : >"$expect"
+	add() { # add COUNT PATH CLASS
+		for i in $(seq "$1"); do
+			case $2 in
+			refused) echo "http://127.0.0.1:1/refused/$i" ;;
+			*) echo "$FIXTURE$2" | sed "s/{i}/$i/" ;;
+			esac >>"$list"
+			echo "$3" >>"$expect"
+		done
+	}
+	add 335 "/bytes/{i}" ok
+	add 100 "/status/404?{i}" ok
+	add 100 "/status/500?{i}" ok
+	add 100 "/redirect/3?{i}" ok
+	add 20 "/redirect-loop?{i}" redirects
+	add 5 "/hang?{i}" timeout
+	add 100 "/reset?{i}" recv
+	add 100 refused connect
+	add 50 "/garbage?{i}" protocol
+	add 20 "/trickle/3/10?{i}" ok
+	add 50 "/bytes/2000000?{i}" too-large
+	# 4 MB decoded each: enough to cross the limit, small enough that the
+	# server's compressing does not starve the other transfers.
+	add 20 "/gzip/4000000?{i}" too-large
+	[ "$(wc -l <"$list")" -eq 1000 ]
+	# At most 100 in flight: a thousand transfers at once on two cores (and
+	# under the sanitizers) would make healthy URLs miss the 2 s timeout.
+	for run in seq thread pool coro "coro --loops 2"; do
+		start=$(date +%s)
+		run timeout 180 "$CRAWL" --mode=$run -c 100 --timeout 2 --max-size 1M --format=jsonl "$list"
+		echo "mode $run: status $status, $(( $(date +%s) - start )) s"
+		[ "$status" -eq 1 ]
+		[ "$(grep -c '"url"' <<<"$output")" -eq 1000 ]
+		got=$(jq -r 'select(.url) | .fail // "ok"' <<<"$output")
+		diff <(echo "$got") "$expect"
+		# Every row is the listed URL, in input order.
+		diff <(jq -r 'select(.url) | .url' <<<"$output") "$list"
+		[ "$(jq -r 'select(.line == 350) | .status' <<<"$output")" = "404" ]
+		[ "$(jq -r 'select(.line == 450) | .status' <<<"$output")" = "500" ]
+		[ "$(jq -r 'select(.line == 7) | .length' <<<"$output")" = "7" ]
+		[ "$(jq -r 'select(.summary) | [.urls, .failed] | join(" ")' <<<"$output")" = "1000 345" ]
+	done
+}
+
+@test "bad input: every line gets a row, bad ones a message naming file and line" {
+	for m in $MODES; do
+		f=$(bad_list schemes.txt)
+		run "$CRAWL" --mode=$m "$f"
+		[ "$status" -eq 1 ]
+		[ "$(rows | wc -l)" -eq 9 ]
+		for l in 2 3 4 5 6; do grep -q "schemes.txt:$l: unsupported scheme" <<<"$output"; done
+		grep -q "schemes.txt:7: not an absolute http or https URL" <<<"$output"
+		grep -q "schemes.txt:8: not an absolute http or https URL" <<<"$output"
+		grep -q "schemes.txt:9: malformed URL" <<<"$output"
+		rows | grep -q "^Length:    4    URL: $FIXTURE/bytes/4$"
+
+		f=$(bad_list crlf-bom.txt)
+		run "$CRAWL" --mode=$m "$f"
+		[ "$status" -eq 0 ]
+		[ "$(rows | awk '{print $2}' | tr '\n' ' ')" = "1 2 3 " ]
+
+		f=$(bad_list binary.bin)
+		run "$CRAWL" --mode=$m "$f"
+		[ "$status" -eq 1 ]
+		[ "$(rows | wc -l)" -eq 4 ]
+		grep -q 'binary.bin:1: contains a NUL byte: GIF89a\\x00' <<<"$output"
+		grep -q 'binary.bin:3: not an absolute http or https URL (no scheme): \\xc3(\\xa0\\xa1' <<<"$output"
+		rows | grep -q "^Length:   11    URL: $FIXTURE/bytes/11$"
+
+		f=$(bad_list spaces-unicode.txt)
+		run bash -c "'$CRAWL' --mode=$m --format=jsonl '$f' 2>/dev/null"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.line == 1) | .error' <<<"$output" | tail -1)" = "contains spaces" ]
+		[ "$(jq -r 'select(.line == 2) | .length' <<<"$output" | tail -1)" = "6" ]
+		[ "$(jq -r 'select(.line == 4) | .length' <<<"$output" | tail -1)" = "8" ]
+
+		f=$(bad_list duplicates.txt)
+		run "$CRAWL" --mode=$m "$f"
+		[ "$status" -eq 0 ]
+		[ "$(rows | grep -c "/bytes/9$")" -eq 3 ]
+
+		run "$CRAWL" --mode=$m testdata/bad-input/empty.txt
+		[ "$status" -eq 0 ]
+		[ "$(rows | wc -l)" -eq 0 ]
+	done
+}
+
+@test "bad input: a 1 MB line and a 100,000-line list" {
+	big="$BATS_TEST_TMPDIR/big.txt"
+	{
+		echo "$FIXTURE/bytes/1"
+		printf 'http://127.0.0.1/%*s\n' 1048576 '' | tr ' ' a
+		echo "$FIXTURE/bytes/2"
+	} >"$big"
+	many="$BATS_TEST_TMPDIR/many.txt"
+	{ echo "$FIXTURE/bytes/3"; seq 100000 | sed 's/^/not-a-url-/'; } >"$many"
+	for m in $MODES; do
+		run bash -c "'$CRAWL' --mode=$m '$big' 2>'$BATS_TEST_TMPDIR/err'"
+		[ "$status" -eq 1 ]
+		[ "$(rows | wc -l)" -eq 3 ]
+		[ "$(wc -c <"$BATS_TEST_TMPDIR/err")" -lt 1000 ]
+		grep -q "big.txt:2: line longer than 8192 bytes" "$BATS_TEST_TMPDIR/err"
+		[ "$(rows | sed -n 3p)" = "Length:    2    URL: $FIXTURE/bytes/2" ]
+		run timeout 60 bash -c "'$CRAWL' --mode=$m -q --format=jsonl '$many' 2>/dev/null"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r '[.urls, .ok, .failed] | join(" ")' <<<"$output")" = "100001 1 100000" ]
+	done
+}
+
+@test "bad flags exit 2 with a message naming the flag" {
+	for args in "-c -1" "--concurrency=abc" "--timeout 0" "--timeout -1" "--connect-timeout x" \
+		"--max-redirs -2" "--mode=bogus" "--format=yaml" "--order=random" "--max-size 1Q" \
+		"--buffer-size 10" "--stack-size 1K" "--loops 0" "--repeat 0" "--deadline 0" "--nonsense" "-Z"; do
+		run "$CRAWL" $args "$FIXTURE/bytes/1"
+		echo "$args -> $status: $output"
+		[ "$status" -eq 2 ]
+		flag=${args%% *}; flag=${flag%%=*}
+		grep -q -- "$flag" <<<"${lines[0]}"
+	done
+	run "$CRAWL" --timeout
+	[ "$status" -eq 2 ]
+	grep -q -- "--timeout: needs a value" <<<"$output"
+}
+
+@test "a redirect to file:// is refused with a clear error" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/redirect-to?url=file:///etc/passwd"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.url) | .fail' <<<"$output")" = "protocol" ]
+		jq -r 'select(.url) | .error' <<<"$output" | grep -q '^redirect refused, only http and https are followed'
+		[ "$(jq -r 'select(.url) | .length' <<<"$output")" = "0" ]
+	done
+}
+
+@test "a gzip body that inflates past --max-size fails, the same body within it does not" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --format=jsonl --max-size 100K "$FIXTURE/gzip/10000000" "$FIXTURE/gzip/100000"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.line == 1) | .fail' <<<"$output")" = "too-large" ]
+		[ "$(jq -r 'select(.line == 2) | .length' <<<"$output")" = "100000" ]
+		[ "$(jq -r 'select(.line == 2) | .wire_bytes < 10000' <<<"$output")" = "true" ]
+	done
+}
+
+@test "SIGINT: a partial table, unfinished URLs cancelled, exit 130, in every model" {
+	for m in $MODES; do
+		out="$BATS_TEST_TMPDIR/sig-$m"
+		"$CRAWL" --mode=$m -c 2 "$FIXTURE/delay/100/a" "$FIXTURE/delay/8000/b" "$FIXTURE/delay/8000/c" "$FIXTURE/bytes/5" >"$out" 2>&1 &
+		pid=$!
+		sleep 1
+		kill -INT $pid
+		t0=$(date +%s%N)
+		rc=0; wait $pid || rc=$?
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		echo "$m: rc $rc after $ms ms"; cat "$out"
+		[ "$rc" -eq 130 ]
+		[ "$ms" -lt 2000 ]
+		[ "$(grep -c '^Length:' "$out")" -eq 4 ]
+		grep -q "^Length:   100   URL: $FIXTURE/delay/100/a$" "$out"
+		grep -q "^Length:  error  URL: $FIXTURE/delay/8000/b (cancelled: interrupted)$" "$out"
+		grep -q "^Length:  error  URL: $FIXTURE/bytes/5 (cancelled: interrupted)$" "$out"
+	done
+}
+
+@test "a second SIGINT ends the process at once" {
+	"$CRAWL" --mode=thread "$FIXTURE/hang" >/dev/null 2>&1 &
+	pid=$!
+	sleep 0.5
+	kill -INT $pid; kill -INT $pid
+	rc=0; wait $pid || rc=$?
+	[ "$rc" -eq 130 ]
+}
+
+@test "SIGTERM cancels like SIGINT and exits 143" {
+	"$CRAWL" --mode=coro "$FIXTURE/delay/8000/x" >"$BATS_TEST_TMPDIR/out" 2>&1 &
+	pid=$!
+	sleep 0.5
+	kill -TERM $pid
+	rc=0; wait $pid || rc=$?
+	[ "$rc" -eq 143 ]
+	grep -q "cancelled: interrupted" "$BATS_TEST_TMPDIR/out"
+}
+
+@test "--deadline cancels what has not finished, in every model" {
+	for m in $MODES; do
+		run timeout 10 "$CRAWL" --mode=$m --deadline 0.8 "$FIXTURE/delay/50/a" "$FIXTURE/delay/6000/b"
+		[ "$status" -eq 1 ]
+		grep -q "^Length:   100   URL: $FIXTURE/delay/50/a$" <<<"$output"
+		grep -q "^Length:  error  URL: $FIXTURE/delay/6000/b (cancelled: --deadline reached)$" <<<"$output"
+		t=$(sed -n 's/^Use time: \(.*\)s$/\1/p' <<<"$output")
+		awk -v t="$t" 'BEGIN { exit !(t < 2.5) }'
+	done
+}
+
+@test "--mode=all stops after SIGINT and prints what ran" {
+	"$CRAWL" --mode=all -q "$FIXTURE/delay/3000/a" >"$BATS_TEST_TMPDIR/out" 2>&1 &
+	pid=$!
+	sleep 1
+	kill -INT -- $pid
+	rc=0; wait $pid || rc=$?
+	cat "$BATS_TEST_TMPDIR/out"
+	[ "$rc" -eq 130 ]
+	grep -q '^mode  *urls  *ok  *failed' "$BATS_TEST_TMPDIR/out"
+}
+
+@test "a closed output pipe ends quietly" {
+	urls=()
+	for i in $(seq 200); do urls+=("$FIXTURE/bytes/$i"); done
+	for m in $MODES; do
+		run bash -c "'$CRAWL' --mode=$m ${urls[*]} | head -1"
+		[ "$output" = "$(echo "$output" | grep '^Use time:')" ]
+		[ "${#lines[@]}" -eq 1 ]
+	done
+}
+
+@test "the fixture server keeps serving with 1,000 idle connections and garbage clients" {
+	start_private_fixture
+	port=${PFIX##*:}
+	fds=()
+	for i in $(seq 1000); do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$port"
+		fds+=("$fd")
+	done
+	for i in $(seq 20); do
+		exec {g}<>"/dev/tcp/127.0.0.1/$port"
+		printf 'GARBAGE\x00\x01 /// HTTP/9\r\n\r\n' >&$g
+		exec {g}>&-
+	done
+	run "$CRAWL" --mode=coro -c 10 "$PFIX/bytes/10" "$PFIX/delay/10/x" "$PFIX/status/204"
+	[ "$status" -eq 0 ]
+	[ "$(rows | wc -l)" -eq 3 ]
+	for fd in "${fds[@]}"; do exec {fd}>&-; done
+	stop_private_fixture
+}

@@ -1,0 +1,162 @@
+#!/usr/bin/env bats
+# Link-following crawls: depth, de-duplication, --max-pages, scope,
+# --include/--exclude, robots.txt, --per-host, --delay, --follow/--extract,
+# in every model.
+
+load helpers
+
+MODES="seq thread pool coro"
+
+urls_of() { jq -r 'select(.url) | .url' <<<"$output" | sort; }
+
+# expected_graph N F D: the URLs of /graph/N/F/ pages reachable within depth D.
+expected_graph() {
+	local n=$1 f=$2 d=$3 s=1 level=1
+	for _ in $(seq "$d"); do level=$((level * f)); s=$((s + level)); done
+	[ "$s" -gt "$n" ] && s=$n
+	echo "$PFIX/graph/$n/$f/"
+	for i in $(seq 1 $((s - 1))); do echo "$PFIX/graph/$n/$f/$i"; done
+}
+
+@test "every model finds exactly the reachable set at each depth, each page once" {
+	for m in $MODES; do
+		for d in 0 1 2 3; do
+			start_private_fixture
+			run "$CRAWL" --mode=$m --depth $d --format=jsonl "$PFIX/graph/40/3/"
+			echo "mode $m depth $d"
+			[ "$status" -eq 0 ]
+			diff <(urls_of) <(expected_graph 40 3 $d | sort)
+			n=$(expected_graph 40 3 $d | wc -l)
+			# One request per page, plus robots.txt when links are followed.
+			r=$((d > 0 ? n + 1 : n))
+			[ "$(stat_of "$PFIX" requests)" -eq "$r" ]
+			[ "$(curl -s "$PFIX/stats?path=/graph/40/3/1" | jq .count)" -eq $((d > 0 ? 1 : 0)) ]
+			[ "$(jq -r 'select(.url) | select(.depth > '"$d"')' <<<"$output" | wc -l)" -eq 0 ]
+			stop_private_fixture
+		done
+	done
+}
+
+@test "--max-pages bounds the crawl" {
+	for m in $MODES; do
+		start_private_fixture
+		run "$CRAWL" --mode=$m --depth 5 --max-pages 10 --format=jsonl "$PFIX/graph/1000/4/"
+		[ "$status" -eq 0 ]
+		[ "$(urls_of | wc -l)" -eq 10 ]
+		[ "$(stat_of "$PFIX" requests)" -eq 11 ]
+		stop_private_fixture
+	done
+}
+
+@test "--include and --exclude filter the links followed" {
+	start_private_fixture
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 2 --format=jsonl --exclude '/graph/40/3/[23]$' "$PFIX/graph/40/3/"
+		[ "$status" -eq 0 ]
+		# Pages 2 and 3 and their children (7..12) are not reached.
+		[ "$(urls_of | sed 's|.*/||' | sort -n | tr '\n' ' ')" = " 1 4 5 6 " ]
+		run "$CRAWL" --mode=$m --depth 2 --format=jsonl --include '/graph/40/3/1?$' "$PFIX/graph/40/3/"
+		[ "$(urls_of | sed 's|.*/||' | sort -n | tr '\n' ' ')" = " 1 " ]
+	done
+	stop_private_fixture
+}
+
+@test "links stay on the listed URL's host unless --span-hosts" {
+	start_private_fixture
+	port=${PFIX##*:}
+	other="http%3A%2F%2Flocalhost%3A$port%2Fbytes%2F5"
+	page="$PFIX/links?u=$other&u=%2Fbytes%2F7"
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl "$page"
+		[ "$(urls_of | tr '\n' ' ')" = "$PFIX/bytes/7 $page " ]
+		run "$CRAWL" --mode=$m --depth 1 --span-hosts --format=jsonl "$page"
+		[ "$(urls_of | tr '\n' ' ')" = "$PFIX/bytes/7 $page http://localhost:$port/bytes/5 " ]
+	done
+	stop_private_fixture
+}
+
+@test "robots.txt: a disallowed path is never requested, and --no-robots ignores it" {
+	for m in $MODES; do
+		start_private_fixture --root "$PWD/testdata/site"
+		run "$CRAWL" --mode=$m --depth 2 --format=jsonl "$PFIX/site/"
+		[ "$status" -eq 0 ]
+		urls_of | grep -q "/site/about.html$"
+		! urls_of | grep -q private
+		[ "$(curl -s "$PFIX/stats?path=/site/private/secret.html" | jq .count)" -eq 0 ]
+		[ "$(curl -s "$PFIX/stats?path=/robots.txt" | jq .count)" -eq 1 ]
+		[ "$(jq -r 'select(.summary) | [.robots_fetched, .robots_blocked] | join(" ")' <<<"$output")" = "1 1" ]
+		# A listed URL that robots.txt forbids gets a failed row.
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl "$PFIX/site/private/secret.html"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.url) | .fail' <<<"$output")" = "robots" ]
+		[ "$(curl -s "$PFIX/stats?path=/site/private/secret.html" | jq .count)" -eq 0 ]
+		run "$CRAWL" --mode=$m --depth 2 --no-robots --format=jsonl "$PFIX/site/"
+		urls_of | grep -q "/site/private/secret.html$"
+		stop_private_fixture
+	done
+}
+
+@test "--per-host 2 never has more than two requests in flight" {
+	for m in thread pool coro; do
+		start_private_fixture
+		urls=()
+		for i in $(seq 10); do urls+=("$PFIX/delay/200/$i"); done
+		run "$CRAWL" --mode=$m -c 10 --per-host 2 -q "${urls[@]}"
+		[ "$status" -eq 0 ]
+		[ "$(stat_of "$PFIX" peak_active)" -eq 2 ]
+		t=$(sed -n 's/^Use time: \(.*\)s$/\1/p' <<<"$output")
+		awk -v t="$t" 'BEGIN { exit !(t >= 0.95) }'
+		stop_private_fixture
+	done
+	# The same bound on a link-following crawl.
+	start_private_fixture
+	run "$CRAWL" --mode=coro --depth 3 --per-host 2 -q "$PFIX/graph/200/4/"
+	[ "$(stat_of "$PFIX" peak_active)" -le 2 ]
+	stop_private_fixture
+}
+
+@test "--delay spaces requests to one host" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --delay 150 --format=jsonl "$FIXTURE/bytes/1" "$FIXTURE/bytes/2" "$FIXTURE/bytes/3" "$FIXTURE/bytes/4"
+		[ "$status" -eq 0 ]
+		starts=$(jq -r 'select(.url) | .start' <<<"$output" | sort -g)
+		awk 'NR > 1 && $1 - prev < 0.14 { bad = 1 } { prev = $1 } END { exit bad }' <<<"$starts"
+	done
+}
+
+@test "the cinema example: names, dates and posters of every film" {
+	for m in seq coro; do
+		run "$CRAWL" --mode=$m --depth 1 --follow '//div[@id="showing-soon"]//a/@href' \
+			--extract 'name=//h1' --extract 'date=//span[@class="date"]' --extract 'poster=//img/@src' \
+			"$FIXTURE/site/cinema/"
+		[ "$status" -eq 0 ]
+		[ "$(grep -c '^Length:' <<<"$output")" -eq 9 ]
+		grep -qx "Length:   454   URL: $FIXTURE/site/cinema/film/1.html name=The Lighthouse Keeper's Daughter date=2025-07-04 poster=/site/cinema/posters/1.jpg" <<<"$output"
+		grep -qx "Length:   413   URL: $FIXTURE/site/cinema/film/8.html name=The Last Cartographer date=2025-08-22 poster=/site/cinema/posters/8.jpg" <<<"$output"
+		[ "$(grep -c ' poster=/site/cinema/posters/[1-8].jpg$' <<<"$output")" -eq 8 ]
+	done
+	run "$CRAWL" --depth 1 --follow '//div[@id="showing-soon"]//a/@href' --extract 'poster=//img/@src' --format=jsonl "$FIXTURE/site/cinema/"
+	[ "$(jq -r 'select(.extract) | .extract.poster[0]' <<<"$output" | sort | head -1)" = "/site/cinema/posters/1.jpg" ]
+	run "$CRAWL" --depth 1 --extract 'poster=//img/@src' --format=csv "$FIXTURE/site/cinema/film/2.html"
+	grep -q ',poster=/site/cinema/posters/2.jpg$' <<<"$output"
+}
+
+@test "bad XPath and regex name their flag" {
+	run "$CRAWL" --follow '//a[' "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	grep -q -- '^crawl: --follow:' <<<"$output"
+	run "$CRAWL" --extract 'x=//b[' "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	grep -q -- '^crawl: --extract:' <<<"$output"
+	run "$CRAWL" --include '(' "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	grep -q -- '^crawl: --include: bad regular expression' <<<"$output"
+	run "$CRAWL" --depth -1 "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+}
+
+@test "--mode=all on a link-following crawl: every model the same pages" {
+	run "$CRAWL" --mode=all -q --format=jsonl --depth 2 "$FIXTURE/graph/40/3/"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '[.mode, .urls, .ok] | join(" ")' <<<"$output" | tr '\n' ';')" = "seq 13 13;thread 13 13;pool 13 13;coro 13 13;" ]
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bats
+# The benchmark and cost scripts, in their short forms, so that they cannot rot.
+
+load helpers
+
+@test "scripts/bench.sh QUICK=1 writes both CSV files with a row per run" {
+	out="$BATS_TEST_TMPDIR/bench"
+	run env BUILD="$BUILD" QUICK=1 OUT="$out" scripts/bench.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(head -1 "$out/sweep.csv")" = "tool,urls,delay_ms,wall_s,rss_mb,runs_ok,runs" ]
+	# Every crawl model at both sizes, every run saw all its requests.
+	for t in crawl-seq crawl-thread crawl-pool crawl-coro; do
+		[ "$(grep -c "^$t," "$out/sweep.csv")" -eq 2 ]
+	done
+	[ "$(awk -F, 'NR > 1 && $6 != $7' "$out/sweep.csv" | wc -l)" -eq 0 ]
+	[ "$(tail -n +2 "$out/pool.csv" | cut -d, -f1 | tr '\n' ' ')" = "1 4 16 " ]
+	grep -q '^machine: ' "$out/machine.txt"
+	if command -v gnuplot >/dev/null; then
+		for p in wall rss pool; do [ -s "$out/$p.png" ] && [ -s "$out/$p.svg" ]; done
+	fi
+}
+
+@test "scripts/cost.sh --quick prints the cost table" {
+	run env BUILD="$BUILD" scripts/cost.sh --quick
+	[ "$status" -eq 0 ]
+	grep -qi "thread" <<<"$output"
+	grep -qi "coroutine" <<<"$output"
+}

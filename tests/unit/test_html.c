@@ -1,0 +1,974 @@
+/* test_html.c: link extraction and XPath extracts: resolution and
+ * normalisation, <base href>, broken markup, encodings, streaming one byte at
+ * a time, follow and extract rules, errors, silence on stderr and threads.
+ * Reads pages from testdata/ (run from the top of the
+ * tree, as tests/run.sh does). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "crawl.h"
+#include "html.h"
+
+#define PAGE_URL "http://example.com/dir/page.html?p=1"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+struct body {
+    char *data;
+    size_t len;
+};
+
+static struct body read_body(const char *path)
+{
+    struct body b = { NULL, 0 };
+    FILE *f = fopen(path, "rb");
+    long n;
+
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    assert_true(n >= 0);
+    rewind(f);
+    b.data = malloc((size_t)n + 1);
+    assert_non_null(b.data);
+    b.len = fread(b.data, 1, (size_t)n, f);
+    assert_int_equal(b.len, (size_t)n);
+    fclose(f);
+    return b;
+}
+
+static struct html_rules *rules(const char *follow, const char *const *extract, int n)
+{
+    struct html_rules *r = NULL;
+    char err[256];
+
+    assert_int_equal(html_rules_new(follow, extract, n, &r, err, sizeof err), 0);
+    assert_non_null(r);
+    return r;
+}
+
+/* Parses data fed in pieces of step bytes (0: all at once). Returns
+ * html_page_finish's result, with the page's output in *out. */
+static int parse_in_steps(const struct html_rules *r, const char *url, const char *final,
+                          const char *data, size_t len, size_t step, struct html_links *out)
+{
+    struct html_page *p = html_page_new(r, url);
+    int rc;
+
+    assert_non_null(p);
+    if (step == 0)
+        step = len ? len : 1;
+    for (size_t off = 0; off < len; off += step)
+        assert_int_equal(html_page_feed(p, data + off, len - off < step ? len - off : step), 0);
+    rc = html_page_finish(p, final, out);
+    html_page_free(p);
+    return rc;
+}
+
+/* Parses an HTML text with the default rules against url. */
+static void parse_text(const char *html, const char *url, struct html_links *out)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    assert_int_equal(parse_in_steps(r, url, NULL, html, strlen(html), 0, out), 0);
+    html_rules_free(r);
+}
+
+static void parse_file(const struct html_rules *r, const char *path, const char *url,
+                       const char *final, size_t step, struct html_links *out)
+{
+    struct body b = read_body(path);
+    assert_int_equal(parse_in_steps(r, url, final, b.data, b.len, step, out), 0);
+    free(b.data);
+}
+
+static void assert_links(const struct html_links *l, const char *const *want, size_t n)
+{
+    for (size_t i = 0; i < l->nlinks && i < n; i++)
+        if (strcmp(l->links[i], want[i]) != 0)
+            fail_msg("link %zu: got \"%s\", want \"%s\"", i, l->links[i], want[i]);
+    if (l->nlinks != n) {
+        for (size_t i = 0; i < l->nlinks; i++)
+            print_message("  got %s\n", l->links[i]);
+        fail_msg("got %zu links, want %zu", l->nlinks, n);
+    }
+}
+
+#define ASSERT_LINKS(l, ...) do { \
+        static const char *const want_[] = { __VA_ARGS__ }; \
+        assert_links((l), want_, sizeof want_ / sizeof want_[0]); \
+    } while (0)
+
+static void assert_extract(const struct html_links *l, size_t i, const char *name, const char *value)
+{
+    if (i >= l->nextracts)
+        fail_msg("no value %zu (%zu values)", i, l->nextracts);
+    assert_string_equal(l->extracts[i].name, name);
+    assert_string_equal(l->extracts[i].value, value);
+}
+
+static int same_links(const struct html_links *a, const struct html_links *b)
+{
+    if (a->nlinks != b->nlinks || a->nextracts != b->nextracts || a->truncated != b->truncated)
+        return 0;
+    for (size_t i = 0; i < a->nlinks; i++)
+        if (strcmp(a->links[i], b->links[i]) != 0)
+            return 0;
+    for (size_t i = 0; i < a->nextracts; i++)
+        if (strcmp(a->extracts[i].name, b->extracts[i].name) != 0 ||
+            strcmp(a->extracts[i].value, b->extracts[i].value) != 0)
+            return 0;
+    return 1;
+}
+
+static const char *const fixtures[] = {
+    "testdata/html/links.html",        "testdata/html/base.html",
+    "testdata/html/base-relative.html", "testdata/html/base-late.html",
+    "testdata/html/broken.html",       "testdata/html/latin1.html",
+    "testdata/html/utf8-bom.html",     "testdata/html/utf16le-bom.html",
+    "testdata/html/binary.bin",        "testdata/html/bad-encoding.html",
+    "testdata/site/cinema/index.html", "testdata/site/cinema/film/1.html",
+};
+#define NFIXTURES (sizeof fixtures / sizeof fixtures[0])
+static struct body bodies[NFIXTURES];     /* the fixtures' bytes, read by main */
+
+/* ---- resolution and normalisation --------------------------------------- */
+
+static void absolute_links_are_kept(void **state)
+{
+    struct html_links l;
+    parse_text("<a href='http://example.org/abs'>a</a>"
+               "<a href='https://secure.example.org/s?x=1'>b</a>", PAGE_URL, &l);
+    ASSERT_LINKS(&l, "http://example.org/abs", "https://secure.example.org/s?x=1");
+    assert_int_equal(l.nextracts, 0);
+    assert_false(l.truncated);
+    html_links_free(&l);
+}
+
+static void relative_links_resolve_against_the_page_url(void **state)
+{
+    struct html_links l;
+    parse_text("<a href='a/b'></a><a href='../c'></a><a href='./d'></a>"
+               "<a href='?q=1'></a><a href='//host.example.net/x'></a>"
+               "<a href='/root'></a><a href='../../../../up'></a>", PAGE_URL, &l);
+    ASSERT_LINKS(&l, "http://example.com/dir/a/b", "http://example.com/c",
+                 "http://example.com/dir/d", "http://example.com/dir/page.html?q=1",
+                 "http://host.example.net/x", "http://example.com/root",
+                 "http://example.com/up");
+    html_links_free(&l);
+}
+
+static void protocol_relative_links_take_the_page_scheme(void **state)
+{
+    struct html_links l;
+    parse_text("<a href='//host.example.net/x'></a>", "https://example.com/", &l);
+    ASSERT_LINKS(&l, "https://host.example.net/x");
+    html_links_free(&l);
+}
+
+static void fragments_are_dropped(void **state)
+{
+    struct html_links l;
+    /* "#top" alone is the page itself, query included. */
+    parse_text("<a href='#top'></a><a href='x#y'></a><a href='x#z'></a>"
+               "<a href='/p?q=1#frag'></a>", PAGE_URL, &l);
+    ASSERT_LINKS(&l, "http://example.com/dir/page.html?p=1", "http://example.com/dir/x",
+                 "http://example.com/p?q=1");
+    html_links_free(&l);
+}
+
+static void empty_href_is_the_page_itself(void **state)
+{
+    struct html_links l;
+    parse_text("<a href=''></a><a href></a><a>no href</a>", PAGE_URL, &l);
+    ASSERT_LINKS(&l, "http://example.com/dir/page.html?p=1");
+    html_links_free(&l);
+}
+
+static void javascript_mailto_tel_data_and_other_schemes_are_skipped(void **state)
+{
+    struct html_links l;
+    parse_text("<a href='javascript:void(0)'></a><a href=' JavaScript:alert(1)'></a>"
+               "<a href='java\nscript:x()'></a>"
+               "<a href='mailto:someone@example.com'></a><a href='tel:+441234567890'></a>"
+               "<a href='data:text/html,hello'></a><a href='ftp://files.example.org/f'></a>"
+               "<a href='HTTPS://ok.example.org/'></a>", PAGE_URL, &l);
+    ASSERT_LINKS(&l, "https://ok.example.org/");
+    html_links_free(&l);
+}
+
+static void duplicates_are_collapsed_in_first_seen_order(void **state)
+{
+    struct html_links l;
+    parse_text("<a href='b'></a><a href='a'></a><a href='b'></a><a href='./a'></a>"
+               "<a href='http://example.com/dir/b#x'></a><a href='HTTP://EXAMPLE.com:80/dir/a'></a>"
+               "<a href='c'></a>", PAGE_URL, &l);
+    ASSERT_LINKS(&l, "http://example.com/dir/b", "http://example.com/dir/a",
+                 "http://example.com/dir/c");
+    html_links_free(&l);
+}
+
+static void scheme_and_host_are_lower_cased_and_default_port_removed(void **state)
+{
+    struct html_links l;
+    parse_text("<a href='HTTP://WWW.Example.ORG:80/Path/Case'></a>"
+               "<a href='https://example.org:443/'></a>"
+               "<a href='http://example.org:8080'></a>"
+               "<a href='https://example.org:80/'></a>", PAGE_URL, &l);
+    /* The path keeps its case: it is the server's to interpret. */
+    ASSERT_LINKS(&l, "http://www.example.org/Path/Case", "https://example.org/",
+                 "http://example.org:8080/", "https://example.org:80/");
+    html_links_free(&l);
+}
+
+static void dot_segments_and_percent_escapes_are_normalised(void **state)
+{
+    struct html_links l;
+    parse_text("<a href='https://example.org/p/./q/../r'></a>"
+               "<a href='http://example.org/%7e/x%2f'></a>"
+               "<a href='http://example.org/%7E/x%2F'></a>"
+               "<a href='caf\xc3\xa9.html'></a>", PAGE_URL, &l);
+    ASSERT_LINKS(&l, "https://example.org/p/r", "http://example.org/%7E/x%2F",
+                 "http://example.com/dir/caf%C3%A9.html");
+    html_links_free(&l);
+}
+
+static void white_space_around_and_inside_hrefs(void **state)
+{
+    struct html_links l;
+    parse_text("<a href='  \t spaced.html\n  '></a>"
+               "<a href='sp ace.html?a b'></a>"
+               "<a href='bro\nken\t.html'></a>"
+               "<a href='q.html?x=\"<y>\"'></a>", PAGE_URL, &l);
+    /* Like a browser: spaces become %20 in the query too, not '+'. */
+    ASSERT_LINKS(&l, "http://example.com/dir/spaced.html",
+                 "http://example.com/dir/sp%20ace.html?a%20b",
+                 "http://example.com/dir/broken.html",
+                 "http://example.com/dir/q.html?x=%22%3Cy%3E%22");
+    html_links_free(&l);
+}
+
+static void unparsable_links_are_skipped(void **state)
+{
+    struct html_links l;
+    parse_text("<a href='http://'></a><a href='http://exa mple.com/'></a>"
+               "<a href='http://example.com:99999/'></a><a href='//'></a>"
+               "<a href='ok.html'></a>", PAGE_URL, &l);
+    ASSERT_LINKS(&l, "http://example.com/dir/ok.html");
+    html_links_free(&l);
+}
+
+static void links_longer_than_the_limit_are_dropped(void **state)
+{
+    size_t n = HTML_MAX_URL + 100;
+    char *html = malloc(n + 64), *w = html;
+    struct html_links l;
+
+    assert_non_null(html);
+    w += sprintf(w, "<a href='/");
+    memset(w, 'x', HTML_MAX_URL);
+    w += HTML_MAX_URL;
+    w += sprintf(w, "'></a><a href='/short'></a>");
+    parse_text(html, PAGE_URL, &l);
+    ASSERT_LINKS(&l, "http://example.com/short");
+    html_links_free(&l);
+    free(html);
+}
+
+static void links_past_the_cap_are_dropped_and_flagged(void **state)
+{
+    size_t n = HTML_MAX_LINKS + 5;
+    char *html = malloc(n * 32 + 1), *w = html;
+    struct html_links l;
+
+    assert_non_null(html);
+    for (size_t i = 0; i < n; i++)
+        w += sprintf(w, "<a href='/%zu'></a>", i);
+    parse_text(html, PAGE_URL, &l);
+    assert_int_equal(l.nlinks, HTML_MAX_LINKS);
+    assert_true(l.truncated);
+    assert_string_equal(l.links[0], "http://example.com/0");
+    assert_string_equal(l.links[HTML_MAX_LINKS - 1], "http://example.com/9999");
+    html_links_free(&l);
+    free(html);
+}
+
+static void every_kind_of_link_in_the_links_page(void **state)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    struct html_links l;
+
+    parse_file(r, "testdata/html/links.html", PAGE_URL, NULL, 0, &l);
+    ASSERT_LINKS(&l,
+                 "http://example.org/abs", "https://secure.example.org/s?x=1",
+                 "http://example.com/dir/a/b", "http://example.com/c",
+                 "http://example.com/dir/d", "http://example.com/dir/page.html?q=1",
+                 "http://host.example.net/x", "http://example.com/root",
+                 "http://example.com/dir/page.html?p=1", "http://example.com/dir/x",
+                 "http://www.example.org/Path/Case", "https://example.org/p/r",
+                 "http://example.org:8080/", "http://example.org/%7E/x%2F",
+                 "http://example.com/dir/spaced.html",
+                 "http://example.com/dir/sp%20ace.html?a%20b");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+/* ---- <base href> and redirects ------------------------------------------ */
+
+static void base_href_replaces_the_page_url_as_base(void **state)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    struct html_links l;
+
+    parse_file(r, "testdata/html/base.html", PAGE_URL, NULL, 0, &l);
+    /* The second <base> is ignored; "#frag" is the base itself. */
+    ASSERT_LINKS(&l, "http://static.example.net/sub/dir/one.html",
+                 "http://static.example.net/sub/two.html",
+                 "http://static.example.net/three.html",
+                 "https://other.example.org/four",
+                 "http://static.example.net/sub/dir/");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void relative_base_href_resolves_against_the_page_url(void **state)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    struct html_links l;
+
+    parse_file(r, "testdata/html/base-relative.html", PAGE_URL, NULL, 0, &l);
+    ASSERT_LINKS(&l, "http://example.com/static/one.html",
+                 "http://example.com/static/sub/two.html",
+                 "http://example.com/three.html");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void base_href_applies_to_links_before_it(void **state)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    struct html_links l;
+
+    parse_file(r, "testdata/html/base-late.html", PAGE_URL, NULL, 0, &l);
+    ASSERT_LINKS(&l, "http://late.example.net/b/before.html",
+                 "http://late.example.net/b/after.html");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void base_href_with_another_scheme_is_ignored(void **state)
+{
+    struct html_links l;
+    parse_text("<base href='javascript:x()'><a href='a'></a>", PAGE_URL, &l);
+    ASSERT_LINKS(&l, "http://example.com/dir/a");
+    html_links_free(&l);
+}
+
+static void redirect_changes_the_base(void **state)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    struct html_links l;
+    const char *html = "<a href='a/b'></a><a href='#top'></a><a href='/abs'></a>";
+
+    assert_int_equal(parse_in_steps(r, "http://old.example.com/x/", "https://new.example.com/y/z.html",
+                                    html, strlen(html), 0, &l), 0);
+    ASSERT_LINKS(&l, "https://new.example.com/y/a/b", "https://new.example.com/y/z.html",
+                 "https://new.example.com/abs");
+    html_links_free(&l);
+
+    /* A relative <base> resolves against the final URL too. */
+    html = "<base href='../s/'><a href='a'></a>";
+    assert_int_equal(parse_in_steps(r, "http://old.example.com/x/", "https://new.example.com/y/z/w.html",
+                                    html, strlen(html), 0, &l), 0);
+    ASSERT_LINKS(&l, "https://new.example.com/y/s/a");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void without_an_http_page_url_only_absolute_links_resolve(void **state)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    struct html_links l;
+    const char *html = "<a href='rel'></a><a href='#x'></a><a href='http://example.org/'></a>";
+
+    assert_int_equal(parse_in_steps(r, NULL, NULL, html, strlen(html), 0, &l), 0);
+    ASSERT_LINKS(&l, "http://example.org/");
+    html_links_free(&l);
+    assert_int_equal(parse_in_steps(r, "file:///tmp/x.html", NULL, html, strlen(html), 0, &l), 0);
+    ASSERT_LINKS(&l, "http://example.org/");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+/* ---- markup, streaming and encodings ------------------------------------ */
+
+static void broken_html_still_gives_its_links(void **state)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    struct html_links l;
+
+    parse_file(r, "testdata/html/broken.html", PAGE_URL, NULL, 0, &l);
+    /* Unquoted, single-quoted, '<' inside a value (escaped), stray '<' in
+     * text, unclosed cells, a repeated attribute (the first wins), upper-case
+     * tags, and a last <a> the body ends inside. */
+    ASSERT_LINKS(&l, "http://example.com/dir/unquoted.html",
+                 "http://example.com/dir/stray%3Clt.html",
+                 "http://example.com/dir/single.html", "http://example.com/dir/cell.html",
+                 "http://example.com/dir/dup-attr.html", "http://example.com/dir/UPPER.html",
+                 "http://example.com/dir/tail.html");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void one_byte_at_a_time_gives_the_same_result(void **state)
+{
+    const char *extract[] = { "title=string(//title)", "h=//h1", "a=//a" };
+    struct html_rules *modes[2] = { rules(NULL, NULL, 0), rules(NULL, extract, 3) };
+
+    for (int m = 0; m < 2; m++)
+        for (size_t i = 0; i < NFIXTURES; i++) {
+            struct html_links whole, bytes, odd;
+            parse_file(modes[m], fixtures[i], PAGE_URL, NULL, 0, &whole);
+            parse_file(modes[m], fixtures[i], PAGE_URL, NULL, 1, &bytes);
+            parse_file(modes[m], fixtures[i], PAGE_URL, NULL, 7, &odd);
+            if (!same_links(&whole, &bytes) || !same_links(&whole, &odd))
+                fail_msg("%s (%s): different result in small pieces", fixtures[i],
+                         m ? "tree" : "stream");
+            html_links_free(&whole);
+            html_links_free(&bytes);
+            html_links_free(&odd);
+        }
+    html_rules_free(modes[0]);
+    html_rules_free(modes[1]);
+}
+
+static void default_rules_stream_and_tree_agree(void **state)
+{
+    const char *extract[] = { "x=1" };
+    struct html_rules *stream = rules(NULL, NULL, 0);
+    struct html_rules *tree = rules("//a/@href", extract, 1);
+
+    /* The SAX callbacks and the XPath on the tree find the same <a href>. */
+    for (size_t i = 0; i < NFIXTURES; i++) {
+        struct html_links a, b;
+        parse_file(stream, fixtures[i], PAGE_URL, NULL, 0, &a);
+        parse_file(tree, fixtures[i], PAGE_URL, NULL, 0, &b);
+        if (fixtures[i][strlen(fixtures[i]) - 1] != 'n')    /* binary.bin: no document */
+            assert_int_equal(b.nextracts, 1);
+        assert_links(&b, (const char *const *)a.links, a.nlinks);
+        html_links_free(&a);
+        html_links_free(&b);
+    }
+    html_rules_free(stream);
+    html_rules_free(tree);
+}
+
+static void latin1_page_with_meta_charset_is_decoded(void **state)
+{
+    const char *extract[] = { "title=string(//title)", "h1=//h1" };
+    struct html_rules *r = rules(NULL, extract, 2);
+    struct html_links l;
+
+    parse_file(r, "testdata/html/latin1.html", PAGE_URL, NULL, 0, &l);
+    /* Values come back in UTF-8; links are UTF-8 percent-encoded. */
+    ASSERT_LINKS(&l, "http://example.com/dir/caf%C3%A9.html", "http://example.com/%C3%BCber/");
+    assert_int_equal(l.nextracts, 2);
+    assert_extract(&l, 0, "title", "Caf\xc3\xa9 cr\xc3\xa8me");
+    assert_extract(&l, 1, "h1", "Men\xc3\xba del d\xc3\xad" "a");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void undeclared_page_is_utf8_until_a_byte_is_not(void **state)
+{
+    const char *extract[] = { "t=//title" };
+    struct html_rules *r = rules(NULL, extract, 1);
+    const char *utf8 = "<title>caf\xc3\xa9 \xe2\x82\xac</title>";
+    const char *latin1 = "<title>caf\xe9 cr\xe8me</title>";
+    struct html_links l;
+
+    for (size_t step = 0; step < 2; step++) {
+        assert_int_equal(parse_in_steps(r, PAGE_URL, NULL, utf8, strlen(utf8), step, &l), 0);
+        assert_extract(&l, 0, "t", "caf\xc3\xa9 \xe2\x82\xac");
+        html_links_free(&l);
+        assert_int_equal(parse_in_steps(r, PAGE_URL, NULL, latin1, strlen(latin1), step, &l), 0);
+        assert_extract(&l, 0, "t", "caf\xc3\xa9 cr\xc3\xa8me");
+        html_links_free(&l);
+    }
+    html_rules_free(r);
+}
+
+static void utf8_bom_wins_over_meta_charset(void **state)
+{
+    const char *extract[] = { "title=string(//title)" };
+    struct html_rules *r = rules(NULL, extract, 1);
+    struct html_links l;
+
+    /* The page says iso-8859-1 in a <meta> but starts with a UTF-8 BOM. */
+    parse_file(r, "testdata/html/utf8-bom.html", PAGE_URL, NULL, 0, &l);
+    ASSERT_LINKS(&l, "http://example.com/dir/zo%C3%AB.html");
+    assert_int_equal(l.nextracts, 1);
+    assert_extract(&l, 0, "title", "Zo\xc3\xab's caf\xc3\xa9");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void utf16_page_with_bom_is_decoded(void **state)
+{
+    const char *extract[] = { "title=string(//title)" };
+    struct html_rules *r = rules(NULL, extract, 1);
+    struct html_links l;
+
+    parse_file(r, "testdata/html/utf16le-bom.html", PAGE_URL, NULL, 0, &l);
+    ASSERT_LINKS(&l, "http://example.com/dir/%CE%B1.html", "http://example.com/dir/utf16.html");
+    assert_extract(&l, 0, "title", "\xce\x95\xce\xbb\xce\xbb\xce\xb7\xce\xbd\xce\xb9\xce\xba\xce\xac");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void binary_body_gives_no_links_and_no_error(void **state)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    struct html_links l;
+
+    parse_file(r, "testdata/html/binary.bin", PAGE_URL, NULL, 0, &l);
+    assert_int_equal(l.nlinks, 0);
+    assert_int_equal(l.nextracts, 0);
+    assert_false(l.truncated);
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void empty_body_gives_nothing(void **state)
+{
+    const char *extract[] = { "title=string(//title)" };
+    struct html_rules *modes[2] = { rules(NULL, NULL, 0), rules(NULL, extract, 1) };
+
+    for (int m = 0; m < 2; m++) {
+        struct html_links l;
+        /* A body shorter than a byte order mark, and none at all. */
+        assert_int_equal(parse_in_steps(modes[m], PAGE_URL, NULL, "<a", 2, 0, &l), 0);
+        assert_int_equal(l.nlinks, 0);
+        html_links_free(&l);
+        assert_int_equal(parse_in_steps(modes[m], PAGE_URL, NULL, "", 0, 0, &l), 0);
+        assert_int_equal(l.nlinks, 0);
+        assert_int_equal(l.nextracts, 0);
+        html_links_free(&l);
+        html_rules_free(modes[m]);
+    }
+}
+
+static void feeding_after_finish_is_harmless(void **state)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    struct html_page *p = html_page_new(r, PAGE_URL);
+    struct html_links l;
+
+    assert_non_null(p);
+    assert_int_equal(html_page_feed(p, "<a href='x'>", 12), 0);
+    assert_int_equal(html_page_finish(p, NULL, &l), 0);
+    ASSERT_LINKS(&l, "http://example.com/dir/x");
+    html_links_free(&l);
+    assert_int_equal(html_page_feed(p, "<a href='y'>", 12), 0);
+    assert_int_equal(html_page_finish(p, NULL, &l), -EINVAL);
+    assert_int_equal(l.nlinks, 0);
+    html_page_free(p);
+    html_page_free(NULL);
+    html_rules_free(r);
+}
+
+/* ---- follow and extract rules -------------------------------------------- */
+
+#define CINEMA_URL "http://127.0.0.1:8080/site/cinema/index.html"
+
+static void follow_xpath_selects_only_the_showing_soon_links(void **state)
+{
+    struct html_rules *r = rules("//div[@id=\"showing-soon\"]//a/@href", NULL, 0);
+    struct html_links l;
+
+    parse_file(r, "testdata/site/cinema/index.html", CINEMA_URL, NULL, 0, &l);
+    ASSERT_LINKS(&l, "http://127.0.0.1:8080/site/cinema/film/1.html",
+                 "http://127.0.0.1:8080/site/cinema/film/2.html",
+                 "http://127.0.0.1:8080/site/cinema/film/3.html",
+                 "http://127.0.0.1:8080/site/cinema/film/4.html",
+                 "http://127.0.0.1:8080/site/cinema/film/5.html",
+                 "http://127.0.0.1:8080/site/cinema/film/6.html",
+                 "http://127.0.0.1:8080/site/cinema/film/7.html",
+                 "http://127.0.0.1:8080/site/cinema/film/8.html");
+    assert_int_equal(l.nextracts, 0);
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void default_follow_takes_every_link_of_the_cinema_page(void **state)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    struct html_links l;
+
+    parse_file(r, "testdata/site/cinema/index.html", CINEMA_URL, NULL, 0, &l);
+    /* Nav links too; mailto skipped; "#top" and "index.html" are the page. */
+    assert_int_equal(l.nlinks, 11);
+    assert_string_equal(l.links[0], "http://127.0.0.1:8080/site/");
+    assert_string_equal(l.links[1], "http://127.0.0.1:8080/site/about.html");
+    assert_string_equal(l.links[2], CINEMA_URL);
+    assert_string_equal(l.links[3], "http://127.0.0.1:8080/site/cinema/film/1.html");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void follow_xpath_may_select_elements_and_strings(void **state)
+{
+    const char *html = "<p> /one </p><p>two</p><span data-next='three'></span>";
+    struct html_rules *r = rules("//p", NULL, 0);
+    struct html_links l;
+
+    assert_int_equal(parse_in_steps(r, PAGE_URL, NULL, html, strlen(html), 0, &l), 0);
+    ASSERT_LINKS(&l, "http://example.com/one", "http://example.com/dir/two");
+    html_links_free(&l);
+    html_rules_free(r);
+
+    r = rules("string(//span/@data-next)", NULL, 0);
+    assert_int_equal(parse_in_steps(r, PAGE_URL, NULL, html, strlen(html), 0, &l), 0);
+    ASSERT_LINKS(&l, "http://example.com/dir/three");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void extracts_give_raw_values_in_document_order(void **state)
+{
+    const char *extract[] = { "poster=//img/@src", "name=//h1", "date=//span[@class=\"date\"]" };
+    struct html_rules *r = rules(NULL, extract, 3);
+    struct html_links l;
+
+    parse_file(r, "testdata/site/cinema/film/3.html",
+               "http://127.0.0.1:8080/site/cinema/film/3.html", NULL, 0, &l);
+    ASSERT_LINKS(&l, "http://127.0.0.1:8080/site/cinema/index.html",
+                 "http://127.0.0.1:8080/site/");
+    assert_int_equal(l.nextracts, 3);
+    /* The poster stays as written: extracts are not resolved. */
+    assert_extract(&l, 0, "poster", "/site/cinema/posters/3.jpg");
+    assert_extract(&l, 1, "name", "Seven Bridges North");
+    assert_extract(&l, 2, "date", "2025-07-18");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void several_nodes_give_several_values_in_order(void **state)
+{
+    const char *extract[] = { "film=//div[@id='showing-soon']//li/a", "date=//span[@class='date']" };
+    static const char *const films[] = {
+        "The Lighthouse Keeper's Daughter", "Paper Moons Over Harlow", "Seven Bridges North",
+        "The Quiet Orchard", "Neon Tide", "A Map of Small Hours", "Copperfield Station",
+        "The Last Cartographer",
+    };
+    struct html_rules *r = rules("//div[@id='showing-soon']//a/@href", extract, 2);
+    struct html_links l;
+
+    parse_file(r, "testdata/site/cinema/index.html", CINEMA_URL, NULL, 0, &l);
+    assert_int_equal(l.nlinks, 8);
+    assert_int_equal(l.nextracts, 16);
+    for (size_t i = 0; i < 8; i++)
+        assert_extract(&l, i, "film", films[i]);
+    assert_extract(&l, 8, "date", "2025-07-04");
+    assert_extract(&l, 15, "date", "2025-08-22");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void string_number_and_boolean_extracts_give_one_value(void **state)
+{
+    const char *extract[] = { "title=string(//title)", "links=count(//a)", "poster=boolean(//img)",
+                              "missing=string(//nothing)" };
+    struct html_rules *r = rules(NULL, extract, 4);
+    struct html_links l;
+
+    parse_file(r, "testdata/site/cinema/index.html", CINEMA_URL, NULL, 0, &l);
+    assert_int_equal(l.nextracts, 4);
+    assert_extract(&l, 0, "title", "Odeon Lumi\xc3\xa8re: showing soon");
+    assert_extract(&l, 1, "links", "14");
+    assert_extract(&l, 2, "poster", "false");
+    assert_extract(&l, 3, "missing", "");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void element_text_is_trimmed_and_collapsed_but_attributes_are_not(void **state)
+{
+    const char *extract[] = { "p=//p", "t=//p/@title", "s=string(//p)" };
+    const char *html = "<p title='  a  b '>\n  one\t\ttwo <b>three</b>\n\n four  </p><p>   </p>";
+    struct html_rules *r = rules(NULL, extract, 3);
+    struct html_links l;
+
+    assert_int_equal(parse_in_steps(r, PAGE_URL, NULL, html, strlen(html), 0, &l), 0);
+    assert_int_equal(l.nextracts, 4);
+    assert_extract(&l, 0, "p", "one two three four");
+    assert_extract(&l, 1, "p", "");
+    assert_extract(&l, 2, "t", "  a  b ");
+    /* A string result is given as XPath made it. */
+    assert_extract(&l, 3, "s", "\n  one\t\ttwo three\n\n four  ");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void unnamed_extracts_are_named_after_their_position(void **state)
+{
+    const char *extract[] = { "title=string(//title)", "//h1", " spaced = //p ", "//a[@href=\"x=y\"]" };
+    struct html_rules *r = rules(NULL, extract, 4);
+
+    assert_int_equal(html_rules_nextract(r), 4);
+    assert_string_equal(html_rules_extract_name(r, 0), "title");
+    assert_string_equal(html_rules_extract_name(r, 1), "extract2");
+    assert_string_equal(html_rules_extract_name(r, 2), "spaced");
+    assert_string_equal(html_rules_extract_name(r, 3), "extract4");
+    assert_null(html_rules_extract_name(r, 4));
+    assert_null(html_rules_extract_name(r, -1));
+    html_rules_free(r);
+}
+
+static void bad_xpath_gives_an_error_message(void **state)
+{
+    struct html_rules *r = (struct html_rules *)1;
+    char err[256];
+    const char *bad[] = { "poster=//img[" };
+
+    assert_int_equal(html_rules_new(NULL, bad, 1, &r, err, sizeof err), -EINVAL);
+    assert_null(r);
+    assert_string_equal(err, "extract \"poster\": bad XPath \"//img[\": Invalid expression at character 6");
+
+    assert_int_equal(html_rules_new("//a[@", NULL, 0, &r, err, sizeof err), -EINVAL);
+    assert_string_equal(err, "follow: bad XPath \"//a[@\": Invalid expression at character 5");
+
+    /* Known only when evaluated: html_rules_new evaluates once to find out. */
+    bad[0] = "nosuchfunction(//a)";
+    assert_int_equal(html_rules_new(NULL, bad, 1, &r, err, sizeof err), -EINVAL);
+    assert_string_equal(err, "extract \"extract1\": bad XPath \"nosuchfunction(//a)\": "
+                             "Unregistered function at character 0");
+
+    bad[0] = "title=";
+    assert_int_equal(html_rules_new(NULL, bad, 1, &r, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "extract \"title\": bad XPath \"\""));
+
+    /* A short buffer is cut, not overrun; none at all is fine. */
+    assert_int_equal(html_rules_new("//a[", NULL, 0, &r, err, 8), -EINVAL);
+    assert_string_equal(err, "follow:");
+    assert_int_equal(html_rules_new("//a[", NULL, 0, &r, NULL, 0), -EINVAL);
+}
+
+/* ---- nothing on stderr ------------------------------------------------------ */
+
+/* Everything that makes libxml2 talk: broken markup, an encoding that fails
+ * to convert (reported with no parser context), bad and failing XPaths.
+ * Returns the number of unexpected results; no cmocka assertion, as it also
+ * runs on a thread of its own. */
+static void *noisy_work(void *arg)
+{
+    const char *extract[] = { "t=//title", "n=number('x') div 0" };
+    const char *bad[] = { "//a[", "nosuchfunction()", "$novar" };
+    struct html_rules *r = NULL, *nr = NULL;
+    struct html_links l;
+    char err[128];
+    intptr_t wrong = 0;
+
+    if (html_rules_new(NULL, extract, 2, &r, err, sizeof err) != 0)
+        return (void *)1;
+    for (size_t i = 0; i < NFIXTURES; i++) {
+        struct html_page *p = html_page_new(r, PAGE_URL);
+        wrong += !p || html_page_feed(p, bodies[i].data, bodies[i].len) != 0;
+        wrong += html_page_finish(p, NULL, &l) != 0;
+        html_links_free(&l);
+        html_page_free(p);
+    }
+    for (int i = 0; i < 3; i++)
+        wrong += html_rules_new(bad[i], NULL, 0, &nr, err, sizeof err) != -EINVAL;
+    html_rules_free(r);
+    return (void *)wrong;
+}
+
+static void nothing_is_written_to_stderr(void **state)
+{
+    char path[] = "/tmp/test_html_stderr.XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    pthread_t t;
+    struct stat st;
+    void *wrong, *in_thread;
+
+    assert_true(fd >= 0 && saved >= 0);
+    fflush(stderr);
+    assert_int_equal(dup2(fd, 2), 2);
+    wrong = noisy_work(NULL);
+    assert_int_equal(pthread_create(&t, NULL, noisy_work, NULL), 0);
+    assert_int_equal(pthread_join(t, &in_thread), 0);
+    fflush(stderr);
+    assert_int_equal(dup2(saved, 2), 2);
+    assert_null(wrong);
+    assert_null(in_thread);
+    close(saved);
+    assert_int_equal(fstat(fd, &st), 0);
+    close(fd);
+    unlink(path);
+    assert_int_equal(st.st_size, 0);
+}
+
+static void bad_encoding_ends_the_page_quietly(void **state)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    struct html_links l;
+
+    /* libxml2 2.9 stops at bytes its converter rejects; what came before
+     * them is kept, and that is no error. */
+    parse_file(r, "testdata/html/bad-encoding.html", PAGE_URL, NULL, 0, &l);
+    ASSERT_LINKS(&l, "http://example.com/dir/before.html");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+/* ---- threads ---------------------------------------------------------------- */
+
+/* parse_in_steps without cmocka assertions, for threads. */
+static int parse_quietly(const struct html_rules *r, const char *url, const char *data,
+                         size_t len, size_t step, struct html_links *out)
+{
+    struct html_page *p = html_page_new(r, url);
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (!p)
+        return CRAWL_ENOMEM;
+    if (step == 0)
+        step = len ? len : 1;
+    for (size_t off = 0; off < len; off += step)
+        if ((rc = html_page_feed(p, data + off, len - off < step ? len - off : step)) != 0)
+            break;
+    rc = html_page_finish(p, NULL, out);
+    html_page_free(p);
+    return rc;
+}
+
+#define NTHREADS 4
+#define ROUNDS 25
+
+struct worker {
+    const struct html_rules *r;
+    const char *path;
+    struct body b;
+    const char *url;
+    struct html_links want;
+    int failed;
+};
+
+static void *worker_run(void *arg)
+{
+    struct worker *w = arg;
+
+    for (int i = 0; i < ROUNDS && !w->failed; i++) {
+        struct html_links l;
+        /* Mix pieces and wholes so that threads are mid-parse together. */
+        if (parse_quietly(w->r, w->url, w->b.data, w->b.len, i % 2 ? 61 : 0, &l) != 0 ||
+            !same_links(&l, &w->want))
+            w->failed = 1;
+        html_links_free(&l);
+    }
+    return NULL;
+}
+
+static void threads_share_one_rules_object(void **state)
+{
+    const char *extract[] = { "title=string(//title)", "date=//span[@class='date']",
+                              "poster=//img/@src", "n=count(//a)", "upper=translate(//h1, 'abc', 'ABC')" };
+    struct html_rules *r = rules("//div[@id='showing-soon']//a/@href | //nav/a/@href", extract, 5);
+    struct worker w[NTHREADS] = {
+        { .path = "testdata/site/cinema/index.html", .url = CINEMA_URL },
+        { .path = "testdata/site/cinema/film/1.html", .url = "http://127.0.0.1:8080/site/cinema/film/1.html" },
+        { .path = "testdata/site/cinema/film/2.html", .url = "http://127.0.0.1:8080/site/cinema/film/2.html" },
+        { .path = "testdata/html/latin1.html", .url = PAGE_URL },
+    };
+    pthread_t t[NTHREADS];
+
+    for (int i = 0; i < NTHREADS; i++) {
+        w[i].r = r;
+        w[i].b = read_body(w[i].path);
+        parse_file(r, w[i].path, w[i].url, NULL, 0, &w[i].want);
+        assert_true(w[i].want.nextracts > 0);
+    }
+    for (int i = 0; i < NTHREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, worker_run, &w[i]), 0);
+    for (int i = 0; i < NTHREADS; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    for (int i = 0; i < NTHREADS; i++) {
+        if (w[i].failed)
+            fail_msg("%s: a thread got a different result", w[i].path);
+        html_links_free(&w[i].want);
+        free(w[i].b.data);
+    }
+    html_rules_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(absolute_links_are_kept),
+        cmocka_unit_test(relative_links_resolve_against_the_page_url),
+        cmocka_unit_test(protocol_relative_links_take_the_page_scheme),
+        cmocka_unit_test(fragments_are_dropped),
+        cmocka_unit_test(empty_href_is_the_page_itself),
+        cmocka_unit_test(javascript_mailto_tel_data_and_other_schemes_are_skipped),
+        cmocka_unit_test(duplicates_are_collapsed_in_first_seen_order),
+        cmocka_unit_test(scheme_and_host_are_lower_cased_and_default_port_removed),
+        cmocka_unit_test(dot_segments_and_percent_escapes_are_normalised),
+        cmocka_unit_test(white_space_around_and_inside_hrefs),
+        cmocka_unit_test(unparsable_links_are_skipped),
+        cmocka_unit_test(links_longer_than_the_limit_are_dropped),
+        cmocka_unit_test(links_past_the_cap_are_dropped_and_flagged),
+        cmocka_unit_test(every_kind_of_link_in_the_links_page),
+        cmocka_unit_test(base_href_replaces_the_page_url_as_base),
+        cmocka_unit_test(relative_base_href_resolves_against_the_page_url),
+        cmocka_unit_test(base_href_applies_to_links_before_it),
+        cmocka_unit_test(base_href_with_another_scheme_is_ignored),
+        cmocka_unit_test(redirect_changes_the_base),
+        cmocka_unit_test(without_an_http_page_url_only_absolute_links_resolve),
+        cmocka_unit_test(broken_html_still_gives_its_links),
+        cmocka_unit_test(one_byte_at_a_time_gives_the_same_result),
+        cmocka_unit_test(default_rules_stream_and_tree_agree),
+        cmocka_unit_test(latin1_page_with_meta_charset_is_decoded),
+        cmocka_unit_test(undeclared_page_is_utf8_until_a_byte_is_not),
+        cmocka_unit_test(utf8_bom_wins_over_meta_charset),
+        cmocka_unit_test(utf16_page_with_bom_is_decoded),
+        cmocka_unit_test(binary_body_gives_no_links_and_no_error),
+        cmocka_unit_test(empty_body_gives_nothing),
+        cmocka_unit_test(feeding_after_finish_is_harmless),
+        cmocka_unit_test(follow_xpath_selects_only_the_showing_soon_links),
+        cmocka_unit_test(default_follow_takes_every_link_of_the_cinema_page),
+        cmocka_unit_test(follow_xpath_may_select_elements_and_strings),
+        cmocka_unit_test(extracts_give_raw_values_in_document_order),
+        cmocka_unit_test(several_nodes_give_several_values_in_order),
+        cmocka_unit_test(string_number_and_boolean_extracts_give_one_value),
+        cmocka_unit_test(element_text_is_trimmed_and_collapsed_but_attributes_are_not),
+        cmocka_unit_test(unnamed_extracts_are_named_after_their_position),
+        cmocka_unit_test(bad_xpath_gives_an_error_message),
+        cmocka_unit_test(nothing_is_written_to_stderr),
+        cmocka_unit_test(bad_encoding_ends_the_page_quietly),
+        cmocka_unit_test(threads_share_one_rules_object),
+    };
+
+    int rc;
+
+    html_global_init();
+    for (size_t i = 0; i < NFIXTURES; i++)
+        bodies[i] = read_body(fixtures[i]);
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    for (size_t i = 0; i < NFIXTURES; i++)
+        free(bodies[i].data);
+    html_global_cleanup();
+    return rc;
+}
