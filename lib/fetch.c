@@ -92,13 +92,18 @@ static int on_progress(void *data, curl_off_t dltotal, curl_off_t dlnow,
 #define FETCH_MANY_BUFFER  2048
 
 /* Returns the receive buffer size for c's transfers; 0: libcurl's. When
- * the crawl has no bound, all that it holds is in flight at once. */
+ * the crawl has no bound, all that it holds is in flight at once; a
+ * link-following crawl finds its pages as it goes (and its count changes
+ * under the lock), so it keeps libcurl's. */
 static long buffer_size(const struct crawl *c, int *automatic)
 {
-    size_t in_flight = c->fetchable;
+    size_t in_flight;
     *automatic = 0;
     if (c->opts->buffer_size > 0)
         return c->opts->buffer_size;
+    if (c->opts->depth > 0)
+        return 0;
+    in_flight = c->fetchable;
     if (c->limit > 0 && (size_t)c->limit < in_flight)
         in_flight = (size_t)c->limit;
     if (in_flight <= FETCH_MANY)
