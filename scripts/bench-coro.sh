@@ -41,21 +41,14 @@ fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-coro.XXXXXX")
-server_pid=
+. scripts/fixture-lib.sh
 cleanup() {
-	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+	fixture_stop
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-"$BUILD/fixture-server" --port 0 --port-file "$tmp/port" -q &
-server_pid=$!
-for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
-if [ ! -s "$tmp/port" ]; then
-	echo "bench-coro: the fixture server did not start" >&2
-	exit 1
-fi
-BASE="http://127.0.0.1:$(cat "$tmp/port")"
+fixture_start "$tmp" || exit 1
+BASE=$FIXTURE_BASE
 
 have_time=0; [ -x /usr/bin/time ] && have_time=1
 have_curl=0; command -v curl >/dev/null && curl --help all 2>/dev/null | grep -q -- --parallel-immediate && have_curl=1
@@ -121,12 +114,12 @@ row() {
 	[ "$r" != - ] && r=$(awk -v k="$r" 'BEGIN{printf "%.1f", k / 1024}')
 	[ "$reqs" -ne "$n" ] && note="${note:+$note; }$reqs requests for $n URLs"
 	[ "$status" -ne 0 ] && [ "$status" -ne 124 ] && note="${note:+$note; }exit status $status"
-	rows+=("$(printf '%-34s %-26s %7.3f %9.0f %8s %7s %7s  %s' "$case" "$who" "$w" \
+	rows+=("$(printf '%-36s %-26s %7.3f %9.0f %8s %7s %7s  %s' "$case" "$who" "$w" \
 		"$(awk -v n="$n" -v w="$w" 'BEGIN{print n / w}')" "$r" "$reqs" "$conns" "$note")")
 	LAST_RSS_KB=$(printf '%s\n' "${rsss[@]}" | median)
 }
 
-skip() { rows+=("$(printf '%-34s %-26s  skipped: %s' "$1" "$2" "$3")"); }
+skip() { rows+=("$(printf '%-36s %-26s  skipped: %s' "$1" "$2" "$3")"); }
 
 c1="$N1 x /delay/$D1, all at once"
 row "$c1" "crawl coro" "$N1" "$RUNS" 60 "$CRAWL" --mode=coro -q "$tmp/delay1"
@@ -166,7 +159,7 @@ for m in coro thread; do
 	fi
 done
 
-printf '%-34s %-26s %7s %9s %8s %7s %7s  %s\n' case model/peer "wall s" "URLs/s" "RSS MB" reqs conns note
+printf '%-36s %-26s %7s %9s %8s %7s %7s  %s\n' case model/peer "wall s" "URLs/s" "RSS MB" reqs conns note
 printf '%s\n' "${rows[@]}"
 echo
 if [ ${#mem[@]} -gt 0 ]; then
