@@ -21,8 +21,9 @@ stable_rows() { rows | sed 's/after [0-9]* ms/after N ms/'; }
 	[ "$(rows | sed -n 1p)" = "Length:   100   URL: $PFIX/delay/500/1" ]
 	[ "$(rows | sed -n 2000p)" = "Length:   100   URL: $PFIX/delay/500/2000" ]
 	grep -q '^Mode: coro; 2000 URLs, 2000 ok, 0 failed; 2000 connections' <<<"$output"
-	# They were in flight together, not one batch after another.
-	[ "$(stat_of "$PFIX" peak_active)" -ge 1000 ]
+	# They were in flight together, not one batch after another (unless
+	# ThreadSanitizer makes starting 2,000 take longer than 500 ms).
+	[ -n "${TSAN:-}" ] || [ "$(stat_of "$PFIX" peak_active)" -ge 1000 ]
 	t=$(sed -n 's/^Use time: \(.*\)s$/\1/p' <<<"$output")
 	awk -v t="$t" 'BEGIN { exit !(t >= 0.5 && t < 20) }'
 	stop_private_fixture
