@@ -95,17 +95,19 @@ static void coro__main(coro *co) __attribute__((noreturn));
 #ifndef CORO__UC
 
 void coro__switch(void **save_sp, void *load_sp) __attribute__((visibility("hidden")));
+void coro__trampoline(void) __attribute__((visibility("hidden")));
 
+/* Words of the frame coro__arm lays out (see below). */
 #if defined(__x86_64__)
 #define CORO__FRAME_WORDS 10
 #else
 #define CORO__FRAME_WORDS 22
 #endif
-void coro__trampoline(void) __attribute__((visibility("hidden")));
 
 /* Lays out the top of co's stack as if it had switched away at the entry of
  * coro__trampoline, which then calls coro__main(co). Writes only the top
- * few dozen bytes, so a fresh coroutine costs one resident page. */
+ * few dozen bytes, so a fresh coroutine costs one resident page; on a
+ * shared stack, it writes them to co's parked copy instead. */
 static void coro__arm(coro *co)
 {
     uintptr_t f[CORO__FRAME_WORDS];
