@@ -27,7 +27,10 @@ if [ "${NODEPS:-0}" != 1 ]; then
 fi
 [ -x "$BUILD/crawl" ] && [ -x "$BUILD/fixture-server" ] ||
 	make --no-print-directory BUILD="$BUILD" "$BUILD/crawl" "$BUILD/fixture-server" >&2 || exit 1
-CRAWL=$PWD/$BUILD/crawl
+case $BUILD in
+/*) CRAWL=$BUILD/crawl ;;
+*)  CRAWL=$PWD/$BUILD/crawl ;;
+esac
 
 if [ "$QUICK" = 1 ]; then
 	RUNS=1 POOL_RUNS=1
