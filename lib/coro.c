@@ -1,4 +1,4 @@
-/* coro.c: stackful coroutines on mmap'd stacks.
+/* coro.c: stackful coroutines on mmap'd stacks, each its own or shared.
  *
  * The switch itself is a few instructions of assembly (coro_switch.S) on
  * x86-64 and aarch64, and makecontext/swapcontext elsewhere or when built
@@ -49,6 +49,12 @@
 /* The byte coro_paint fills a stack with; not 0, which stacks hold a lot. */
 #define CORO__PAINT 0xa5u
 
+struct coro_stack {
+    char *base;                 /* lowest usable byte; the guard page is just below */
+    size_t size;                /* usable bytes, a whole number of pages */
+    coro *owner;                /* whose frames are on it: running, or parked in place */
+};
+
 struct coro {
     /* asm: the stack pointer saved when this coroutine switched away.
      * ucontext: the ucontext_t it saved, which lives on its own stack. */
@@ -63,6 +69,10 @@ struct coro {
     unsigned char status;       /* enum coro_status */
     bool started;               /* its function has been entered since new/reset */
     bool painted;
+    coro_stack *shared;         /* the stack it takes turns on, or NULL */
+    unsigned char *save;        /* shared: its live frames while it is parked */
+    size_t save_len;            /* shared: bytes from ctx to the top of the stack */
+    size_t save_cap;
 #ifdef CORO__ASAN
     const void *caller_bottom;  /* the resumer's stack, for the switch back */
     size_t caller_size;
@@ -87,12 +97,20 @@ static void coro__main(coro *co) __attribute__((noreturn));
 void coro__switch(void **save_sp, void *load_sp) __attribute__((visibility("hidden")));
 void coro__trampoline(void) __attribute__((visibility("hidden")));
 
+/* Words of the frame coro__arm lays out (see below). */
+#if defined(__x86_64__)
+#define CORO__FRAME_WORDS 10
+#else
+#define CORO__FRAME_WORDS 22
+#endif
+
 /* Lays out the top of co's stack as if it had switched away at the entry of
  * coro__trampoline, which then calls coro__main(co). Writes only the top
- * few dozen bytes, so a fresh coroutine costs one resident page. */
+ * few dozen bytes, so a fresh coroutine costs one resident page; on a
+ * shared stack, it writes them to co's parked copy instead. */
 static void coro__arm(coro *co)
 {
-    uintptr_t *f;
+    uintptr_t f[CORO__FRAME_WORDS];
     char *top = co->stack + co->stack_size;
 #if defined(__x86_64__)
     /* 8 words popped by coro__switch (control words, r15..r12, rbx, rbp,
@@ -103,8 +121,7 @@ static void coro__arm(coro *co)
     uint16_t fpucw;
     __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
     __asm__ volatile("fnstcw %0" : "=m"(fpucw));
-    f = (uintptr_t *)(void *)(top - 10 * sizeof *f);
-    memset(f, 0, 10 * sizeof *f);
+    memset(f, 0, sizeof f);
     /* A new coroutine starts with its creator's rounding mode and
      * exception masks, as a new thread does. */
     f[0] = (uintptr_t)mxcsr | (uintptr_t)fpucw << 32;
@@ -114,13 +131,20 @@ static void coro__arm(coro *co)
 #elif defined(__aarch64__)
     /* 20 words restored by coro__switch (x19..x30, d8..d15), then 2 zero
      * words to keep sp 16-byte aligned. x29 = 0 ends frame chains. */
-    f = (uintptr_t *)(void *)(top - 22 * sizeof *f);
-    memset(f, 0, 22 * sizeof *f);
+    memset(f, 0, sizeof f);
     f[0] = (uintptr_t)co;               /* x19 */
     f[1] = (uintptr_t)coro__main;       /* x20 */
     f[11] = (uintptr_t)coro__trampoline; /* x30 */
 #endif
-    co->ctx = f;
+    co->ctx = top - sizeof f;
+    if (co->shared != NULL) {
+        /* The stack may hold another coroutine's frames: the frame waits
+         * with the rest of this one's parked stack (coro_new_on made room). */
+        memcpy(co->save, f, sizeof f);
+        co->save_len = sizeof f;
+    } else {
+        memcpy(co->ctx, f, sizeof f);
+    }
 }
 
 #else /* CORO__UC */
@@ -256,59 +280,175 @@ static void coro__main(coro *co)
 static void coro__unpoison(coro *co)
 {
 #ifdef CORO__ASAN
-    __asan_unpoison_memory_region(co->stack, co->stack_size);
+    /* A shared stack may hold the live frames of the coroutine running. */
+    if (co->shared == NULL)
+        __asan_unpoison_memory_region(co->stack, co->stack_size);
 #else
     (void)co;
 #endif
 }
 
+/* Maps a stack of *size bytes (0: the default; rounded up to pages, the
+ * result stored back) with a guard page below; returns its lowest usable
+ * byte, or NULL with errno set. */
+static char *coro__map(size_t *size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t n = *size == 0 ? CORO_STACK_DEFAULT : *size;
+    void *map;
+
+    if (n > SIZE_MAX / 2) {
+        errno = EINVAL;
+        return NULL;
+    }
+    n = (n + page - 1) / page * page;
+    /* NORESERVE: a stack is mostly never touched, so it should not count
+     * against overcommit either; pages become resident only when used. */
+    map = mmap(NULL, n + page, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (map == MAP_FAILED)
+        return NULL;
+    /* Stacks grow down: an overflow runs into this page and faults
+     * instead of silently writing over whatever is mapped below. */
+    if (mprotect(map, page, PROT_NONE) != 0) {
+        int saved = errno;
+        munmap(map, n + page);
+        errno = saved;
+        return NULL;
+    }
+    *size = n;
+    return (char *)map + page;
+}
+
+static void coro__unmap(char *stack, size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    munmap(stack - page, size + page);
+}
+
 coro *coro_new(coro_fn fn, void *arg, size_t stack_size)
 {
-    coro *co = NULL;
-    void *map = MAP_FAILED;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    int saved;
+    coro *co;
 
     if (fn == NULL) {
         errno = EINVAL;
         return NULL;
     }
-    if (stack_size == 0)
-        stack_size = CORO_STACK_DEFAULT;
-    if (stack_size > SIZE_MAX / 2) {
-        errno = EINVAL;
-        return NULL;
-    }
-    stack_size = (stack_size + page - 1) / page * page;
-
     co = calloc(1, sizeof *co);
     if (co == NULL)
-        goto err;
-    /* NORESERVE: a stack is mostly never touched, so it should not count
-     * against overcommit either; pages become resident only when used. */
-    map = mmap(NULL, stack_size + page, PROT_READ | PROT_WRITE,
-               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (map == MAP_FAILED)
-        goto err;
-    /* Stacks grow down: an overflow runs into this page and faults
-     * instead of silently writing over whatever is mapped below. */
-    if (mprotect(map, page, PROT_NONE) != 0)
-        goto err;
-    co->stack = (char *)map + page;
+        return NULL;
+    if ((co->stack = coro__map(&stack_size)) == NULL) {
+        int saved = errno;
+        free(co);
+        errno = saved;
+        return NULL;
+    }
     co->stack_size = stack_size;
     co->fn = fn;
     co->arg = arg;
     co->status = CORO_SUSPENDED;
     coro__arm(co);
     return co;
+}
 
-err:
-    saved = errno;
-    if (map != MAP_FAILED)
-        munmap(map, stack_size + page);
-    free(co);
-    errno = saved;
-    return NULL;
+coro_stack *coro_stack_new(size_t size)
+{
+    coro_stack *s = calloc(1, sizeof *s);
+
+    if (s == NULL)
+        return NULL;
+    if ((s->base = coro__map(&size)) == NULL) {
+        int saved = errno;
+        free(s);
+        errno = saved;
+        return NULL;
+    }
+    s->size = size;
+    return s;
+}
+
+void coro_stack_free(coro_stack *s)
+{
+    if (s == NULL)
+        return;
+    assert(s->owner == NULL);
+    coro__unmap(s->base, s->size);
+    free(s);
+}
+
+/* Room a parked copy starts with: the initial frame, and the frames of a
+ * coroutine that waits a call or two deep (176 bytes for crawl's fetch on
+ * x86-64), so that most never grow it. */
+#define CORO__SAVE_MIN 256
+
+coro *coro_new_on(coro_fn fn, void *arg, coro_stack *s)
+{
+    if (fn == NULL || s == NULL) {
+        errno = EINVAL;
+        return NULL;
+    }
+#ifdef CORO__UC
+    /* The saved ucontext lives on the coroutine's stack, at a place this
+     * file does not know, so parking could not find the live part. */
+    return coro_new(fn, arg, s->size);
+#else
+    coro *co = calloc(1, sizeof *co);
+    if (co == NULL)
+        return NULL;
+    co->save_cap = CORO__SAVE_MIN;
+    if ((co->save = malloc(co->save_cap)) == NULL) {
+        free(co);
+        return NULL;
+    }
+    co->shared = s;
+    co->stack = s->base;
+    co->stack_size = s->size;
+    co->fn = fn;
+    co->arg = arg;
+    co->status = CORO_SUSPENDED;
+    coro__arm(co);
+    return co;
+#endif
+}
+
+/* Shared stacks: puts co's parked frames back where they ran. */
+static void coro__unpark(coro *co)
+{
+    char *top = co->stack + co->stack_size;
+#ifdef CORO__ASAN
+    /* The coroutine that ran here last left the poison of its redzones. */
+    __asan_unpoison_memory_region(top - co->save_len, co->save_len);
+#endif
+    memcpy(top - co->save_len, co->save, co->save_len);
+}
+
+/* Shared stacks: copies the live frames of co, which has just yielded, off
+ * the stack: from the stack pointer it saved up to the top. Returns 0, or
+ * -ENOMEM when there is no room for them; then they stay where they are,
+ * and the stack stays co's until it runs again. */
+static int coro__park(coro *co)
+{
+    char *top = co->stack + co->stack_size;
+    size_t len = (size_t)(top - (char *)co->ctx);
+
+    if (len > co->save_cap) {
+        size_t cap = co->save_cap;
+        while (cap < len)
+            cap *= 2;
+        unsigned char *p = malloc(cap); /* not realloc: the old copy is stale */
+        if (p == NULL)
+            return -ENOMEM;
+        free(co->save);
+        co->save = p;
+        co->save_cap = cap;
+    }
+#ifdef CORO__ASAN
+    /* The parked frames' redzones are poisoned on the stack. */
+    __asan_unpoison_memory_region(co->ctx, len);
+#endif
+    memcpy(co->save, co->ctx, len);
+    co->save_len = len;
+    return 0;
 }
 
 int coro_reset(coro *co, coro_fn fn, void *arg)
@@ -328,32 +468,47 @@ int coro_reset(coro *co, coro_fn fn, void *arg)
 
 void coro_free(coro *co)
 {
-    size_t page;
-
     if (co == NULL)
         return;
     assert(co->status != CORO_RUNNING);
-    page = (size_t)sysconf(_SC_PAGESIZE);
     coro__unpoison(co);
 #ifdef CORO__TSAN
     if (co->fiber != NULL)
         __tsan_destroy_fiber(co->fiber);
 #endif
-    munmap(co->stack - page, co->stack_size + page);
+    if (co->shared != NULL) {
+        if (co->shared->owner == co)    /* parked in place */
+            co->shared->owner = NULL;
+        free(co->save);
+    } else {
+        coro__unmap(co->stack, co->stack_size);
+    }
     free(co);
 }
 
 void *coro_resume(coro *co, void *value, int *err)
 {
     coro *prev;
+    coro_stack *s;
 
     if (co == NULL || co->status != CORO_SUSPENDED) {
         if (err != NULL)
             *err = -EINVAL;
         return NULL;
     }
+    s = co->shared;
+    if (s != NULL && s->owner != NULL && s->owner != co) {
+        if (err != NULL)
+            *err = -EBUSY;
+        return NULL;
+    }
     if (err != NULL)
         *err = 0;
+    if (s != NULL) {
+        if (s->owner != co)
+            coro__unpark(co);
+        s->owner = co;
+    }
     /* The resumer stays RUNNING while co runs: it cannot be resumed from
      * inside co, which would switch into a stack that is in use. */
     prev = coro__cur;
@@ -363,6 +518,8 @@ void *coro_resume(coro *co, void *value, int *err)
     coro__cur = co;
     coro__enter(co);
     coro__cur = prev;
+    if (s != NULL && (co->status == CORO_DEAD || coro__park(co) == 0))
+        s->owner = NULL;
     return co->transfer;
 }
 
@@ -405,7 +562,7 @@ size_t coro_stack_size(const coro *co)
 
 int coro_paint(coro *co)
 {
-    if (co == NULL || co->status != CORO_SUSPENDED || co->started)
+    if (co == NULL || co->status != CORO_SUSPENDED || co->started || co->shared != NULL)
         return -EINVAL;
     coro__unpoison(co);
     memset(co->stack, CORO__PAINT, co->stack_size);
@@ -439,6 +596,9 @@ size_t coro_stack_resident(const coro *co)
     unsigned char vec[256];
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t pages = co->stack_size / page, done = 0, resident = 0;
+
+    if (co->shared != NULL)
+        return co->save_cap;
 
     while (done < pages) {
         size_t n = pages - done < sizeof vec ? pages - done : sizeof vec;

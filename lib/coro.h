@@ -26,6 +26,30 @@ enum coro_status {
  * The caller owns it and frees it with coro_free. */
 coro *coro_new(coro_fn fn, void *arg, size_t stack_size);
 
+/* A stack that coroutines take turns on. Only the coroutine running on it
+ * uses it; when one yields, the live part of its stack (its frames, often a
+ * few hundred bytes) is copied to the heap, and copied back when it is
+ * resumed. A suspended coroutine then costs that copy instead of at least
+ * one resident page and a mapping of its own, and making one costs no
+ * system call: the shape for many coroutines that each wait in one shallow
+ * place. The price: a copy of the live frames at every switch, and
+ * pointers into a suspended coroutine's stack are not valid (its frames
+ * are elsewhere until it runs again). */
+typedef struct coro_stack coro_stack;
+
+/* Returns a shared stack of size bytes (rounded up to whole pages; 0 means
+ * CORO_STACK_DEFAULT) plus a guard page, or NULL with errno set. The caller
+ * frees it with coro_stack_free once every coroutine on it is freed. */
+coro_stack *coro_stack_new(size_t size);
+void coro_stack_free(coro_stack *s);
+
+/* Returns a suspended coroutine that runs fn(arg) on the shared stack s,
+ * or NULL with errno set; freed with coro_free. While one coroutine of s
+ * runs (or has resumed another), resuming a second one of s fails with
+ * -EBUSY. With the ucontext backend, which keeps its saved context on the
+ * stack, the coroutine gets a stack of its own of s's size instead. */
+coro *coro_new_on(coro_fn fn, void *arg, coro_stack *s);
+
 /* Rearms a dead or never-started coroutine to run fn(arg), keeping its stack,
  * so that a free list of coroutines avoids an mmap per task. Returns 0, or
  * -EINVAL if co is suspended inside its function or running. */
@@ -38,7 +62,8 @@ void coro_free(coro *co);
 /* Switches to co and returns when it yields (the value it passed to
  * coro_yield) or finishes (NULL). value is what co's pending coro_yield
  * returns; ignored on the first resume. Sets *err (if not NULL) to 0, or to
- * -EINVAL when co is not suspended, in which case nothing happens. */
+ * -EINVAL when co is not suspended or -EBUSY when its shared stack is in
+ * use, in which case nothing happens. */
 void *coro_resume(coro *co, void *value, int *err);
 
 /* Suspends the running coroutine and returns to its resumer, handing it
@@ -62,7 +87,8 @@ size_t coro_stack_size(const coro *co);
 
 /* Fills co's stack with a known pattern, so that coro_stack_used can later
  * tell how deep it went. Only for a coroutine that is not started (it touches
- * every page of the stack). Returns 0 or -EINVAL. */
+ * every page of the stack) and has a stack of its own. Returns 0 or
+ * -EINVAL. */
 int coro_paint(coro *co);
 
 /* Returns the deepest stack use of a painted coroutine in bytes (the stack's
@@ -71,7 +97,8 @@ int coro_paint(coro *co);
 size_t coro_stack_used(const coro *co);
 
 /* Returns how many bytes of co's stack are resident in memory now (mincore),
- * the real memory cost of its stack; 0 on failure. */
+ * the real memory cost of its stack; 0 on failure. For a coroutine on a
+ * shared stack: the bytes its saved copy holds. */
 size_t coro_stack_resident(const coro *co);
 
 /* Returns the name of the context switch in use: "asm-x86_64",

@@ -79,8 +79,43 @@ static int on_progress(void *data, curl_off_t dltotal, curl_off_t dlnow,
     return crawl_is_cancelled(x->c) ? 1 : 0;
 }
 
+/* The receive buffer when --buffer-size is not given and more than
+ * FETCH_MANY transfers are in flight at once. libcurl's 16 KiB buffer is
+ * mostly never touched by a small response, but its first and last pages
+ * are: some 4 KiB resident per transfer, where 2 KiB holds a typical
+ * response head and a small body in one read. At 10,000 x /delay/1000 in
+ * flight, peak RSS 158 -> 137 MB (and 13% fewer page faults). The price is
+ * more reads for big bodies (400 MB over loopback in 16 KiB reads: 0.21 s,
+ * in 2 KiB reads: 0.32 s), paid only when a thousand transfers share the
+ * link, each with a small share of it. */
+#define FETCH_MANY         1000
+#define FETCH_MANY_BUFFER  2048
+
+/* Returns the receive buffer size for c's transfers; 0: libcurl's. When
+ * the crawl has no bound, all that it holds is in flight at once; a
+ * link-following crawl finds its pages as it goes (and its count changes
+ * under the lock), so it keeps libcurl's. */
+static long buffer_size(const struct crawl *c, int *automatic)
+{
+    size_t in_flight;
+    *automatic = 0;
+    if (c->opts->buffer_size > 0)
+        return c->opts->buffer_size;
+    if (c->opts->depth > 0)
+        return 0;
+    in_flight = c->fetchable;
+    if (c->limit > 0 && (size_t)c->limit < in_flight)
+        in_flight = (size_t)c->limit;
+    if (in_flight <= FETCH_MANY)
+        return 0;
+    *automatic = 1;
+    return FETCH_MANY_BUFFER;
+}
+
 CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
 {
+    int automatic;
+    long bufsize = buffer_size(c, &automatic);
     const struct crawl_opts *o = c->opts;
     CURL *h = curl_easy_init();
     if (!h)
@@ -100,8 +135,8 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, o->headers);
     if (o->max_size > 0)
         curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, o->max_size);
-    if (o->buffer_size > 0)
-        curl_easy_setopt(h, CURLOPT_BUFFERSIZE, o->buffer_size);
+    if (bufsize > 0)
+        curl_easy_setopt(h, CURLOPT_BUFFERSIZE, bufsize);
     if (o->insecure) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -298,7 +333,7 @@ static void share_unlock(CURL *h, curl_lock_data d, void *data)
     pthread_mutex_unlock(&s->locks[d]);
 }
 
-struct fetch_share *fetch_share_new(struct crawl *c)
+static struct fetch_share *share_new(struct crawl *c, int locked)
 {
     struct fetch_share *s = calloc(1, sizeof *s);
     if (!s)
@@ -307,17 +342,33 @@ struct fetch_share *fetch_share_new(struct crawl *c)
         pthread_mutex_init(&s->locks[i], NULL);
     if (!(s->sh = curl_share_init()))
         goto err;
-    curl_share_setopt(s->sh, CURLSHOPT_LOCKFUNC, share_lock);
-    curl_share_setopt(s->sh, CURLSHOPT_UNLOCKFUNC, share_unlock);
-    curl_share_setopt(s->sh, CURLSHOPT_USERDATA, s);
-    /* Only the DNS cache: libcurl does not support sharing connections
+    if (locked) {
+        curl_share_setopt(s->sh, CURLSHOPT_LOCKFUNC, share_lock);
+        curl_share_setopt(s->sh, CURLSHOPT_UNLOCKFUNC, share_unlock);
+        curl_share_setopt(s->sh, CURLSHOPT_USERDATA, s);
+    }
+    /* No connections: libcurl does not support sharing connections
      * between concurrent threads (CURLSHOPT_SHARE), so the thread model
      * reuses connections by passing idle easy handles between threads. */
     curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    /* Without it every easy handle allocates a TLS session cache of its
+     * own (5 x 184 bytes), even for plain HTTP: 9 MB of 10,000 handles in
+     * flight. Shared, a session also resumes on the other handles. */
+    curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     return s;
 err:
     fetch_share_free(s);
     return NULL;
+}
+
+struct fetch_share *fetch_share_new(struct crawl *c)
+{
+    return share_new(c, 1);
+}
+
+struct fetch_share *fetch_share_new_local(struct crawl *c)
+{
+    return share_new(c, 0);
 }
 
 void fetch_share_free(struct fetch_share *s)
@@ -331,18 +382,26 @@ void fetch_share_free(struct fetch_share *s)
     free(s);
 }
 
+/* Writes m bytes as "64M", "16K" or "1000" into buf. */
+static const char *size_text(long long m, char *buf, size_t n)
+{
+    if (m % (1 << 20) == 0)
+        snprintf(buf, n, "%lldM", m >> 20);
+    else if (m % 1024 == 0)
+        snprintf(buf, n, "%lldK", m >> 10);
+    else
+        snprintf(buf, n, "%lld", m);
+    return buf;
+}
+
 const char *fetch_describe_opts(const struct crawl_opts *o, char *buf, size_t n)
 {
     char size[32];
     long long m = (long long)o->max_size;
     if (m == 0)
         snprintf(size, sizeof size, "none");
-    else if (m % (1 << 20) == 0)
-        snprintf(size, sizeof size, "%lldM", m >> 20);
-    else if (m % 1024 == 0)
-        snprintf(size, sizeof size, "%lldK", m >> 10);
     else
-        snprintf(size, sizeof size, "%lld", m);
+        size_text(m, size, sizeof size);
     snprintf(buf, n,
              "timeout %gs, connect %gs, redirects %ld, max size %s, "
              "HTTP/1.1 (h2 over TLS when offered), libcurl %s",
@@ -353,13 +412,18 @@ const char *fetch_describe_opts(const struct crawl_opts *o, char *buf, size_t n)
 
 const char *fetch_describe(const struct crawl *c, char *buf, size_t n)
 {
-    char limit[32], rest[256];
+    char limit[32], rest[256], bufsize[64] = "", size[32];
+    int automatic;
+    long bs = buffer_size(c, &automatic);
     if (c->limit > 0)
         snprintf(limit, sizeof limit, "%d", c->limit);
     else
         snprintf(limit, sizeof limit, "all");
-    snprintf(buf, n, "in flight %s, reuse %s%s, %s", limit, c->reuse ? "on" : "off",
-             c->opts->reuse == CRAWL_REUSE_AUTO ? " (auto)" : "",
+    if (bs > 0)
+        snprintf(bufsize, sizeof bufsize, ", buffer %s%s", size_text(bs, size, sizeof size),
+                 automatic ? " (auto)" : "");
+    snprintf(buf, n, "in flight %s, reuse %s%s%s, %s", limit, c->reuse ? "on" : "off",
+             c->opts->reuse == CRAWL_REUSE_AUTO ? " (auto)" : "", bufsize,
              fetch_describe_opts(c->opts, rest, sizeof rest));
     return buf;
 }

@@ -50,7 +50,8 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc);
 void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                    int worker);
 
-/* What threads with easy handles of their own share: the DNS cache. */
+/* What threads with easy handles of their own share: the DNS cache and TLS
+ * sessions. */
 struct fetch_share {
     CURLSH *sh;
     pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
@@ -59,6 +60,11 @@ struct fetch_share {
 /* Returns a new share for c, or NULL when out of memory; the caller frees it
  * with fetch_share_free after every handle using it is gone. */
 struct fetch_share *fetch_share_new(struct crawl *c);
+
+/* The same for the handles of one thread that drives them through multi
+ * handles of its own (connections stay with each multi handle): the DNS
+ * cache and TLS sessions, without locks. */
+struct fetch_share *fetch_share_new_local(struct crawl *c);
 void fetch_share_free(struct fetch_share *s);
 
 /* Returns a one-line description of the libcurl options every model shares,

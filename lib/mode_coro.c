@@ -26,6 +26,16 @@ struct loop;
 
 #define SHARD_CAP 512
 
+/* Transfers started per loop iteration at most; each is connected and its
+ * request sent as it starts (see fill). Started all at once, 10,000 URLs
+ * kept the loop from polling for 0.6 s: the 0 ms timers of all of them ran
+ * before any socket event, so every connect() came before the first
+ * request (10,000 x /delay/1000: 2.25 s; in batches: 1.8 s, before the
+ * per-transfer start). Now batches of 4 to 256 start 10,000 in the same
+ * time, and a batch only bounds how long timers, completions and
+ * cancellation wait: with no bound they piled up (+40 ms at the end). */
+#define BATCH 32
+
 /* One multi handle with its timer, driven by the loop's libev loop. */
 struct shard {
     struct loop *L;
@@ -54,23 +64,33 @@ struct sock {
     ev_io io;
     struct shard *sh;
     struct sock *next_free;
+    struct sock *next_fresh;    /* on the loop's list of sockets to try at once */
+    unsigned char fresh;        /* on that list */
+    unsigned char removed;      /* libcurl is done with it while on that list */
 };
 
 struct loop {
     struct crawl *c;
     int idx;
     struct ev_loop *ev;
+    coro_stack *stack;          /* every task's coroutine runs on it */
+    struct fetch_share *share;  /* DNS cache and TLS sessions of every task */
     struct shard *shards;
     struct shard *open;         /* where the next transfer goes, if not full */
     int shard_cap;
     ev_timer watch;             /* notices a cancelled crawl */
+    ev_prepare more;            /* starts the next batch of transfers */
+    ev_idle spin;               /* keeps the loop from blocking while it waits */
     int limit;                  /* transfers in flight at most; 0: no limit */
     int in_flight;
     int over;                   /* the core has no more jobs for this loop */
+    int filling;                /* in fill(), which act() may call again */
     int ntasks;                 /* tasks ever made: worker ids */
     struct task *free_tasks;
     struct task *busy;          /* tasks in flight, for cancellation */
     struct sock *free_socks;
+    struct sock *fresh;         /* new sockets that wait for connect(), oldest first */
+    struct sock **fresh_tail;
     int err;                    /* first fatal error */
     pthread_t tid;
 };
@@ -87,9 +107,13 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
     if (what == CURL_POLL_REMOVE) {
         if (sk) {
             ev_io_stop(L->ev, &sk->io);
-            sk->next_free = L->free_socks;
-            L->free_socks = sk;
             curl_multi_assign(sh->multi, s, NULL);
+            if (sk->fresh) {
+                sk->removed = 1;    /* act() frees it */
+            } else {
+                sk->next_free = L->free_socks;
+                L->free_socks = sk;
+            }
         }
         return 0;
     }
@@ -101,8 +125,15 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
         else if (!(sk = malloc(sizeof *sk)))
             return -1;      /* libcurl fails the transfer */
         sk->sh = sh;
+        sk->fresh = sk->removed = 0;
         ev_io_init(&sk->io, on_io, s, kind);
         curl_multi_assign(sh->multi, s, sk);
+        if (what == CURL_POLL_OUT) {
+            sk->fresh = 1;
+            sk->next_fresh = NULL;
+            *L->fresh_tail = sk;
+            L->fresh_tail = &sk->next_fresh;
+        }
     } else {
         ev_io_stop(L->ev, &sk->io);
         ev_io_set(&sk->io, s, kind);
@@ -138,19 +169,27 @@ static void busy_unlink(struct loop *L, struct task *t)
 }
 
 static void fill(struct loop *L);
+static void task_free(struct task *t);
 
 /* Switches to t's coroutine; when it has finished its URL, the task goes
- * back on the free list. */
-static void task_resume(struct loop *L, struct task *t)
+ * back on the free list, or is freed now if no job waits for it: freeing
+ * 10,000 tasks at the end took 0.1 s after the last response, and freed
+ * one by one they fit between responses. */
+static int task_resume(struct loop *L, struct task *t)
 {
     coro_resume(t->co, NULL, NULL);
     if (coro_status(t->co) != CORO_DEAD)
-        return;
+        return 1;
     busy_unlink(L, t);
     L->in_flight--;
     t->x.job = NULL;
+    if (crawl_queued(L->c) == 0) {
+        task_free(t);
+        return 0;
+    }
     t->next = L->free_tasks;
     L->free_tasks = t;
+    return 0;
 }
 
 /* Ends the wait of t's coroutine with outcome rc: the transfer leaves the
@@ -188,23 +227,48 @@ static void drain(struct shard *sh)
         fill(L);
 }
 
+/* One curl_multi_socket_action and its drain; then the same, with
+ * CURL_CSELECT_OUT, for every socket that libcurl opened meanwhile and
+ * waits to see writable. libcurl checks the socket itself (a poll() with no
+ * wait) before it believes the hint, so a connect still in progress only
+ * costs that check; one that is done (on loopback, connect() completes
+ * before it returns) sends its request now instead of one loop iteration
+ * later, and its socket is added to epoll once, for reading. The server
+ * then finds the request with the connection instead of being woken twice:
+ * 10,000 x /delay/1000 went from 1.9 s to 1.8 s, 10% less CPU. */
+static void act(struct shard *sh, curl_socket_t fd, int action)
+{
+    struct loop *L = sh->L;
+    int running;
+    curl_multi_socket_action(sh->multi, fd, action, &running);
+    drain(sh);
+    while (L->fresh) {
+        struct sock *sk = L->fresh;
+        if (!(L->fresh = sk->next_fresh))
+            L->fresh_tail = &L->fresh;
+        sk->fresh = 0;
+        if (sk->removed) {
+            sk->next_free = L->free_socks;
+            L->free_socks = sk;
+            continue;
+        }
+        curl_multi_socket_action(sk->sh->multi, sk->io.fd, CURL_CSELECT_OUT, &running);
+        drain(sk->sh);
+    }
+}
+
 static void on_io(struct ev_loop *ev, ev_io *w, int revents)
 {
     struct sock *sk = (struct sock *)w;
-    struct shard *sh = sk->sh;
     int action = ((revents & EV_READ) ? CURL_CSELECT_IN : 0) |
                  ((revents & EV_WRITE) ? CURL_CSELECT_OUT : 0);
-    int running;
-    curl_multi_socket_action(sh->multi, w->fd, action, &running);
-    drain(sh);
+    act(sk->sh, w->fd, action);
 }
 
 static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
 {
     struct shard *sh = (struct shard *)((char *)w - offsetof(struct shard, timer));
-    int running;
-    curl_multi_socket_action(sh->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    drain(sh);
+    act(sh, CURL_SOCKET_TIMEOUT, 0);
 }
 
 /* A cancelled crawl abandons every transfer in flight: each coroutine wakes
@@ -293,9 +357,9 @@ static struct task *task_get(struct loop *L)
     t->L = L;
     t->x.data = t;
     t->x.worker = L->idx * 1000000 + L->ntasks++;
-    if (!(t->x.easy = fetch_easy_new(L->c, NULL)))
+    if (!(t->x.easy = fetch_easy_new(L->c, L->share)))
         goto err;
-    if (!(t->co = coro_new(task_main, t, L->c->opts->stack_size)))
+    if (!(t->co = coro_new_on(task_main, t, L->stack)))
         goto err;
     return t;
 err:
@@ -314,12 +378,23 @@ static void task_free(struct task *t)
     free(t);
 }
 
-/* Starts coroutines for queued jobs while the limit allows. A loop with
- * nothing in flight may wait for jobs that other loops' transfers add. */
+/* Starts coroutines for queued jobs while the limit allows, BATCH at a
+ * time: the rest wait for on_more. A loop with nothing in flight may wait
+ * for jobs that other loops' transfers add. */
 static void fill(struct loop *L)
 {
+    int started = 0;
+    if (L->filling)
+        return;
+    L->filling = 1;
     while (!L->over && (L->limit == 0 || L->in_flight < L->limit)) {
         struct crawl_job *job;
+        if (started == BATCH) {
+            ev_prepare_start(L->ev, &L->more);
+            ev_idle_start(L->ev, &L->spin);
+            L->filling = 0;
+            return;
+        }
         int rc = crawl_next(L->c, &job, L->in_flight == 0);
         if (rc == CRAWL_EAGAIN)
             break;
@@ -342,10 +417,34 @@ static void fill(struct loop *L)
             L->busy->prev = t;
         L->busy = t;
         L->in_flight++;
-        task_resume(L, t);
+        started++;
+        /* The new transfer is due at once: let libcurl connect it now, and
+         * send its request (see act), before the next one is made, rather
+         * than all of the batch's at the next timer. The server then meets
+         * most requests with their connections instead of being woken for
+         * each (10,000 x /delay/1000: 13,000 -> 9,500 wakeups, setup 4%
+         * faster). Not from inside the coroutine: a transfer that ends in
+         * that call resumes its own coroutine on the same stack. */
+        if (task_resume(L, t) && t->in_multi)
+            act(t->sh, CURL_SOCKET_TIMEOUT, 0);
     }
+    L->filling = 0;
+    ev_prepare_stop(L->ev, &L->more);
+    ev_idle_stop(L->ev, &L->spin);
     if (L->over && L->in_flight == 0)
         ev_break(L->ev, EVBREAK_ALL);
+}
+
+/* Before the loop polls: the next batch, while jobs and room remain. */
+static void on_more(struct ev_loop *ev, ev_prepare *w, int revents)
+{
+    fill((struct loop *)((char *)w - offsetof(struct loop, more)));
+}
+
+/* Active while a batch waits: the loop polls without blocking, since the
+ * new transfers leave libcurl no 0 ms timer to say so. */
+static void on_spin(struct ev_loop *ev, ev_idle *w, int revents)
+{
 }
 
 static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
@@ -357,13 +456,26 @@ static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
     L->shard_cap = c->reuse ? INT_MAX : SHARD_CAP;
     if (!(L->ev = ev_loop_new(EVFLAG_AUTO)))
         return CRAWL_ENOMEM;
+    if (!(L->stack = coro_stack_new(c->opts->stack_size)))
+        goto err;
+    if (!(L->share = fetch_share_new_local(c)))
+        goto err;
     if (!shard_new(L)) {
+        fetch_share_free(L->share);
+        coro_stack_free(L->stack);
         ev_loop_destroy(L->ev);
         return CRAWL_ECURL;
     }
+    L->fresh_tail = &L->fresh;
+    ev_prepare_init(&L->more, on_more);
+    ev_idle_init(&L->spin, on_spin);
     ev_timer_init(&L->watch, on_watch, 0.1, 0.1);
     ev_timer_start(L->ev, &L->watch);
     return 0;
+err:
+    coro_stack_free(L->stack);
+    ev_loop_destroy(L->ev);
+    return CRAWL_ENOMEM;
 }
 
 static void loop_free(struct loop *L)
@@ -389,10 +501,18 @@ static void loop_free(struct loop *L)
         free(sh);
     }
     struct sock *sk;
+    while ((sk = L->fresh)) {       /* left only by an abandoned loop */
+        L->fresh = sk->next_fresh;
+        free(sk);
+    }
     while ((sk = L->free_socks)) {
         L->free_socks = sk->next_free;
         free(sk);
     }
+    fetch_share_free(L->share);     /* after every handle using it */
+    coro_stack_free(L->stack);
+    ev_prepare_stop(L->ev, &L->more);
+    ev_idle_stop(L->ev, &L->spin);
     ev_loop_destroy(L->ev);
 }
 
@@ -416,8 +536,11 @@ static int coro_run(struct crawl *c)
     size_t limit = c->limit > 0 ? (size_t)c->limit : 0;
     int rc = 0;
 
-    /* Every transfer in flight holds a socket: keep in flight what the
-     * descriptors allow. */
+    /* Every transfer in flight holds a socket, and every multi handle the
+     * two of its wakeup socketpair: keep in flight what the descriptors
+     * allow. */
+    if (!c->reuse)
+        fds -= fds / (SHARD_CAP / 2 + 1);
     if ((limit == 0 || limit > fds) && c->fetchable > fds) {
         crawl_warn_once(c, "%zu URLs but only %zu file descriptors: keeping %zu in flight",
                         c->fetchable, c->nofile, fds);

@@ -598,6 +598,165 @@ static void yield_outside_a_coroutine_returns_null_and_does_nothing(void **state
     assert_null(coro_current());
 }
 
+/* ---- shared stacks ------------------------------------------------------ */
+
+struct keeper {
+    int id;
+    int rounds;
+    int bad;        /* rounds whose locals came back changed */
+    int done;
+};
+
+/* Fills locals with its id, then checks them after every yield: other
+ * coroutines on the same stack ran in between, over the same addresses. */
+static void keep_locals(void *arg)
+{
+    struct keeper *k = arg;
+    volatile int mine[32];
+    for (int i = 0; i < 32; i++)
+        mine[i] = k->id * 100 + i;
+    for (int r = 0; r < k->rounds; r++) {
+        coro_yield((void *)(intptr_t)k->id);
+        for (int i = 0; i < 32; i++)
+            if (mine[i] != k->id * 100 + i) {
+                k->bad++;
+                break;
+            }
+    }
+    k->done = 1;
+}
+
+static void coroutines_on_a_shared_stack_keep_their_locals_across_switches(void **state)
+{
+    enum { N = 500, ROUNDS = 4 };
+    coro_stack *st = coro_stack_new(0);
+    coro **cos = calloc(N, sizeof *cos);
+    struct keeper *ks = calloc(N, sizeof *ks);
+
+    assert_non_null(st);
+    for (int i = 0; i < N; i++) {
+        ks[i].id = i + 1;
+        ks[i].rounds = ROUNDS;
+        assert_non_null(cos[i] = coro_new_on(keep_locals, &ks[i], st));
+        assert_int_equal(coro_stack_size(cos[i]), CORO_STACK_DEFAULT);
+    }
+    /* Round-robin: every switch runs a different coroutine on the stack. */
+    for (int r = 0; r <= ROUNDS; r++)
+        for (int i = 0; i < N; i++) {
+            int err = 1;
+            void *v = coro_resume(cos[i], NULL, &err);
+            assert_int_equal(err, 0);
+            if (r < ROUNDS)
+                assert_int_equal((intptr_t)v, i + 1);
+        }
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(ks[i].bad, 0);
+        assert_int_equal(ks[i].done, 1);
+        assert_int_equal(coro_status(cos[i]), CORO_DEAD);
+        coro_free(cos[i]);
+    }
+    coro_stack_free(st);
+    free(cos);
+    free(ks);
+}
+
+/* Yields from depth levels of recursion, each with a 1 KiB frame, so that
+ * the parked copy must grow past its first size. */
+static long deep_sum(int level)
+{
+    volatile char pad[1024];
+    pad[0] = (char)level;
+    pad[sizeof pad - 1] = (char)(level + 1);
+    if (level == 0) {
+        coro_yield(NULL);
+        return 0;
+    }
+    long below = deep_sum(level - 1);
+    return below + pad[0] + pad[sizeof pad - 1];
+}
+
+static void yield_deep(void *arg)
+{
+    *(long *)arg = deep_sum(20);
+}
+
+static void a_deep_yield_on_a_shared_stack_is_parked_whole(void **state)
+{
+    long a = -1, b = -1;
+    coro_stack *st = coro_stack_new(256 * 1024);
+    coro *x = coro_new_on(yield_deep, &a, st);
+    coro *y = coro_new_on(yield_deep, &b, st);
+
+    coro_resume(x, NULL, NULL);
+    coro_resume(y, NULL, NULL);     /* runs over x's frames */
+    assert_true(coro_stack_resident(x) >= 20 * 1024);
+    coro_resume(x, NULL, NULL);
+    coro_resume(y, NULL, NULL);
+    /* sum over levels 1..20 of level + level + 1 */
+    assert_int_equal(a, 20 * 21 + 20);
+    assert_int_equal(b, 20 * 21 + 20);
+    coro_free(x);
+    coro_free(y);
+    coro_stack_free(st);
+}
+
+struct busy_pair {
+    coro *other;    /* on the same shared stack */
+    int err;
+};
+
+static void resume_other(void *arg)
+{
+    struct busy_pair *n = arg;
+    n->err = 1;
+    assert_null(coro_resume(n->other, NULL, &n->err));
+}
+
+static void a_shared_stack_in_use_refuses_a_second_coroutine_with_ebusy(void **state)
+{
+    int finished = 0;
+    struct busy_pair n;
+    if (strcmp(coro_backend(), "ucontext") == 0)
+        skip();     /* every coroutine has a stack of its own there */
+    coro_stack *st = coro_stack_new(0);
+    coro *inner = coro_new_on(yield_once_then_count, &finished, st);
+    coro *outer = coro_new_on(resume_other, &n, st);
+
+    n.other = inner;
+    coro_resume(outer, NULL, NULL);
+    assert_int_equal(n.err, -EBUSY);
+    assert_int_equal(coro_status(inner), CORO_SUSPENDED);
+    /* Once the stack is free, the refused one runs as usual. */
+    coro_resume(inner, NULL, NULL);
+    coro_resume(inner, NULL, NULL);
+    assert_int_equal(finished, 1);
+    coro_free(inner);
+    coro_free(outer);
+    coro_stack_free(st);
+}
+
+static void a_parked_coroutine_costs_its_copy_not_a_page(void **state)
+{
+    int finished = 0;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    coro_stack *st = coro_stack_new(0);
+    coro *co = coro_new_on(yield_once_then_count, &finished, st);
+
+    coro_resume(co, NULL, NULL);
+    if (strcmp(coro_backend(), "ucontext") != 0)
+        assert_in_range(coro_stack_resident(co), 64, page / 2);
+    assert_int_equal(coro_paint(co), -EINVAL);
+    coro_resume(co, NULL, NULL);
+    assert_int_equal(finished, 1);
+    /* Reset and free work as for a stack of its own, suspended included. */
+    assert_int_equal(coro_reset(co, yield_once_then_count, &finished), 0);
+    coro_resume(co, NULL, NULL);
+    coro_free(co);
+    assert_null(coro_new_on(do_nothing, NULL, NULL));
+    assert_int_equal(errno, EINVAL);
+    coro_stack_free(st);
+}
+
 static void stack_size_is_rounded_to_pages_and_data_is_kept(void **state)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -654,6 +813,10 @@ int main(void)
         cmocka_unit_test(stack_size_is_rounded_to_pages_and_data_is_kept),
         cmocka_unit_test(new_without_a_function_fails_with_einval),
         cmocka_unit_test(backend_is_named),
+        cmocka_unit_test(coroutines_on_a_shared_stack_keep_their_locals_across_switches),
+        cmocka_unit_test(a_deep_yield_on_a_shared_stack_is_parked_whole),
+        cmocka_unit_test(a_shared_stack_in_use_refuses_a_second_coroutine_with_ebusy),
+        cmocka_unit_test(a_parked_coroutine_costs_its_copy_not_a_page),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
