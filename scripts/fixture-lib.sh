@@ -7,7 +7,9 @@ fixture_start() {
 	local dir=$1
 	shift
 	rm -f "$dir/port"
-	"$BUILD/fixture-server" --port 0 --port-file "$dir/port" -q "$@" &
+	# Its descriptors, not the caller's: a pipe the caller reads (a test
+	# runner's, a command substitution's) must not stay open in the server.
+	"$BUILD/fixture-server" --port 0 --port-file "$dir/port" -q "$@" </dev/null >/dev/null 2>&1 &
 	FIXTURE_PID=$!
 	for _ in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.05; done
 	if [ ! -s "$dir/port" ]; then
