@@ -9,7 +9,7 @@ fixture_start() {
 	rm -f "$dir/port"
 	# Its descriptors, not the caller's: a pipe the caller reads (a test
 	# runner's, a command substitution's) must not stay open in the server.
-	"$BUILD/fixture-server" --port 0 --port-file "$dir/port" -q "$@" </dev/null >/dev/null 2>&1 &
+	"$BUILD/fixture-server" --port 0 --port-file "$dir/port" -q "$@" </dev/null >/dev/null &
 	FIXTURE_PID=$!
 	for _ in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.05; done
 	if [ ! -s "$dir/port" ]; then
