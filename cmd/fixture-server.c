@@ -416,9 +416,11 @@ static void put_head(struct conn *c, int code, const char *ctype, long long clen
         buf_printf(&c->out, "Content-Length: %lld\r\n", clen);
     if (extra)
         buf_str(&c->out, extra);
+    /* Said for HTTP/1.1 too, where it is the default: some clients (wget2
+     * 1.99) keep a connection only when the response says so. */
     if (c->fin != FIN_KEEP)
         buf_str(&c->out, "Connection: close\r\n");
-    else if (c->http10)
+    else
         buf_str(&c->out, "Connection: keep-alive\r\n");
     buf_str(&c->out, "\r\n");
 }
