@@ -54,7 +54,8 @@ struct crawl_job **report_order(struct crawl *c, enum crawl_order ord)
     struct crawl_job **v = malloc((c->njobs ? c->njobs : 1) * sizeof *v);
     if (!v)
         return NULL;
-    memcpy(v, c->jobs, c->njobs * sizeof *v);
+    if (c->njobs)
+        memcpy(v, c->jobs, c->njobs * sizeof *v);
     if (ord == CRAWL_ORDER_COMPLETION)
         qsort(v, c->njobs, sizeof *v, by_done);
     return v;

@@ -27,3 +27,10 @@ load helpers
 	grep -qi "thread" <<<"$output"
 	grep -qi "coroutine" <<<"$output"
 }
+
+@test "scripts/bench-crawl.sh QUICK=1 crawls the whole site in every model" {
+	run env BUILD="$BUILD" QUICK=1 scripts/bench-crawl.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cE '^(seq|thread|pool|coro|coro-all) +500 ' <<<"$output")" -eq 5 ]
+}
