@@ -91,3 +91,18 @@ mixed_list() {
 	grep -Eq '^coro +[0-9.]+ KB per URL in flight' <<<"$output"
 	grep -Eq '^thread +[0-9.]+ KB per URL in flight' <<<"$output"
 }
+
+@test "--stack-size sets the coroutines' stack, and the rows do not change" {
+	urls=()
+	for i in $(seq 50); do urls+=("$FIXTURE/bytes/$i"); done
+	run "$CRAWL" --mode=coro --format=jsonl "${urls[@]}"
+	default=$(jq -r 'select(.url) | .length' <<<"$output")
+	for s in 16K 32K 1M; do
+		run "$CRAWL" --mode=coro --stack-size "$s" --format=jsonl "${urls[@]}"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .length' <<<"$output")" = "$default" ]
+	done
+	run "$CRAWL" --stack-size 8K "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	grep -q -- '--stack-size' <<<"$output"
+}
