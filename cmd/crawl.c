@@ -7,6 +7,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -519,22 +520,24 @@ static void progress_stop(struct progress *p)
     pthread_mutex_destroy(&p->lock);
 }
 
-static struct crawl *volatile the_crawl;
-static volatile sig_atomic_t interrupted;
+static _Atomic(struct crawl *) the_crawl;
+/* Set from signal handlers, which run on whichever thread the signal hits:
+ * a lock-free atomic, not a sig_atomic_t, which is safe only on one thread. */
+static atomic_int interrupted;
 
 /* SIGINT, SIGTERM: the first one cancels the crawl, which then prints what
  * it has; a second SIGINT ends the process at once. SIGALRM: --deadline. */
 static void on_signal(int sig)
 {
-    struct crawl *c = the_crawl;
+    struct crawl *c = atomic_load(&the_crawl);
     if (sig == SIGALRM) {
         if (c)
             crawl_cancel(c, CRAWL_CANCEL_DEADLINE);
         return;
     }
-    if (interrupted && sig == SIGINT)
+    int before = atomic_exchange(&interrupted, sig);
+    if (before && sig == SIGINT)
         _exit(130);
-    interrupted = sig;
     if (c)
         crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
 }
@@ -590,8 +593,8 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     int show_progress = cli->progress == 1 || (cli->progress == -1 && isatty(2));
 
     c->on_warn = warn_stderr;
-    the_crawl = c;
-    if (interrupted)
+    atomic_store(&the_crawl, c);
+    if (atomic_load(&interrupted))
         crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
     if (show_progress && progress_start(&prog, c) != 0)
         show_progress = 0;
@@ -602,16 +605,17 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         deadline_set(0);
     if (show_progress)
         progress_stop(&prog);
-    the_crawl = NULL;
+    atomic_store(&the_crawl, NULL);
     if (rc < 0)
         fprintf(stderr, "crawl: %s: %s\n", b->name, crawl_strerror(rc));
     int wrc = report_write(out, c, fmt, cli->order, quiet);
     if (wrc < 0 && wrc != -EPIPE)
         fprintf(stderr, "crawl: writing output: %s\n", strerror(-wrc));
-    if (interrupted == SIGINT)
+    int sig = atomic_load(&interrupted);
+    if (sig == SIGINT)
         return 130;
-    if (interrupted)
-        return 128 + interrupted;
+    if (sig)
+        return 128 + sig;
     return c->nfailed || rc < 0 ? EXIT_FAILED : 0;
 }
 
@@ -713,7 +717,7 @@ static int run_all(struct cli *cli, struct crawl *c)
         fprintf(stderr, "crawl: writing output: %s\n", strerror(errno));
     if (out != stdout)
         fclose(out);
-    if (interrupted == SIGINT)
+    if (atomic_load(&interrupted) == SIGINT)
         return 130;
     return status;
 }

@@ -115,7 +115,7 @@ static int run_child(const struct crawl_backend *b, compare_child_fn fn, void *d
 }
 
 int compare_models(const struct crawl_backend *const *list, int repeat,
-                   compare_child_fn fn, void *data, const volatile sig_atomic_t *stop,
+                   compare_child_fn fn, void *data, atomic_int *stop,
                    struct compare_run *results, double *min_wall, double *max_wall)
 {
     int n = 0;
@@ -127,7 +127,7 @@ int compare_models(const struct crawl_backend *const *list, int repeat,
     int rc = 0, rounds = 0, last = n, stride = repeat;
     for (int round = 0; round < repeat && rc == 0; round++) {
         for (int i = 0; i < n && rc == 0; i++) {
-            if (stop && *stop) {
+            if (stop && atomic_load(stop)) {
                 /* Report whole rounds only, or the part of the first. */
                 if (round == 0)
                     last = i;

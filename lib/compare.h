@@ -4,7 +4,7 @@
 #ifndef CRAWL_COMPARE_H
 #define CRAWL_COMPARE_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include "crawl.h"
 
@@ -36,7 +36,7 @@ typedef int (*compare_child_fn)(const struct crawl_backend *b, struct compare_ru
  * interrupt). Returns how many models have results (the first ones of list),
  * or -errno when a child could not be started. */
 int compare_models(const struct crawl_backend *const *list, int repeat,
-                   compare_child_fn fn, void *data, const volatile sig_atomic_t *stop,
+                   compare_child_fn fn, void *data, atomic_int *stop,
                    struct compare_run *results, double *min_wall, double *max_wall);
 
 /* Fills r's p50/p99 and counts from a finished crawl c. */
