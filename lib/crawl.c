@@ -145,6 +145,7 @@ void crawl_free(struct crawl *c)
         job_free(c->jobs[i]);
     free(c->jobs);
     frontier_free(c);
+    curl_slist_free_all(c->headers);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
     memset(c, 0, sizeof *c);
@@ -438,6 +439,39 @@ size_t crawl_raise_nofile(void)
     return rl.rlim_cur == RLIM_INFINITY ? (size_t)1 << 20 : (size_t)rl.rlim_cur;
 }
 
+/* Builds the run's request headers. A connection that will not be reused
+ * is announced with "Connection: close" (RFC 9112, 9.6), unless the caller
+ * set a Connection header: the server then closes first, and the TIME_WAIT
+ * state that follows an active close stays on the server's side instead of
+ * tying up one of the client's ephemeral ports per URL for a minute (28,000
+ * on a default Linux; 10,000 x /delay/1000 twice in a row: 1.55 s, then
+ * 1.75 s while the first run's 10,000 ports were still held). */
+static int run_headers(struct crawl *c)
+{
+    struct curl_slist *l = NULL, *n;
+    int connection = 0;
+    curl_slist_free_all(c->headers);
+    c->headers = NULL;
+    for (const struct curl_slist *h = c->opts->headers; h; h = h->next) {
+        if (strncasecmp(h->data, "Connection:", 11) == 0 ||
+            strncasecmp(h->data, "Connection;", 11) == 0)
+            connection = 1;
+        if (!(n = curl_slist_append(l, h->data)))
+            goto nomem;
+        l = n;
+    }
+    if (!c->reuse && !connection) {
+        if (!(n = curl_slist_append(l, "Connection: close")))
+            goto nomem;
+        l = n;
+    }
+    c->headers = l;
+    return 0;
+nomem:
+    curl_slist_free_all(l);
+    return CRAWL_ENOMEM;
+}
+
 int crawl_run(struct crawl *c, const struct crawl_backend *b)
 {
     const struct crawl_opts *o = c->opts;
@@ -455,6 +489,10 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         /* A link-following crawl finds its pages as it goes: keep reuse. */
         c->reuse = o->depth > 0 || !(c->limit == 0 || (size_t)c->limit >= c->fetchable);
         break;
+    }
+    if (run_headers(c) != 0) {
+        cancel_rest(c);
+        return CRAWL_ENOMEM;
     }
     c->nofile = crawl_raise_nofile();
     pthread_mutex_lock(&c->lock);

@@ -183,6 +183,8 @@ struct crawl {
     size_t conns;             /* connections opened, as libcurl counts them */
     int    limit;             /* transfers in flight at most; 0: all at once */
     int    reuse;             /* the policy that runs: 1 reuse, 0 fresh connections */
+    struct curl_slist *headers;  /* the request headers of this run: opts->headers,
+                                  * with "Connection: close" when reuse is off */
     int    threads_peak;      /* most threads alive at once, for the report */
     size_t fetchable;         /* jobs that need a fetch (not input errors) */
     double t0;                /* monotonic seconds at crawl_run's start */

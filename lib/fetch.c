@@ -131,8 +131,8 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
     /* The length is that of the decoded body, as len(r.content) is. */
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_USERAGENT, o->user_agent);
-    if (o->headers)
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, o->headers);
+    if (c->headers)
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
     if (o->max_size > 0)
         curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, o->max_size);
     if (bufsize > 0)

@@ -125,10 +125,12 @@ row() {
 skip() { rows+=("$(printf '%-36s %-26s  skipped: %s' "$1" "$2" "$3")"); }
 
 c1="$N1 x /delay/$D1, all at once"
-row "$c1" "crawl coro" "$N1" "$RUNS" 60 "$CRAWL" --mode=coro -q "$tmp/delay1"
+row "$c1" "crawl coro --loops 1" "$N1" "$RUNS" 60 "$CRAWL" --mode=coro --loops 1 -q "$tmp/delay1"
+row "$c1" "crawl coro --loops 2" "$N1" "$RUNS" 60 "$CRAWL" --mode=coro --loops 2 -q "$tmp/delay1"
 
 c2="$N2 x /delay/$D2, all at once"
-row "$c2" "crawl coro" "$N2" "$RUNS" 60 "$CRAWL" --mode=coro -q "$tmp/delay2"
+row "$c2" "crawl coro --loops 1" "$N2" "$RUNS" 60 "$CRAWL" --mode=coro --loops 1 -q "$tmp/delay2"
+row "$c2" "crawl coro --loops 2" "$N2" "$RUNS" 60 "$CRAWL" --mode=coro --loops 2 -q "$tmp/delay2"
 row "$c2" "crawl thread" "$N2" "$RUNS" 120 "$CRAWL" --mode=thread -q "$tmp/delay2"
 row "$c2" "crawl pool -c 100" "$N2" "$POOL_RUNS" 300 "$CRAWL" --mode=pool -c 100 -q "$tmp/delay2"
 

@@ -180,6 +180,26 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+@test "a connection that will not be reused is announced with Connection: close" {
+	for m in $MODES; do
+		# One URL: it is all that is in flight, so reuse is off.
+		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/header/Connection"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | "\(.status) \(.length)"' <<<"$output")" = "200 5" ]
+		[ "$(jq -r 'select(.summary) | .reuse' <<<"$output")" = "off" ]
+		# Reuse on (asked for, or fewer in flight than URLs): no such header.
+		run "$CRAWL" --mode=$m --reuse --format=jsonl "$FIXTURE/header/Connection"
+		[ "$(jq -r 'select(.url) | .status' <<<"$output")" = "404" ]
+		run "$CRAWL" --mode=$m -c 1 --format=jsonl "$FIXTURE/header/Connection" "$FIXTURE/header/Connection"
+		[ "$(jq -r 'select(.url) | .status' <<<"$output" | tr '\n' ' ')" = "404 404 " ]
+		# A Connection header of the user's is sent as it is, and alone.
+		run "$CRAWL" --mode=$m -H "connection: keep-alive" --format=jsonl "$FIXTURE/header/Connection"
+		[ "$(jq -r 'select(.url) | "\(.status) \(.length)"' <<<"$output")" = "200 10" ]
+		run "$CRAWL" --mode=$m --no-reuse -H "X-A: b" --format=jsonl "$FIXTURE/header/Connection" "$FIXTURE/header/X-A"
+		[ "$(jq -r 'select(.url) | "\(.status) \(.length)"' <<<"$output" | tr '\n' ' ')" = "200 5 200 1 " ]
+	done
+}
+
 @test "redirects: followed up to --max-redirs, and a loop fails" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 "$FIXTURE/redirect/3" "$FIXTURE/redirect/4" "$FIXTURE/redirect-loop"
