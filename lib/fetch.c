@@ -1,5 +1,6 @@
 /* fetch.c: the one place where libcurl options are set and results read, so
  * that every model fetches with exactly the same settings. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -112,6 +113,25 @@ static long buffer_size(const struct crawl *c, int *automatic)
     return FETCH_MANY_BUFFER;
 }
 
+/* Whether the environment names a proxy libcurl would use for http or
+ * https (it reads no HTTP_PROXY, for CGI's sake). Read once: libcurl reads
+ * these and no_proxy again for every transfer, five getenv() calls and as
+ * many copies, unless CURLOPT_PROXY and CURLOPT_NOPROXY are set. */
+static pthread_once_t proxy_once = PTHREAD_ONCE_INIT;
+static int proxy_in_env;
+
+static void proxy_check(void)
+{
+    static const char *const vars[] = {
+        "http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            proxy_in_env = 1;
+    }
+}
+
 CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
 {
     int automatic;
@@ -144,6 +164,13 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
     if (!c->reuse) {
         curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
         curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+    }
+    /* No proxy variable set: say so, and libcurl looks for none. With
+     * one, libcurl's own rules (and no_proxy) apply as usual. */
+    pthread_once(&proxy_once, proxy_check);
+    if (!proxy_in_env) {
+        curl_easy_setopt(h, CURLOPT_PROXY, "");
+        curl_easy_setopt(h, CURLOPT_NOPROXY, "");
     }
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     if (share)

@@ -200,6 +200,26 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+@test "proxy variables in the environment are used as libcurl reads them" {
+	for m in $MODES; do
+		# Nothing listens on 127.0.0.2:1; the fixture, as the proxy, answers.
+		run env http_proxy="$FIXTURE" "$CRAWL" --mode=$m --format=jsonl "http://127.0.0.2:1/bytes/5"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | "\(.status) \(.length)"' <<<"$output")" = "200 5" ]
+		run env all_proxy="$FIXTURE" "$CRAWL" --mode=$m --format=jsonl "http://127.0.0.2:1/bytes/6"
+		[ "$(jq -r 'select(.url) | "\(.status) \(.length)"' <<<"$output")" = "200 6" ]
+		# A proxy that refuses fails the URL; no_proxy exempts its host.
+		run env http_proxy=http://127.0.0.1:1 "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/bytes/5"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.url) | .fail' <<<"$output")" = "connect" ]
+		run env http_proxy=http://127.0.0.1:1 no_proxy=127.0.0.1 "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/bytes/5"
+		[ "$status" -eq 0 ]
+		# Not HTTP_PROXY: libcurl leaves it alone for http (CGI sets it from a header).
+		run env HTTP_PROXY=http://127.0.0.1:1 "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/bytes/5"
+		[ "$status" -eq 0 ]
+	done
+}
+
 @test "redirects: followed up to --max-redirs, and a loop fails" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 "$FIXTURE/redirect/3" "$FIXTURE/redirect/4" "$FIXTURE/redirect-loop"
