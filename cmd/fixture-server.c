@@ -935,9 +935,10 @@ static const char *content_type(const char *path)
 }
 
 /* Serves ROOT + rel (decoded, already checked safe). raw is the request path,
- * for the redirect that adds a directory's trailing slash. */
+ * for the redirect that adds a directory's trailing slash. charset, when not
+ * NULL, replaces the charset of a text/ type. */
 static void serve_file(struct conn *c, const char *rel, size_t rel_len,
-                       const char *raw, size_t raw_len)
+                       const char *raw, size_t raw_len, const char *charset)
 {
     char full[PATH_MAX];
     int n = snprintf(full, sizeof full, "%s%.*s", fx.root, (int)rel_len, rel);
@@ -963,7 +964,14 @@ static void serve_file(struct conn *c, const char *rel, size_t rel_len,
     }
     if (!S_ISREG(st.st_mode))
         goto missing;
-    put_head(c, 200, content_type(full), (long long)st.st_size, NULL);
+    const char *ctype = content_type(full);
+    char typed[128];
+    if (charset && strncmp(ctype, "text/", 5) == 0) {
+        snprintf(typed, sizeof typed, "%.*s; charset=%s", (int)strcspn(ctype, ";"), ctype,
+                 charset);
+        ctype = typed;
+    }
+    put_head(c, 200, ctype, (long long)st.st_size, NULL);
     if (c->head_only || st.st_size == 0) {
         close(fd);
         return req_answered(c);
@@ -977,6 +985,8 @@ missing:
     not_found(c);
 }
 
+#define CHARSET_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.:"
+
 static void ep_site(struct conn *c, const struct req *r)
 {
     if (r->path_len == 5)     /* "/site": its pages' relative links need the slash */
@@ -989,7 +999,18 @@ static void ep_site(struct conn *c, const struct req *r)
         return respond_text(c, 400, "bad percent-encoding\n");
     if (!fixture_http_path_is_safe(dec, (size_t)n))
         return not_found(c);
-    serve_file(c, dec, (size_t)n, r->path, r->path_len);
+    /* ?charset=NAME: what a text file's Content-Type says it is in. */
+    const char *cs;
+    size_t cs_len;
+    char charset[41];
+    if (r->query && fixture_http_query_param(r->query, r->query_len, "charset", &cs, &cs_len) == 0) {
+        if (cs_len == 0 || cs_len >= sizeof charset || strspn(cs, CHARSET_CHARS) < cs_len)
+            return respond_text(c, 400, "bad charset\n");
+        memcpy(charset, cs, cs_len);
+        charset[cs_len] = '\0';
+        return serve_file(c, dec, (size_t)n, r->path, r->path_len, charset);
+    }
+    serve_file(c, dec, (size_t)n, r->path, r->path_len, NULL);
 }
 
 static void json_string(struct buf *b, const char *s, size_t len)
@@ -1073,7 +1094,7 @@ static void dispatch(struct conn *c, const struct req *r)
     if (path_has_prefix(r, "/header/", &rest, &len) && len > 0)
         return ep_header(c, r, rest, len);
     if (path_is(r, "/robots.txt"))
-        return serve_file(c, "/robots.txt", 11, r->path, r->path_len);
+        return serve_file(c, "/robots.txt", 11, r->path, r->path_len, NULL);
     if (path_has_prefix(r, "/trickle/", &rest, &len))
         return ep_trickle(c, rest, len);
     if (path_is(r, "/hang")) {

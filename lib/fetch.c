@@ -8,8 +8,34 @@
 #include "fetch.h"
 #include "html.h"
 
+/* The charset parameter of a Content-Type's parameters p (after the media
+ * type), quoted or not: sets *len and returns where it starts, or NULL. */
+static const char *charset_param(const char *p, size_t *len)
+{
+    while ((p = strchr(p, ';'))) {
+        p++;
+        p += strspn(p, " \t");
+        if (strncasecmp(p, "charset", 7) != 0)
+            continue;
+        const char *v = p + 7;
+        v += strspn(v, " \t");
+        if (*v != '=')
+            continue;
+        v++;
+        v += strspn(v, " \t");
+        if (*v == '"') {
+            v++;
+            *len = strcspn(v, "\"");
+        } else {
+            *len = strcspn(v, "; \t");
+        }
+        return v;
+    }
+    return NULL;
+}
+
 /* Only HTML is parsed; a body without a Content-Type is given the benefit
- * of the doubt. */
+ * of the doubt. The Content-Type's charset goes to the parser. */
 static void check_content_type(struct fetch_xfer *x)
 {
     char *ct = NULL;
@@ -18,8 +44,13 @@ static void check_content_type(struct fetch_xfer *x)
         return;
     while (*ct == ' ')
         ct++;
-    if (strncasecmp(ct, "text/html", 9) == 0 || strncasecmp(ct, "application/xhtml+xml", 21) == 0)
+    if (strncasecmp(ct, "text/html", 9) == 0 || strncasecmp(ct, "application/xhtml+xml", 21) == 0) {
+        size_t len;
+        const char *cs = charset_param(ct, &len);
+        if (cs)
+            (void)html_page_set_charset(x->page, cs, len);   /* else as without */
         return;
+    }
     html_page_free(x->page);
     x->page = NULL;
 }

@@ -3,6 +3,7 @@
  * callbacks without building a tree; any other rule builds the tree and runs
  * its XPaths at the end of the body. Links are resolved with libcurl's URL
  * API. Nothing here is global but libxml2's own one-time initialisation. */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <libxml/SAX2.h>
 #include <libxml/globals.h>
 #include <libxml/parser.h>
+#include <libxml/parserInternals.h>
 #include <libxml/xmlerror.h>
 #include <libxml/xpath.h>
 
@@ -31,6 +33,9 @@
 
 /* htmlParseChunk takes an int; feed it at most this much at a time. */
 #define CHUNK_MAX (1 << 20)
+
+/* The longest charset name taken from a Content-Type. */
+#define CHARSET_MAX 40
 
 #define PARSE_OPTIONS (HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | \
                        HTML_PARSE_NOWARNING | HTML_PARSE_NONET | \
@@ -659,6 +664,7 @@ struct html_page {
     htmlParserCtxtPtr ctxt;     /* NULL until the first 4 bytes show whether there is a BOM */
     unsigned char head[4];      /* those bytes, until then */
     size_t nhead;
+    char *charset;              /* the HTTP Content-Type's, if any */
     char *base;                 /* the first <base href>, raw */
     struct strv raw;            /* streaming: distinct cleaned <a href> values */
     struct strset rawset;
@@ -746,16 +752,18 @@ static void check_parser(struct html_page *p)
 
 /* Creates the parser once the first bytes are in p->head. The HTML push
  * parser of libxml2 2.9 does not look for a byte order mark, so it is done
- * here: a BOM selects the encoding, is not parsed, and wins over any <meta
- * charset> (an encoding set on the input is never changed). Without a BOM
- * the page is read as UTF-8 until a <meta charset> says otherwise or a byte
- * is not UTF-8, from which point libxml2 reads ISO-8859-1; left to itself it
- * would take ISO-8859-1 at the first non-ASCII byte. Returns 0 or
- * CRAWL_ENOMEM. */
+ * here: a BOM selects the encoding, is not parsed, and wins over the HTTP
+ * charset, which wins over any <meta charset> (an encoding set on the input
+ * is never changed), as in a browser. Otherwise the page is read as UTF-8
+ * until a <meta charset> says otherwise or a byte is not UTF-8, from which
+ * point libxml2 reads ISO-8859-1; left to itself it would take ISO-8859-1
+ * at the first non-ASCII byte. A charset libxml2 (and iconv) does not know
+ * is ignored. Returns 0 or CRAWL_ENOMEM. */
 static int page_start(struct html_page *p)
 {
     htmlSAXHandler sax;
     xmlCharEncoding enc = XML_CHAR_ENCODING_UTF8;
+    xmlCharEncodingHandlerPtr handler = NULL;
     const char *pin = NULL;
     size_t skip = 0;
     const unsigned char *h = p->head;
@@ -772,6 +780,13 @@ static int page_start(struct html_page *p)
         enc = XML_CHAR_ENCODING_UTF16BE;
         pin = "UTF-16BE";
         skip = 2;
+    } else if (p->charset) {
+        if (strcasecmp(p->charset, "utf-8") == 0 || strcasecmp(p->charset, "utf8") == 0) {
+            pin = "UTF-8";
+        } else if ((handler = xmlFindCharEncodingHandler(p->charset))) {
+            enc = XML_CHAR_ENCODING_NONE;
+            pin = p->charset;
+        }
     }
 
     memset(&sax, 0, sizeof sax);
@@ -784,11 +799,16 @@ static int page_start(struct html_page *p)
     /* user_data NULL: callbacks get the parser context, which the tree
      * builder needs; the page rides in its _private. */
     p->ctxt = htmlCreatePushParserCtxt(&sax, NULL, NULL, 0, NULL, enc);
-    if (!p->ctxt)
+    if (!p->ctxt) {
+        if (handler)
+            xmlCharEncCloseFunc(handler);
         return CRAWL_ENOMEM;
+    }
     p->ctxt->_private = p;
     htmlCtxtUseOptions(p->ctxt, PARSE_OPTIONS);
-    if (pin) {
+    if (handler && xmlSwitchToEncoding(p->ctxt, handler) != 0)
+        pin = NULL;
+    if (pin && !p->ctxt->input->encoding) {
         p->ctxt->input->encoding = xmlStrdup((const xmlChar *)pin);
         if (!p->ctxt->input->encoding)
             return CRAWL_ENOMEM;
@@ -816,6 +836,24 @@ struct html_page *html_page_new(const struct html_rules *r, const char *url)
 err:
     free(p);
     return NULL;
+}
+
+int html_page_set_charset(struct html_page *p, const char *charset, size_t len)
+{
+    if (p->ctxt || p->charset)
+        return -EINVAL;
+    if (len == 0 || len > CHARSET_MAX)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)charset[i];
+        if (!isalnum(ch) && !strchr("-_.:+()", ch))
+            return 0;
+    }
+    if (!(p->charset = malloc(len + 1)))
+        return CRAWL_ENOMEM;
+    memcpy(p->charset, charset, len);
+    p->charset[len] = '\0';
+    return 0;
 }
 
 int html_page_feed(struct html_page *p, const char *buf, size_t len)
@@ -1065,6 +1103,7 @@ void html_page_free(struct html_page *p)
     strset_free(&p->rawset);
     strv_free(&p->raw);
     free(p->base);
+    free(p->charset);
     free(p->url);
     free(p);
 }

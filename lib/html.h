@@ -80,13 +80,21 @@ struct html_page;
  * memory. */
 struct html_page *html_page_new(const struct html_rules *r, const char *url);
 
+/* Sets the charset the HTTP Content-Type gave the page (charset[0..len),
+ * copied), before the first html_page_feed. A name that is not a plain
+ * token of at most 40 characters is ignored, and so is one that libxml2
+ * cannot convert from. Returns 0, CRAWL_ENOMEM, or -EINVAL when the body
+ * has started or a charset was set already. */
+int html_page_set_charset(struct html_page *p, const char *charset, size_t len);
+
 /* Parses the next len bytes of the (decoded) body, as they arrive; the
  * default rule keeps only the hrefs, any other builds the page's tree.
  * Broken markup is not an error. The encoding: a byte order mark (UTF-8,
- * UTF-16) if there is one, else a <meta> charset, else UTF-8, falling back to
- * ISO-8859-1 from the first byte that is not UTF-8; bytes the encoding cannot
- * convert end the page there (libxml2 2.9 stops parsing). Returns 0, or
- * CRAWL_ENOMEM, which sticks: later calls do nothing and return it again. */
+ * UTF-16) if there is one, else the charset html_page_set_charset gave,
+ * else a <meta> charset, else UTF-8, falling back to ISO-8859-1 from the
+ * first byte that is not UTF-8; bytes the encoding cannot convert end the
+ * page there (libxml2 2.9 stops parsing). Returns 0, or CRAWL_ENOMEM, which
+ * sticks: later calls do nothing and return it again. */
 int html_page_feed(struct html_page *p, const char *buf, size_t len);
 
 /* Ends the body and fills *out (which it zeroes first) with the links and

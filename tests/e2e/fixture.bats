@@ -301,6 +301,19 @@ javascript:void(0)" ]
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "$FIXTURE/site/nope.html")" = 404 ]
 }
 
+@test "/site/PATH?charset=NAME sets a text file's charset" {
+	run curl -sI "$FIXTURE/site/cp1251.html?charset=windows-1251"
+	[ "$(header Content-Type)" = "text/html; charset=windows-1251" ]
+	run curl -sI "$FIXTURE/site/style.css?x=1&charset=latin1"
+	[ "$(header Content-Type)" = "text/css; charset=latin1" ]
+	cmp <(curl -s "$FIXTURE/site/cp1251.html?charset=windows-1251") testdata/site/cp1251.html
+	run curl -sI "$FIXTURE/site/robots.txt?charset=x"
+	[ "$(header Content-Type)" = "text/plain; charset=x" ]
+	for bad in '' 'a%20b' 'a;b' "$(printf 'x%.0s' $(seq 41))"; do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' "$FIXTURE/site/index.html?charset=$bad")" = 400 ]
+	done
+}
+
 @test "/site/ refuses paths that escape the root" {
 	for p in '/site/../../../../etc/passwd' '/site/%2e%2e/%2e%2e/%2e%2e/etc/passwd' \
 		'/site/..%2f..%2f..%2fetc/passwd' '/site/./index.html' '/site/%00'; do

@@ -141,6 +141,21 @@ expected_graph() {
 	grep -q ',poster=/site/cinema/posters/2.jpg$' <<<"$output"
 }
 
+@test "the charset of the HTTP Content-Type decodes the page" {
+	# testdata/site/cp1251.html is in windows-1251 and does not say so:
+	# told by the header, its title and link read as meant.
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 1 --extract 't=//title' --format=jsonl \
+			"$FIXTURE/site/cp1251.html?charset=windows-1251"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.depth == 0) | .extract.t[0]' <<<"$output")" = "Дом" ]
+		jq -r 'select(.depth == 1) | .url' <<<"$output" | grep -qx "$FIXTURE/site/%D0%B4%D0%BE%D0%BC.html"
+		# Without it, the bytes are not UTF-8, and ISO-8859-1 is the guess.
+		run "$CRAWL" --mode=$m --extract 't=//title' --format=jsonl "$FIXTURE/site/cp1251.html"
+		[ "$(jq -r 'select(.url) | .extract.t[0]' <<<"$output")" = "Äîì" ]
+	done
+}
+
 @test "bad XPath and regex name their flag" {
 	run "$CRAWL" --follow '//a[' "$FIXTURE/bytes/1"
 	[ "$status" -eq 2 ]

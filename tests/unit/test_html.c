@@ -524,6 +524,106 @@ static void utf8_bom_wins_over_meta_charset(void **state)
     html_rules_free(r);
 }
 
+/* Parses text with charset cs set as the HTTP Content-Type's, fed in pieces
+ * of step bytes (0: at once). */
+static int parse_with_charset(const struct html_rules *r, const char *cs, const char *text,
+                              size_t len, size_t step, struct html_links *out)
+{
+    struct html_page *p = html_page_new(r, PAGE_URL);
+    int rc;
+
+    assert_non_null(p);
+    assert_int_equal(html_page_set_charset(p, cs, strlen(cs)), 0);
+    if (step == 0)
+        step = len ? len : 1;
+    for (size_t off = 0; off < len; off += step)
+        assert_int_equal(html_page_feed(p, text + off, len - off < step ? len - off : step), 0);
+    rc = html_page_finish(p, NULL, out);
+    html_page_free(p);
+    return rc;
+}
+
+static void http_charset_decodes_the_page(void **state)
+{
+    const char *extract[] = { "t=//title" };
+    struct html_rules *r = rules(NULL, extract, 1);
+    /* "Дом" and a link to "/дом.html" in windows-1251, which the UTF-8 then
+     * ISO-8859-1 guess would read as "Äîì". */
+    const char *cp1251 = "<title>\xc4\xee\xec</title><a href=\"/\xe4\xee\xec.html\">x</a>";
+    struct html_links l;
+
+    for (size_t step = 0; step < 2; step++) {
+        assert_int_equal(parse_with_charset(r, "windows-1251", cp1251, strlen(cp1251), step, &l), 0);
+        assert_extract(&l, 0, "t", "\xd0\x94\xd0\xbe\xd0\xbc");
+        ASSERT_LINKS(&l, "http://example.com/%D0%B4%D0%BE%D0%BC.html");
+        html_links_free(&l);
+    }
+    /* Names are matched without regard to case. */
+    assert_int_equal(parse_with_charset(r, "WINDOWS-1251", cp1251, strlen(cp1251), 0, &l), 0);
+    assert_extract(&l, 0, "t", "\xd0\x94\xd0\xbe\xd0\xbc");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void http_charset_wins_over_meta_and_bom_over_both(void **state)
+{
+    const char *extract[] = { "t=//title" };
+    struct html_rules *r = rules(NULL, extract, 1);
+    const char *meta = "<meta charset=\"iso-8859-1\"><title>caf\xc3\xa9</title>";
+    const char *bom = "\xef\xbb\xbf<title>caf\xc3\xa9</title>";
+    struct html_links l;
+
+    /* The <meta> says ISO-8859-1, the HTTP header UTF-8: UTF-8 it is. */
+    assert_int_equal(parse_with_charset(r, "utf-8", meta, strlen(meta), 0, &l), 0);
+    assert_extract(&l, 0, "t", "caf\xc3\xa9");
+    html_links_free(&l);
+    /* A UTF-8 byte order mark beats an HTTP ISO-8859-1. */
+    assert_int_equal(parse_with_charset(r, "iso-8859-1", bom, strlen(bom), 0, &l), 0);
+    assert_extract(&l, 0, "t", "caf\xc3\xa9");
+    html_links_free(&l);
+    /* Without the header, the <meta> is obeyed: two Latin-1 characters. */
+    assert_int_equal(parse_in_steps(r, PAGE_URL, NULL, meta, strlen(meta), 0, &l), 0);
+    assert_extract(&l, 0, "t", "caf\xc3\x83\xc2\xa9");
+    html_links_free(&l);
+    html_rules_free(r);
+}
+
+static void unknown_or_odd_http_charsets_are_ignored(void **state)
+{
+    const char *extract[] = { "t=//title" };
+    struct html_rules *r = rules(NULL, extract, 1);
+    const char *latin1 = "<title>caf\xe9</title>";
+    static const char *const names[] = {
+        "no-such-charset", "utf-8\"; x", "a b", "x/../y",
+        "a-charset-name-that-is-longer-than-forty-characters",
+    };
+    struct html_links l;
+
+    /* Each is as if there were none: UTF-8, then ISO-8859-1. */
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        assert_int_equal(parse_with_charset(r, names[i], latin1, strlen(latin1), 0, &l), 0);
+        assert_extract(&l, 0, "t", "caf\xc3\xa9");
+        html_links_free(&l);
+    }
+    html_rules_free(r);
+}
+
+static void charset_is_set_once_and_before_the_body(void **state)
+{
+    struct html_rules *r = rules(NULL, NULL, 0);
+    struct html_page *p = html_page_new(r, PAGE_URL);
+
+    assert_non_null(p);
+    assert_int_equal(html_page_set_charset(p, "utf-8", 5), 0);
+    assert_int_equal(html_page_set_charset(p, "utf-8", 5), -EINVAL);
+    html_page_free(p);
+    p = html_page_new(r, PAGE_URL);
+    assert_int_equal(html_page_feed(p, "<html><body>", 12), 0);
+    assert_int_equal(html_page_set_charset(p, "utf-8", 5), -EINVAL);
+    html_page_free(p);
+    html_rules_free(r);
+}
+
 static void utf16_page_with_bom_is_decoded(void **state)
 {
     const char *extract[] = { "title=string(//title)" };
@@ -958,6 +1058,10 @@ int main(void)
         cmocka_unit_test(bad_xpath_gives_an_error_message),
         cmocka_unit_test(nothing_is_written_to_stderr),
         cmocka_unit_test(bad_encoding_ends_the_page_quietly),
+        cmocka_unit_test(http_charset_decodes_the_page),
+        cmocka_unit_test(http_charset_wins_over_meta_and_bom_over_both),
+        cmocka_unit_test(unknown_or_odd_http_charsets_are_ignored),
+        cmocka_unit_test(charset_is_set_once_and_before_the_body),
         cmocka_unit_test(threads_share_one_rules_object),
     };
 
