@@ -1474,13 +1474,18 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 static void usage(FILE *f)
 {
     fprintf(f,
-"usage: fixture-server [--port N] [--port-file FILE] [--root DIR] [-q]\n"
+"usage: fixture-server [--port N] [--port-file FILE] [--root DIR]\n"
+"                      [--stall-port-file FILE] [-q]\n"
 "\n"
 "A deterministic HTTP/1.1 server on 127.0.0.1 for tests and benchmarks.\n"
 "\n"
 "  --port N          port to listen on; 0 picks a free one (default 0)\n"
 "  --port-file FILE  write the port number to FILE once listening\n"
 "  --root DIR        the files served under /site/ (default testdata/site)\n"
+"  --stall-port-file FILE  also listen on a second port, whose queue of\n"
+"                    connections is kept full so that a connect() to it\n"
+"                    never completes (connect timeouts), and write its\n"
+"                    port number to FILE\n"
 "  -q, --quiet       do not print \"listening on http://127.0.0.1:PORT\"\n"
 "  -h, --help        this text\n"
 "\n"
@@ -1559,10 +1564,42 @@ static void raise_nofile(void)
     }
 }
 
+/* A listening socket with a backlog of 0, never accepted from, and one
+ * connection of its own waiting in its queue: Linux drops every further SYN
+ * while the queue is full, so a client's connect() stays in SYN-SENT until
+ * it gives up. Both descriptors stay open for the server's life. Returns the
+ * port, or -1 with errno set. */
+static int stall_listen(void)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t slen = sizeof sa;
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (lfd < 0)
+        return -1;
+    if (bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(lfd, 0) < 0 ||
+        getsockname(lfd, (struct sockaddr *)&sa, &slen) < 0)
+        goto err;
+    int cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (cfd < 0)
+        goto err;
+    if (connect(cfd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        int e = errno;
+        close(cfd);
+        errno = e;
+        goto err;
+    }
+    return ntohs(sa.sin_port);
+err:;
+    int e = errno;
+    close(lfd);
+    errno = e;
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     long port = 0;
-    const char *port_file = NULL;
+    const char *port_file = NULL, *stall_file = NULL;
     int quiet = 0, root_given = 0;
     fx.root = "testdata/site";
 
@@ -1573,6 +1610,7 @@ int main(int argc, char **argv)
         int takes = 0;
         if ((name_len == 6 && strncmp(a, "--port", 6) == 0) ||
             (name_len == 11 && strncmp(a, "--port-file", 11) == 0) ||
+            (name_len == 17 && strncmp(a, "--stall-port-file", 17) == 0) ||
             (name_len == 6 && strncmp(a, "--root", 6) == 0))
             takes = 1;
         if (takes) {
@@ -1586,6 +1624,8 @@ int main(int argc, char **argv)
         }
         if (takes && strncmp(a, "--port-file", 11) == 0) {
             port_file = val;
+        } else if (takes && strncmp(a, "--stall-port-file", 17) == 0) {
+            stall_file = val;
         } else if (takes && strncmp(a, "--port", 6) == 0) {
             char *end;
             errno = 0;
@@ -1650,6 +1690,18 @@ int main(int argc, char **argv)
     ev_signal_init(&fx.sigterm, on_signal, SIGTERM);
     ev_signal_start(fx.loop, &fx.sigterm);
 
+    if (stall_file) {
+        int sport = stall_listen();
+        if (sport < 0) {
+            fprintf(stderr, "fixture-server: cannot set up the stalled port: %s\n",
+                    strerror(errno));
+            return 1;
+        }
+        if (write_port_file(stall_file, sport) < 0) {
+            fprintf(stderr, "fixture-server: cannot write %s: %s\n", stall_file, strerror(errno));
+            return 1;
+        }
+    }
     if (port_file && write_port_file(port_file, (int)port) < 0) {
         fprintf(stderr, "fixture-server: cannot write %s: %s\n", port_file, strerror(errno));
         return 1;

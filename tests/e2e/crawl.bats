@@ -233,6 +233,25 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+@test "--connect-timeout fails a connect that never completes, and only that URL" {
+	# The private fixture's stalled port takes no connection: SYNs are dropped.
+	start_private_fixture --stall-port-file "$BATS_TEST_TMPDIR/stall"
+	stall="http://127.0.0.1:$(cat "$BATS_TEST_TMPDIR/stall")/never"
+	for m in $MODES; do
+		t0=$(date +%s%N)
+		run "$CRAWL" --mode=$m --connect-timeout 0.5 --format=jsonl "$stall" "$FIXTURE/bytes/3"
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		echo "$m: $ms ms"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.line == 1) | .fail' <<<"$output")" = "timeout" ]
+		jq -r 'select(.line == 1) | .error' <<<"$output" | grep -q "^Failed to connect to 127.0.0.1 port .* after 50[0-9] ms"
+		[ "$(jq -r 'select(.line == 2) | .length' <<<"$output")" = "3" ]
+		# Well before the kernel's own give-up (two minutes of SYN retries).
+		[ "$ms" -lt 5000 ]
+	done
+	stop_private_fixture
+}
+
 @test "a transfer that times out fails alone" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --timeout 0.5 --format=jsonl "$FIXTURE/hang" "$FIXTURE/bytes/9" "$FIXTURE/delay/100/x"
