@@ -28,6 +28,7 @@ need curl                 have_cmd curl
 need jq                   have_cmd jq
 need time                 test -x /usr/bin/time
 need valgrind             have_cmd valgrind
+need openssl              have_cmd openssl
 for extra in "$@"; do
 	case $extra in
 	*=*) pkg=${extra%%=*}; cmd=${extra#*=}; need "$pkg" have_cmd "$cmd" ;;
