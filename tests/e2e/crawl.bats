@@ -180,6 +180,20 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+@test "--buffer-size sets libcurl's receive buffer; bodies come out whole" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --buffer-size 1K --format=jsonl "$FIXTURE/bytes/1000000" "$FIXTURE/gzip/300000"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .length' <<<"$output" | tr '\n' ' ')" = "1000000 300000 " ]
+		jq -r 'select(.summary) | .options' <<<"$output" | grep -q ', buffer 1K, '
+		run "$CRAWL" --mode=$m --buffer-size 524288 --format=jsonl "$FIXTURE/bytes/10"
+		jq -r 'select(.summary) | .options' <<<"$output" | grep -q ', buffer 512K, '
+		# Without it: libcurl's 16 KiB, said by saying nothing.
+		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/bytes/10"
+		! jq -r 'select(.summary) | .options' <<<"$output" | grep -q 'buffer'
+	done
+}
+
 @test "a connection that will not be reused is announced with Connection: close" {
 	for m in $MODES; do
 		# One URL: it is all that is in flight, so reuse is off.
