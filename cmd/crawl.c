@@ -49,7 +49,8 @@ static const char usage_text[] =
 "      --max-redirs=N     redirects to follow (default 10; 0 follows none)\n"
 "      --no-reuse         a fresh connection for every URL\n"
 "      --reuse            keep connections for reuse even when every URL is\n"
-"                         in flight at once (default: reuse unless so)\n"
+"                         in flight at once (default: reuse unless so and\n"
+"                         none is https, where HTTP/2 may multiplex)\n"
 "  -A, --user-agent=UA    User-Agent header (default crawl/" CRAWL_VERSION ")\n"
 "  -H, --header='K: V'    extra request header (repeatable)\n"
 "      --fail             HTTP status 400 and above counts as a failure\n"
@@ -703,7 +704,7 @@ static int run_all(struct cli *cli, struct crawl *c)
     }
     snprintf(shared, sizeof shared, "Shared: %s, reuse %s; in flight: %s",
              fetch_describe_opts(&cli->opts, desc, sizeof desc),
-             cli->opts.reuse == CRAWL_REUSE_AUTO ? "auto (on unless every URL is in flight at once)"
+             cli->opts.reuse == CRAWL_REUSE_AUTO ? "auto (on unless every URL is in flight at once and none is https)"
              : cli->opts.reuse == CRAWL_REUSE_ON ? "on" : "off",
              limits);
     compare_print(out, cli->format, shared, res, minw, maxw, n);

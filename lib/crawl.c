@@ -439,6 +439,15 @@ size_t crawl_raise_nofile(void)
     return rl.rlim_cur == RLIM_INFINITY ? (size_t)1 << 20 : (size_t)rl.rlim_cur;
 }
 
+/* Whether a URL to fetch is an https one. */
+static int any_https(const struct crawl *c)
+{
+    for (size_t i = 0; i < c->njobs; i++)
+        if (c->jobs[i]->state != JOB_DONE && strncasecmp(c->jobs[i]->url, "https:", 6) == 0)
+            return 1;
+    return 0;
+}
+
 /* Builds the run's request headers. A connection that will not be reused
  * is announced with "Connection: close" (RFC 9112, 9.6), unless the caller
  * set a Connection header: the server then closes first, and the TIME_WAIT
@@ -479,15 +488,20 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     c->limit = o->concurrency > 0 ? o->concurrency : b->default_concurrency;
     if (b->max_concurrency > 0 && (c->limit == 0 || c->limit > b->max_concurrency))
         c->limit = b->max_concurrency;
-    /* Reuse cannot help when every URL is in flight at once: each needs a
-     * connection of its own, and libcurl's connection cache then only costs
-     * scans on every connect. */
+    /* Reuse cannot help when every URL is in flight at once over HTTP/1.1:
+     * each needs a connection of its own, and libcurl's connection cache
+     * then only costs scans on every connect. Over https the server may
+     * offer HTTP/2, and then one connection carries many transfers at once
+     * (1,000 https URLs to an HTTP/2 server, all at once: 1,000 TLS
+     * connections in 0.79 s without reuse; with it, and each transfer
+     * waiting to see whether the host multiplexes, 1 to 6 in 0.03 s). */
     switch (o->reuse) {
     case CRAWL_REUSE_ON:  c->reuse = 1; break;
     case CRAWL_REUSE_OFF: c->reuse = 0; break;
     case CRAWL_REUSE_AUTO:
         /* A link-following crawl finds its pages as it goes: keep reuse. */
-        c->reuse = o->depth > 0 || !(c->limit == 0 || (size_t)c->limit >= c->fetchable);
+        c->reuse = o->depth > 0 || !(c->limit == 0 || (size_t)c->limit >= c->fetchable) ||
+                   any_https(c);
         break;
     }
     if (run_headers(c) != 0) {

@@ -30,7 +30,7 @@ enum {
 const char *crawl_strerror(int err);
 
 enum crawl_reuse {
-    CRAWL_REUSE_AUTO,   /* reuse connections unless every URL is in flight at once */
+    CRAWL_REUSE_AUTO,   /* reuse unless every URL is in flight at once and none is https */
     CRAWL_REUSE_ON,
     CRAWL_REUSE_OFF
 };

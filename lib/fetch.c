@@ -195,6 +195,11 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
     if (!c->reuse) {
         curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
         curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+    } else {
+        /* A transfer to an https host whose first connection is still being
+         * set up waits to learn whether it multiplexes (HTTP/2) rather than
+         * opening a connection of its own; plain http never waits. */
+        curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
     }
     /* No proxy variable set: say so, and libcurl looks for none. With
      * one, libcurl's own rules (and no_proxy) apply as usual. */

@@ -29,6 +29,7 @@ need jq                   have_cmd jq
 need time                 test -x /usr/bin/time
 need valgrind             have_cmd valgrind
 need openssl              have_cmd openssl
+need nghttp2-server       test -x /usr/sbin/nghttpd
 for extra in "$@"; do
 	case $extra in
 	*=*) pkg=${extra%%=*}; cmd=${extra#*=}; need "$pkg" have_cmd "$cmd" ;;

@@ -7,10 +7,6 @@ load helpers
 
 LINE=abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.
 
-teardown() {
-	stop_private_fixture
-}
-
 # pattern N: the body /bytes/N must have.
 pattern() {
 	yes "$LINE" | head -c "$1"

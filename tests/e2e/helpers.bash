@@ -23,6 +23,12 @@ stop_private_fixture() {
 	return 0
 }
 
+# A test that fails before it stops its private fixture leaves it to this
+# (a file that needs a teardown of its own calls stop_private_fixture too).
+teardown() {
+	stop_private_fixture
+}
+
 # stat_of URL_BASE FIELD: prints one counter from the fixture's /stats.
 stat_of() {
 	curl -s "$1/stats" | jq -r ".$2"

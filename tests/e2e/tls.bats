@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # HTTPS against a local `openssl s_server` with a self-signed certificate:
 # certificates are verified unless --insecure, in every model, and a TLS
-# failure is a failed row of class "tls" for that URL alone.
+# failure is a failed row of class "tls" for that URL alone. Then HTTP/2
+# against a local nghttpd (nghttp2-server), with the same certificate.
 
 load helpers
 
@@ -24,7 +25,32 @@ setup() {
 
 teardown() {
 	[ -n "${TLS_PID:-}" ] && kill "$TLS_PID" 2>/dev/null && wait "$TLS_PID" 2>/dev/null
-	return 0
+	[ -n "${H2_PID:-}" ] && kill "$H2_PID" 2>/dev/null && wait "$H2_PID" 2>/dev/null
+	stop_private_fixture
+}
+
+# start_h2: nghttpd serving $BATS_TEST_TMPDIR/h2root (files f1.txt..f30.txt
+# of 100 x i bytes) over TLS; sets H2 (its base URL) and H2_PID. nghttpd
+# cannot say which port it got, so free ports are tried until one serves.
+start_h2() {
+	local d=$BATS_TEST_TMPDIR port
+	mkdir -p "$d/h2root"
+	for i in $(seq 30); do head -c $((100 * i)) /dev/zero | tr '\0' x >"$d/h2root/f$i.txt"; done
+	for _ in $(seq 20); do
+		port=$((20000 + RANDOM % 30000))
+		/usr/sbin/nghttpd -d "$d/h2root" --address=127.0.0.1 "$port" "$d/key.pem" "$d/cert.pem" \
+			>"$d/nghttpd.log" 2>&1 </dev/null 3>&- &
+		H2_PID=$!
+		for _ in $(seq 40); do
+			[ "$(curl -sk --http2 -o /dev/null -w '%{http_version}' "https://127.0.0.1:$port/f1.txt")" = 2 ] &&
+				{ H2="https://127.0.0.1:$port"; return 0; }
+			kill -0 "$H2_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill "$H2_PID" 2>/dev/null; wait "$H2_PID" 2>/dev/null
+	done
+	H2_PID=
+	return 1
 }
 
 @test "a self-signed certificate fails verification, and only its URL" {
@@ -47,4 +73,23 @@ teardown() {
 		run "$CRAWL" --mode=$m -k -q "$TLS/"
 		[ "$status" -eq 0 ]
 	done
+}
+
+@test "HTTP/2: every model fetches whole bodies; coroutines multiplex them on one connection" {
+	start_h2
+	urls=()
+	for i in $(seq 30); do urls+=("$H2/f$i.txt"); done
+	want=$(seq 30 | awk '{printf "%d ", 100 * $1}')
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m -k --format=jsonl "${urls[@]}"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .length' <<<"$output" | tr '\n' ' ')" = "$want" ]
+	done
+	# Every URL in flight at once, over https: reuse stays on, and each
+	# transfer waits to learn that the host multiplexes.
+	run "$CRAWL" --mode=coro -k --format=jsonl "${urls[@]}"
+	[ "$(jq -r 'select(.summary) | "\(.reuse) \(.connections)"' <<<"$output")" = "on 1" ]
+	grep -q '"options":"in flight all, reuse on (auto),' <<<"$output"
+	run "$CRAWL" --mode=coro -k --no-reuse --format=jsonl "${urls[@]}"
+	[ "$(jq -r 'select(.summary) | "\(.reuse) \(.connections)"' <<<"$output")" = "off 30" ]
 }
