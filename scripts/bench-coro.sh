@@ -7,7 +7,11 @@
 #   3. 20,000 x /bytes/1024?i=N, 100 in flight, keep-alive: coro with one
 #      and two loops, curl --parallel, wget2 --max-threads 100;
 #   4. memory per URL in flight: peak RSS / 1,000 x /delay/1000, coro and
-#      thread (and net of a one-URL run).
+#      thread (and net of a one-URL run);
+#   5. 1,000 https URLs to a local HTTP/2 server (nghttpd, a throwaway
+#      self-signed certificate), all at once: the default policy (reuse on,
+#      each transfer waiting to learn that the host multiplexes) against
+#      --no-reuse; "conns" is what crawl counted.
 # Wall time is the process's (start to exit), peak RSS from /usr/bin/time;
 # "reqs" and "conns" are what the fixture server counted (its /stats), so a
 # peer that skipped requests or did not keep connections alive shows it.
@@ -23,7 +27,7 @@ BUILD=${BUILD:-build}
 QUICK=${QUICK:-0}
 
 if [ "${NODEPS:-0}" != 1 ]; then
-	scripts/deps.sh time wget2 curl || echo "bench-coro: some packages are missing; their rows are skipped" >&2
+	scripts/deps.sh time wget2 curl openssl=openssl nghttp2-server || echo "bench-coro: some packages are missing; their rows are skipped" >&2
 fi
 [ -x "$BUILD/crawl" ] && [ -x "$BUILD/fixture-server" ] ||
 	make --no-print-directory BUILD="$BUILD" "$BUILD/crawl" "$BUILD/fixture-server" >&2 || exit 1
@@ -34,10 +38,10 @@ esac
 
 if [ "$QUICK" = 1 ]; then
 	RUNS=1 POOL_RUNS=1
-	N1=200 D1=100 N2=1000 D2=100 N3=2000 NM=200 DM=300
+	N1=200 D1=100 N2=1000 D2=100 N3=2000 NM=200 DM=300 NH=100
 else
 	RUNS=${RUNS:-3} POOL_RUNS=${POOL_RUNS:-1}
-	N1=1000 D1=100 N2=10000 D2=1000 N3=20000 NM=1000 DM=1000
+	N1=1000 D1=100 N2=10000 D2=1000 N3=20000 NM=1000 DM=1000 NH=1000
 fi
 
 # Every transfer in flight holds a descriptor, and so does every thread's.
@@ -45,7 +49,9 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-coro.XXXXXX")
 . scripts/fixture-lib.sh
+H2_PID=
 cleanup() {
+	[ -n "$H2_PID" ] && kill "$H2_PID" 2>/dev/null && wait "$H2_PID" 2>/dev/null
 	fixture_stop
 	rm -rf "$tmp"
 }
@@ -164,6 +170,64 @@ for m in coro thread; do
 	fi
 done
 
+# h2_start: nghttpd on a free port (it cannot say which it got, so ports are
+# tried until one serves HTTP/2), serving 1 KiB files; sets H2 and H2_PID.
+h2_start() {
+	local port
+	command -v openssl >/dev/null && [ -x /usr/sbin/nghttpd ] || return 1
+	mkdir -p "$tmp/h2root"
+	head -c 1024 /dev/zero | tr '\0' x >"$tmp/h2root/page"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+		-keyout "$tmp/key.pem" -out "$tmp/cert.pem" -days 2 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 || return 1
+	for _ in $(seq 20); do
+		port=$((20000 + RANDOM % 30000))
+		/usr/sbin/nghttpd -d "$tmp/h2root" --address=127.0.0.1 "$port" "$tmp/key.pem" \
+			"$tmp/cert.pem" >/dev/null 2>&1 </dev/null &
+		H2_PID=$!
+		for _ in $(seq 40); do
+			[ "$(curl -sk --http2 -o /dev/null -w '%{http_version}' "https://127.0.0.1:$port/page")" = 2 ] &&
+				{ H2="https://127.0.0.1:$port"; return 0; }
+			kill -0 "$H2_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill "$H2_PID" 2>/dev/null; wait "$H2_PID" 2>/dev/null
+	done
+	H2_PID=
+	return 1
+}
+
+# h2row WHO CRAWL-ARGS...: like row, for crawl against the HTTP/2 server;
+# conns from crawl's own summary, reqs not counted.
+h2row() {
+	local who=$1; shift
+	local walls=() rsss=() conns=- note="" t0 t1
+	for _ in $(seq "$RUNS"); do
+		t0=$(date +%s.%N)
+		/usr/bin/time -f %M -o "$tmp/rss" timeout 60 "$CRAWL" -k -q --format=jsonl "$@" "$tmp/h2list" >"$tmp/out" 2>"$tmp/err"
+		status=$?
+		t1=$(date +%s.%N)
+		walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f", b - a}')")
+		rsss+=("$(tail -1 "$tmp/rss" | tr -cd 0-9)")
+		conns=$(sed -n 's/.*"connections":\([0-9]*\).*/\1/p' "$tmp/out")
+		[ "$status" -ne 0 ] && note="exit status $status"
+	done
+	local w r
+	w=$(printf '%s\n' "${walls[@]}" | median)
+	r=$(awk -v k="$(printf '%s\n' "${rsss[@]}" | median)" 'BEGIN{printf "%.1f", k / 1024}')
+	rows+=("$(printf '%-36s %-26s %7.3f %9.0f %8s %7s %7s  %s' "$c5" "$who" "$w" \
+		"$(awk -v n="$NH" -v w="$w" 'BEGIN{print n / w}')" "$r" - "${conns:--}" "$note")")
+}
+
+c5="$NH x https, HTTP/2 server, at once"
+if [ "$have_time" = 1 ] && h2_start; then
+	seq "$NH" | sed "s|^|$H2/page?i=|" >"$tmp/h2list"
+	h2row "crawl coro (reuse auto)"
+	h2row "crawl coro --no-reuse" --no-reuse
+else
+	skip "$c5" "crawl coro" "needs /usr/bin/time, openssl and nghttpd (nghttp2-server)"
+fi
+
 printf '%-36s %-26s %7s %9s %8s %7s %7s  %s\n' case model/peer "wall s" "URLs/s" "RSS MB" reqs conns note
 printf '%s\n' "${rows[@]}"
 echo
@@ -173,4 +237,4 @@ else
 	echo "memory per URL: skipped (/usr/bin/time is not installed)"
 fi
 echo
-echo "medians of $RUNS run(s) (pool: $POOL_RUNS); wall is the process's; reqs and conns as the fixture server counted them"
+echo "medians of $RUNS run(s) (pool: $POOL_RUNS); wall is the process's; reqs and conns as the fixture server counted them (HTTP/2 rows: conns as counted by crawl)"

@@ -83,13 +83,17 @@ mixed_list() {
 	[ "$status" -eq 0 ]
 	grep -Eq '^case +model/peer +wall s +URLs/s +RSS MB +reqs +conns' <<<"$output"
 	for who in "crawl coro" "crawl thread" "crawl pool -c 100" "crawl coro --loops 1" \
-		"crawl coro --loops 2" "curl --parallel-max 100" "wget2 --max-threads 100"; do
+		"crawl coro --loops 2" "curl --parallel-max 100" "wget2 --max-threads 100" \
+		"crawl coro (reuse auto)" "crawl coro --no-reuse"; do
 		grep -q " $who " <<<"$output"
 	done
 	# Every crawl row reports a time and a rate.
 	[ -z "$(grep ' crawl ' <<<"$output" | grep -Ev ' [0-9]+\.[0-9]{3} +[0-9]+ ')" ]
 	grep -Eq '^coro +[0-9.]+ KB per URL in flight' <<<"$output"
 	grep -Eq '^thread +[0-9.]+ KB per URL in flight' <<<"$output"
+	# Over HTTP/2 the default multiplexes: fewer connections than URLs.
+	[ "$(grep 'HTTP/2 server' <<<"$output" | grep -c ' crawl coro --no-reuse .* 100 *$')" -eq 1 ]
+	[ "$(grep 'HTTP/2 server' <<<"$output" | grep ' (reuse auto) ' | awk '{print $NF}')" -lt 100 ]
 }
 
 @test "--stack-size sets the coroutines' stack, and the rows do not change" {
