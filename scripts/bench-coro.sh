@@ -49,9 +49,8 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-coro.XXXXXX")
 . scripts/fixture-lib.sh
-H2_PID=
 cleanup() {
-	[ -n "$H2_PID" ] && kill "$H2_PID" 2>/dev/null && wait "$H2_PID" 2>/dev/null
+	h2_stop
 	fixture_stop
 	rm -rf "$tmp"
 }
@@ -170,33 +169,6 @@ for m in coro thread; do
 	fi
 done
 
-# h2_start: nghttpd on a free port (it cannot say which it got, so ports are
-# tried until one serves HTTP/2), serving 1 KiB files; sets H2 and H2_PID.
-h2_start() {
-	local port
-	command -v openssl >/dev/null && [ -x /usr/sbin/nghttpd ] || return 1
-	mkdir -p "$tmp/h2root"
-	head -c 1024 /dev/zero | tr '\0' x >"$tmp/h2root/page"
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-		-keyout "$tmp/key.pem" -out "$tmp/cert.pem" -days 2 -subj /CN=127.0.0.1 \
-		-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 || return 1
-	for _ in $(seq 20); do
-		port=$((20000 + RANDOM % 30000))
-		/usr/sbin/nghttpd -d "$tmp/h2root" --address=127.0.0.1 "$port" "$tmp/key.pem" \
-			"$tmp/cert.pem" >/dev/null 2>&1 </dev/null &
-		H2_PID=$!
-		for _ in $(seq 40); do
-			[ "$(curl -sk --http2 -o /dev/null -w '%{http_version}' "https://127.0.0.1:$port/page")" = 2 ] &&
-				{ H2="https://127.0.0.1:$port"; return 0; }
-			kill -0 "$H2_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill "$H2_PID" 2>/dev/null; wait "$H2_PID" 2>/dev/null
-	done
-	H2_PID=
-	return 1
-}
-
 # h2row WHO CRAWL-ARGS...: like row, for crawl against the HTTP/2 server;
 # conns from crawl's own summary, reqs not counted.
 h2row() {
@@ -220,7 +192,9 @@ h2row() {
 }
 
 c5="$NH x https, HTTP/2 server, at once"
-if [ "$have_time" = 1 ] && h2_start; then
+mkdir -p "$tmp/h2root"
+head -c 1024 /dev/zero | tr '\0' x >"$tmp/h2root/page"
+if [ "$have_time" = 1 ] && command -v openssl >/dev/null && tls_cert "$tmp" && h2_start "$tmp" page; then
 	seq "$NH" | sed "s|^|$H2/page?i=|" >"$tmp/h2list"
 	h2row "crawl coro (reuse auto)"
 	h2row "crawl coro --no-reuse" --no-reuse

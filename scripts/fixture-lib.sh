@@ -1,5 +1,6 @@
-# Sourced by the scripts and the test runner: the fixture server on a free
-# loopback port. Needs BUILD (the folder holding fixture-server).
+# Sourced by the scripts and the tests: the fixture server on a free
+# loopback port (needs BUILD, the folder holding fixture-server), and a
+# local HTTPS/HTTP/2 server (openssl and nghttpd).
 
 # fixture_start DIR [ARGS...]: starts the server (its port file goes in DIR)
 # and sets FIXTURE_PID and FIXTURE_BASE (http://127.0.0.1:PORT).
@@ -25,5 +26,46 @@ fixture_stop() {
 		kill "$FIXTURE_PID" 2>/dev/null && wait "$FIXTURE_PID" 2>/dev/null
 	fi
 	FIXTURE_PID=
+	return 0
+}
+
+# tls_cert DIR: a throwaway self-signed certificate for 127.0.0.1, valid two
+# days, in DIR/cert.pem with its key in DIR/key.pem.
+tls_cert() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+		-keyout "$1/key.pem" -out "$1/cert.pem" -days 2 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1
+}
+
+# h2_start DIR FILE: nghttpd (nghttp2-server) serving DIR/h2root over TLS
+# with DIR's certificate (tls_cert); sets H2 (https://127.0.0.1:PORT) and
+# H2_PID. nghttpd cannot say which port it got, so free ports are tried
+# until one serves FILE (under h2root) over HTTP/2.
+h2_start() {
+	local dir=$1 file=$2 port
+	[ -x /usr/sbin/nghttpd ] || return 1
+	for _ in $(seq 20); do
+		port=$((20000 + RANDOM % 30000))
+		/usr/sbin/nghttpd -d "$dir/h2root" --address=127.0.0.1 "$port" "$dir/key.pem" \
+			"$dir/cert.pem" >"$dir/nghttpd.log" 2>&1 </dev/null 3>&- &
+		H2_PID=$!
+		for _ in $(seq 40); do
+			[ "$(curl -sk --http2 -o /dev/null -w '%{http_version}' "https://127.0.0.1:$port/$file")" = 2 ] &&
+				{ H2="https://127.0.0.1:$port"; return 0; }
+			kill -0 "$H2_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill "$H2_PID" 2>/dev/null; wait "$H2_PID" 2>/dev/null
+	done
+	H2_PID=
+	return 1
+}
+
+# h2_stop: stops the server h2_start started, if any.
+h2_stop() {
+	if [ -n "${H2_PID:-}" ]; then
+		kill "$H2_PID" 2>/dev/null && wait "$H2_PID" 2>/dev/null
+	fi
+	H2_PID=
 	return 0
 }

@@ -5,6 +5,9 @@
 : "${CRAWL:=$PWD/$BUILD/crawl}"
 : "${FIXTURE_SERVER:=$PWD/$BUILD/fixture-server}"
 
+# tls_cert, h2_start, h2_stop
+. "$BATS_TEST_DIRNAME/../../scripts/fixture-lib.sh"
+
 # start_private_fixture [ARGS...]: starts a fixture server of this test's own
 # (fresh counters) and sets PFIX (its base URL) and PFIX_PID.
 start_private_fixture() {

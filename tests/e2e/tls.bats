@@ -10,9 +10,7 @@ MODES="seq thread pool coro"
 
 setup() {
 	local d=$BATS_TEST_TMPDIR
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-		-keyout "$d/key.pem" -out "$d/cert.pem" -days 2 -subj /CN=127.0.0.1 \
-		-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1
+	tls_cert "$d"
 	# -www answers every request with a status page; the port is printed as
 	# "ACCEPT 127.0.0.1:PORT".
 	openssl s_server -accept 127.0.0.1:0 -cert "$d/cert.pem" -key "$d/key.pem" -www \
@@ -25,32 +23,18 @@ setup() {
 
 teardown() {
 	[ -n "${TLS_PID:-}" ] && kill "$TLS_PID" 2>/dev/null && wait "$TLS_PID" 2>/dev/null
-	[ -n "${H2_PID:-}" ] && kill "$H2_PID" 2>/dev/null && wait "$H2_PID" 2>/dev/null
+	h2_stop
 	stop_private_fixture
 }
 
-# start_h2: nghttpd serving $BATS_TEST_TMPDIR/h2root (files f1.txt..f30.txt
-# of 100 x i bytes) over TLS; sets H2 (its base URL) and H2_PID. nghttpd
-# cannot say which port it got, so free ports are tried until one serves.
+# start_h2: nghttpd serving files f1.txt..f30.txt of 100 x i bytes over
+# TLS; sets H2 and H2_PID.
 start_h2() {
-	local d=$BATS_TEST_TMPDIR port
-	mkdir -p "$d/h2root"
-	for i in $(seq 30); do head -c $((100 * i)) /dev/zero | tr '\0' x >"$d/h2root/f$i.txt"; done
-	for _ in $(seq 20); do
-		port=$((20000 + RANDOM % 30000))
-		/usr/sbin/nghttpd -d "$d/h2root" --address=127.0.0.1 "$port" "$d/key.pem" "$d/cert.pem" \
-			>"$d/nghttpd.log" 2>&1 </dev/null 3>&- &
-		H2_PID=$!
-		for _ in $(seq 40); do
-			[ "$(curl -sk --http2 -o /dev/null -w '%{http_version}' "https://127.0.0.1:$port/f1.txt")" = 2 ] &&
-				{ H2="https://127.0.0.1:$port"; return 0; }
-			kill -0 "$H2_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill "$H2_PID" 2>/dev/null; wait "$H2_PID" 2>/dev/null
+	mkdir -p "$BATS_TEST_TMPDIR/h2root"
+	for i in $(seq 30); do
+		head -c $((100 * i)) /dev/zero | tr '\0' x >"$BATS_TEST_TMPDIR/h2root/f$i.txt"
 	done
-	H2_PID=
-	return 1
+	h2_start "$BATS_TEST_TMPDIR" f1.txt
 }
 
 @test "a self-signed certificate fails verification, and only its URL" {

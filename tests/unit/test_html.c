@@ -59,15 +59,19 @@ static struct html_rules *rules(const char *follow, const char *const *extract, 
     return r;
 }
 
-/* Parses data fed in pieces of step bytes (0: all at once). Returns
- * html_page_finish's result, with the page's output in *out. */
-static int parse_in_steps(const struct html_rules *r, const char *url, const char *final,
-                          const char *data, size_t len, size_t step, struct html_links *out)
+/* Parses data fed in pieces of step bytes (0: all at once), charset (NULL:
+ * none) given as the HTTP Content-Type's. Returns html_page_finish's
+ * result, with the page's output in *out. */
+static int parse_steps(const struct html_rules *r, const char *url, const char *final,
+                       const char *charset, const char *data, size_t len, size_t step,
+                       struct html_links *out)
 {
     struct html_page *p = html_page_new(r, url);
     int rc;
 
     assert_non_null(p);
+    if (charset)
+        assert_int_equal(html_page_set_charset(p, charset, strlen(charset)), 0);
     if (step == 0)
         step = len ? len : 1;
     for (size_t off = 0; off < len; off += step)
@@ -75,6 +79,12 @@ static int parse_in_steps(const struct html_rules *r, const char *url, const cha
     rc = html_page_finish(p, final, out);
     html_page_free(p);
     return rc;
+}
+
+static int parse_in_steps(const struct html_rules *r, const char *url, const char *final,
+                          const char *data, size_t len, size_t step, struct html_links *out)
+{
+    return parse_steps(r, url, final, NULL, data, len, step, out);
 }
 
 /* Parses an HTML text with the default rules against url. */
@@ -529,18 +539,7 @@ static void utf8_bom_wins_over_meta_charset(void **state)
 static int parse_with_charset(const struct html_rules *r, const char *cs, const char *text,
                               size_t len, size_t step, struct html_links *out)
 {
-    struct html_page *p = html_page_new(r, PAGE_URL);
-    int rc;
-
-    assert_non_null(p);
-    assert_int_equal(html_page_set_charset(p, cs, strlen(cs)), 0);
-    if (step == 0)
-        step = len ? len : 1;
-    for (size_t off = 0; off < len; off += step)
-        assert_int_equal(html_page_feed(p, text + off, len - off < step ? len - off : step), 0);
-    rc = html_page_finish(p, NULL, out);
-    html_page_free(p);
-    return rc;
+    return parse_steps(r, PAGE_URL, NULL, cs, text, len, step, out);
 }
 
 static void http_charset_decodes_the_page(void **state)
