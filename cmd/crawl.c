@@ -59,6 +59,8 @@ static const char usage_text[] =
 "      --buffer-size=BYTES  libcurl receive buffer (default 16K, or 2K when\n"
 "                         more than 1,000 transfers are in flight)\n"
 "  -k, --insecure         do not verify TLS certificates\n"
+"      --cacert=FILE      verify TLS certificates against the CA certificates\n"
+"                         in FILE (PEM) instead of the system's\n"
 "      --stack-size=BYTES coroutine stack size (coro; default 64K)\n"
 "      --loops=N          coro: event loops, one thread each (default 1)\n"
 "\n"
@@ -163,7 +165,7 @@ enum {
     OPT_REUSE, OPT_FORMAT, OPT_ORDER, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_FAIL,
     OPT_MAX_SIZE, OPT_BUFFER_SIZE, OPT_STACK_SIZE, OPT_LOOPS, OPT_MODES, OPT_REPEAT,
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
-    OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY,
+    OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
 };
 
 static const struct option long_opts[] = {
@@ -180,6 +182,7 @@ static const struct option long_opts[] = {
     {"max-size", required_argument, 0, OPT_MAX_SIZE},
     {"buffer-size", required_argument, 0, OPT_BUFFER_SIZE},
     {"insecure", no_argument, 0, 'k'},
+    {"cacert", required_argument, 0, OPT_CACERT},
     {"stack-size", required_argument, 0, OPT_STACK_SIZE},
     {"loops", required_argument, 0, OPT_LOOPS},
     {"format", required_argument, 0, OPT_FORMAT},
@@ -299,6 +302,14 @@ static void parse_args(struct cli *cli, int argc, char **argv)
         case 'k':
             o->insecure = 1;
             break;
+        case OPT_CACERT: {
+            FILE *f = fopen(optarg, "r");
+            if (!f)
+                die_usage("--cacert: cannot read '%s': %s", optarg, strerror(errno));
+            fclose(f);
+            o->cacert = optarg;
+            break;
+        }
         case OPT_STACK_SIZE:
             o->stack_size = (size_t)parse_size("--stack-size", optarg, 16 * 1024);
             break;

@@ -73,6 +73,7 @@ struct crawl_opts {
     curl_off_t max_size;      /* largest decoded body accepted, bytes; 0: no limit */
     long   buffer_size;       /* libcurl's receive buffer, bytes; 0: libcurl's default */
     int    insecure;          /* do not verify TLS certificates */
+    const char *cacert;       /* CA certificates (PEM file) to verify with; NULL: the system's */
     size_t stack_size;        /* coroutine stack bytes; 0: default */
     int    loops;             /* coro: event loops (threads) */
     double deadline;          /* seconds for the whole run; 0: none */

@@ -188,6 +188,8 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
         curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, o->max_size);
     if (bufsize > 0)
         curl_easy_setopt(h, CURLOPT_BUFFERSIZE, bufsize);
+    if (o->cacert)
+        curl_easy_setopt(h, CURLOPT_CAINFO, o->cacert);
     if (o->insecure) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);

@@ -47,6 +47,23 @@ start_h2() {
 	done
 }
 
+@test "--cacert trusts the certificates of a file: verified, and no other" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --cacert "$BATS_TEST_TMPDIR/cert.pem" --format=jsonl "$TLS/"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .status' <<<"$output")" = "200" ]
+	done
+	# Another throwaway certificate does not vouch for this one.
+	mkdir "$BATS_TEST_TMPDIR/other"
+	tls_cert "$BATS_TEST_TMPDIR/other"
+	run "$CRAWL" --cacert "$BATS_TEST_TMPDIR/other/cert.pem" --format=jsonl "$TLS/"
+	[ "$status" -eq 1 ]
+	[ "$(jq -r 'select(.url) | .fail' <<<"$output")" = "tls" ]
+	run "$CRAWL" --cacert "$BATS_TEST_TMPDIR/missing.pem" "$TLS/"
+	[ "$status" -eq 2 ]
+	grep -q -- "--cacert: cannot read '$BATS_TEST_TMPDIR/missing.pem'" <<<"$output"
+}
+
 @test "--insecure fetches it over TLS" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --insecure --format=jsonl "$TLS/" "$TLS/second"
