@@ -173,22 +173,18 @@ done
 # conns from crawl's own summary, reqs not counted.
 h2row() {
 	local who=$1; shift
-	local walls=() rsss=() conns=- note="" t0 t1
+	local walls=() rsss=() crawl_conns=- note=""
 	for _ in $(seq "$RUNS"); do
-		t0=$(date +%s.%N)
-		/usr/bin/time -f %M -o "$tmp/rss" timeout 60 "$CRAWL" -k -q --format=jsonl "$@" "$tmp/h2list" >"$tmp/out" 2>"$tmp/err"
-		status=$?
-		t1=$(date +%s.%N)
-		walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f", b - a}')")
-		rsss+=("$(tail -1 "$tmp/rss" | tr -cd 0-9)")
-		conns=$(sed -n 's/.*"connections":\([0-9]*\).*/\1/p' "$tmp/out")
+		measure 60 "$CRAWL" -k -q --format=jsonl "$@" "$tmp/h2list"
+		walls+=("$wall"); rsss+=("$rss")
+		crawl_conns=$(sed -n 's/.*"connections":\([0-9]*\).*/\1/p' "$tmp/out")
 		[ "$status" -ne 0 ] && note="exit status $status"
 	done
 	local w r
 	w=$(printf '%s\n' "${walls[@]}" | median)
 	r=$(awk -v k="$(printf '%s\n' "${rsss[@]}" | median)" 'BEGIN{printf "%.1f", k / 1024}')
 	rows+=("$(printf '%-36s %-26s %7.3f %9.0f %8s %7s %7s  %s' "$c5" "$who" "$w" \
-		"$(awk -v n="$NH" -v w="$w" 'BEGIN{print n / w}')" "$r" - "${conns:--}" "$note")")
+		"$(awk -v n="$NH" -v w="$w" 'BEGIN{print n / w}')" "$r" - "${crawl_conns:--}" "$note")")
 }
 
 c5="$NH x https, HTTP/2 server, at once"
