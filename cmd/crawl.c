@@ -2,6 +2,7 @@
  * runs one model (or compares several) and prints the result. All crawler
  * logic lives in lib/. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
@@ -27,6 +28,12 @@
 
 #define EXIT_FAILED 1
 #define EXIT_USAGE  2
+#define EXIT_OUTPUT 23          /* as curl: the output could not be written */
+#define EXIT_PIPE   141         /* as a tool that SIGPIPE ends: the reader left */
+
+/* Rows written are flushed at least this often, so that a run that is
+ * killed keeps what was final a moment before. */
+#define FLUSH_MS 50
 
 static const char usage_text[] =
 "Usage: crawl [options] FILE|URL|- ...\n"
@@ -78,9 +85,11 @@ static const char usage_text[] =
 "      --per-host=N       transfers in flight to one host at most\n"
 "      --delay=MS         milliseconds between requests to one host\n"
 "\n"
-"Output:\n"
+"Output (JSON lines and CSV rows are written as URLs finish; the table's\n"
+"rows follow its Use time line at the end):\n"
 "      --format=FMT       table (default), jsonl or csv\n"
-"      --order=ORDER      input (default) or completion\n"
+"      --order=ORDER      input (default: rows held back until the rows\n"
+"                         before them are out) or completion\n"
 "  -o, --output=FILE      write the output to FILE\n"
 "  -q, --quiet            only the summary: the Use time line (with --mode=all\n"
 "                         the comparison table)\n"
@@ -100,7 +109,9 @@ static const char usage_text[] =
 "FILE:LINE: reason and gets a failed row.\n"
 "\n"
 "Exit status: 0 when every URL succeeded, 1 when any failed, 2 for usage and\n"
-"input errors, 130 when interrupted.\n";
+"input errors, 23 when the output could not be written (the crawl stops),\n"
+"141 when the reader of the output went away (quietly), 130 when\n"
+"interrupted.\n";
 
 static void usage(FILE *out)
 {
@@ -427,23 +438,22 @@ static void parse_args(struct cli *cli, int argc, char **argv)
     }
 }
 
-/* Reads every input into c. Exits 2 when a file cannot be read. */
-static void load_inputs(struct cli *cli, struct crawl *c)
+/* Opens every input and hands them to c, to be read as the crawl needs
+ * them. Exits 2 when a file cannot be opened. */
+static struct urllist *open_inputs(struct cli *cli, struct crawl *c)
 {
-    int stdin_used = 0;
-    for (int i = 0; i < cli->ninputs; i++) {
+    int stdin_used = 0, rc = 0;
+    struct urllist *l = urllist_new(stderr);
+    if (!l)
+        die_usage("out of memory");
+    for (int i = 0; i < cli->ninputs && rc == 0; i++) {
         const char *arg = cli->inputs[i];
-        int rc;
         if (strncasecmp(arg, "http://", 7) == 0 || strncasecmp(arg, "https://", 8) == 0) {
-            rc = urllist_add_arg(c, arg, i + 1, stderr);
+            rc = urllist_add_url(l, arg, i + 1);
         } else if (strcmp(arg, "-") == 0) {
             if (stdin_used++)
                 die_usage("-: standard input given twice");
-            rc = urllist_read(c, stdin, "-", stderr);
-            if (rc == CRAWL_EINPUT) {
-                fprintf(stderr, "crawl: -: %s\n", strerror(errno));
-                exit(EXIT_USAGE);
-            }
+            rc = urllist_add_file(l, stdin, "-", 0);
         } else {
             struct stat st;
             FILE *f = fopen(arg, "r");
@@ -455,18 +465,13 @@ static void load_inputs(struct cli *cli, struct crawl *c)
                 fprintf(stderr, "crawl: %s: is a directory\n", arg);
                 exit(EXIT_USAGE);
             }
-            rc = urllist_read(c, f, arg, stderr);
-            if (rc == CRAWL_EINPUT) {
-                fprintf(stderr, "crawl: %s: %s\n", arg, strerror(errno));
-                exit(EXIT_USAGE);
-            }
-            fclose(f);
-        }
-        if (rc == CRAWL_ENOMEM) {
-            fprintf(stderr, "crawl: out of memory reading %s\n", arg);
-            exit(EXIT_USAGE);
+            rc = urllist_add_file(l, f, arg, 1);
         }
     }
+    if (rc != 0)
+        die_usage("out of memory");
+    crawl_set_input(c, urllist_input, l);
+    return l;
 }
 
 /* The live progress line: a thread of the CLI's that samples the core's
@@ -481,15 +486,16 @@ struct progress {
 
 static void progress_line(struct crawl *c)
 {
-    pthread_mutex_lock(&c->lock);
-    size_t done = c->ndone, total = c->njobs, running = c->running, failed = c->nfailed;
-    double t0 = c->t0;
-    pthread_mutex_unlock(&c->lock);
-    if (t0 <= 0)
+    struct crawl_progress p;
+    crawl_get_progress(c, &p);
+    if (p.elapsed <= 0)
         return;     /* the crawl has not started */
-    double el = crawl_now() - t0;
-    fprintf(stderr, "\r%zu/%zu done, %zu in flight, %zu failed, %.0f/s, %.1fs\033[K",
-            done, total, running, failed, el > 0 ? (double)done / el : 0.0, el);
+    char total[32] = "";
+    if (p.total)
+        snprintf(total, sizeof total, "/%zu", p.total);
+    fprintf(stderr, "\r%zu%s done, %zu in flight, %zu queued, %zu failed, %.0f/s, %.1fs\033[K",
+            p.done, total, p.running, p.queued, p.failed, (double)p.done / p.elapsed,
+            p.elapsed);
 }
 
 static void *progress_main(void *arg)
@@ -534,6 +540,7 @@ static void progress_stop(struct progress *p)
 }
 
 static _Atomic(struct crawl *) the_crawl;
+static _Atomic(struct report *) the_report;
 /* Set from signal handlers, which run on whichever thread the signal hits:
  * a lock-free atomic, not a sig_atomic_t, which is safe only on one thread. */
 static atomic_int interrupted;
@@ -549,8 +556,11 @@ static void on_signal(int sig)
         return;
     }
     int before = atomic_exchange(&interrupted, sig);
-    if (before && sig == SIGINT)
+    if (before && sig == SIGINT) {
+        /* Rows that are final but not yet written go out first. */
+        report_emergency_flush(atomic_load(&the_report));
         _exit(130);
+    }
     if (c)
         crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
 }
@@ -580,16 +590,23 @@ static void install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-static FILE *open_output(const struct cli *cli)
+/* Opens the output: -o FILE, or standard output, which must be open.
+ * Exits 2 when the file cannot be made, 23 when standard output is closed. */
+static int open_output(const struct cli *cli)
 {
-    if (!cli->output)
-        return stdout;
-    FILE *out = fopen(cli->output, "w");
-    if (!out) {
+    if (!cli->output) {
+        if (fcntl(STDOUT_FILENO, F_GETFL) < 0) {
+            fprintf(stderr, "crawl: writing output: %s\n", strerror(errno));
+            exit(EXIT_OUTPUT);
+        }
+        return STDOUT_FILENO;
+    }
+    int fd = open(cli->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
         fprintf(stderr, "crawl: %s: %s\n", cli->output, strerror(errno));
         exit(EXIT_USAGE);
     }
-    return out;
+    return fd;
 }
 
 static void warn_stderr(const char *msg, void *data)
@@ -597,15 +614,46 @@ static void warn_stderr(const char *msg, void *data)
     fprintf(stderr, "crawl: %s\n", msg);
 }
 
+/* sink_error_fn: the output is gone; fetching on would be for nobody. */
+static void output_failed(int err, void *data)
+{
+    crawl_cancel(data, CRAWL_CANCEL_OUTPUT);
+}
+
+/* crawl's on_done: every finished page's row goes to the report. */
+static void row_done(struct crawl *c, struct crawl_job *job, void *data)
+{
+    report_job(data, job);
+}
+
+/* The exit status for an output error err (-errno), after saying so. */
+static int output_status(int err)
+{
+    if (err == -EPIPE)
+        return EXIT_PIPE;
+    fprintf(stderr, "crawl: writing output: %s\n", strerror(-err));
+    return EXIT_OUTPUT;
+}
+
 /* Runs the loaded crawl c through b, with the progress line if asked, and
- * prints its report. Returns the exit status. */
+ * writes its report to fd as it goes. Returns the exit status. */
 static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backend *b,
-                     FILE *out, enum crawl_format fmt, int quiet)
+                     int fd, enum crawl_format fmt, int quiet)
 {
     struct progress prog;
+    struct report *rep;
     int show_progress = cli->progress == 1 || (cli->progress == -1 && isatty(2));
 
+    int rrc = report_new(&rep, fd, fmt, cli->order, quiet, FLUSH_MS, output_failed, c);
+    if (rrc < 0) {
+        fprintf(stderr, "crawl: %s\n", crawl_strerror(rrc));
+        return rrc == -EPIPE || rrc == -EBADF || rrc == -ENOSPC || rrc == -EIO ?
+               output_status(rrc) : EXIT_FAILED;
+    }
     c->on_warn = warn_stderr;
+    c->on_done = row_done;
+    c->on_done_data = rep;
+    atomic_store(&the_report, rep);
     atomic_store(&the_crawl, c);
     if (atomic_load(&interrupted))
         crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
@@ -621,31 +669,36 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     atomic_store(&the_crawl, NULL);
     if (rc < 0)
         fprintf(stderr, "crawl: %s: %s\n", b->name, crawl_strerror(rc));
-    int wrc = report_write(out, c, fmt, cli->order, quiet);
-    if (wrc < 0 && wrc != -EPIPE)
-        fprintf(stderr, "crawl: writing output: %s\n", strerror(-wrc));
+    int wrc = report_end(rep, c);
+    atomic_store(&the_report, NULL);
+    report_free(rep);
+    c->on_done = NULL;
+    if (wrc < 0)
+        return output_status(wrc);
     int sig = atomic_load(&interrupted);
     if (sig == SIGINT)
         return 130;
     if (sig)
         return 128 + sig;
+    if (c->input_err)
+        return EXIT_USAGE;
     return c->nfailed || rc < 0 ? EXIT_FAILED : 0;
 }
 
 static int run_one(struct cli *cli, struct crawl *c)
 {
-    FILE *out = open_output(cli);
-    int status = run_model(cli, c, crawl_backend_find(cli->mode), out, cli->format,
+    int fd = open_output(cli);
+    int status = run_model(cli, c, crawl_backend_find(cli->mode), fd, cli->format,
                            cli->quiet);
-    if (out != stdout && fclose(out) != 0)
-        fprintf(stderr, "crawl: %s: %s\n", cli->output, strerror(errno));
+    if (fd != STDOUT_FILENO && close(fd) != 0 && status != EXIT_OUTPUT)
+        status = output_status(-errno);
     return status;
 }
 
 struct all_ctx {
     struct cli *cli;
     struct crawl *c;
-    FILE *out;
+    int fd;
 };
 
 /* compare_child_fn: one model's run, in its own child process. The article
@@ -656,15 +709,15 @@ static int all_child(const struct crawl_backend *b, struct compare_run *r, void 
     int tables = !a->cli->quiet && a->cli->format == CRAWL_FMT_TABLE;
     int status;
     if (tables) {
-        status = run_model(a->cli, a->c, b, a->out, CRAWL_FMT_TABLE, 0);
-        fputc('\n', a->out);
+        status = run_model(a->cli, a->c, b, a->fd, CRAWL_FMT_TABLE, 0);
+        if (status != EXIT_OUTPUT && status != EXIT_PIPE && write(a->fd, "\n", 1) != 1)
+            status = output_status(-errno);
     } else {
-        FILE *devnull = fopen("/dev/null", "w");
-        status = run_model(a->cli, a->c, b, devnull ? devnull : a->out, CRAWL_FMT_TABLE, 1);
-        if (devnull)
-            fclose(devnull);
+        int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        status = run_model(a->cli, a->c, b, devnull >= 0 ? devnull : a->fd, CRAWL_FMT_TABLE, 1);
+        if (devnull >= 0)
+            close(devnull);
     }
-    fflush(a->out);
     compare_fill(r, a->c);
     return status;
 }
@@ -693,8 +746,17 @@ static int run_all(struct cli *cli, struct crawl *c)
     if (n == 0)
         die_usage("--modes: no model given");
 
-    FILE *out = open_output(cli);
-    struct all_ctx a = { .cli = cli, .c = c, .out = out };
+    /* Every model runs the whole list, each in a child of its own: the
+     * list is read once, here, before the first one starts. */
+    if (crawl_fill(c) < 0)
+        return EXIT_USAGE;
+    int fd = open_output(cli);
+    FILE *out = fd == STDOUT_FILENO ? stdout : fdopen(fd, "w");
+    if (!out) {
+        fprintf(stderr, "crawl: out of memory\n");
+        return EXIT_FAILED;
+    }
+    struct all_ctx a = { .cli = cli, .c = c, .fd = fd };
     struct compare_run res[16];
     double minw[16], maxw[16];
     int rc = compare_models(list, cli->repeat, all_child, &a, &interrupted, res, minw, maxw);
@@ -721,15 +783,16 @@ static int run_all(struct cli *cli, struct crawl *c)
     compare_print(out, cli->format, shared, res, minw, maxw, n);
     int status = 0;
     for (int i = 0; i < n; i++) {
-        if (res[i].status == 130 || res[i].status > 128)
+        if (res[i].status == 130 || res[i].status > 128 || res[i].status == EXIT_OUTPUT)
             status = res[i].status;
         else if (res[i].status != 0 && status == 0)
             status = EXIT_FAILED;
     }
-    if (fflush(out) != 0 && errno != EPIPE)
-        fprintf(stderr, "crawl: writing output: %s\n", strerror(errno));
-    if (out != stdout)
-        fclose(out);
+    int werr = fflush(out) != 0 || ferror(out) ? errno : 0;
+    if (out != stdout && fclose(out) != 0 && !werr)
+        werr = errno;
+    if (werr && status != EXIT_OUTPUT && status != EXIT_PIPE)
+        status = output_status(-werr);
     if (atomic_load(&interrupted) == SIGINT)
         return 130;
     return status;
@@ -760,13 +823,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "crawl: out of memory\n");
         return EXIT_USAGE;
     }
-    load_inputs(&cli, &c);
+    struct urllist *inputs = open_inputs(&cli, &c);
     int status;
     if (strcmp(cli.mode, "all") == 0)
         status = run_all(&cli, &c);
     else
         status = run_one(&cli, &c);
     crawl_free(&c);
+    urllist_free(inputs);
     html_rules_free(cli.rules);
     for (size_t i = 0; i < cli.opts.ninclude; i++)
         regfree(&cli.include[i]);
@@ -774,6 +838,7 @@ int main(int argc, char **argv)
         regfree(&cli.exclude[i]);
     curl_slist_free_all(cli.opts.headers);
     curl_global_cleanup();
-    fflush(stdout);
+    if (fflush(stdout) != 0 && status != EXIT_OUTPUT && status != EXIT_PIPE)
+        status = output_status(-errno);
     return status;
 }

@@ -20,26 +20,16 @@ static int cmp_double(const void *a, const void *b)
 void compare_fill(struct compare_run *r, struct crawl *c)
 {
     snprintf(r->mode, sizeof r->mode, "%s", c->backend ? c->backend->name : "?");
-    r->urls = c->njobs;
+    r->urls = c->nrows;
     r->failed = c->nfailed;
-    r->ok = c->njobs - c->nfailed;
+    r->ok = c->nrows - c->nfailed;
     r->conns = c->conns;
     r->threads = c->threads_peak;
     r->reuse = c->reuse;
     r->limit = c->limit;
     r->wall = c->wall;
-    double *t = malloc((c->njobs ? c->njobs : 1) * sizeof *t);
-    size_t n = 0;
-    if (t) {
-        for (size_t i = 0; i < c->njobs; i++)
-            if (c->jobs[i]->res.fail == CRAWL_FAIL_NONE)
-                t[n++] = c->jobs[i]->res.time_total * 1000.0;
-        qsort(t, n, sizeof *t, cmp_double);
-    }
-    /* Nearest-rank percentiles. */
-    r->p50_ms = n ? t[(n * 50 + 99) / 100 - 1] : 0;
-    r->p99_ms = n ? t[(n * 99 + 99) / 100 - 1] : 0;
-    free(t);
+    r->p50_ms = crawl_latency_ms(c, 0.50);
+    r->p99_ms = crawl_latency_ms(c, 0.99);
 }
 
 /* Writes all of buf to fd. */

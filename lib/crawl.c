@@ -3,6 +3,7 @@
  * crawl is over. Every call that a backend makes is thread-safe. */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "crawl.h"
+#include "crawl_internal.h"
 #include "frontier.h"
 #include "html.h"
 
@@ -37,6 +38,7 @@ const char *crawl_strerror(int err)
     case CRAWL_EMODE:   return "no such mode";
     case CRAWL_ETHREAD: return "no thread could be started";
     case CRAWL_EAGAIN:  return "no job queued yet";
+    case CRAWL_EOUTPUT: return "the output could not be written";
     }
     if (err < 0 && err > -4096)
         return strerror(-err);
@@ -121,8 +123,10 @@ int crawl_init(struct crawl *c, const struct crawl_opts *o)
     return 0;
 }
 
-static void job_free(struct crawl_job *j)
+void crawl__job_free(struct crawl_job *j)
 {
+    if (!j)
+        return;
     free(j->url);
     free(j->res.final_url);
     free(j->res.error);
@@ -141,9 +145,6 @@ static void job_free(struct crawl_job *j)
 
 void crawl_free(struct crawl *c)
 {
-    for (size_t i = 0; i < c->njobs; i++)
-        job_free(c->jobs[i]);
-    free(c->jobs);
     frontier_free(c);
     curl_slist_free_all(c->headers);
     pthread_cond_destroy(&c->cond);
@@ -151,20 +152,53 @@ void crawl_free(struct crawl *c)
     memset(c, 0, sizeof *c);
 }
 
-/* Appends j to the list of every job; the caller holds the lock. */
-int crawl__push_job(struct crawl *c, struct crawl_job *j)
+void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data)
 {
-    if (c->njobs == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        struct crawl_job **jobs = realloc(c->jobs, cap * sizeof *jobs);
-        if (!jobs)
-            return CRAWL_ENOMEM;
-        c->jobs = jobs;
-        c->cap = cap;
+    pthread_mutex_lock(&c->lock);
+    c->input = fn;
+    c->input_data = data;
+    c->input_open = fn != NULL;
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* Reads up to want more listed jobs without the lock, unless another
+ * thread is reading; the lock is held on entry and on return. Returns 1
+ * when this thread read, 0 when nothing could be read now. */
+static int read_input(struct crawl *c, size_t want)
+{
+    if (!c->input_open || c->input_busy)
+        return 0;
+    c->input_busy = 1;
+    pthread_mutex_unlock(&c->lock);
+    int rc = c->input(c, want, c->input_data);
+    pthread_mutex_lock(&c->lock);
+    c->input_busy = 0;
+    if (rc <= 0) {
+        c->input_open = 0;
+        if (rc < 0)
+            c->input_err = rc;
     }
-    j->id = c->njobs;
-    c->jobs[c->njobs++] = j;
-    return 0;
+    pthread_cond_broadcast(&c->cond);
+    return 1;
+}
+
+int crawl_fill(struct crawl *c)
+{
+    pthread_mutex_lock(&c->lock);
+    while (c->input_open)
+        if (!read_input(c, 4096))
+            pthread_cond_wait(&c->cond, &c->lock);
+    int rc = c->input_err;
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+/* How many queued jobs the crawl keeps read ahead of the models: enough
+ * that no model waits for a line, few enough that a long list costs
+ * nothing until its turn. */
+static size_t read_ahead(const struct crawl *c)
+{
+    return c->limit > 0 ? 2 * (size_t)c->limit + 256 : (size_t)-1;
 }
 
 /* Returns NULL when s is an absolute http or https URL that libcurl accepts,
@@ -225,50 +259,44 @@ static void set_error(struct crawl_job *j, enum crawl_fail fail, const char *fmt
     j->res.fail = fail;
 }
 
-/* Adds url as a job, or as a failed one when problem is not NULL. */
+void crawl__fail_early(struct crawl_job *j, enum crawl_fail fail, const char *why)
+{
+    free(j->res.error);
+    j->res.error = strdup(why);
+    j->res.fail = fail;
+    j->failed_early = 1;
+}
+
+/* Adds url as a listed job, or as one that failed when problem is not
+ * NULL: it gets its row number now and its row when its turn comes. */
 static int add_job(struct crawl *c, const char *url, const char *source, long line,
                    const char *problem)
 {
     struct crawl_job *j = calloc(1, sizeof *j);
-    if (!j || !(j->url = strdup(url)))
-        goto err;
+    if (!j || !(j->url = strdup(url))) {
+        free(j);
+        return CRAWL_ENOMEM;
+    }
     j->line = line;
     j->source = source;
-    if (problem) {
-        j->state = JOB_DONE;
-        j->res.fail = CRAWL_FAIL_INPUT;
-        if (!(j->res.error = strdup(problem)))
-            goto err;
-    }
+    if (problem)
+        crawl__fail_early(j, CRAWL_FAIL_INPUT, problem);
     pthread_mutex_lock(&c->lock);
-    int rc = crawl__push_job(c, j);
-    if (rc == 0) {
-        if (problem) {
-            j->done_seq = c->ndone++;
-            c->nfailed++;
-        } else {
-            c->fetchable++;
-            /* A job the frontier cannot queue is recorded as failed; it is
-             * in the list either way, so it is not freed here. */
-            int q = frontier_push(c, j);
-            if (q == CRAWL_ENOMEM && j->state != JOB_DONE) {
-                j->state = JOB_DONE;
-                j->done_seq = c->ndone++;
-                j->res.fail = CRAWL_FAIL_OTHER;
-                j->res.error = strdup("out of memory");
-                c->nfailed++;
-            }
-        }
-        pthread_cond_broadcast(&c->cond);
+    j->seq = c->nseq++;
+    if (!problem) {
+        c->fetchable++;
+        if (strncasecmp(url, "https:", 6) == 0)
+            c->https = 1;
     }
+    /* A job the frontier cannot place still gets its row. */
+    if (problem || frontier_push(c, j) == CRAWL_ENOMEM) {
+        if (!problem)
+            crawl__fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
+        frontier_push_failed(c, j);
+    }
+    pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
-    if (rc)
-        goto err;
     return problem ? 1 : 0;
-err:
-    if (j)
-        job_free(j);
-    return CRAWL_ENOMEM;
 }
 
 int crawl_add(struct crawl *c, const char *url, const char *source, long line,
@@ -296,16 +324,28 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             rc = 0;
             break;
         }
+        if (c->input_open && frontier_queued(c) < read_ahead(c) / 2 &&
+            read_input(c, read_ahead(c) - frontier_queued(c)))
+            continue;
         double wake = 0;
         struct crawl_job *j = frontier_pick(c, &wake);
         if (j) {
             j->state = JOB_RUNNING;
             c->running++;
+            if (j->failed_early) {
+                /* Its row is written in its turn, by the core. */
+                pthread_mutex_unlock(&c->lock);
+                crawl_done(c, j);
+                pthread_mutex_lock(&c->lock);
+                continue;
+            }
+            if (j->kind == JOB_PAGE && j->depth > 0)
+                j->seq = c->nseq++;
             *job = j;
             rc = 1;
             break;
         }
-        if (c->running == 0 && frontier_queued(c) == 0) {
+        if (c->running == 0 && frontier_queued(c) == 0 && !c->input_open) {
             rc = 0;
             break;
         }
@@ -330,21 +370,62 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
     return rc;
 }
 
+/* Counts a fetched URL's time in its bucket: bucket k holds times from
+ * 1.01^k to 1.01^(k+1) microseconds. */
+static void hist_add(struct crawl *c, double seconds)
+{
+    double us = seconds * 1e6;
+    long k = us > 1 ? lround(floor(log(us) / log(1.01))) : 0;
+    if (k >= CRAWL_HIST_BUCKETS)
+        k = CRAWL_HIST_BUCKETS - 1;
+    c->hist[k]++;
+    c->hist_n++;
+}
+
+double crawl_latency_ms(const struct crawl *c, double q)
+{
+    if (c->hist_n == 0)
+        return 0;
+    size_t rank = (size_t)ceil(q * (double)c->hist_n), seen = 0;
+    if (rank == 0)
+        rank = 1;
+    for (int k = 0; k < CRAWL_HIST_BUCKETS; k++) {
+        seen += c->hist[k];
+        if (seen >= rank)
+            return pow(1.01, k + 0.5) / 1000.0;
+    }
+    return 0;
+}
+
+/* Counts a page's row; the lock is held. */
+static void count_row(struct crawl *c, const struct crawl_job *job)
+{
+    c->nrows++;
+    if (job->res.fail != CRAWL_FAIL_NONE)
+        c->nfailed++;
+    else if (!job->failed_early)
+        hist_add(c, job->res.time_total);
+}
+
 void crawl_done(struct crawl *c, struct crawl_job *job)
 {
+    int page = job->kind == JOB_PAGE;
+    if (page && job->res.fail != CRAWL_FAIL_NONE && !job->res.error)
+        job->res.error = strdup(crawl_fail_name(job->res.fail));
+    /* The row first: once the job is no longer counted as running, the
+     * crawl may end, and its row must be out by then. */
+    if (page && c->on_done)
+        c->on_done(c, job, c->on_done_data);
     pthread_mutex_lock(&c->lock);
     job->state = JOB_DONE;
     c->running--;
-    if (job->kind == JOB_PAGE) {
-        job->done_seq = c->ndone++;
-        if (job->res.fail != CRAWL_FAIL_NONE)
-            c->nfailed++;
-    }
+    if (page)
+        count_row(c, job);
     frontier_done(c, job);
-    if (job->kind == JOB_PAGE && c->on_done)
-        c->on_done(c, job, c->on_done_data);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
+    if (page)
+        crawl__job_free(job);
 }
 
 void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
@@ -367,6 +448,7 @@ const char *crawl_cancel_text(struct crawl *c)
 {
     switch (atomic_load(&c->cancelled)) {
     case CRAWL_CANCEL_DEADLINE: return "cancelled: --deadline reached";
+    case CRAWL_CANCEL_OUTPUT:   return "cancelled: the output cannot be written";
     case CRAWL_CANCEL_SIGNAL:   return "cancelled: interrupted";
     default:                    return "cancelled";
     }
@@ -385,6 +467,19 @@ size_t crawl_queued(struct crawl *c)
     return n;
 }
 
+void crawl_get_progress(struct crawl *c, struct crawl_progress *p)
+{
+    pthread_mutex_lock(&c->lock);
+    p->done = c->nrows;
+    p->failed = c->nfailed;
+    p->running = c->running;
+    p->queued = frontier_queued(c);
+    /* Known once the lists are read, unless links add to them. */
+    p->total = !c->input_open && c->opts->depth == 0 ? (size_t)c->nseq : 0;
+    p->elapsed = c->t0 > 0 ? crawl_now() - c->t0 : 0;
+    pthread_mutex_unlock(&c->lock);
+}
+
 void crawl_count_conns(struct crawl *c, long n)
 {
     if (n <= 0)
@@ -394,24 +489,47 @@ void crawl_count_conns(struct crawl *c, long n)
     pthread_mutex_unlock(&c->lock);
 }
 
-/* Marks every job that never ran as cancelled, so that each still gets its
- * one row. */
+/* frontier_drain's callback: a listed job that never ran gets its row,
+ * cancelled (or with the failure it already had); a discovered link that
+ * never started gets none and is counted. The lock is not held. */
+static void end_job(struct crawl *c, struct crawl_job *j)
+{
+    if (j->kind != JOB_PAGE)
+        return;
+    if (j->depth > 0) {
+        pthread_mutex_lock(&c->lock);
+        c->queued_left++;
+        pthread_mutex_unlock(&c->lock);
+        crawl__job_free(j);
+        return;
+    }
+    if (!j->failed_early) {
+        free(j->res.error);
+        j->res.fail = CRAWL_FAIL_CANCELLED;
+        j->res.error = strdup(crawl_cancel_text(c));
+    }
+    pthread_mutex_lock(&c->lock);
+    c->running++;
+    pthread_mutex_unlock(&c->lock);
+    crawl_done(c, j);
+}
+
+/* After the model: every listed URL that never ran, queued or still unread,
+ * gets its one row; the rest of the queue is dropped. When the output is
+ * gone there is nobody to read the rows, and the lists are left unread. */
 static void cancel_rest(struct crawl *c)
 {
-    pthread_mutex_lock(&c->lock);
-    for (size_t i = 0; i < c->njobs; i++) {
-        struct crawl_job *j = c->jobs[i];
-        if (j->state == JOB_DONE)
-            continue;
-        j->state = JOB_DONE;
-        j->done_seq = c->ndone++;
-        j->res.fail = CRAWL_FAIL_CANCELLED;
-        free(j->res.error);
-        j->res.error = strdup(crawl_cancel_text(c));
-        c->nfailed++;
+    for (;;) {
+        frontier_drain(c, end_job);
+        if (atomic_load(&c->cancelled) == CRAWL_CANCEL_OUTPUT)
+            break;
+        pthread_mutex_lock(&c->lock);
+        int more = read_input(c, 4096);
+        pthread_mutex_unlock(&c->lock);
+        if (!more)
+            break;
     }
-    frontier_clear(c);
-    pthread_mutex_unlock(&c->lock);
+    frontier_drain(c, end_job);
 }
 
 void crawl_warn_once(struct crawl *c, const char *fmt, ...)
@@ -437,15 +555,6 @@ size_t crawl_raise_nofile(void)
             rl.rlim_cur = rl.rlim_max;
     }
     return rl.rlim_cur == RLIM_INFINITY ? (size_t)1 << 20 : (size_t)rl.rlim_cur;
-}
-
-/* Whether a URL to fetch is an https one. */
-static int any_https(const struct crawl *c)
-{
-    for (size_t i = 0; i < c->njobs; i++)
-        if (c->jobs[i]->state != JOB_DONE && strncasecmp(c->jobs[i]->url, "https:", 6) == 0)
-            return 1;
-    return 0;
 }
 
 /* Builds the run's request headers. A connection that will not be reused
@@ -488,6 +597,14 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     c->limit = o->concurrency > 0 ? o->concurrency : b->default_concurrency;
     if (b->max_concurrency > 0 && (c->limit == 0 || c->limit > b->max_concurrency))
         c->limit = b->max_concurrency;
+    /* Read ahead of the run what the policies below look at: the whole
+     * list when it all goes in flight at once, else enough to see whether
+     * it is longer than the limit. */
+    pthread_mutex_lock(&c->lock);
+    while (c->input_open && (c->limit == 0 || c->fetchable <= (size_t)c->limit))
+        if (!read_input(c, c->limit == 0 ? 4096 : read_ahead(c)))
+            pthread_cond_wait(&c->cond, &c->lock);
+    pthread_mutex_unlock(&c->lock);
     /* Reuse cannot help when every URL is in flight at once over HTTP/1.1:
      * each needs a connection of its own, and libcurl's connection cache
      * then only costs scans on every connect. Over https the server may
@@ -500,8 +617,8 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     case CRAWL_REUSE_OFF: c->reuse = 0; break;
     case CRAWL_REUSE_AUTO:
         /* A link-following crawl finds its pages as it goes: keep reuse. */
-        c->reuse = o->depth > 0 || !(c->limit == 0 || (size_t)c->limit >= c->fetchable) ||
-                   any_https(c);
+        c->reuse = o->depth > 0 || c->input_open ||
+                   !(c->limit == 0 || (size_t)c->limit >= c->fetchable) || c->https;
         break;
     }
     if (run_headers(c) != 0) {

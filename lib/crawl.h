@@ -24,6 +24,7 @@ enum {
     CRAWL_EMODE,            /* no such model */
     CRAWL_ETHREAD,          /* no thread could be started */
     CRAWL_EAGAIN,           /* nothing queued now, but jobs in flight may add some */
+    CRAWL_EOUTPUT,          /* the output could not be written */
 };
 
 /* Returns a static text for a code from this header or a negative errno. */
@@ -124,8 +125,12 @@ struct crawl_host;
 struct html_rules;
 struct html_extract;
 
+/* A job lives from the moment it is queued until its row is written: then
+ * it is freed, so that memory follows what is queued and in flight, not
+ * what was done. */
 struct crawl_job {
-    size_t id;                /* index in the crawl's job list (input order) */
+    uint64_t seq;             /* its row's number in input order: listed URLs
+                               * as read, discovered pages as they start */
     char  *url;               /* as listed */
     long   line;              /* input line number; 0 for a discovered link */
     const char *source;       /* input file name ("-" for standard input) */
@@ -133,10 +138,11 @@ struct crawl_job {
     enum crawl_job_state state;
     enum crawl_job_kind kind;
     struct crawl_result res;
-    size_t done_seq;          /* completion rank, from 0 */
+    int    failed_early;      /* res holds a failure decided before any fetch
+                               * (bad input line, robots.txt): the core writes
+                               * its row when the job's turn comes */
     struct crawl_host *host;  /* its per-host queue, when the crawl keeps them */
     char  *scope;             /* host name of the listed URL it was reached from */
-    size_t parent;            /* id of the page it was found on (depth > 0) */
     struct crawl_job *qnext;  /* next job in its queue */
     char **links;             /* links found by fetch, taken by the core */
     size_t nlinks;
@@ -171,23 +177,41 @@ extern const struct crawl_backend *const crawl_backends[];
 
 struct frontier;
 
+/* Adds up to `want` more jobs to c from the URL lists (crawl_add and
+ * crawl_add_failed), without holding c's lock. Returns 1 while more may
+ * follow, 0 when the lists are exhausted, or a negative code (a read
+ * error: the lists end there). */
+typedef int (*crawl_input_fn)(struct crawl *c, size_t want, void *data);
+
+/* Latency of fetched URLs, in buckets 1% wide, for percentiles that cost
+ * the same memory for ten URLs and for ten million. */
+#define CRAWL_HIST_BUCKETS 2400
+
 struct crawl {
     const struct crawl_opts *opts;
     const struct crawl_backend *backend;
     pthread_mutex_t lock;     /* guards everything below that changes during a run */
     pthread_cond_t  cond;     /* signalled when a job is queued or one finishes */
-    struct crawl_job **jobs;  /* every job, in the order it was added; pointers are stable */
-    size_t njobs, cap;
+    uint64_t nseq;            /* row numbers given out */
     size_t running;           /* handed out and not yet done */
-    size_t ndone;
-    size_t nfailed;
+    size_t nrows;             /* rows written: pages done, whatever the outcome */
+    size_t nfailed;           /* ... of which failed */
+    size_t queued_left;       /* links found and queued but never fetched */
     size_t conns;             /* connections opened, as libcurl counts them */
     int    limit;             /* transfers in flight at most; 0: all at once */
     int    reuse;             /* the policy that runs: 1 reuse, 0 fresh connections */
     struct curl_slist *headers;  /* the request headers of this run: opts->headers,
                                   * with "Connection: close" when reuse is off */
     int    threads_peak;      /* most threads alive at once, for the report */
-    size_t fetchable;         /* jobs that need a fetch (not input errors) */
+    size_t fetchable;         /* listed jobs read so far that need a fetch */
+    int    https;             /* a listed URL read so far is an https one */
+    crawl_input_fn input;     /* where more listed jobs come from; NULL: none */
+    void  *input_data;
+    int    input_open;        /* input may still add jobs */
+    int    input_busy;        /* a thread is reading input, without the lock */
+    int    input_err;         /* input ended on this error (negative code) */
+    uint32_t hist[CRAWL_HIST_BUCKETS];  /* time_total of fetched URLs */
+    size_t hist_n;
     double t0;                /* monotonic seconds at crawl_run's start */
     double wall;              /* seconds crawl_run took */
     atomic_int cancelled;     /* set by crawl_cancel (the reason): take no more jobs */
@@ -196,7 +220,9 @@ struct crawl {
     size_t robots_fetched;    /* robots.txt files fetched */
     size_t robots_blocked;    /* links and URLs robots.txt kept from being fetched */
     void (*on_done)(struct crawl *c, struct crawl_job *job, void *data);
-    void  *on_done_data;      /* called under lock as each job finishes */
+    void  *on_done_data;      /* called as each page is final, before it is
+                               * counted and freed, without the lock, from
+                               * whichever thread finished it */
     void (*on_warn)(const char *msg, void *data);
     void  *on_warn_data;      /* where crawl_warn's messages go; none when NULL */
     atomic_int warned;        /* crawl_warn_once already spoke */
@@ -206,8 +232,16 @@ struct crawl {
  * or CRAWL_ENOMEM. */
 int crawl_init(struct crawl *c, const struct crawl_opts *o);
 
-/* Frees every job and result in c. */
+/* Frees every job still queued in c. */
 void crawl_free(struct crawl *c);
+
+/* Takes listed jobs from fn (see crawl_input_fn) as the crawl needs them,
+ * instead of all before it starts. */
+void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data);
+
+/* Reads every listed job into c now (for runs that need the whole list
+ * before they start). Returns 0 or the input's negative code. */
+int crawl_fill(struct crawl *c);
 
 /* Queues url (copied) as a job from input line `line` of `source`. A line
  * that is not an absolute http or https URL is recorded at once as a failed
@@ -215,10 +249,6 @@ void crawl_free(struct crawl *c);
  * Returns 0, 1 when the line was recorded as failed, or CRAWL_ENOMEM. */
 int crawl_add(struct crawl *c, const char *url, const char *source, long line,
               const char **why);
-
-/* Internal to the core: appends j to the list of every job, under lock.
- * Returns 0 or CRAWL_ENOMEM. */
-int crawl__push_job(struct crawl *c, struct crawl_job *j);
 
 /* Records text (copied) from input line `line` as a failed job with reason
  * why (copied), without looking at it. Returns 0 or CRAWL_ENOMEM. */
@@ -232,10 +262,12 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b);
 /* Takes the next queued job into *job and marks it running. Returns 1 with a
  * job; 0 when the crawl is over (nothing queued, nothing running, or
  * cancelled); CRAWL_EAGAIN when nothing is queued but jobs are running, if
- * wait is 0 (with wait set it blocks until one of the others holds). */
+ * wait is 0 (with wait set it blocks until one of the others holds). Jobs
+ * that failed before any fetch are finished here, not handed out. */
 int crawl_next(struct crawl *c, struct crawl_job **job, int wait);
 
-/* Hands back a job whose result is filled in and wakes waiters. */
+/* Hands back a job whose result is filled in: its row is written (through
+ * on_done), it is counted, its links are admitted and it is freed. */
 void crawl_done(struct crawl *c, struct crawl_job *job);
 
 /* Marks a job taken with crawl_next as failed without fetching it (no thread
@@ -246,7 +278,8 @@ void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
 /* Why a crawl was cancelled. */
 enum crawl_cancel_why {
     CRAWL_CANCEL_SIGNAL = 1,    /* SIGINT or SIGTERM */
-    CRAWL_CANCEL_DEADLINE       /* --deadline passed */
+    CRAWL_CANCEL_DEADLINE,      /* --deadline passed */
+    CRAWL_CANCEL_OUTPUT         /* the output cannot be written: fetch for nobody */
 };
 
 /* Stops handing out jobs and makes the models abandon transfers in flight;
@@ -261,6 +294,23 @@ const char *crawl_cancel_text(struct crawl *c);
 
 /* Returns how many jobs are queued and not yet taken (under lock). */
 size_t crawl_queued(struct crawl *c);
+
+/* A consistent view of a running crawl's counters. */
+struct crawl_progress {
+    size_t done;              /* rows written */
+    size_t failed;
+    size_t running;
+    size_t queued;
+    size_t total;             /* rows the run will write, once known; else 0 */
+    double elapsed;           /* seconds since the crawl started; 0 before */
+};
+
+/* Fills p with c's counters now. Thread-safe. */
+void crawl_get_progress(struct crawl *c, struct crawl_progress *p);
+
+/* Returns the q-quantile (0 < q <= 1, nearest rank) of the fetched URLs'
+ * time_total in milliseconds, within 1%, or 0 when none was fetched. */
+double crawl_latency_ms(const struct crawl *c, double q);
 
 /* Adds n to the count of connections opened (thread-safe). */
 void crawl_count_conns(struct crawl *c, long n);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "crawl_internal.h"
 #include "frontier.h"
 #include "robots.h"
 
@@ -17,7 +18,6 @@ struct pending {                /* a link waiting for its host's robots.txt */
     char *url;
     char *scope;
     int depth;
-    size_t parent;
     struct pending *next;
 };
 
@@ -42,15 +42,17 @@ struct frontier {
     int robots;                 /* fetch and obey robots.txt */
     int follow;                 /* links are followed (--depth > 0) */
     char agent[64];             /* robots.txt product token */
-    struct crawl_job *head, *tail;      /* the one FIFO, or robots jobs first */
+    struct crawl_job *head, *tail;      /* the one FIFO */
     struct crawl_job *rhead, *rtail;    /* robots jobs */
+    struct crawl_job *fhead, *ftail;    /* jobs that failed before a fetch */
     struct crawl_host **hosts;  /* hash of hosts */
     size_t nbuckets, nhosts;
     struct crawl_host *ring;    /* the next host to take a turn */
-    size_t queued;
-    char **seen;                /* open-addressing set of URLs */
+    size_t queued;              /* jobs in the queues above */
+    size_t pending;             /* links held back for robots.txt */
+    uint64_t *seen;             /* open-addressing set of URL hashes; 0: empty */
     size_t seen_cap, seen_n;
-    size_t pages;               /* page jobs, for --max-pages */
+    size_t started;             /* pages handed out, for --max-pages */
 };
 
 /* ---- the set of URLs seen ------------------------------------------------ */
@@ -65,18 +67,36 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
+/* A second, independent 64-bit hash of s (a multiply-xorshift over 8-byte
+ * words), so that the seen set keeps 8 bytes a URL instead of the URL: two
+ * URLs are taken for one only when both 64-bit hashes' mix collides, about
+ * n^2 / 2^65 for n URLs (one in 370,000 for ten million). */
+static uint64_t hash_url(const char *s)
+{
+    uint64_t h = hash_str(s), k = 0x9e3779b97f4a7c15ULL;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w = 0;
+        memcpy(&w, s + i, n - i < 8 ? n - i : 8);
+        h ^= w * k;
+        h = (h << 31 | h >> 33) * 0xbf58476d1ce4e5b9ULL;
+    }
+    h ^= h >> 29;
+    return h ? h : 1;
+}
+
 /* Adds url; returns 1 when it was new, 0 when seen before, CRAWL_ENOMEM. */
 static int seen_add(struct frontier *f, const char *url)
 {
     if (f->seen_n * 2 >= f->seen_cap) {
         size_t cap = f->seen_cap ? f->seen_cap * 2 : 1024;
-        char **v = calloc(cap, sizeof *v);
+        uint64_t *v = calloc(cap, sizeof *v);
         if (!v)
             return CRAWL_ENOMEM;
         for (size_t i = 0; i < f->seen_cap; i++) {
             if (!f->seen[i])
                 continue;
-            size_t k = hash_str(f->seen[i]) & (cap - 1);
+            size_t k = f->seen[i] & (cap - 1);
             while (v[k])
                 k = (k + 1) & (cap - 1);
             v[k] = f->seen[i];
@@ -85,14 +105,14 @@ static int seen_add(struct frontier *f, const char *url)
         f->seen = v;
         f->seen_cap = cap;
     }
-    size_t k = hash_str(url) & (f->seen_cap - 1);
+    uint64_t h = hash_url(url);
+    size_t k = h & (f->seen_cap - 1);
     while (f->seen[k]) {
-        if (strcmp(f->seen[k], url) == 0)
+        if (f->seen[k] == h)
             return 0;
         k = (k + 1) & (f->seen_cap - 1);
     }
-    if (!(f->seen[k] = strdup(url)))
-        return CRAWL_ENOMEM;
+    f->seen[k] = h;
     f->seen_n++;
     return 1;
 }
@@ -261,18 +281,6 @@ int frontier_init(struct crawl *c)
     return 0;
 }
 
-static void job_free_internal(struct crawl_job *j)
-{
-    if (!j)
-        return;
-    free(j->url);
-    free(j->res.final_url);
-    free(j->res.error);
-    free(j->body);
-    free(j->scope);
-    free(j);
-}
-
 void frontier_free(struct crawl *c)
 {
     struct frontier *f = c->fr;
@@ -287,14 +295,21 @@ void frontier_free(struct crawl *c)
                 free(p->scope);
                 free(p);
             }
+            for (struct crawl_job *j = h->head, *jn; j; j = jn) {
+                jn = j->qnext;
+                crawl__job_free(j);
+            }
             robots_free(h->robots);
-            job_free_internal(h->robots_job);
+            crawl__job_free(h->robots_job);
             free(h->key);
             free(h);
         }
     free(f->hosts);
-    for (size_t i = 0; i < f->seen_cap; i++)
-        free(f->seen[i]);
+    for (struct crawl_job **q[] = { &f->head, &f->fhead }, ***p = q; p < q + 2; p++)
+        for (struct crawl_job *j = **p, *nx; j; j = nx) {
+            nx = j->qnext;
+            crawl__job_free(j);
+        }
     free(f->seen);
     free(f);
     c->fr = NULL;
@@ -320,7 +335,6 @@ static int robots_start(struct crawl *c, struct crawl_host *h)
     snprintf(j->url, n, "%s/robots.txt", h->key);
     j->kind = JOB_ROBOTS;
     j->host = h;
-    j->id = (size_t)-1;
     h->robots_job = j;
     h->robots_state = ROBOTS_PENDING;
     enqueue(&f->rhead, &f->rtail, j);
@@ -337,16 +351,20 @@ static void host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_
     ring_add(f, h);
 }
 
-/* Records a listed job that robots.txt forbids. */
+void frontier_push_failed(struct crawl *c, struct crawl_job *j)
+{
+    struct frontier *f = c->fr;
+    j->host = NULL;
+    enqueue(&f->fhead, &f->ftail, j);
+    f->queued++;
+}
+
+/* Records a listed job that robots.txt forbids: it fails in its turn. */
 static void fail_robots(struct crawl *c, struct crawl_job *j)
 {
-    j->state = JOB_DONE;
-    j->done_seq = c->ndone++;
-    j->res.fail = CRAWL_FAIL_ROBOTS;
-    free(j->res.error);
-    j->res.error = strdup("disallowed by robots.txt");
-    c->nfailed++;
+    crawl__fail_early(j, CRAWL_FAIL_ROBOTS, "disallowed by robots.txt");
     c->robots_blocked++;
+    frontier_push_failed(c, j);
 }
 
 int frontier_push(struct crawl *c, struct crawl_job *j)
@@ -362,7 +380,6 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
         }
         int rc = 0;
         if (f->follow) {
-            f->pages++;
             if (seen_add(f, p.norm) < 0 || !(j->scope = strdup(p.host)))
                 rc = CRAWL_ENOMEM;
         }
@@ -394,10 +411,13 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
     return 0;
 }
 
-struct crawl_job *frontier_pick(struct crawl *c, double *wake)
+/* Takes the next job that may start now, without the --max-pages test. */
+static struct crawl_job *pick(struct crawl *c, double *wake)
 {
     struct frontier *f = c->fr;
     struct crawl_job *j;
+    if ((j = dequeue(&f->fhead, &f->ftail)))
+        goto got;
     if ((j = dequeue(&f->rhead, &f->rtail)))
         goto got;
     if (!f->per_host_queues) {
@@ -443,12 +463,36 @@ got:
     return j;
 }
 
+/* --max-pages bounds the pages that start, listed ones included; a link
+ * found before the bound was reached is dropped when its turn comes after
+ * it, and counted as left. */
+struct crawl_job *frontier_pick(struct crawl *c, double *wake)
+{
+    struct frontier *f = c->fr;
+    long max = c->opts->max_pages;
+    struct crawl_job *j;
+    while ((j = pick(c, wake))) {
+        if (j->kind == JOB_PAGE && !j->failed_early) {
+            if (j->depth > 0 && max > 0 && f->started >= (size_t)max) {
+                if (j->host)
+                    j->host->running--;
+                c->queued_left++;
+                crawl__job_free(j);
+                continue;
+            }
+            f->started++;
+        }
+        break;
+    }
+    return j;
+}
+
 /* Admits one link found on page j. Called with the lock held. */
 static int admit(struct crawl *c, struct crawl_job *from, const char *url);
 
 /* Creates a job for a link that passed every test but robots.txt's. */
 static int add_link_job(struct crawl *c, struct crawl_host *h, const char *url,
-                        const char *scope, int depth, size_t parent)
+                        const char *scope, int depth)
 {
     struct crawl_job *j = calloc(1, sizeof *j);
     if (!j || !(j->url = strdup(url)) || !(j->scope = strdup(scope))) {
@@ -459,14 +503,6 @@ static int add_link_job(struct crawl *c, struct crawl_host *h, const char *url,
         return CRAWL_ENOMEM;
     }
     j->depth = depth;
-    j->parent = parent;
-    if (crawl__push_job(c, j) != 0) {
-        free(j->scope);
-        free(j->url);
-        free(j);
-        return CRAWL_ENOMEM;
-    }
-    c->fetchable++;
     if (h)
         host_enqueue(c->fr, h, j);
     else {
@@ -491,7 +527,7 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
     struct url_parts p;
     int rc = 0;
 
-    if (o->max_pages > 0 && f->pages >= (size_t)o->max_pages)
+    if (o->max_pages > 0 && f->started >= (size_t)o->max_pages)
         return 0;
     if (url_split(url, &p) != 0)
         return 0;
@@ -523,13 +559,12 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
                 goto out;
             }
             pe->depth = from->depth + 1;
-            pe->parent = from->id;
             if (h->pend_tail)
                 h->pend_tail->next = pe;
             else
                 h->pend = pe;
             h->pend_tail = pe;
-            f->pages++;
+            f->pending++;
             goto out;
         }
         if (!robots_allowed(h->robots, p.path)) {
@@ -537,8 +572,7 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
             goto out;
         }
     }
-    f->pages++;
-    rc = add_link_job(c, h, p.norm, scope, from->depth + 1, from->id);
+    rc = add_link_job(c, h, p.norm, scope, from->depth + 1);
 out:
     parts_free(&p);
     return rc;
@@ -587,13 +621,12 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
         struct url_parts p;
         if (url_split(pe->url, &p) == 0) {
             if (robots_allowed(h->robots, p.path))
-                add_link_job(c, h, pe->url, pe->scope, pe->depth, pe->parent);
-            else {
+                add_link_job(c, h, pe->url, pe->scope, pe->depth);
+            else
                 c->robots_blocked++;
-                f->pages--;
-            }
             parts_free(&p);
         }
+        f->pending--;
         free(pe->url);
         free(pe->scope);
         free(pe);
@@ -621,18 +654,43 @@ void frontier_done(struct crawl *c, struct crawl_job *j)
     j->nlinks = 0;
 }
 
-void frontier_clear(struct crawl *c)
+/* Moves every job of queue (head, tail) to the end of list (lh, lt). */
+static void take_all(struct crawl_job **head, struct crawl_job **tail,
+                     struct crawl_job **lh, struct crawl_job **lt)
+{
+    struct crawl_job *j;
+    while ((j = dequeue(head, tail))) {
+        j->host = NULL;
+        enqueue(lh, lt, j);
+    }
+}
+
+void frontier_drain(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *j))
 {
     struct frontier *f = c->fr;
+    struct crawl_job *lh = NULL, *lt = NULL, *j;
+    pthread_mutex_lock(&c->lock);
+    /* Robots jobs belong to their hosts: they are freed with them. */
     while (dequeue(&f->rhead, &f->rtail))
         ;
-    while (dequeue(&f->head, &f->tail))
-        ;
+    take_all(&f->fhead, &f->ftail, &lh, &lt);
+    take_all(&f->head, &f->tail, &lh, &lt);
     for (size_t i = 0; i < f->nbuckets; i++)
         for (struct crawl_host *h = f->hosts[i]; h; h = h->hnext) {
-            while (dequeue(&h->head, &h->tail))
-                ;
+            take_all(&h->head, &h->tail, &lh, &lt);
             ring_remove(f, h);
+            for (struct pending *p = h->pend, *pn; p; p = pn) {
+                pn = p->next;
+                free(p->url);
+                free(p->scope);
+                free(p);
+                c->queued_left++;
+            }
+            h->pend = h->pend_tail = NULL;
         }
     f->queued = 0;
+    f->pending = 0;
+    pthread_mutex_unlock(&c->lock);
+    while ((j = dequeue(&lh, &lt)))
+        fn(c, j);
 }

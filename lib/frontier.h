@@ -2,7 +2,7 @@
  * for a plain list, or one per host (scheme://host:port) when robots.txt,
  * --per-host or --delay need per-host state; the set of URLs already seen;
  * the admission of links found in pages. Internal to the core: every call
- * is made with the crawl's lock held. */
+ * but frontier_drain is made with the crawl's lock held. */
 #ifndef CRAWL_FRONTIER_H
 #define CRAWL_FRONTIER_H
 
@@ -11,17 +11,22 @@
 /* Sets up c->fr for c's options. Returns 0 or CRAWL_ENOMEM. */
 int frontier_init(struct crawl *c);
 
-/* Frees c->fr, the robots jobs and the links still pending. */
+/* Frees c->fr, the jobs still queued and the links still pending. */
 void frontier_free(struct crawl *c);
 
-/* Queues a job that is already in c's job list (a listed URL). Returns 0,
- * or 1 when the job was recorded as failed at once (robots.txt forbids it),
- * or CRAWL_ENOMEM. */
+/* Queues a listed job. Returns 0 (robots.txt may already have failed it:
+ * then it waits in the queue of failed jobs), or CRAWL_ENOMEM (the job is
+ * not queued). */
 int frontier_push(struct crawl *c, struct crawl_job *j);
 
-/* Takes the next job that may start now, or NULL. When jobs wait only for
- * a host's --delay, *wake (if not NULL) is set to the monotonic time when
- * one may start. */
+/* Queues a job whose failure is already recorded, to be finished in its
+ * turn; such jobs go first. */
+void frontier_push_failed(struct crawl *c, struct crawl_job *j);
+
+/* Takes the next job that may start now, or NULL; discovered links past
+ * --max-pages are dropped on the way (counted in c->queued_left). When jobs
+ * wait only for a host's --delay, *wake (if not NULL) is set to the
+ * monotonic time when one may start. */
 struct crawl_job *frontier_pick(struct crawl *c, double *wake);
 
 /* Takes back a job that finished: per-host counts, robots.txt rules, and
@@ -32,7 +37,9 @@ void frontier_done(struct crawl *c, struct crawl_job *j);
 /* Returns the number of jobs queued and not yet handed out. */
 size_t frontier_queued(const struct crawl *c);
 
-/* Empties every queue (a cancelled crawl). */
-void frontier_clear(struct crawl *c);
+/* Empties every queue and hands each page job to fn, in queue order,
+ * without the lock (links held back for robots.txt are counted in
+ * c->queued_left and dropped). Takes the lock itself. */
+void frontier_drain(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *j));
 
 #endif

@@ -1,8 +1,11 @@
 /* mode_pool.c: a thread pool with futures (the article's
  * ThreadPoolExecutor(N).map): every job is submitted as it is taken, each
- * worker fetches on an easy handle of its own, and the results are gathered
- * from the futures in submission order. */
+ * worker fetches on an easy handle of its own, and the futures are
+ * gathered as they complete. Unlike executor.map, which submits the whole
+ * list at once, at most WINDOW futures per worker are outstanding: the
+ * pool's queue then holds a few jobs per worker, not the list. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "fetch.h"
 #include "pool.h"
@@ -16,6 +19,29 @@ struct ptask {
     struct pmode *m;
     struct crawl_job *job;
 };
+
+#define WINDOW 4
+
+/* Frees the completed futures among the n in futs, keeping the pending
+ * ones in order; waits a little for the oldest when none has completed
+ * and block is set. Returns how many are left. */
+static size_t gather(struct future **futs, size_t n, int block)
+{
+    for (;;) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (future_done(futs[i])) {
+                free(future_wait(futs[i]));
+                future_free(futs[i]);
+            } else {
+                futs[k++] = futs[i];
+            }
+        }
+        if (k < n || !block || k == 0)
+            return k;
+        future_wait_for(futs[0], 10, NULL);
+    }
+}
 
 static void *pool_task(void *arg, int worker)
 {
@@ -35,6 +61,7 @@ static int pool_run(struct crawl *c)
     struct future **futs = NULL;
     size_t nfut = 0, cap = 0;
     struct crawl_job *job;
+
     int rc, size = c->limit > 0 ? c->limit : 10;
 
     if (!(p = pool_new(size, 0))) {
@@ -49,18 +76,15 @@ static int pool_run(struct crawl *c)
     }
     for (int i = 0; i < size; i++)
         m.xfers[i].easy = fetch_easy_new(c, NULL);
+    cap = (size_t)size * WINDOW;
+    if (!(futs = malloc(cap * sizeof *futs))) {
+        rc = CRAWL_ENOMEM;
+        goto out;
+    }
 
     while ((rc = crawl_next(c, &job, 1)) == 1) {
-        if (nfut == cap) {
-            size_t ncap = cap ? cap * 2 : 256;
-            struct future **nf = realloc(futs, ncap * sizeof *nf);
-            if (!nf) {
-                crawl_fail(c, job, CRAWL_FAIL_OTHER, "out of memory");
-                continue;
-            }
-            futs = nf;
-            cap = ncap;
-        }
+        if (nfut == cap)
+            nfut = gather(futs, nfut, 1);
         struct ptask *t = malloc(sizeof *t);
         if (!t) {
             crawl_fail(c, job, CRAWL_FAIL_OTHER, "out of memory");
@@ -76,7 +100,7 @@ static int pool_run(struct crawl *c)
         }
         futs[nfut++] = f;
     }
-    /* executor.map: the results, in submission order. */
+    /* The rest, in submission order. */
     for (size_t i = 0; i < nfut; i++) {
         free(future_wait(futs[i]));
         future_free(futs[i]);

@@ -1,6 +1,8 @@
 /* mode_thread.c: one thread per URL (the article's spider_thread.py): a
- * thread is started for each job as it is taken, each runs one blocking
- * fetch, and all are joined at the end. With -c N, at most N are alive.
+ * thread is started for each job as it is taken and runs one blocking
+ * fetch. With -c N, at most N are alive. A thread that ends is joined by
+ * the starting thread before it starts the next, so that stacks (and the
+ * kernel's memory mappings) follow the threads alive, not those started.
  *
  * Connections are reused the only way libcurl allows across threads: an
  * easy handle keeps its own connections, and a thread that is done puts its
@@ -18,6 +20,7 @@ struct tmode {
     pthread_mutex_t lock;
     pthread_cond_t  slot;       /* signalled when a thread ends */
     int alive, peak;
+    struct tjob *ended;         /* threads that are over, to be joined */
     int limit;                  /* 0: no limit */
     CURL **idle;                /* easy handles no thread is using */
     size_t nidle, idle_cap;
@@ -28,7 +31,7 @@ struct tjob {
     struct crawl_job *job;
     int worker;
     pthread_t tid;
-    struct tjob *next;          /* every started thread, for the final join */
+    struct tjob *next;          /* in the list of ended threads */
 };
 
 /* Takes an idle handle, or makes one. Called without the lock. */
@@ -80,9 +83,26 @@ static void *thread_main(void *arg)
     }
     pthread_mutex_lock(&m->lock);
     m->alive--;
+    t->next = m->ended;
+    m->ended = t;
     pthread_cond_signal(&m->slot);
     pthread_mutex_unlock(&m->lock);
     return NULL;
+}
+
+/* Joins and frees the threads that are over. */
+static void reap(struct tmode *m)
+{
+    pthread_mutex_lock(&m->lock);
+    struct tjob *t = m->ended;
+    m->ended = NULL;
+    pthread_mutex_unlock(&m->lock);
+    while (t) {
+        struct tjob *next = t->next;
+        pthread_join(t->tid, NULL);
+        free(t);
+        t = next;
+    }
 }
 
 static int thread_run(struct crawl *c)
@@ -97,7 +117,6 @@ static int thread_run(struct crawl *c)
                         c->fetchable, c->nofile, fds);
         m.limit = (int)fds;
     }
-    struct tjob *started = NULL;
     struct crawl_job *job;
     pthread_attr_t attr;
     int rc, n = 0;
@@ -114,6 +133,7 @@ static int thread_run(struct crawl *c)
         while (m.limit > 0 && m.alive >= m.limit)
             pthread_cond_wait(&m.slot, &m.lock);
         pthread_mutex_unlock(&m.lock);
+        reap(&m);
 
         struct tjob *t = calloc(1, sizeof *t);
         if (!t) {
@@ -138,15 +158,12 @@ static int thread_run(struct crawl *c)
                        strerror(err));
             continue;
         }
-        t->next = started;
-        started = t;
     }
-    while (started) {
-        struct tjob *t = started;
-        started = t->next;
-        pthread_join(t->tid, NULL);
-        free(t);
-    }
+    pthread_mutex_lock(&m.lock);
+    while (m.alive > 0)
+        pthread_cond_wait(&m.slot, &m.lock);
+    pthread_mutex_unlock(&m.lock);
+    reap(&m);
     c->threads_peak = m.peak + 1;
 out:
     while (m.nidle)

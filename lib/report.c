@@ -1,12 +1,16 @@
 /* report.c: output. Nothing here decides what a result means; it only
- * prints what the core recorded, in the order asked for. */
+ * prints what the core recorded, in the order asked for, as the core hands
+ * each finished job in. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fetch.h"
 #include "html.h"
+#include "reorder.h"
 #include "report.h"
+#include "spool.h"
 
 /* Python's str.format centring: the left side gets the smaller half. */
 static void centre(char *out, size_t n, const char *s, int width)
@@ -17,23 +21,30 @@ static void centre(char *out, size_t n, const char *s, int width)
     snprintf(out, n, "%*s%s%*s", left, "", s, pad - left, "");
 }
 
-char *report_row(const struct crawl_job *j, char *buf, size_t n)
+/* The table row into b, without its newline. */
+static void table_row(struct strbuf *b, const struct crawl_job *j)
 {
     char num[32], cell[48];
-    int o;
     if (j->res.fail == CRAWL_FAIL_NONE) {
         snprintf(num, sizeof num, "%lld", (long long)j->res.length);
         centre(cell, sizeof cell, num, 7);
-        o = snprintf(buf, n, "Length: %s URL: %s", cell, j->url);
+        sb_printf(b, "Length: %s URL: %s", cell, j->url);
     } else {
         centre(cell, sizeof cell, "error", 7);
-        o = snprintf(buf, n, "Length: %s URL: %s (%s)", cell, j->url,
-                     j->res.error ? j->res.error : "failed");
+        sb_printf(b, "Length: %s URL: %s (%s)", cell, j->url,
+                  j->res.error ? j->res.error : crawl_fail_name(j->res.fail));
     }
     /* --extract values follow the URL as name=value, one per value. */
-    for (size_t i = 0; i < j->res.nextracts && o >= 0 && (size_t)o < n; i++)
-        o += snprintf(buf + o, n - (size_t)o, " %s=%s", j->res.extracts[i].name,
-                      j->res.extracts[i].value);
+    for (size_t i = 0; i < j->res.nextracts; i++)
+        sb_printf(b, " %s=%s", j->res.extracts[i].name, j->res.extracts[i].value);
+}
+
+char *report_row(const struct crawl_job *j, char *buf, size_t n)
+{
+    struct strbuf b = {0};
+    table_row(&b, j);
+    snprintf(buf, n, "%s", b.data ? b.data : "");
+    sb_free(&b);
     return buf;
 }
 
@@ -42,208 +53,336 @@ void report_use_time(FILE *out, double seconds)
     fprintf(out, "Use time: %.2fs\n", seconds);
 }
 
-static int by_done(const void *a, const void *b)
-{
-    const struct crawl_job *x = *(const struct crawl_job *const *)a;
-    const struct crawl_job *y = *(const struct crawl_job *const *)b;
-    return (x->done_seq > y->done_seq) - (x->done_seq < y->done_seq);
-}
-
-struct crawl_job **report_order(struct crawl *c, enum crawl_order ord)
-{
-    struct crawl_job **v = malloc((c->njobs ? c->njobs : 1) * sizeof *v);
-    if (!v)
-        return NULL;
-    if (c->njobs)
-        memcpy(v, c->jobs, c->njobs * sizeof *v);
-    if (ord == CRAWL_ORDER_COMPLETION)
-        qsort(v, c->njobs, sizeof *v, by_done);
-    return v;
-}
-
-void report_json_str(FILE *out, const char *s)
+void report_json_sb(struct strbuf *b, const char *s)
 {
     if (!s) {
-        fputs("null", out);
+        sb_adds(b, "null");
         return;
     }
-    putc('"', out);
+    sb_addc(b, '"');
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
-        unsigned char ch = *p;
-        if (ch == '"' || ch == '\\') {
-            putc('\\', out);
-            putc(ch, out);
+        const unsigned char *run = p;
+        size_t n;
+        /* Plain bytes go in runs; the rest one at a time. */
+        while (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
             p++;
-        } else if (ch < 0x20 || ch == 0x7f) {
-            fprintf(out, "\\u%04x", ch);
+        if (p > run)
+            sb_add(b, run, (size_t)(p - run));
+        if (!*p)
+            break;
+        if (*p == '"' || *p == '\\') {
+            sb_addc(b, '\\');
+            sb_addc(b, (char)*p++);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            sb_printf(b, "\\u%04x", *p++);
+        } else if ((n = crawl_utf8_len(p)) == 0) {
+            sb_adds(b, "\\ufffd");
             p++;
         } else {
-            size_t n = crawl_utf8_len(p);
-            if (n == 0) {
-                fputs("\\ufffd", out);
-                p++;
-            } else {
-                fwrite(p, 1, n, out);
-                p += n;
-            }
+            sb_add(b, p, n);
+            p += n;
         }
     }
-    putc('"', out);
+    sb_addc(b, '"');
 }
 
-void report_csv_str(FILE *out, const char *s)
+void report_csv_sb(struct strbuf *b, const char *s)
 {
     if (!s)
         return;
     if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
+        sb_adds(b, s);
         return;
     }
-    putc('"', out);
+    sb_addc(b, '"');
     for (; *s; s++) {
         if (*s == '"')
-            putc('"', out);
-        putc(*s, out);
+            sb_addc(b, '"');
+        sb_addc(b, *s);
     }
-    putc('"', out);
+    sb_addc(b, '"');
 }
 
-static void json_row(FILE *out, const struct crawl_job *j)
+static void put_sb(FILE *out, struct strbuf *b)
+{
+    if (b->len)
+        fwrite(b->data, 1, b->len, out);
+    sb_free(b);
+}
+
+void report_json_str(FILE *out, const char *s)
+{
+    struct strbuf b = {0};
+    report_json_sb(&b, s);
+    put_sb(out, &b);
+}
+
+void report_csv_str(FILE *out, const char *s)
+{
+    struct strbuf b = {0};
+    report_csv_sb(&b, s);
+    put_sb(out, &b);
+}
+
+static void json_row(struct strbuf *b, const struct crawl_job *j)
 {
     const struct crawl_result *r = &j->res;
-    fputs("{\"url\":", out);
-    report_json_str(out, j->url);
-    fputs(",\"final_url\":", out);
-    report_json_str(out, r->final_url);
-    fprintf(out,
-            ",\"status\":%ld,\"length\":%lld,\"wire_bytes\":%lld,\"redirects\":%ld"
-            ",\"time_dns\":%.6f,\"time_connect\":%.6f,\"time_tls\":%.6f"
-            ",\"time_ttfb\":%.6f,\"time_total\":%.6f,\"start\":%.6f"
-            ",\"worker\":%d,\"line\":%ld,\"depth\":%d,\"links\":%zu,\"fail\":",
-            r->status, (long long)r->length, (long long)r->wire_bytes,
-            r->redirects, r->time_dns, r->time_connect, r->time_tls,
-            r->time_ttfb, r->time_total, r->start, r->worker, j->line, j->depth,
-            r->nlinks);
-    report_json_str(out, r->fail ? crawl_fail_name(r->fail) : NULL);
-    fputs(",\"error\":", out);
-    report_json_str(out, r->error);
+    sb_adds(b, "{\"url\":");
+    report_json_sb(b, j->url);
+    sb_adds(b, ",\"final_url\":");
+    report_json_sb(b, r->final_url);
+    sb_printf(b,
+              ",\"status\":%ld,\"length\":%lld,\"wire_bytes\":%lld,\"redirects\":%ld"
+              ",\"time_dns\":%.6f,\"time_connect\":%.6f,\"time_tls\":%.6f"
+              ",\"time_ttfb\":%.6f,\"time_total\":%.6f,\"start\":%.6f"
+              ",\"worker\":%d,\"line\":%ld,\"depth\":%d,\"links\":%zu,\"fail\":",
+              r->status, (long long)r->length, (long long)r->wire_bytes,
+              r->redirects, r->time_dns, r->time_connect, r->time_tls,
+              r->time_ttfb, r->time_total, r->start, r->worker, j->line, j->depth,
+              r->nlinks);
+    report_json_sb(b, r->fail ? crawl_fail_name(r->fail) : NULL);
+    sb_adds(b, ",\"error\":");
+    report_json_sb(b, r->fail && !r->error ? crawl_fail_name(r->fail) : r->error);
     if (r->nextracts) {
         /* {"name": [values...], ...}: the extracts come grouped by rule. */
-        fputs(",\"extract\":{", out);
+        sb_adds(b, ",\"extract\":{");
         for (size_t i = 0; i < r->nextracts; i++) {
             int first = i == 0 || strcmp(r->extracts[i - 1].name, r->extracts[i].name) != 0;
             int last = i + 1 == r->nextracts ||
                        strcmp(r->extracts[i + 1].name, r->extracts[i].name) != 0;
             if (first) {
                 if (i)
-                    putc(',', out);
-                report_json_str(out, r->extracts[i].name);
-                fputs(":[", out);
+                    sb_addc(b, ',');
+                report_json_sb(b, r->extracts[i].name);
+                sb_adds(b, ":[");
             } else {
-                putc(',', out);
+                sb_addc(b, ',');
             }
-            report_json_str(out, r->extracts[i].value);
+            report_json_sb(b, r->extracts[i].value);
             if (last)
-                putc(']', out);
+                sb_addc(b, ']');
         }
-        putc('}', out);
+        sb_addc(b, '}');
     }
-    fputs("}\n", out);
+    sb_adds(b, "}\n");
 }
 
 static const char csv_header[] =
     "url,final_url,status,length,wire_bytes,redirects,time_dns,time_connect,"
     "time_tls,time_ttfb,time_total,start,worker,line,depth,fail,error,extract\n";
 
-static void csv_row(FILE *out, const struct crawl_job *j)
+static void csv_row(struct strbuf *b, const struct crawl_job *j)
 {
     const struct crawl_result *r = &j->res;
-    report_csv_str(out, j->url);
-    putc(',', out);
-    report_csv_str(out, r->final_url);
-    fprintf(out, ",%ld,%lld,%lld,%ld,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%ld,%d,",
-            r->status, (long long)r->length, (long long)r->wire_bytes,
-            r->redirects, r->time_dns, r->time_connect, r->time_tls,
-            r->time_ttfb, r->time_total, r->start, r->worker, j->line, j->depth);
+    report_csv_sb(b, j->url);
+    sb_addc(b, ',');
+    report_csv_sb(b, r->final_url);
+    sb_printf(b, ",%ld,%lld,%lld,%ld,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%ld,%d,",
+              r->status, (long long)r->length, (long long)r->wire_bytes,
+              r->redirects, r->time_dns, r->time_connect, r->time_tls,
+              r->time_ttfb, r->time_total, r->start, r->worker, j->line, j->depth);
     if (r->fail)
-        fputs(crawl_fail_name(r->fail), out);
-    putc(',', out);
-    report_csv_str(out, r->error);
-    putc(',', out);
+        sb_adds(b, crawl_fail_name(r->fail));
+    sb_addc(b, ',');
+    report_csv_sb(b, r->fail && !r->error ? crawl_fail_name(r->fail) : r->error);
+    sb_addc(b, ',');
     if (r->nextracts) {
         /* One field: "name=value; name=value". */
-        char *cell = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&cell, &len);
-        if (m) {
-            for (size_t i = 0; i < r->nextracts; i++)
-                fprintf(m, "%s%s=%s", i ? "; " : "", r->extracts[i].name,
-                        r->extracts[i].value);
-            fclose(m);
-            report_csv_str(out, cell);
-            free(cell);
-        }
+        struct strbuf cell = {0};
+        for (size_t i = 0; i < r->nextracts; i++)
+            sb_printf(&cell, "%s%s=%s", i ? "; " : "", r->extracts[i].name,
+                      r->extracts[i].value);
+        report_csv_sb(b, cell.data ? cell.data : "");
+        if (cell.nomem)
+            b->nomem = 1;
+        sb_free(&cell);
     }
-    putc('\n', out);
+    sb_addc(b, '\n');
 }
 
-static void json_summary(FILE *out, struct crawl *c)
+void report_format(struct strbuf *b, const struct crawl_job *j, enum crawl_format fmt)
 {
-    char desc[512];
-    fprintf(out,
-            "{\"summary\":true,\"mode\":\"%s\",\"urls\":%zu,\"ok\":%zu,"
-            "\"failed\":%zu,\"wall\":%.6f,\"connections\":%zu,\"reuse\":\"%s\","
-            "\"concurrency\":%d,\"threads\":%d,\"robots_fetched\":%zu,"
-            "\"robots_blocked\":%zu,\"options\":",
-            c->backend ? c->backend->name : "none", c->njobs, c->njobs - c->nfailed,
-            c->nfailed, c->wall, c->conns, c->reuse ? "on" : "off", c->limit,
-            c->threads_peak, c->robots_fetched, c->robots_blocked);
-    report_json_str(out, fetch_describe(c, desc, sizeof desc));
-    fputs("}\n", out);
-}
-
-static void table_summary(FILE *out, struct crawl *c)
-{
-    char desc[512];
-    fprintf(out, "Mode: %s; %zu URLs, %zu ok, %zu failed; %zu connections; %s\n",
-            c->backend ? c->backend->name : "none", c->njobs, c->njobs - c->nfailed,
-            c->nfailed, c->conns, fetch_describe(c, desc, sizeof desc));
-}
-
-int report_write(FILE *out, struct crawl *c, enum crawl_format fmt,
-                 enum crawl_order ord, int quiet)
-{
-    struct crawl_job **v = NULL;
-    if (!quiet && !(v = report_order(c, ord)))
-        return -ENOMEM;
     switch (fmt) {
     case CRAWL_FMT_TABLE:
-        report_use_time(out, c->wall);
-        if (quiet)
-            break;
-        for (size_t i = 0; i < c->njobs; i++) {
-            char row[URL_ROW_MAX];
-            fprintf(out, "%s\n", report_row(v[i], row, sizeof row));
-        }
-        table_summary(out, c);
+        table_row(b, j);
+        sb_addc(b, '\n');
         break;
     case CRAWL_FMT_JSONL:
-        if (!quiet)
-            for (size_t i = 0; i < c->njobs; i++)
-                json_row(out, v[i]);
-        json_summary(out, c);
+        json_row(b, j);
         break;
     case CRAWL_FMT_CSV:
-        if (quiet)
-            break;
-        fputs(csv_header, out);
-        for (size_t i = 0; i < c->njobs; i++)
-            csv_row(out, v[i]);
+        csv_row(b, j);
         break;
     }
-    free(v);
-    if (fflush(out) != 0 || ferror(out))
-        return -errno;
+}
+
+struct report {
+    enum crawl_format fmt;
+    enum crawl_order ord;
+    int quiet;
+    pthread_mutex_t lock;       /* guards the order and the held rows */
+    struct sink *sink;
+    struct reorder *reorder;    /* input order: rows wait for their turn */
+    struct spool *table;        /* the table's rows, until "Use time" is known */
+    int err;                    /* first error of holding rows (the sink has its own) */
+};
+
+static int place(const char *row, size_t n, void *data);
+
+int report_new(struct report **out, int fd, enum crawl_format fmt, enum crawl_order ord,
+               int quiet, int flush_ms, sink_error_fn on_error, void *data)
+{
+    struct report *r = calloc(1, sizeof *r);
+    int rc = -ENOMEM;
+    if (!r)
+        return -ENOMEM;
+    r->fmt = fmt;
+    r->ord = ord;
+    r->quiet = quiet;
+    if (pthread_mutex_init(&r->lock, NULL) != 0) {
+        free(r);
+        return -ENOMEM;
+    }
+    /* Table rows wait for the end anyway: no need to write them early. */
+    if ((rc = sink_new(&r->sink, fd, fmt == CRAWL_FMT_TABLE || quiet ? 0 : flush_ms,
+                       on_error, data)) != 0)
+        goto err;
+    rc = -ENOMEM;
+    if (!quiet && ord == CRAWL_ORDER_INPUT &&
+        !(r->reorder = reorder_new(REPORT_HOLD_BYTES, place, r)))
+        goto err;
+    if (!quiet && fmt == CRAWL_FMT_TABLE && !(r->table = spool_new(REPORT_HOLD_BYTES)))
+        goto err;
+    if (!quiet && fmt == CRAWL_FMT_CSV && (rc = sink_put(r->sink, csv_header, sizeof csv_header - 1)) != 0)
+        goto err;
+    *out = r;
     return 0;
+err:
+    report_free(r);
+    return rc;
+}
+
+/* reorder_emit_fn, and the direct path: a row whose turn has come goes to
+ * the table's spool or out. */
+static int place(const char *row, size_t n, void *data)
+{
+    struct report *r = data;
+    if (r->table) {
+        int rc = spool_add(r->table, row, n, NULL);
+        if (rc && !r->err)
+            r->err = rc;
+        return rc;
+    }
+    return sink_put(r->sink, row, n);
+}
+
+int report_job(struct report *r, const struct crawl_job *j)
+{
+    if (r->quiet)
+        return sink_error(r->sink);
+    struct strbuf b = {0};
+    int rc;
+    report_format(&b, j, r->fmt);
+    pthread_mutex_lock(&r->lock);
+    if (r->err)
+        rc = r->err;
+    else if (b.nomem)
+        rc = r->err = -ENOMEM;
+    else if (r->reorder)
+        rc = reorder_put(r->reorder, j->seq, b.data, b.len);
+    else
+        rc = place(b.data, b.len, r);
+    if (rc && !r->err)
+        r->err = rc;
+    pthread_mutex_unlock(&r->lock);
+    sb_free(&b);
+    return rc;
+}
+
+static int put_to_sink(const char *p, size_t n, void *data)
+{
+    return sink_put(data, p, n);
+}
+
+static void json_summary(struct strbuf *b, struct crawl *c)
+{
+    char desc[512];
+    sb_printf(b,
+              "{\"summary\":true,\"mode\":\"%s\",\"urls\":%zu,\"ok\":%zu,"
+              "\"failed\":%zu,\"queued_left\":%zu,\"wall\":%.6f,\"connections\":%zu,"
+              "\"reuse\":\"%s\",\"concurrency\":%d,\"threads\":%d,\"robots_fetched\":%zu,"
+              "\"robots_blocked\":%zu,\"options\":",
+              c->backend ? c->backend->name : "none", c->nrows, c->nrows - c->nfailed,
+              c->nfailed, c->queued_left, c->wall, c->conns, c->reuse ? "on" : "off",
+              c->limit, c->threads_peak, c->robots_fetched, c->robots_blocked);
+    report_json_sb(b, fetch_describe(c, desc, sizeof desc));
+    sb_adds(b, "}\n");
+}
+
+static void table_summary(struct strbuf *b, struct crawl *c)
+{
+    char desc[512];
+    sb_printf(b, "Mode: %s; %zu URLs, %zu ok, %zu failed", c->backend ? c->backend->name : "none",
+              c->nrows, c->nrows - c->nfailed, c->nfailed);
+    if (c->queued_left)
+        sb_printf(b, ", %zu links found and not fetched", c->queued_left);
+    sb_printf(b, "; %zu connections; %s\n", c->conns, fetch_describe(c, desc, sizeof desc));
+}
+
+int report_end(struct report *r, struct crawl *c)
+{
+    struct strbuf b = {0};
+    int rc = 0;
+    pthread_mutex_lock(&r->lock);
+    rc = r->err;
+    if (rc == 0 && r->reorder && reorder_held(r->reorder))
+        rc = -EIO;      /* a row never came: the core broke its promise */
+    switch (r->fmt) {
+    case CRAWL_FMT_TABLE:
+        sb_printf(&b, "Use time: %.2fs\n", c->wall);
+        if (!rc)
+            rc = sink_put(r->sink, b.data, b.len);
+        if (r->quiet)
+            break;
+        if (!rc && r->table)
+            rc = spool_each(r->table, put_to_sink, r->sink);
+        sb_reset(&b);
+        table_summary(&b, c);
+        if (!rc)
+            rc = sink_put(r->sink, b.data, b.len);
+        break;
+    case CRAWL_FMT_JSONL:
+        json_summary(&b, c);
+        if (!rc)
+            rc = sink_put(r->sink, b.data, b.len);
+        break;
+    case CRAWL_FMT_CSV:
+        break;
+    }
+    if (b.nomem && !rc)
+        rc = -ENOMEM;
+    int frc = sink_flush(r->sink);
+    if (!rc)
+        rc = frc;
+    pthread_mutex_unlock(&r->lock);
+    sb_free(&b);
+    return rc;
+}
+
+void report_emergency_flush(struct report *r)
+{
+    if (r)
+        sink_emergency_flush(r->sink);
+}
+
+void report_free(struct report *r)
+{
+    if (!r)
+        return;
+    sink_free(r->sink);
+    reorder_free(r->reorder);
+    spool_free(r->table);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
 }

@@ -1,36 +1,66 @@
 /* report.h: everything crawl prints about a run: the article's table, JSON
- * lines, CSV. */
+ * lines, CSV. Rows are written as the core hands finished jobs in, in
+ * completion order or put back into input order; nothing waits for the end
+ * but the table's rows, which follow its "Use time" line. */
 #ifndef CRAWL_REPORT_H
 #define CRAWL_REPORT_H
 
 #include <stdio.h>
 #include "crawl.h"
+#include "sink.h"
+#include "strbuf.h"
 
 /* Room for one table row: the longest URL, its error and the frame. */
 #define URL_ROW_MAX (8192 + 1024)
+
+/* Memory that rows held back may take before they go to a temporary file:
+ * rows waiting for their turn (input order), and the table's rows. */
+#define REPORT_HOLD_BYTES (4u << 20)
 
 /* Writes "Length: {:^7d} URL: {}" as Python formats it into buf (size n):
  * the number centred in 7 columns, the extra space on the right. A failed
  * job shows "error" and its reason after the URL. Returns buf. */
 char *report_row(const struct crawl_job *j, char *buf, size_t n);
 
+/* Appends job j's row in format fmt to b, newline included. */
+void report_format(struct strbuf *b, const struct crawl_job *j, enum crawl_format fmt);
+
 /* Writes the article's "Use time: 1.23s" line. */
 void report_use_time(FILE *out, double seconds);
 
-/* Writes the whole run in format fmt (table, jsonl or csv), jobs in order
- * ord; quiet keeps only the summary line (table) or object (jsonl). Returns
- * 0, or -errno when writing failed. */
-int report_write(FILE *out, struct crawl *c, enum crawl_format fmt,
-                 enum crawl_order ord, int quiet);
-
 /* Writes s as a JSON string (quoted, escaped, invalid UTF-8 replaced). */
 void report_json_str(FILE *out, const char *s);
+void report_json_sb(struct strbuf *b, const char *s);
 
 /* Writes s as a CSV field (quoted when needed). */
 void report_csv_str(FILE *out, const char *s);
+void report_csv_sb(struct strbuf *b, const char *s);
 
-/* Returns a newly allocated array of c's jobs in order ord (the caller frees
- * the array, not the jobs), or NULL when out of memory. */
-struct crawl_job **report_order(struct crawl *c, enum crawl_order ord);
+struct report;
+
+/* Starts a run's output on fd (not closed here) in format fmt, rows in
+ * order ord; quiet keeps only the summary line (table) or object (jsonl).
+ * flush_ms > 0 writes buffered rows at least that often. on_error is told
+ * of the first write error (-errno). Writes the CSV header at once. Returns
+ * 0 and the report in *out, or -errno. */
+int report_new(struct report **out, int fd, enum crawl_format fmt, enum crawl_order ord,
+               int quiet, int flush_ms, sink_error_fn on_error, void *data);
+
+/* Takes finished page job j (its seq numbers rows in input order) and
+ * writes or holds its row. Thread-safe; j is not kept. Returns 0 or the
+ * sticky -errno of the output. */
+int report_job(struct report *r, const struct crawl_job *j);
+
+/* Ends the run's output: the table's "Use time", held rows and summary
+ * line, or the JSON summary object; writes everything out. Returns 0 or
+ * -errno (the first error the output met). */
+int report_end(struct report *r, struct crawl *c);
+
+/* For a signal handler about to end the process: writes the rows that are
+ * buffered, if it can do so safely. Async-signal-safe. */
+void report_emergency_flush(struct report *r);
+
+/* Frees r (without writing). */
+void report_free(struct report *r);
 
 #endif

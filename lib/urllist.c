@@ -76,20 +76,36 @@ static int add_line(struct crawl *c, const char *s, size_t len, const char *name
     return rc;
 }
 
-int urllist_read(struct crawl *c, FILE *f, const char *name, FILE *err)
-{
-    char *buf = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    long line = 0;
-    int bad = 0;
+/* One source of URLs: an open list, or a URL given as an argument. */
+struct source {
+    FILE *f;                /* NULL for an argument */
+    int close_it;
+    const char *name;       /* the list's name, or the URL */
+    long line;              /* lines read, or the argument's number */
+    int done;
+};
 
+struct urllist {
+    struct source *v;
+    size_t n, cap, cur;     /* cur: the source being read */
+    char *buf;              /* getline's */
+    size_t buf_cap;
+    FILE *err;
+    int bad;                /* bad lines so far */
+};
+
+/* Reads lines of src until want jobs were added or the list ends. Returns
+ * the number added, or CRAWL_EINPUT / CRAWL_ENOMEM. */
+static long read_lines(struct urllist *l, struct crawl *c, struct source *src, size_t want)
+{
+    ssize_t n;
+    long added = 0;
     errno = 0;
-    while ((n = getline(&buf, &cap, f)) >= 0) {
-        char *s = buf;
+    while ((size_t)added < want && (n = getline(&l->buf, &l->buf_cap, src->f)) >= 0) {
+        char *s = l->buf;
         size_t len = (size_t)n;
-        line++;
-        if (line == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+        src->line++;
+        if (src->line == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
             s += 3;
             len -= 3;
         }
@@ -101,18 +117,122 @@ int urllist_read(struct crawl *c, FILE *f, const char *name, FILE *err)
         }
         if (len == 0 || *s == '#')
             continue;
-        int rc = add_line(c, s, len, name, line, err);
-        if (rc < 0) {
-            free(buf);
+        int rc = add_line(c, s, len, src->name, src->line, l->err);
+        if (rc < 0)
             return rc;
-        }
-        bad += rc;
+        l->bad += rc;
+        added++;
     }
-    int rerr = ferror(f);
-    free(buf);
-    if (rerr)
-        return CRAWL_EINPUT;
-    return bad;
+    if ((size_t)added < want) {
+        src->done = 1;
+        if (ferror(src->f))
+            return CRAWL_EINPUT;
+    }
+    return added;
+}
+
+struct urllist *urllist_new(FILE *err)
+{
+    struct urllist *l = calloc(1, sizeof *l);
+    if (l)
+        l->err = err;
+    return l;
+}
+
+static struct source *add_source(struct urllist *l)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        struct source *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        l->v = v;
+        l->cap = cap;
+    }
+    struct source *s = &l->v[l->n++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+int urllist_add_file(struct urllist *l, FILE *f, const char *name, int close_it)
+{
+    struct source *s = add_source(l);
+    if (!s)
+        return CRAWL_ENOMEM;
+    s->f = f;
+    s->name = name;
+    s->close_it = close_it;
+    return 0;
+}
+
+int urllist_add_url(struct urllist *l, const char *url, long argn)
+{
+    struct source *s = add_source(l);
+    if (!s)
+        return CRAWL_ENOMEM;
+    s->name = url;
+    s->line = argn;
+    return 0;
+}
+
+int urllist_input(struct crawl *c, size_t want, void *data)
+{
+    struct urllist *l = data;
+    while (want && l->cur < l->n) {
+        struct source *src = &l->v[l->cur];
+        long rc;
+        if (!src->f) {
+            rc = add_line(c, src->name, strlen(src->name), "argument", src->line, l->err);
+            if (rc > 0)
+                l->bad++;
+            rc = rc < 0 ? rc : 1;
+            src->done = 1;
+        } else {
+            rc = read_lines(l, c, src, want);
+            if (rc == CRAWL_EINPUT)
+                fprintf(l->err, "crawl: %s: %s\n", src->name, strerror(errno));
+        }
+        if (src->done) {
+            if (src->f && src->close_it)
+                fclose(src->f);
+            src->f = NULL;
+            l->cur++;
+        }
+        if (rc < 0) {
+            l->cur = l->n;
+            return (int)rc;
+        }
+        want -= (size_t)rc < want ? (size_t)rc : want;
+    }
+    return l->cur < l->n;
+}
+
+int urllist_bad(const struct urllist *l)
+{
+    return l->bad;
+}
+
+void urllist_free(struct urllist *l)
+{
+    if (!l)
+        return;
+    for (size_t i = l->cur; i < l->n; i++)
+        if (l->v[i].f && l->v[i].close_it)
+            fclose(l->v[i].f);
+    free(l->v);
+    free(l->buf);
+    free(l);
+}
+
+int urllist_read(struct crawl *c, FILE *f, const char *name, FILE *err)
+{
+    struct urllist l = { .err = err };
+    struct source src = { .f = f, .name = name };
+    long rc;
+    while ((rc = read_lines(&l, c, &src, 4096)) > 0 && !src.done)
+        ;
+    free(l.buf);
+    return rc < 0 ? (int)rc : l.bad;
 }
 
 int urllist_add_arg(struct crawl *c, const char *url, long argn, FILE *err)

@@ -97,29 +97,6 @@ static void test_use_time_has_two_decimals(void **state)
     free(out);
 }
 
-static void test_completion_order_sorts_by_finish(void **state)
-{
-    struct crawl_opts o;
-    struct crawl c;
-    crawl_opts_init(&o);
-    crawl_init(&c, &o);
-    crawl_add(&c, "http://127.0.0.1/a", "-", 1, NULL);
-    crawl_add(&c, "http://127.0.0.1/b", "-", 2, NULL);
-    crawl_add(&c, "http://127.0.0.1/c", "-", 3, NULL);
-    c.jobs[0]->done_seq = 2;
-    c.jobs[1]->done_seq = 0;
-    c.jobs[2]->done_seq = 1;
-    struct crawl_job **v = report_order(&c, CRAWL_ORDER_COMPLETION);
-    assert_string_equal(v[0]->url, "http://127.0.0.1/b");
-    assert_string_equal(v[1]->url, "http://127.0.0.1/c");
-    assert_string_equal(v[2]->url, "http://127.0.0.1/a");
-    free(v);
-    v = report_order(&c, CRAWL_ORDER_INPUT);
-    assert_string_equal(v[0]->url, "http://127.0.0.1/a");
-    free(v);
-    crawl_free(&c);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -128,7 +105,6 @@ int main(void)
         cmocka_unit_test(test_json_strings_are_escaped_and_valid_utf8),
         cmocka_unit_test(test_csv_fields_are_quoted_when_needed),
         cmocka_unit_test(test_use_time_has_two_decimals),
-        cmocka_unit_test(test_completion_order_sorts_by_finish),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }

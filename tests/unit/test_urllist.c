@@ -11,13 +11,53 @@
 #include "crawl.h"
 #include "urllist.h"
 
+/* What a job's row said, kept after the core has freed the job. */
+struct row {
+    char *url;
+    long line;
+    enum crawl_fail fail;
+    char *error;
+    uint64_t seq;
+};
+
 struct fixture {
     struct crawl_opts o;
     struct crawl c;
     char *msgs;
     size_t msgs_len;
     FILE *err;
+    struct row rows[16];
+    size_t n;
 };
+
+static void keep_row(struct crawl *c, struct crawl_job *j, void *data)
+{
+    struct fixture *f = data;
+    if (f->n == sizeof f->rows / sizeof f->rows[0])
+        return;
+    struct row *r = &f->rows[f->n++];
+    r->url = strdup(j->url);
+    r->line = j->line;
+    r->fail = j->res.fail;
+    r->error = j->res.error ? strdup(j->res.error) : NULL;
+    r->seq = j->seq;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Hands every queued job back as if fetched, so that each gives its row,
+ * and puts the rows in input order. */
+static void drain(struct fixture *f)
+{
+    struct crawl_job *j;
+    while (crawl_next(&f->c, &j, 0) == 1)
+        crawl_done(&f->c, j);
+    qsort(f->rows, f->n, sizeof f->rows[0], by_seq);
+}
 
 static int setup(void **state)
 {
@@ -25,6 +65,8 @@ static int setup(void **state)
     crawl_opts_init(&f->o);
     crawl_init(&f->c, &f->o);
     f->err = open_memstream(&f->msgs, &f->msgs_len);
+    f->c.on_done = keep_row;
+    f->c.on_done_data = f;
     *state = f;
     return 0;
 }
@@ -35,6 +77,10 @@ static int teardown(void **state)
     fclose(f->err);
     free(f->msgs);
     crawl_free(&f->c);
+    for (size_t i = 0; i < f->n; i++) {
+        free(f->rows[i].url);
+        free(f->rows[i].error);
+    }
     free(f);
     return 0;
 }
@@ -46,6 +92,7 @@ static int read_text(struct fixture *f, const char *text, size_t len)
     int rc = urllist_read(&f->c, in, "list.txt", f->err);
     fclose(in);
     fflush(f->err);
+    drain(f);
     return rc;
 }
 
@@ -54,11 +101,11 @@ static void test_blank_and_comment_lines_are_skipped(void **state)
     struct fixture *f = *state;
     const char text[] = "\n# a comment\nhttp://127.0.0.1/a\n   \n\t# indented comment\nhttp://127.0.0.1/b\n";
     assert_int_equal(read_text(f, text, sizeof text - 1), 0);
-    assert_int_equal(f->c.njobs, 2);
-    assert_string_equal(f->c.jobs[0]->url, "http://127.0.0.1/a");
-    assert_int_equal(f->c.jobs[0]->line, 3);
-    assert_string_equal(f->c.jobs[1]->url, "http://127.0.0.1/b");
-    assert_int_equal(f->c.jobs[1]->line, 6);
+    assert_int_equal(f->n, 2);
+    assert_string_equal(f->rows[0].url, "http://127.0.0.1/a");
+    assert_int_equal(f->rows[0].line, 3);
+    assert_string_equal(f->rows[1].url, "http://127.0.0.1/b");
+    assert_int_equal(f->rows[1].line, 6);
     assert_int_equal(f->msgs_len, 0);
 }
 
@@ -67,10 +114,10 @@ static void test_crlf_spaces_and_bom_are_trimmed(void **state)
     struct fixture *f = *state;
     const char text[] = "\xEF\xBB\xBFhttp://127.0.0.1/a\r\n  https://127.0.0.1/b  \r\n";
     assert_int_equal(read_text(f, text, sizeof text - 1), 0);
-    assert_int_equal(f->c.njobs, 2);
-    assert_string_equal(f->c.jobs[0]->url, "http://127.0.0.1/a");
-    assert_string_equal(f->c.jobs[1]->url, "https://127.0.0.1/b");
-    assert_int_equal(f->c.jobs[0]->res.fail, CRAWL_FAIL_NONE);
+    assert_int_equal(f->n, 2);
+    assert_string_equal(f->rows[0].url, "http://127.0.0.1/a");
+    assert_string_equal(f->rows[1].url, "https://127.0.0.1/b");
+    assert_int_equal(f->rows[0].fail, CRAWL_FAIL_NONE);
 }
 
 static void test_last_line_without_newline_is_read(void **state)
@@ -78,7 +125,7 @@ static void test_last_line_without_newline_is_read(void **state)
     struct fixture *f = *state;
     const char text[] = "http://127.0.0.1/a\nhttp://127.0.0.1/b";
     assert_int_equal(read_text(f, text, sizeof text - 1), 0);
-    assert_int_equal(f->c.njobs, 2);
+    assert_int_equal(f->n, 2);
 }
 
 static void test_bad_lines_fail_with_a_message_naming_the_line(void **state)
@@ -93,13 +140,12 @@ static void test_bad_lines_fail_with_a_message_naming_the_line(void **state)
         "http://127.0.0.1/with space\n"
         "http://\n";
     assert_int_equal(read_text(f, text, sizeof text - 1), 6);
-    assert_int_equal(f->c.njobs, 7);
-    assert_int_equal(f->c.jobs[0]->res.fail, CRAWL_FAIL_NONE);
+    assert_int_equal(f->n, 7);
+    assert_int_equal(f->rows[0].fail, CRAWL_FAIL_NONE);
     for (size_t i = 1; i < 7; i++) {
-        assert_int_equal(f->c.jobs[i]->res.fail, CRAWL_FAIL_INPUT);
-        assert_int_equal(f->c.jobs[i]->state, JOB_DONE);
-        assert_int_equal(f->c.jobs[i]->line, (long)i + 1);
-        assert_non_null(f->c.jobs[i]->res.error);
+        assert_int_equal(f->rows[i].fail, CRAWL_FAIL_INPUT);
+        assert_int_equal(f->rows[i].line, (long)i + 1);
+        assert_non_null(f->rows[i].error);
     }
     assert_non_null(strstr(f->msgs, "list.txt:2: unsupported scheme"));
     assert_non_null(strstr(f->msgs, "list.txt:3: not an absolute http or https URL"));
@@ -116,11 +162,11 @@ static void test_nul_bytes_fail_the_line_and_are_shown_escaped(void **state)
     struct fixture *f = *state;
     const char text[] = "http://127.0.0.1/a\0b\nhttp://127.0.0.1/c\n";
     assert_int_equal(read_text(f, text, sizeof text - 1), 1);
-    assert_int_equal(f->c.njobs, 2);
-    assert_string_equal(f->c.jobs[0]->url, "http://127.0.0.1/a\\x00b");
-    assert_string_equal(f->c.jobs[0]->res.error, "contains a NUL byte");
+    assert_int_equal(f->n, 2);
+    assert_string_equal(f->rows[0].url, "http://127.0.0.1/a\\x00b");
+    assert_string_equal(f->rows[0].error, "contains a NUL byte");
     assert_non_null(strstr(f->msgs, "list.txt:1: contains a NUL byte"));
-    assert_int_equal(f->c.jobs[1]->res.fail, CRAWL_FAIL_NONE);
+    assert_int_equal(f->rows[1].fail, CRAWL_FAIL_NONE);
 }
 
 static void test_overlong_line_fails_with_a_short_row(void **state)
@@ -132,9 +178,9 @@ static void test_overlong_line_fails_with_a_short_row(void **state)
     memset(text + 17, 'a', n - 17);
     memcpy(text + n, "\nhttp://127.0.0.1/b\n", 20);
     assert_int_equal(read_text(f, text, n + 20), 1);
-    assert_int_equal(f->c.njobs, 2);
-    assert_true(strlen(f->c.jobs[0]->url) < 300);
-    assert_string_equal(f->c.jobs[0]->res.error, "line longer than 8192 bytes");
+    assert_int_equal(f->n, 2);
+    assert_true(strlen(f->rows[0].url) < 300);
+    assert_string_equal(f->rows[0].error, "line longer than 8192 bytes");
     assert_non_null(strstr(f->msgs, "list.txt:1: line longer than 8192 bytes"));
     assert_true(f->msgs_len < 400);
     free(text);
@@ -152,7 +198,7 @@ static void test_empty_list_gives_no_jobs(void **state)
 {
     struct fixture *f = *state;
     assert_int_equal(read_text(f, "", 0), 0);
-    assert_int_equal(f->c.njobs, 0);
+    assert_int_equal(f->n, 0);
 }
 
 static void test_argument_urls_are_checked_the_same_way(void **state)

@@ -1,0 +1,214 @@
+/* sink.c: the output writer. Rows are buffered and written only whole;
+ * nothing here knows what a row says. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sink.h"
+
+#define SINK_BUFFER (64 * 1024)
+
+struct sink {
+    int fd;
+    pthread_mutex_t lock;       /* guards everything below but the atomics */
+    pthread_cond_t wake;        /* the flushing thread's timer; signalled to stop it */
+    char *buf;                  /* SINK_BUFFER bytes, never moved: see sink_emergency_flush */
+    size_t len;
+    int err;                    /* the first error, sticky */
+    sink_error_fn on_error;
+    void *data;
+    int flush_ms;
+    int stop;
+    int threaded;
+    pthread_t tid;
+    atomic_int busy;            /* a thread is changing buf or len */
+    atomic_int frozen;          /* the process is ending: change nothing more */
+};
+
+/* Writes all n bytes; returns 0 or -errno. */
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        if (w == 0)
+            return -EIO;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Records the first error and tells the owner; the lock is held. */
+static int fail(struct sink *s, int err)
+{
+    if (!s->err) {
+        s->err = err;
+        if (s->on_error)
+            s->on_error(err, s->data);
+    }
+    return s->err;
+}
+
+/* Writes the buffer out; the lock is held and busy is set. */
+static int drain(struct sink *s)
+{
+    if (s->len == 0 || s->err)
+        return s->err;
+    int rc = write_all(s->fd, s->buf, s->len);
+    s->len = 0;
+    return rc ? fail(s, rc) : 0;
+}
+
+/* Enters the buffer for a change; returns 0 when the sink is frozen. A
+ * signal handler that sets frozen and then reads busy as 0 knows that no
+ * thread is inside, and none will enter (both are sequentially consistent). */
+static int enter(struct sink *s)
+{
+    atomic_store(&s->busy, 1);
+    if (atomic_load(&s->frozen)) {
+        atomic_store(&s->busy, 0);
+        return 0;
+    }
+    return 1;
+}
+
+static void leave(struct sink *s)
+{
+    atomic_store(&s->busy, 0);
+}
+
+static void *flush_main(void *arg)
+{
+    struct sink *s = arg;
+    pthread_mutex_lock(&s->lock);
+    while (!s->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)s->flush_ms * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+        if (s->len && enter(s)) {
+            drain(s);
+            leave(s);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+int sink_new(struct sink **out, int fd, int flush_ms, sink_error_fn on_error, void *data)
+{
+    struct sink *s = calloc(1, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    s->fd = fd;
+    s->on_error = on_error;
+    s->data = data;
+    s->flush_ms = flush_ms;
+    atomic_init(&s->busy, 0);
+    atomic_init(&s->frozen, 0);
+    if (!(s->buf = malloc(SINK_BUFFER)))
+        goto err;
+    if (pthread_mutex_init(&s->lock, NULL) != 0)
+        goto err;
+    if (pthread_cond_init(&s->wake, NULL) != 0) {
+        pthread_mutex_destroy(&s->lock);
+        goto err;
+    }
+    if (flush_ms > 0) {
+        int rc = pthread_create(&s->tid, NULL, flush_main, s);
+        if (rc) {
+            pthread_cond_destroy(&s->wake);
+            pthread_mutex_destroy(&s->lock);
+            free(s->buf);
+            free(s);
+            return -rc;
+        }
+        s->threaded = 1;
+    }
+    *out = s;
+    return 0;
+err:
+    free(s->buf);
+    free(s);
+    return -ENOMEM;
+}
+
+int sink_put(struct sink *s, const char *row, size_t n)
+{
+    int rc;
+    pthread_mutex_lock(&s->lock);
+    if ((rc = s->err) || !enter(s))
+        goto out;
+    if (s->len + n > SINK_BUFFER)
+        rc = drain(s);
+    if (rc == 0 && n > SINK_BUFFER) {
+        rc = write_all(s->fd, row, n);
+        if (rc)
+            rc = fail(s, rc);
+    } else if (rc == 0) {
+        memcpy(s->buf + s->len, row, n);
+        s->len += n;
+    }
+    leave(s);
+out:
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int sink_flush(struct sink *s)
+{
+    int rc;
+    pthread_mutex_lock(&s->lock);
+    rc = s->err;
+    if (rc == 0 && enter(s)) {
+        rc = drain(s);
+        leave(s);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int sink_error(struct sink *s)
+{
+    pthread_mutex_lock(&s->lock);
+    int rc = s->err;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+void sink_emergency_flush(struct sink *s)
+{
+    if (!s || atomic_exchange(&s->frozen, 1))
+        return;
+    if (atomic_load(&s->busy) == 0 && s->len)
+        write_all(s->fd, s->buf, s->len);
+}
+
+int sink_free(struct sink *s)
+{
+    if (!s)
+        return 0;
+    if (s->threaded) {
+        pthread_mutex_lock(&s->lock);
+        s->stop = 1;
+        pthread_cond_signal(&s->wake);
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(s->tid, NULL);
+    }
+    int rc = sink_flush(s);
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->lock);
+    free(s->buf);
+    free(s);
+    return rc;
+}

@@ -1,0 +1,36 @@
+/* strbuf.h: a growable byte string for building output rows. Functions
+ * that grow it record running out of memory in the buffer instead of
+ * returning it, so that a caller builds a whole row and checks once. */
+#ifndef CRAWL_STRBUF_H
+#define CRAWL_STRBUF_H
+
+#include <stddef.h>
+
+struct strbuf {
+    char  *data;        /* NUL-terminated while len < cap; owned */
+    size_t len, cap;
+    int    nomem;       /* a growth failed; the contents are incomplete */
+};
+
+/* Makes room for n more bytes. Returns 0, or -1 (and sets nomem). */
+int sb_reserve(struct strbuf *b, size_t n);
+
+/* Appends n bytes at p. */
+void sb_add(struct strbuf *b, const void *p, size_t n);
+
+/* Appends the NUL-terminated s. */
+void sb_adds(struct strbuf *b, const char *s);
+
+/* Appends one byte. */
+void sb_addc(struct strbuf *b, char ch);
+
+/* Appends printf-style text. */
+void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Empties b and keeps its memory. */
+void sb_reset(struct strbuf *b);
+
+/* Frees b's memory and empties it. */
+void sb_free(struct strbuf *b);
+
+#endif
