@@ -197,11 +197,6 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
     if (!c->reuse) {
         curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
         curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
-    } else {
-        /* A transfer to an https host whose first connection is still being
-         * set up waits to learn whether it multiplexes (HTTP/2) rather than
-         * opening a connection of its own; plain http never waits. */
-        curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
     }
     /* No proxy variable set: say so, and libcurl looks for none. With
      * one, libcurl's own rules (and no_proxy) apply as usual. */
@@ -236,6 +231,13 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
         (job->depth < o->depth || html_rules_nextract(o->rules) > 0))
         x->page = html_page_new(o->rules, job->url);   /* NULL: no parsing */
     curl_easy_setopt(x->easy, CURLOPT_URL, job->url);
+    /* A transfer to an https host whose first connection is still being set
+     * up waits to learn whether it multiplexes (HTTP/2) rather than opening
+     * a connection of its own. Never for plain http: libcurl 7.88 makes such
+     * a transfer wait for the first response on the host's connection, so
+     * one slow URL would hold up every transfer started beside it. */
+    curl_easy_setopt(x->easy, CURLOPT_PIPEWAIT,
+                     c->reuse && strncasecmp(job->url, "https:", 6) == 0 ? 1L : 0L);
     curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
