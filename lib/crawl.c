@@ -597,6 +597,11 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     c->limit = o->concurrency > 0 ? o->concurrency : b->default_concurrency;
     if (b->max_concurrency > 0 && (c->limit == 0 || c->limit > b->max_concurrency))
         c->limit = b->max_concurrency;
+    /* "All at once" means the list; a crawl that follows links has no list
+     * to bound it, and would put every link it finds in flight. */
+    if (o->concurrency <= 0 && o->depth > 0 &&
+        (c->limit == 0 || c->limit > CRAWL_LINK_CONCURRENCY))
+        c->limit = CRAWL_LINK_CONCURRENCY;
     /* Read ahead of the run what the policies below look at: the whole
      * list when it all goes in flight at once, else enough to see whether
      * it is longer than the limit. */

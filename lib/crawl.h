@@ -15,6 +15,9 @@
 
 #define CRAWL_VERSION "0.1.0"
 
+/* Transfers in flight at most, without -c, in a crawl that follows links. */
+#define CRAWL_LINK_CONCURRENCY 100
+
 /* Error codes: library calls return 0 or one of these (or a negative errno). */
 enum {
     CRAWL_OK      = 0,

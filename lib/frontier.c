@@ -13,6 +13,7 @@
 #include "crawl_internal.h"
 #include "frontier.h"
 #include "robots.h"
+#include "spool.h"
 
 struct pending {                /* a link waiting for its host's robots.txt */
     char *url;
@@ -53,7 +54,25 @@ struct frontier {
     uint64_t *seen;             /* open-addressing set of URL hashes; 0: empty */
     size_t seen_cap, seen_n;
     size_t started;             /* pages handed out, for --max-pages */
+    struct spool *spill;        /* links admitted past FRONTIER_MEM_JOBS, in order */
+    uint64_t spill_at;          /* where the next one to read back starts */
+    size_t spilled;             /* links waiting there */
 };
+
+/* Links queued in memory at most (as jobs, or held back for robots.txt);
+ * the ones found past it wait in a temporary file, in the order found, and
+ * are read back as the queue drains. A queued job costs about 300 bytes
+ * with its URL, so the bound keeps the queue near 10 MB however large the
+ * site. */
+#define FRONTIER_MEM_JOBS 32768
+
+/* A spilled link: this header, then the scope and the URL. */
+struct spilled {
+    int32_t depth;
+    uint32_t scope_len, url_len;
+};
+
+static void spill_refill(struct crawl *c);
 
 /* ---- the set of URLs seen ------------------------------------------------ */
 
@@ -311,6 +330,7 @@ void frontier_free(struct crawl *c)
             crawl__job_free(j);
         }
     free(f->seen);
+    spool_free(f->spill);
     free(f);
     c->fr = NULL;
 }
@@ -471,6 +491,8 @@ struct crawl_job *frontier_pick(struct crawl *c, double *wake)
     struct frontier *f = c->fr;
     long max = c->opts->max_pages;
     struct crawl_job *j;
+    if (f->spilled)
+        spill_refill(c);
     while ((j = pick(c, wake))) {
         if (j->kind == JOB_PAGE && !j->failed_early) {
             if (j->depth > 0 && max > 0 && f->started >= (size_t)max) {
@@ -489,6 +511,71 @@ struct crawl_job *frontier_pick(struct crawl *c, double *wake)
 
 /* Admits one link found on page j. Called with the lock held. */
 static int admit(struct crawl *c, struct crawl_job *from, const char *url);
+static int place(struct crawl *c, const struct url_parts *p, const char *scope, int depth);
+
+/* Appends a link to the spill file. Returns 0 or CRAWL_ENOMEM (the link
+ * is lost, as when memory runs out). */
+static int spill_push(struct frontier *f, const char *url, const char *scope, int depth)
+{
+    struct spilled r = { depth, (uint32_t)strlen(scope), (uint32_t)strlen(url) };
+    if (!f->spill && !(f->spill = spool_new(0)))
+        return CRAWL_ENOMEM;
+    if (spool_add(f->spill, &r, sizeof r, NULL) != 0 ||
+        spool_add(f->spill, scope, r.scope_len, NULL) != 0 ||
+        spool_add(f->spill, url, r.url_len, NULL) != 0)
+        return CRAWL_ENOMEM;
+    f->spilled++;
+    return 0;
+}
+
+/* Reads spilled links back into the queues while they are less than half
+ * full. */
+static void spill_refill(struct crawl *c)
+{
+    struct frontier *f = c->fr;
+    char *buf = NULL;
+    size_t cap = 0;
+    while (f->spilled && f->queued + f->pending < FRONTIER_MEM_JOBS / 2) {
+        for (int n = 0; f->spilled && n < FRONTIER_MEM_JOBS / 4; n++) {
+            struct spilled r;
+            if (spool_get(f->spill, f->spill_at, &r, sizeof r) != 0)
+                goto lost;
+            size_t len = (size_t)r.scope_len + r.url_len + 2;
+            if (len > cap) {
+                char *nb = realloc(buf, len);
+                if (!nb)
+                    goto lost;
+                buf = nb;
+                cap = len;
+            }
+            char *scope = buf, *url = buf + r.scope_len + 1;
+            if (spool_get(f->spill, f->spill_at + sizeof r, scope, r.scope_len) != 0 ||
+                spool_get(f->spill, f->spill_at + sizeof r + r.scope_len, url, r.url_len) != 0)
+                goto lost;
+            scope[r.scope_len] = url[r.url_len] = '\0';
+            f->spill_at += sizeof r + r.scope_len + r.url_len;
+            f->spilled--;
+            struct url_parts p;
+            if (url_split(url, &p) == 0) {
+                place(c, &p, scope, r.depth);
+                parts_free(&p);
+            }
+        }
+    }
+    if (!f->spilled && f->spill && f->spill_at) {
+        spool_reset(f->spill);
+        f->spill_at = 0;
+    }
+    free(buf);
+    return;
+lost:
+    /* The file cannot be read back: what it held is counted as left. */
+    c->queued_left += f->spilled;
+    f->spilled = 0;
+    spool_reset(f->spill);
+    f->spill_at = 0;
+    free(buf);
+}
 
 /* Creates a job for a link that passed every test but robots.txt's. */
 static int add_link_job(struct crawl *c, struct crawl_host *h, const char *url,
@@ -539,13 +626,26 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
         goto out;
     if ((rc = seen_add(f, p.norm)) <= 0)
         goto out;
-    rc = 0;
-    struct crawl_host *h = NULL;
-    if (f->per_host_queues && !(h = host_get(f, p.key))) {
-        rc = CRAWL_ENOMEM;
-        goto out;
-    }
     const char *scope = from->scope ? from->scope : p.host;
+    if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
+        rc = spill_push(f, p.norm, scope, from->depth + 1);
+    else
+        rc = place(c, &p, scope, from->depth + 1);
+out:
+    parts_free(&p);
+    return rc;
+}
+
+/* Queues an admitted link p on its host, held back while the host's
+ * robots.txt is on its way. */
+static int place(struct crawl *c, const struct url_parts *pp, const char *scope, int depth)
+{
+    struct frontier *f = c->fr;
+    const struct url_parts p = *pp;
+    int rc = 0;
+    struct crawl_host *h = NULL;
+    if (f->per_host_queues && !(h = host_get(f, p.key)))
+        return CRAWL_ENOMEM;
     if (h && f->robots) {
         if (h->robots_state == ROBOTS_NONE && (rc = robots_start(c, h)) != 0)
             goto out;
@@ -558,7 +658,7 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
                 rc = CRAWL_ENOMEM;
                 goto out;
             }
-            pe->depth = from->depth + 1;
+            pe->depth = depth;
             if (h->pend_tail)
                 h->pend_tail->next = pe;
             else
@@ -572,9 +672,8 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
             goto out;
         }
     }
-    rc = add_link_job(c, h, p.norm, scope, from->depth + 1);
+    rc = add_link_job(c, h, p.norm, scope, depth);
 out:
-    parts_free(&p);
     return rc;
 }
 
@@ -690,6 +789,12 @@ void frontier_drain(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_jo
         }
     f->queued = 0;
     f->pending = 0;
+    c->queued_left += f->spilled;
+    f->spilled = 0;
+    if (f->spill) {
+        spool_reset(f->spill);
+        f->spill_at = 0;
+    }
     pthread_mutex_unlock(&c->lock);
     while ((j = dequeue(&lh, &lt)))
         fn(c, j);

@@ -1,0 +1,192 @@
+#!/usr/bin/env bats
+# Rows stream out as they become final, whole, in the order asked for; an
+# output that cannot be written is an error; memory follows what is in
+# flight, not the length of the list or of the frontier.
+
+load helpers
+
+MODES="seq thread pool coro"
+
+# sanitized: ASan and TSan keep freed memory aside, so peak RSS says
+# nothing about what the crawl holds.
+sanitized() { case "$BUILD" in *asan*|*tsan*) return 0 ;; esac; return 1; }
+
+# list N FILE [PATH]: N distinct small URLs.
+list() {
+	seq "$1" | sed "s|^|$FIXTURE/${3:-bytes/64}?i=|" >"$2"
+}
+
+# peak_kb CMD...: runs CMD, prints its peak RSS in KiB.
+peak_kb() {
+	/usr/bin/time -f '%M' -o "$BATS_TEST_TMPDIR/time" "$@" >/dev/null 2>&1 || true
+	tail -1 "$BATS_TEST_TMPDIR/time"
+}
+
+@test "output to /dev/full: 'writing output' on stderr and exit 23, in every model and format" {
+	for m in $MODES; do
+		for f in table jsonl csv; do
+			run "$CRAWL" --mode=$m --format=$f -o /dev/full "$FIXTURE/bytes/5"
+			echo "$m $f: $status $output"
+			[ "$status" -eq 23 ]
+			[ "$output" = "crawl: writing output: No space left on device" ]
+			run bash -c "'$CRAWL' --mode=$m --format=$f '$FIXTURE/bytes/5' >/dev/full"
+			[ "$status" -eq 23 ]
+			[ "$output" = "crawl: writing output: No space left on device" ]
+		done
+	done
+}
+
+@test "a closed standard output is an error before anything is fetched" {
+	start_private_fixture
+	for m in $MODES; do
+		run bash -c "'$CRAWL' --mode=$m --format=jsonl '$PFIX/bytes/5' >&-"
+		[ "$status" -eq 23 ]
+		[ "$output" = "crawl: writing output: Bad file descriptor" ]
+	done
+	[ "$(stat_of "$PFIX" requests)" -eq 0 ]
+}
+
+@test "--mode=all to /dev/full exits 23" {
+	run "$CRAWL" --mode=all --modes=seq,coro -o /dev/full "$FIXTURE/bytes/5"
+	[ "$status" -eq 23 ]
+	grep -q "^crawl: writing output: No space left on device$" <<<"$output"
+}
+
+@test "a write error stops the crawl: the rest of a long list is not fetched" {
+	start_private_fixture
+	list 2000 "$BATS_TEST_TMPDIR/l.txt" "delay/20/x"
+	sed -i "s|$FIXTURE|$PFIX|" "$BATS_TEST_TMPDIR/l.txt"
+	for m in thread pool coro; do
+		before=$(stat_of "$PFIX" requests)
+		run "$CRAWL" --mode=$m -c 10 --format=jsonl -o /dev/full "$BATS_TEST_TMPDIR/l.txt"
+		[ "$status" -eq 23 ]
+		after=$(stat_of "$PFIX" requests)
+		echo "$m: $((after - before)) requests"
+		[ $((after - before)) -lt 200 ]
+	done
+}
+
+@test "JSON lines and CSV rows reach the file while the crawl runs, in every model" {
+	for m in $MODES; do
+		for f in jsonl csv; do
+			out="$BATS_TEST_TMPDIR/out-$m.$f"
+			"$CRAWL" --mode=$m --format=$f -o "$out" "$FIXTURE/bytes/7" "$FIXTURE/delay/3000/slow" &
+			pid=$!
+			sleep 1
+			got=$(grep -c "bytes/7" "$out" || true)
+			kill $pid; wait $pid || true
+			echo "$m $f: $got"
+			[ "$got" -eq 1 ]
+		done
+	done
+}
+
+@test "kill -KILL mid-run leaves only whole, valid JSON lines, in every model" {
+	list 20000 "$BATS_TEST_TMPDIR/l.txt" "delay/100/x"
+	for m in $MODES; do
+		out="$BATS_TEST_TMPDIR/killed-$m.jsonl"
+		"$CRAWL" --mode=$m -c 500 --format=jsonl -o "$out" "$BATS_TEST_TMPDIR/l.txt" 2>/dev/null &
+		pid=$!
+		sleep 2
+		kill -KILL $pid
+		wait $pid || true
+		n=$(wc -l <"$out")
+		echo "$m: $n rows"
+		[ "$n" -gt 10 ]
+		# A torn last line has no newline: every byte belongs to a whole line.
+		[ "$(tail -c 1 "$out" | od -An -c | tr -d ' ')" = '\n' ]
+		jq -e 'select(.url) | .length == 100' "$out" >/dev/null
+		[ "$(jq -c 'select(.url)' "$out" | wc -l)" -eq "$n" ]
+	done
+}
+
+@test "input order holds under random delays, with rows held behind slow ones, in every model" {
+	for i in $(seq 300); do echo "$FIXTURE/delay/$(( (i * 7919) % 97 ))/r$i"; done >"$BATS_TEST_TMPDIR/l.txt"
+	echo "$FIXTURE/delay/1500/slow-head" | cat - "$BATS_TEST_TMPDIR/l.txt" >"$BATS_TEST_TMPDIR/l2.txt"
+	for m in thread pool coro; do
+		run "$CRAWL" --mode=$m -c 20 --format=jsonl "$BATS_TEST_TMPDIR/l2.txt"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .line' <<<"$output" | tr '\n' ' ')" = "$(seq 301 | tr '\n' ' ')" ]
+		run "$CRAWL" --mode=$m -c 20 --format=jsonl --order=completion "$BATS_TEST_TMPDIR/l2.txt"
+		[ "$(jq -r 'select(.url) | .line' <<<"$output" | tail -1)" = "1" ]
+	done
+	run "$CRAWL" --mode=seq --format=jsonl "$BATS_TEST_TMPDIR/l.txt"
+	[ "$(jq -r 'select(.url) | .line' <<<"$output" | tr '\n' ' ')" = "$(seq 300 | tr '\n' ' ')" ]
+}
+
+@test "the table keeps the article's layout: Use time first, then every row in input order" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m "$FIXTURE/delay/300/a" "$FIXTURE/bytes/5" "$FIXTURE/bytes/6"
+		[ "$status" -eq 0 ]
+		[[ "${lines[0]}" == "Use time: "* ]]
+		[ "${lines[1]}" = "Length:   100   URL: $FIXTURE/delay/300/a" ]
+		[ "${lines[2]}" = "Length:    5    URL: $FIXTURE/bytes/5" ]
+		[ "${lines[3]}" = "Length:    6    URL: $FIXTURE/bytes/6" ]
+		[[ "${lines[4]}" == "Mode: $m; 3 URLs, 3 ok, 0 failed; "* ]]
+	done
+}
+
+@test "--deadline on a long list: every listed URL still gets exactly one row, in every model" {
+	list 3000 "$BATS_TEST_TMPDIR/l.txt" "delay/200/x"
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m -c 10 --deadline 0.5 --format=jsonl "$BATS_TEST_TMPDIR/l.txt"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.url) | .line' <<<"$output" | sort -n | uniq | wc -l)" -eq 3000 ]
+		[ "$(jq -r 'select(.url) | .line' <<<"$output" | wc -l)" -eq 3000 ]
+		[ "$(jq -r 'select(.fail == "cancelled") | .url' <<<"$output" | wc -l)" -gt 2900 ]
+		[ "$(jq -r 'select(.summary) | .urls' <<<"$output")" = "3000" ]
+	done
+}
+
+@test "links found but never started get no row and are counted, in every model" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 3 --max-pages 10 --no-robots --format=jsonl "$FIXTURE/graph/1000/10/"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .url' <<<"$output" | wc -l)" -eq 10 ]
+		[ "$(jq -r 'select(.summary) | .urls' <<<"$output")" = "10" ]
+		left=$(jq -r 'select(.summary) | .queued_left' <<<"$output")
+		echo "$m: $left left"
+		[ "$left" -gt 0 ]
+		run "$CRAWL" --mode=$m --depth 3 --max-pages 10 --no-robots "$FIXTURE/graph/1000/10/"
+		grep -q "^Mode: $m; 10 URLs, 10 ok, 0 failed, [0-9]* links found and not fetched; " <<<"$output"
+	done
+}
+
+@test "memory is flat in the list's length: 2,000 and 40,000 URLs at -c 50, in every model" {
+	sanitized && skip "peak RSS means nothing under the sanitizers"
+	list 2000 "$BATS_TEST_TMPDIR/s.txt"
+	list 40000 "$BATS_TEST_TMPDIR/l.txt"
+	for m in thread pool coro; do
+		small=$(peak_kb "$CRAWL" --mode=$m -c 50 --format=jsonl -o /dev/null "$BATS_TEST_TMPDIR/s.txt")
+		large=$(peak_kb "$CRAWL" --mode=$m -c 50 --format=jsonl -o /dev/null "$BATS_TEST_TMPDIR/l.txt")
+		echo "$m: $small KiB for 2,000, $large KiB for 40,000"
+		[ "$large" -lt $(( small * 13 / 10 + 2048 )) ]
+	done
+	head -5000 "$BATS_TEST_TMPDIR/l.txt" >"$BATS_TEST_TMPDIR/l5.txt"
+	small=$(peak_kb "$CRAWL" --mode=seq --format=jsonl -o /dev/null "$BATS_TEST_TMPDIR/s.txt")
+	large=$(peak_kb "$CRAWL" --mode=seq --format=jsonl -o /dev/null "$BATS_TEST_TMPDIR/l5.txt")
+	echo "seq: $small KiB for 2,000, $large KiB for 5,000"
+	[ "$large" -lt $(( small * 13 / 10 + 2048 )) ]
+}
+
+@test "an endless site: the frontier spills to disk and memory stays bounded, in every model" {
+	for m in $MODES; do
+		out="$BATS_TEST_TMPDIR/endless-$m.jsonl"
+		kb=$(peak_kb "$CRAWL" --mode=$m --depth 50 --no-robots --deadline 4 --format=jsonl -o "$out" "$FIXTURE/graph/1000000000/50/")
+		rows=$(jq -r 'select(.url) | .url' "$out" | wc -l)
+		left=$(jq -r 'select(.summary) | .queued_left' "$out")
+		echo "$m: $rows rows, $left left, $kb KiB"
+		[ "$rows" -gt 100 ]
+		[ "$(jq -r 'select(.summary) | .urls' "$out")" -eq "$rows" ]
+		[ "$left" -gt 40000 ]
+		[ "$(jq -r 'select(.url) | .url' "$out" | sort | uniq -d | wc -l)" -eq 0 ]
+		sanitized || [ "$kb" -lt 262144 ]
+	done
+}
+
+@test "the thread model joins threads as they end: 40,000 URLs at -c 10 all succeed" {
+	list 40000 "$BATS_TEST_TMPDIR/l.txt" "bytes/1"
+	run "$CRAWL" --mode=thread -c 10 -q --format=jsonl "$BATS_TEST_TMPDIR/l.txt"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.ok' <<<"$output")" = "40000" ]
+}

@@ -1,0 +1,189 @@
+/* Unit tests for the output path: the spool that holds rows in memory and
+ * then on disk, the reorder that puts rows back into input order, and the
+ * sink that writes whole rows and keeps its first error. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "reorder.h"
+#include "sink.h"
+#include "spool.h"
+#include "strbuf.h"
+
+static int collect(const char *p, size_t n, void *data)
+{
+    sb_add(data, p, n);
+    return 0;
+}
+
+static void test_spool_keeps_bytes_in_order_across_memory_and_file(void **state)
+{
+    struct spool *sp = spool_new(10);
+    uint64_t off[3];
+    assert_int_equal(spool_add(sp, "abcdef", 6, &off[0]), 0);
+    assert_int_equal(spool_add(sp, "ghijkl", 6, &off[1]), 0);   /* past 10: to the file */
+    assert_int_equal(spool_add(sp, "mn", 2, &off[2]), 0);
+    assert_int_equal(off[1], 6);
+    assert_int_equal(off[2], 12);
+    assert_int_equal(spool_size(sp), 14);
+    char got[7] = {0};
+    assert_int_equal(spool_get(sp, off[1], got, 6), 0);
+    assert_string_equal(got, "ghijkl");
+    assert_int_equal(spool_get(sp, 4, got, 4), 0);       /* across the boundary */
+    got[4] = '\0';
+    assert_string_equal(got, "efgh");
+    struct strbuf all = {0};
+    assert_int_equal(spool_each(sp, collect, &all), 0);
+    assert_string_equal(all.data, "abcdefghijklmn");
+    spool_reset(sp);
+    assert_int_equal(spool_size(sp), 0);
+    assert_int_equal(spool_add(sp, "xy", 2, &off[0]), 0);
+    assert_int_equal(off[0], 0);
+    sb_reset(&all);
+    assert_int_equal(spool_each(sp, collect, &all), 0);
+    assert_string_equal(all.data, "xy");
+    sb_free(&all);
+    spool_free(sp);
+}
+
+static void test_reorder_passes_rows_on_in_sequence_whatever_the_arrival(void **state)
+{
+    struct strbuf out = {0};
+    /* 16 bytes of memory: most held rows go to the file. */
+    struct reorder *r = reorder_new(16, collect, &out);
+    const int order[] = { 3, 1, 4, 0, 9, 2, 6, 5, 8, 7 };
+    char row[32];
+    for (size_t i = 0; i < 10; i++) {
+        int n = snprintf(row, sizeof row, "row %d\n", order[i]);
+        assert_int_equal(reorder_put(r, (uint64_t)order[i], row, (size_t)n), 0);
+        if (order[i] == 0)
+            assert_string_equal(out.data, "row 0\nrow 1\n");
+    }
+    assert_int_equal(reorder_held(r), 0);
+    assert_string_equal(out.data, "row 0\nrow 1\nrow 2\nrow 3\nrow 4\nrow 5\nrow 6\nrow 7\nrow 8\nrow 9\n");
+    reorder_free(r);
+    sb_free(&out);
+}
+
+static void test_reorder_holds_many_rows_behind_a_slow_one(void **state)
+{
+    struct strbuf out = {0};
+    struct reorder *r = reorder_new(1024, collect, &out);
+    char row[32];
+    for (int i = 1; i <= 5000; i++) {
+        int n = snprintf(row, sizeof row, "%d\n", i);
+        assert_int_equal(reorder_put(r, (uint64_t)i, row, (size_t)n), 0);
+    }
+    assert_int_equal(reorder_held(r), 5000);
+    assert_int_equal(out.len, 0);
+    assert_int_equal(reorder_put(r, 0, "0\n", 2), 0);
+    assert_int_equal(reorder_held(r), 0);
+    /* Every number once, in order. */
+    char *p = out.data;
+    for (int i = 0; i <= 5000; i++) {
+        char *end;
+        assert_int_equal(strtol(p, &end, 10), i);
+        p = end + 1;
+    }
+    reorder_free(r);
+    sb_free(&out);
+}
+
+static int sink_err;
+static void on_sink_error(int err, void *data)
+{
+    sink_err = err;
+    (*(int *)data)++;
+}
+
+static void test_sink_reports_the_first_write_error_once(void **state)
+{
+    int fd = open("/dev/full", O_WRONLY);
+    if (fd < 0)
+        skip();
+    int calls = 0;
+    struct sink *s;
+    assert_int_equal(sink_new(&s, fd, 0, on_sink_error, &calls), 0);
+    assert_int_equal(sink_put(s, "row\n", 4), 0);       /* buffered */
+    assert_int_equal(sink_flush(s), -ENOSPC);
+    assert_int_equal(sink_put(s, "row\n", 4), -ENOSPC);
+    assert_int_equal(sink_error(s), -ENOSPC);
+    assert_int_equal(sink_free(s), -ENOSPC);
+    assert_int_equal(calls, 1);
+    assert_int_equal(sink_err, -ENOSPC);
+    close(fd);
+}
+
+static void test_sink_writes_rows_larger_than_its_buffer_whole(void **state)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    struct sink *s;
+    assert_int_equal(sink_new(&s, fds[1], 0, NULL, NULL), 0);
+    size_t n = 200 * 1024;
+    char *big = malloc(n);
+    memset(big, 'x', n - 1);
+    big[n - 1] = '\n';
+    assert_int_equal(sink_put(s, "a\n", 2), 0);
+    /* A reader keeps the pipe from filling. */
+    pid_t pid = fork();
+    if (pid == 0) {
+        char buf[4096];
+        size_t total = 0;
+        ssize_t r;
+        close(fds[1]);
+        while ((r = read(fds[0], buf, sizeof buf)) > 0)
+            total += (size_t)r;
+        _exit(total == n + 2 ? 0 : 1);
+    }
+    close(fds[0]);
+    assert_int_equal(sink_put(s, big, n), 0);
+    assert_int_equal(sink_free(s), 0);
+    close(fds[1]);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_int_equal(st, 0);
+    free(big);
+}
+
+static void test_sink_flushes_on_its_own_within_the_interval(void **state)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    struct sink *s;
+    assert_int_equal(sink_new(&s, fds[1], 20, NULL, NULL), 0);
+    assert_int_equal(sink_put(s, "row\n", 4), 0);
+    char buf[16];
+    ssize_t r = -1;
+    for (int i = 0; i < 100 && r <= 0; i++) {      /* at most 1 s */
+        usleep(10000);
+        r = read(fds[0], buf, sizeof buf);
+    }
+    assert_int_equal(r, 4);
+    assert_int_equal(sink_free(s), 0);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spool_keeps_bytes_in_order_across_memory_and_file),
+        cmocka_unit_test(test_reorder_passes_rows_on_in_sequence_whatever_the_arrival),
+        cmocka_unit_test(test_reorder_holds_many_rows_behind_a_slow_one),
+        cmocka_unit_test(test_sink_reports_the_first_write_error_once),
+        cmocka_unit_test(test_sink_writes_rows_larger_than_its_buffer_whole),
+        cmocka_unit_test(test_sink_flushes_on_its_own_within_the_interval),
+    };
+    return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
+}
