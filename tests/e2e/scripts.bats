@@ -21,6 +21,29 @@ load helpers
 	fi
 }
 
+@test "scripts/bench-memory.sh QUICK=1 writes a CSV row per tool and size, every one ok" {
+	out="$BATS_TEST_TMPDIR/bench-memory"
+	run env BUILD="$BUILD" QUICK=1 OUT="$out" scripts/bench-memory.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(head -1 "$out/bench-memory.csv")" = "tool,urls,wall_s,rss_mb,ok" ]
+	# The default tools, the peers when installed, at both sizes (1000 5000).
+	tools="crawl-coro crawl-pool"
+	command -v curl >/dev/null && curl --help all | grep -q -- --parallel-immediate && tools="$tools curl"
+	command -v wget2 >/dev/null && tools="$tools wget2"
+	for t in $tools; do
+		[ "$(grep -c "^$t,1000," "$out/bench-memory.csv")" -eq 1 ]
+		[ "$(grep -c "^$t,5000," "$out/bench-memory.csv")" -eq 1 ]
+	done
+	[ "$(tail -n +2 "$out/bench-memory.csv" | wc -l)" -eq "$((2 * $(wc -w <<<"$tools")))" ]
+	# Every row: a number of seconds, of megabytes, and every URL fetched.
+	[ "$(awk -F, 'NR > 1 && !($3 ~ /^[0-9.]+$/ && $4 ~ /^[0-9.]+$/ && $5 == "yes")' "$out/bench-memory.csv" | wc -l)" -eq 0 ]
+	grep -q '^crawl: .*built from commit' "$out/bench-memory.txt"
+	if command -v gnuplot >/dev/null; then
+		for p in rss-vs-n wall-vs-n; do [ -s "$out/$p.png" ] && [ -s "$out/$p.svg" ]; done
+	fi
+}
+
 @test "scripts/cost.sh --quick prints the cost table" {
 	run env BUILD="$BUILD" scripts/cost.sh --quick
 	[ "$status" -eq 0 ]
