@@ -60,6 +60,48 @@ const char *crawl_fail_name(enum crawl_fail f)
     return "other";
 }
 
+/* The error of a failure whose text could not be copied, per class. */
+static const char *const fail_texts[] = {
+    [CRAWL_FAIL_NONE] = "failed",
+    [CRAWL_FAIL_INPUT] = "not a URL crawl fetches",
+    [CRAWL_FAIL_DNS] = "host name not resolved",
+    [CRAWL_FAIL_CONNECT] = "could not connect",
+    [CRAWL_FAIL_TIMEOUT] = "timed out",
+    [CRAWL_FAIL_TLS] = "TLS failed",
+    [CRAWL_FAIL_PROTOCOL] = "protocol error",
+    [CRAWL_FAIL_RECV] = "receiving the response failed",
+    [CRAWL_FAIL_REDIRECTS] = "too many redirects",
+    [CRAWL_FAIL_TOO_LARGE] = "body larger than --max-size",
+    [CRAWL_FAIL_HTTP] = "HTTP error status",
+    [CRAWL_FAIL_THREAD] = "no thread could be started",
+    [CRAWL_FAIL_CANCELLED] = "cancelled",
+    [CRAWL_FAIL_ROBOTS] = "disallowed by robots.txt",
+    [CRAWL_FAIL_OTHER] = "failed",
+};
+
+void crawl_result_set_error(struct crawl_result *r, enum crawl_fail fail, const char *text)
+{
+    crawl_error_free(r->error);
+    r->fail = fail;
+    /* The copy fails exactly when memory is short, which is also when
+     * threads and transfers fail: a row that says nothing then would hide
+     * the one thing worth knowing. */
+    r->error = strdup(text);
+    if (!r->error) {
+        size_t k = (unsigned)fail < sizeof fail_texts / sizeof *fail_texts ? (size_t)fail
+                                                                           : CRAWL_FAIL_OTHER;
+        r->error = (char *)fail_texts[k];   /* never written to, never freed */
+    }
+}
+
+void crawl_error_free(char *error)
+{
+    for (size_t k = 0; k < sizeof fail_texts / sizeof *fail_texts; k++)
+        if (error == fail_texts[k])
+            return;
+    free(error);
+}
+
 void crawl_opts_init(struct crawl_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -125,7 +167,7 @@ static void job_free(struct crawl_job *j)
 {
     free(j->url);
     free(j->res.final_url);
-    free(j->res.error);
+    crawl_error_free(j->res.error);
     for (size_t i = 0; i < j->res.nextracts; i++) {
         free(j->res.extracts[i].name);
         free(j->res.extracts[i].value);
@@ -220,9 +262,7 @@ static void set_error(struct crawl_job *j, enum crawl_fail fail, const char *fmt
 {
     char buf[512];
     vsnprintf(buf, sizeof buf, fmt, ap);
-    free(j->res.error);
-    j->res.error = strdup(buf);
-    j->res.fail = fail;
+    crawl_result_set_error(&j->res, fail, buf);
 }
 
 /* Adds url as a job, or as a failed one when problem is not NULL. */
@@ -236,9 +276,7 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
     j->source = source;
     if (problem) {
         j->state = JOB_DONE;
-        j->res.fail = CRAWL_FAIL_INPUT;
-        if (!(j->res.error = strdup(problem)))
-            goto err;
+        crawl_result_set_error(&j->res, CRAWL_FAIL_INPUT, problem);
     }
     pthread_mutex_lock(&c->lock);
     int rc = crawl__push_job(c, j);
@@ -254,8 +292,7 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
             if (q == CRAWL_ENOMEM && j->state != JOB_DONE) {
                 j->state = JOB_DONE;
                 j->done_seq = c->ndone++;
-                j->res.fail = CRAWL_FAIL_OTHER;
-                j->res.error = strdup("out of memory");
+                crawl_result_set_error(&j->res, CRAWL_FAIL_OTHER, "out of memory");
                 c->nfailed++;
             }
         }
@@ -405,9 +442,7 @@ static void cancel_rest(struct crawl *c)
             continue;
         j->state = JOB_DONE;
         j->done_seq = c->ndone++;
-        j->res.fail = CRAWL_FAIL_CANCELLED;
-        free(j->res.error);
-        j->res.error = strdup(crawl_cancel_text(c));
+        crawl_result_set_error(&j->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
         c->nfailed++;
     }
     frontier_clear(c);

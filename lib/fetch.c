@@ -314,7 +314,7 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
     r->time_total = usec(h, CURLINFO_TOTAL_TIME_T);
     crawl_count_conns(x->c, conns);
 
-    free(r->error);
+    crawl_error_free(r->error);
     r->error = NULL;
     r->fail = CRAWL_FAIL_NONE;
     if (x->page) {
@@ -347,11 +347,11 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
     }
     if (rc != CURLE_OK) {
         char buf[CURL_ERROR_SIZE + 64];
-        r->fail = classify(rc, x);
-        if (r->fail == CRAWL_FAIL_TOO_LARGE)
+        enum crawl_fail fail = classify(rc, x);
+        if (fail == CRAWL_FAIL_TOO_LARGE)
             snprintf(buf, sizeof buf, "body larger than --max-size (%lld bytes)",
                      (long long)x->c->opts->max_size);
-        else if (r->fail == CRAWL_FAIL_CANCELLED)
+        else if (fail == CRAWL_FAIL_CANCELLED)
             snprintf(buf, sizeof buf, "%s", crawl_cancel_text(x->c));
         else if (rc == CURLE_UNSUPPORTED_PROTOCOL && r->status >= 300 && r->status < 400)
             snprintf(buf, sizeof buf, "redirect refused, only http and https are followed (%s)",
@@ -359,12 +359,11 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
         else
             snprintf(buf, sizeof buf, "%s",
                      x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
-        r->error = strdup(buf);
+        crawl_result_set_error(r, fail, buf);
     } else if (x->c->opts->fail_http && r->status >= 400) {
         char buf[64];
         snprintf(buf, sizeof buf, "HTTP status %ld", r->status);
-        r->fail = CRAWL_FAIL_HTTP;
-        r->error = strdup(buf);
+        crawl_result_set_error(r, CRAWL_FAIL_HTTP, buf);
     }
 }
 

@@ -267,7 +267,7 @@ static void job_free_internal(struct crawl_job *j)
         return;
     free(j->url);
     free(j->res.final_url);
-    free(j->res.error);
+    crawl_error_free(j->res.error);
     free(j->body);
     free(j->scope);
     free(j);
@@ -342,9 +342,7 @@ static void fail_robots(struct crawl *c, struct crawl_job *j)
 {
     j->state = JOB_DONE;
     j->done_seq = c->ndone++;
-    j->res.fail = CRAWL_FAIL_ROBOTS;
-    free(j->res.error);
-    j->res.error = strdup("disallowed by robots.txt");
+    crawl_result_set_error(&j->res, CRAWL_FAIL_ROBOTS, "disallowed by robots.txt");
     c->nfailed++;
     c->robots_blocked++;
 }
