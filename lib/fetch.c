@@ -55,26 +55,40 @@ static void check_content_type(struct fetch_xfer *x)
     x->page = NULL;
 }
 
-/* Keeps the first FETCH_ROBOTS_MAX bytes of a robots.txt body. */
-static void keep_body(struct fetch_xfer *x, const char *p, size_t n)
+/* Keeps the first FETCH_ROBOTS_MAX bytes of a robots.txt body, and sets
+ * x->robots_cut once they are in. Returns 0, or -1 when out of memory (the
+ * rules of a part of the file could allow what the rest forbids). */
+static int keep_body(struct fetch_xfer *x, const char *p, size_t n)
 {
-    if (x->buf_len >= FETCH_ROBOTS_MAX)
-        return;
-    if (n > FETCH_ROBOTS_MAX - x->buf_len)
+    if (n > FETCH_ROBOTS_MAX - x->buf_len) {
         n = FETCH_ROBOTS_MAX - x->buf_len;
+        x->robots_cut = 1;
+    }
     if (x->buf_len + n + 1 > x->buf_cap) {
         size_t cap = x->buf_cap ? x->buf_cap * 2 : 4096;
         while (cap < x->buf_len + n + 1)
             cap *= 2;
         char *b = realloc(x->buf, cap);
         if (!b)
-            return;
+            return -1;
         x->buf = b;
         x->buf_cap = cap;
     }
     memcpy(x->buf + x->buf_len, p, n);
     x->buf_len += n;
     x->buf[x->buf_len] = '\0';
+    return 0;
+}
+
+/* Drops the line that a robots.txt body cut at FETCH_ROBOTS_MAX ends in
+ * the middle of: "Disallow: /private/" cut to "Disallow: /pri" would be a
+ * rule the file does not have. */
+static void drop_partial_line(struct fetch_xfer *x)
+{
+    while (x->buf_len > 0 && x->buf[x->buf_len - 1] != '\n' && x->buf[x->buf_len - 1] != '\r')
+        x->buf_len--;
+    if (x->buf)
+        x->buf[x->buf_len] = '\0';
 }
 
 /* CURLOPT_WRITEFUNCTION: counts the decoded body and stops one that grows
@@ -86,6 +100,13 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
     size_t n = size * nmemb;
     curl_off_t max = x->c->opts->max_size;
     x->body += (curl_off_t)n;
+    if (x->job->kind == JOB_ROBOTS) {
+        /* Its own limit: a robots.txt over --max-size is read in part,
+         * never failed (which would forbid the whole host). */
+        if (keep_body(x, ptr, n) != 0 || x->robots_cut)
+            return 0;   /* CURLE_WRITE_ERROR */
+        return n;
+    }
     if (max > 0 && x->body > max) {
         x->too_large = 1;
         return 0;   /* CURLE_WRITE_ERROR */
@@ -97,8 +118,6 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
         if (x->page)
             html_page_feed(x->page, ptr, n);
     }
-    if (x->job->kind == JOB_ROBOTS)
-        keep_body(x, ptr, n);
     return n;
 }
 
@@ -184,8 +203,6 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
     curl_easy_setopt(h, CURLOPT_USERAGENT, o->user_agent);
     if (c->headers)
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
-    if (o->max_size > 0)
-        curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, o->max_size);
     if (bufsize > 0)
         curl_easy_setopt(h, CURLOPT_BUFFERSIZE, bufsize);
     if (o->cacert)
@@ -229,12 +246,17 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     job->res.start = crawl_now() - c->t0;
     x->page_checked = 0;
     x->buf_len = 0;
+    x->robots_cut = 0;
     html_page_free(x->page);
     x->page = NULL;
     const struct crawl_opts *o = c->opts;
     if (job->kind == JOB_PAGE && o->rules &&
         (job->depth < o->depth || html_rules_nextract(o->rules) > 0))
         x->page = html_page_new(o->rules, job->url);   /* NULL: no parsing */
+    /* Set per job, on handles that serve both kinds: a robots.txt whose
+     * Content-Length is over --max-size is still read up to its own limit. */
+    curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE,
+                     job->kind == JOB_ROBOTS ? (curl_off_t)0 : o->max_size);
     curl_easy_setopt(x->easy, CURLOPT_URL, job->url);
     curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
@@ -339,6 +361,10 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
         x->page = NULL;
     }
     if (x->job->kind == JOB_ROBOTS) {
+        if (x->robots_cut && rc == CURLE_WRITE_ERROR) {
+            rc = CURLE_OK;      /* stopped on purpose at FETCH_ROBOTS_MAX */
+            drop_partial_line(x);
+        }
         free(x->job->body);
         x->job->body = x->buf;
         x->job->body_len = x->buf_len;

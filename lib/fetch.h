@@ -23,10 +23,14 @@ struct fetch_xfer {
     int    page_checked;        /* its Content-Type was looked at */
     char  *buf;                 /* a robots.txt body */
     size_t buf_len, buf_cap;
+    int    robots_cut;          /* the robots.txt body reached FETCH_ROBOTS_MAX: the
+                                   transfer was stopped there, and that is no failure */
     char   errbuf[CURL_ERROR_SIZE];
 };
 
-/* The most of a robots.txt body kept (RFC 9309 asks for at least 500 KiB). */
+/* The most of a robots.txt body read, whatever --max-size says: RFC 9309,
+ * 2.5 asks crawlers to parse at least the first 500 KiB. The transfer stops
+ * there and the rest is ignored; the rules come from what was read. */
 #define FETCH_ROBOTS_MAX (512 * 1024)
 
 /* Returns a new easy handle with every option that does not depend on the

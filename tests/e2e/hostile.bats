@@ -31,3 +31,32 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 		stop_private_fixture
 	done
 }
+
+@test "a 100 MB robots.txt is read to 512 KiB and its first rules apply" {
+	for m in $MODES; do
+		echo "mode $m"
+		start_private_fixture --robots /robots/huge/104857600
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl \
+			"$PFIX/site/private/secret.html" "$PFIX/bytes/3"
+		[ "$status" -eq 1 ]
+		[ "$(error_of "$PFIX/site/private/secret.html")" = "disallowed by robots.txt" ]
+		[ "$(fail_of "$PFIX/bytes/3")" = ok ]
+		[ "$(count_of "$PFIX" /site/private/secret.html)" -eq 0 ]
+		# The transfer stopped: what was sent is the socket buffers' worth.
+		sent=$(stat_of "$PFIX" bytes_out)
+		echo "bytes_out $sent"
+		[ "$sent" -lt 20000000 ]
+		stop_private_fixture
+	done
+}
+
+@test "robots.txt has a limit of its own: --max-size does not fail it" {
+	for m in $MODES; do
+		# The default robots.txt is 39 bytes; /bytes/3 fits in 20.
+		run "$CRAWL" --mode=$m --depth 1 --max-size 20 --format=jsonl \
+			"$FIXTURE/site/private/secret.html" "$FIXTURE/bytes/3"
+		[ "$status" -eq 1 ]
+		[ "$(error_of "$FIXTURE/site/private/secret.html")" = "disallowed by robots.txt" ]
+		[ "$(fail_of "$FIXTURE/bytes/3")" = ok ]
+	done
+}
