@@ -60,3 +60,28 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 		[ "$(fail_of "$FIXTURE/bytes/3")" = ok ]
 	done
 }
+
+@test "an unreachable robots.txt says what happened, not that rules forbid" {
+	unreachable() { echo "robots.txt unreachable ($1): host treated as disallowed"; }
+	start_private_fixture --robots /status/503
+	for m in $MODES; do
+		echo "mode $m, 503 and refused"
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl "$PFIX/bytes/3" "http://127.0.0.1:1/x"
+		[ "$status" -eq 1 ]
+		[ "$(fail_of "$PFIX/bytes/3")" = robots ]
+		[ "$(error_of "$PFIX/bytes/3")" = "$(unreachable 503)" ]
+		[ "$(error_of "http://127.0.0.1:1/x")" = "$(unreachable connect)" ]
+	done
+	[ "$(count_of "$PFIX" /bytes/3)" -eq 0 ]
+	stop_private_fixture
+	start_private_fixture --robots /hang
+	for m in $MODES; do
+		echo "mode $m, timeout and deadline"
+		run "$CRAWL" --mode=$m --depth 1 --timeout 1 --format=jsonl "$PFIX/bytes/3"
+		[ "$(error_of "$PFIX/bytes/3")" = "$(unreachable timeout)" ]
+		run "$CRAWL" --mode=$m --depth 1 --deadline 1 --format=jsonl "$PFIX/bytes/3"
+		[ "$(error_of "$PFIX/bytes/3")" = "$(unreachable "cancelled: --deadline reached")" ]
+	done
+	[ "$(count_of "$PFIX" /bytes/3)" -eq 0 ]
+	stop_private_fixture
+}
