@@ -264,10 +264,26 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     return 0;
 }
 
-static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x)
+/* Whether a transfer that ended in rc with the given status stopped on a
+ * response header line too long for libcurl. libcurl 7.88 gathers a header
+ * line in a buffer capped at CURL_MAX_HTTP_HEADER (100 KiB) and reports a
+ * longer one as CURLE_OUT_OF_MEMORY, with no message: running out of
+ * memory after the status line was read and before any body byte came is
+ * that cap. (All the header lines together have a cap too, 300 KiB, which
+ * libcurl reports itself: "Too large response headers", CURLE_RECV_ERROR.) */
+static int header_too_large(CURLcode rc, const struct fetch_xfer *x, long status)
+{
+    curl_off_t wire = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_SIZE_DOWNLOAD_T, &wire);
+    return rc == CURLE_OUT_OF_MEMORY && status > 0 && x->body == 0 && wire == 0;
+}
+
+static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x, long status)
 {
     if (x->too_large)
         return CRAWL_FAIL_TOO_LARGE;
+    if (header_too_large(rc, x, status))
+        return CRAWL_FAIL_RECV;
     switch (rc) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
@@ -373,10 +389,13 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
     }
     if (rc != CURLE_OK) {
         char buf[CURL_ERROR_SIZE + 64];
-        enum crawl_fail fail = classify(rc, x);
+        enum crawl_fail fail = classify(rc, x, r->status);
         if (fail == CRAWL_FAIL_TOO_LARGE)
             snprintf(buf, sizeof buf, "body larger than --max-size (%lld bytes)",
                      (long long)x->c->opts->max_size);
+        else if (header_too_large(rc, x, r->status))
+            snprintf(buf, sizeof buf, "response header too large: a header line over %d bytes",
+                     CURL_MAX_HTTP_HEADER);
         else if (fail == CRAWL_FAIL_CANCELLED)
             snprintf(buf, sizeof buf, "%s", crawl_cancel_text(x->c));
         else if (rc == CURLE_UNSUPPORTED_PROTOCOL && r->status >= 300 && r->status < 400)

@@ -85,3 +85,17 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 	[ "$(count_of "$PFIX" /bytes/3)" -eq 0 ]
 	stop_private_fixture
 }
+
+@test "a response header line over libcurl's 100 KiB is a too-large header, not out of memory" {
+	for m in $MODES; do
+		echo "mode $m"
+		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/big-header/10485760" \
+			"$FIXTURE/big-header/200000" "$FIXTURE/big-header/100000"
+		[ "$status" -eq 1 ]
+		for n in 10485760 200000; do
+			[ "$(fail_of "$FIXTURE/big-header/$n")" = recv ]
+			[ "$(error_of "$FIXTURE/big-header/$n")" = "response header too large: a header line over 102400 bytes" ]
+		done
+		[ "$(fail_of "$FIXTURE/big-header/100000")" = ok ]
+	done
+}
