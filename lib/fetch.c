@@ -1,5 +1,7 @@
 /* fetch.c: the one place where libcurl options are set and results read, so
  * that every model fetches with exactly the same settings. */
+#include <langinfo.h>
+#include <locale.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +182,25 @@ static void proxy_check(void)
         if (v && *v)
             proxy_in_env = 1;
     }
+}
+
+/* libcurl hands a host name that is not ASCII to libidn2's
+ * idn2_lookup_ul, which converts it from the locale's charset: under the C
+ * locale, which a program has until it calls setlocale, "bücher.example"
+ * cannot be converted and libcurl fails with CURLE_URL_MALFORMAT, where
+ * the curl tool (which calls setlocale) goes to xn--bcher-kva.example. The
+ * URLs crawl reads are UTF-8 whatever the environment says (JSON output,
+ * HTML decoding), so a locale that is not UTF-8 (LANG unset, as on many CI
+ * machines) gives way to C.UTF-8. Only LC_CTYPE: numbers and messages stay
+ * as they are. */
+int fetch_set_locale(void)
+{
+    const char *set = setlocale(LC_CTYPE, "");
+    if (set && strcmp(nl_langinfo(CODESET), "UTF-8") == 0)
+        return 0;
+    if (setlocale(LC_CTYPE, "C.UTF-8"))
+        return 0;
+    return set ? 0 : -1;
 }
 
 CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)

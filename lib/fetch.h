@@ -33,6 +33,13 @@ struct fetch_xfer {
  * there and the rest is ignored; the rules come from what was read. */
 #define FETCH_ROBOTS_MAX (512 * 1024)
 
+/* Sets the program's LC_CTYPE for libcurl's international host names: the
+ * environment's when its charset is UTF-8, else C.UTF-8. Returns 0, or -1
+ * when neither could be set (non-ASCII host names then fail as malformed
+ * URLs). Call it from main before any thread starts: it changes the
+ * locale of the whole process. */
+int fetch_set_locale(void);
+
 /* Returns a new easy handle with every option that does not depend on the
  * URL (timeouts, redirects, protocols, reuse policy, headers), or NULL when
  * out of memory. share may be NULL. The caller frees it with

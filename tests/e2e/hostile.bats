@@ -99,3 +99,29 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 		[ "$(fail_of "$FIXTURE/big-header/100000")" = ok ]
 	done
 }
+
+@test "an international host name is fetched as curl fetches it, whatever the locale" {
+	# *.localhost names resolve to loopback inside libcurl, so
+	# xn--bcher-kva.localhost reaches the fixture without any DNS.
+	url="http://bücher.localhost:$FIXTURE_PORT/bytes/3"
+	link="http%3A%2F%2Fb%C3%BCcher.localhost%3A$FIXTURE_PORT%2Fbytes%2F5"
+	for locale in unset C C.UTF-8; do
+		if [ $locale = unset ]; then
+			envs=(env -u LANG -u LC_ALL -u LC_CTYPE)
+		else
+			envs=(env -u LANG -u LC_CTYPE LC_ALL=$locale)
+		fi
+		for m in $MODES; do
+			echo "locale $locale, mode $m"
+			run "${envs[@]}" "$CRAWL" --mode=$m --format=jsonl "$url"
+			[ "$status" -eq 0 ]
+			[ "$(fail_of "$url")" = ok ]
+			[ "$(jq -r 'select(.url) | .length' <<<"$output")" -eq 3 ]
+			# A link to such a host is followed too, and rows keep the name.
+			run "${envs[@]}" "$CRAWL" --mode=$m --depth 1 --span-hosts --format=jsonl \
+				"$FIXTURE/links?u=$link"
+			[ "$status" -eq 0 ]
+			[ "$(fail_of "http://bücher.localhost:$FIXTURE_PORT/bytes/5")" = ok ]
+		done
+	done
+}
