@@ -274,6 +274,10 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     if (job->kind == JOB_PAGE && o->rules &&
         (job->depth < o->depth || html_rules_nextract(o->rules) > 0))
         x->page = html_page_new(o->rules, job->url);   /* NULL: no parsing */
+    /* The tree XPath rules need may hold 20 or more times the body's bytes
+     * (a 43 MB page of links: 868 MB): --max-size bounds it as well. */
+    if (x->page && o->max_size > 0)
+        html_page_set_tree_max(x->page, (size_t)o->max_size);
     /* Set per job, on handles that serve both kinds: a robots.txt whose
      * Content-Length is over --max-size is still read up to its own limit. */
     curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE,
@@ -342,6 +346,19 @@ static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x, long st
     }
 }
 
+/* Says once per crawl that a page's XPath rules saw only its beginning. */
+static void warn_stopped(struct fetch_xfer *x, enum html_stop why)
+{
+    if (why == HTML_STOP_DEPTH)
+        crawl_warn_once(x->c, "%s: elements nested deeper than libxml2's limit (%u): "
+                        "--follow and --extract see only the page before them",
+                        x->job->url, html_max_depth());
+    else if (why == HTML_STOP_TREE)
+        crawl_warn_once(x->c, "%s: the page's document tree reached --max-size (%lld bytes): "
+                        "--follow and --extract see only the page before that point",
+                        x->job->url, (long long)x->c->opts->max_size);
+}
+
 static double usec(CURL *h, CURLINFO what)
 {
     curl_off_t v = 0;
@@ -382,6 +399,7 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
         if (rc == CURLE_OK && r->status >= 200 && r->status < 300 &&
             html_page_finish(x->page, r->final_url, &l) == 0) {
             r->nlinks = l.nlinks;
+            warn_stopped(x, l.stopped);
             if (x->job->depth < x->c->opts->depth) {
                 x->job->links = l.links;
                 x->job->nlinks = l.nlinks;

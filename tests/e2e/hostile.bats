@@ -5,6 +5,7 @@
 # size; in every model.
 
 load helpers
+bats_require_minimum_version 1.5.0   # run --separate-stderr
 
 MODES="seq thread pool coro"
 
@@ -123,5 +124,43 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 			[ "$status" -eq 0 ]
 			[ "$(fail_of "http://bücher.localhost:$FIXTURE_PORT/bytes/5")" = ok ]
 		done
+	done
+}
+
+@test "a page nested past libxml2's depth limit gets a warning, once per crawl" {
+	warning=": elements nested deeper than libxml2's limit (256): --follow and --extract see only the page before them"
+	for m in $MODES; do
+		echo "mode $m"
+		run --separate-stderr "$CRAWL" --mode=$m --depth 1 --follow '//div//a/@href' --format=jsonl \
+			"$FIXTURE/deep/100" "$FIXTURE/deep/300" "$FIXTURE/deep/400"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r --arg u "$FIXTURE/deep/100" 'select(.url == $u) | .links' <<<"$output")" -eq 1 ]
+		[ "$(jq -r --arg u "$FIXTURE/deep/300" 'select(.url == $u) | .links' <<<"$output")" -eq 0 ]
+		[ "$(grep -c "$warning" <<<"$stderr")" -eq 1 ]
+		grep -Fqx -e "crawl: $FIXTURE/deep/300$warning" -e "crawl: $FIXTURE/deep/400$warning" <<<"$stderr"
+		# Streamed (the default rule), nothing is too deep.
+		run --separate-stderr "$CRAWL" --mode=$m --depth 1 --format=jsonl "$FIXTURE/deep/300"
+		[ "$(jq -r 'select(.depth == 0) | .links' <<<"$output")" -eq 2 ]
+		[ -z "$stderr" ]
+	done
+}
+
+@test "the tree built for XPath rules is bounded by --max-size" {
+	# 20,000 links in 578 KiB: a tree of some 14 MB, bounded at 1 MiB.
+	page="$FIXTURE/wide/20000"
+	for m in $MODES; do
+		echo "mode $m"
+		run --separate-stderr "$CRAWL" --mode=$m --depth 1 --max-pages 1 --max-size 1M \
+			--follow '//body//a/@href' --format=jsonl "$page"
+		[ "$status" -eq 0 ]
+		links=$(jq -r 'select(.url) | .links' <<<"$output")
+		echo "links $links"
+		[ "$links" -gt 100 ] && [ "$links" -lt 2000 ]
+		[ "$stderr" = "crawl: $page: the page's document tree reached --max-size (1048576 bytes): --follow and --extract see only the page before that point" ]
+		# Without a bound every link is there (up to the cap of 10,000).
+		run --separate-stderr "$CRAWL" --mode=$m --depth 1 --max-pages 1 --max-size 0 \
+			--follow '//body//a/@href' --format=jsonl "$page"
+		[ "$(jq -r 'select(.url) | .links' <<<"$output")" -eq 10000 ]
+		[ -z "$stderr" ]
 	done
 }
