@@ -817,6 +817,7 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     html_global_init();
+    fetch_set_locale();     /* for international host names; C without it */
     parse_args(&cli, argc, argv);
     install_signals();
     struct crawl c;

@@ -38,6 +38,9 @@
 #define LINGER_TIMEOUT 2.0              /* seconds to drain input before closing */
 #define PATHS_MAX      200000           /* distinct paths counted for /stats?path= */
 #define PATH_BYTES_MAX (64u << 20)
+#define MAX_DEEP       100000           /* /deep nesting */
+#define MAX_WIDE       1000000          /* /wide links */
+#define MAX_BIG_HEADER (64u << 20)      /* /big-header line */
 
 /* The body of /bytes, /chunked, /gzip and /trickle: byte i is PATTERN[i % 64].
  * Text, so it can be printed; periodic, so gzip shrinks it about 1:340. */
@@ -120,6 +123,7 @@ static struct fixture {
     ev_timer sweep;             /* closes idle connections */
     ev_signal sigint, sigterm;
     const char *root;
+    const char *robots;         /* --robots: the path /robots.txt is answered as */
     struct conn *conns;
     struct conn *idle_head, *idle_tail;
     uint64_t accepted, requests, open, peak_open, active, peak_active, bytes_out;
@@ -1062,6 +1066,97 @@ static void ep_stats(struct conn *c, const struct req *r)
     free(b.p);
 }
 
+/* The rules of the default root's robots.txt, for the /robots/ variants. */
+#define ROBOTS_RULES "User-agent: *\nDisallow: /site/private/\n"
+
+/* /robots/bom, /robots/cr, /robots/huge/N: hostile spellings of the default
+ * robots.txt, to be served as /robots.txt with --robots: after a UTF-8 byte
+ * order mark; with CR alone as line end; its two lines followed by
+ * comment-free filler (the /bytes pattern) up to N bytes, streamed. */
+static void ep_robots(struct conn *c, const char *rest, size_t len)
+{
+    static const char bom[] = "\xEF\xBB\xBF" ROBOTS_RULES;
+    static const char cr[] = "User-agent: *\rDisallow: /site/private/\r";
+    const char *plain = "text/plain; charset=utf-8";
+    uint64_t n;
+    if (len == 3 && memcmp(rest, "bom", 3) == 0)
+        return respond(c, 200, plain, bom, sizeof bom - 1, NULL);
+    if (len == 2 && memcmp(rest, "cr", 2) == 0)
+        return respond(c, 200, plain, cr, sizeof cr - 1, NULL);
+    if (len < 5 || memcmp(rest, "huge/", 5) != 0 ||
+        parse_num(rest + 5, len - 5, MAX_BODY, &n) < 0 || n < sizeof ROBOTS_RULES - 1)
+        return not_found(c);
+    put_head(c, 200, plain, (long long)n, NULL);
+    if (c->head_only)
+        return req_answered(c);
+    buf_str(&c->out, ROBOTS_RULES);
+    c->chunked = 0;
+    start_body(c, BODY_BYTES, n - (sizeof ROBOTS_RULES - 1));
+}
+
+/* /deep/N: an HTML page whose one link (/bytes/1) sits inside N nested
+ * <div>s, followed by a shallow one (/bytes/2), for parsers' depth limits. */
+static void ep_deep(struct conn *c, const char *rest, size_t len)
+{
+    uint64_t n;
+    if (parse_num(rest, len, MAX_DEEP, &n) < 0)
+        return not_found(c);
+    struct buf b = { 0 };
+    buf_str(&b, "<!DOCTYPE html>\n<html><head><title>deep</title></head><body>\n");
+    for (uint64_t i = 0; i < n; i++)
+        buf_str(&b, "<div>");
+    buf_str(&b, "<a href=\"/bytes/1\">deep</a>");
+    for (uint64_t i = 0; i < n; i++)
+        buf_str(&b, "</div>");
+    buf_str(&b, "\n<p><a href=\"/bytes/2\">shallow</a></p></body></html>\n");
+    if (b.broken)
+        c->broken = 1;
+    else
+        respond(c, 200, "text/html; charset=utf-8", b.p, b.len, NULL);
+    free(b.p);
+}
+
+/* /wide/N: an HTML page of N links, /bytes/1 to /bytes/N, side by side: a
+ * small body whose document tree is many times its size. */
+static void ep_wide(struct conn *c, const char *rest, size_t len)
+{
+    uint64_t n;
+    if (parse_num(rest, len, MAX_WIDE, &n) < 0)
+        return not_found(c);
+    struct buf b = { 0 };
+    buf_str(&b, "<!DOCTYPE html>\n<html><head><title>wide</title></head><body>\n");
+    for (uint64_t i = 1; i <= n; i++)
+        buf_printf(&b, "<a href=\"/bytes/%llu\">%llu</a>\n", (unsigned long long)i,
+                   (unsigned long long)i);
+    buf_str(&b, "</body></html>\n");
+    if (b.broken)
+        c->broken = 1;
+    else
+        respond(c, 200, "text/html; charset=utf-8", b.p, b.len, NULL);
+    free(b.p);
+}
+
+/* /big-header/N: 200 "ok\n" after a response header line "X-Big: " with N
+ * bytes of value, for clients' limits on response headers. */
+static void ep_big_header(struct conn *c, const char *rest, size_t len)
+{
+    uint64_t n;
+    if (parse_num(rest, len, MAX_BIG_HEADER, &n) < 0)
+        return not_found(c);
+    struct buf h = { 0 };
+    buf_str(&h, "X-Big: ");
+    if (buf_reserve(&h, (size_t)n + 3) == 0) {
+        memset(h.p + h.len, 'a', (size_t)n);
+        h.len += (size_t)n;
+    }
+    buf_put(&h, "\r\n", 3);     /* with the NUL that put_head's buf_str needs */
+    if (h.broken)
+        c->broken = 1;
+    else
+        respond(c, 200, "text/plain; charset=utf-8", "ok\n", 3, h.p);
+    free(h.p);
+}
+
 static void dispatch(struct conn *c, const struct req *r)
 {
     const char *rest;
@@ -1093,6 +1188,23 @@ static void dispatch(struct conn *c, const struct req *r)
         return ep_links(c, r);
     if (path_has_prefix(r, "/header/", &rest, &len) && len > 0)
         return ep_header(c, r, rest, len);
+    if (path_has_prefix(r, "/robots/", &rest, &len))
+        return ep_robots(c, rest, len);
+    if (path_has_prefix(r, "/deep/", &rest, &len))
+        return ep_deep(c, rest, len);
+    if (path_has_prefix(r, "/wide/", &rest, &len))
+        return ep_wide(c, rest, len);
+    if (path_has_prefix(r, "/big-header/", &rest, &len))
+        return ep_big_header(c, rest, len);
+    if (path_is(r, "/robots.txt") && fx.robots) {
+        /* Answered as the request for --robots PATH would be. */
+        struct req alt = *r;
+        alt.path = fx.robots;
+        alt.path_len = strcspn(fx.robots, "?");
+        alt.query = fx.robots[alt.path_len] ? fx.robots + alt.path_len + 1 : NULL;
+        alt.query_len = alt.query ? strlen(alt.query) : 0;
+        return dispatch(c, &alt);
+    }
     if (path_is(r, "/robots.txt"))
         return serve_file(c, "/robots.txt", 11, r->path, r->path_len, NULL);
     if (path_has_prefix(r, "/trickle/", &rest, &len))
@@ -1475,7 +1587,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
 "usage: fixture-server [--port N] [--port-file FILE] [--root DIR]\n"
-"                      [--stall-port-file FILE] [-q]\n"
+"                      [--stall-port-file FILE] [--robots PATH] [-q]\n"
 "\n"
 "A deterministic HTTP/1.1 server on 127.0.0.1 for tests and benchmarks.\n"
 "\n"
@@ -1486,6 +1598,8 @@ static void usage(FILE *f)
 "                    connections is kept full so that a connect() to it\n"
 "                    never completes (connect timeouts), and write its\n"
 "                    port number to FILE\n"
+"  --robots PATH     answer /robots.txt as the request for PATH would be\n"
+"                    (e.g. /status/503, /hang, /robots/huge/104857600)\n"
 "  -q, --quiet       do not print \"listening on http://127.0.0.1:PORT\"\n"
 "  -h, --help        this text\n"
 "\n"
@@ -1520,6 +1634,14 @@ static void usage(FILE *f)
 "  /reset               closes the connection with a TCP RST\n"
 "  /trickle/N/MS        Content-Length N, then one byte every MS milliseconds\n"
 "  /garbage             a response that is not HTTP, then close\n"
+"  /robots/bom, /robots/cr  the default robots.txt after a UTF-8 byte order\n"
+"                       mark, or with CR alone as line end\n"
+"  /robots/huge/N       the default robots.txt's two lines, then filler up\n"
+"                       to N bytes\n"
+"  /deep/N              HTML: a link (/bytes/1) inside N nested <div>s, then\n"
+"                       a shallow one (/bytes/2)\n"
+"  /wide/N              HTML: N links, /bytes/1 to /bytes/N\n"
+"  /big-header/N        200 \"ok\\n\" after a header line \"X-Big: \" + N bytes\n"
 "  /stats               JSON counters: accepted, requests, open, peak_open,\n"
 "                       active, peak_active, bytes_out (/stats itself is\n"
 "                       never counted)\n"
@@ -1611,7 +1733,8 @@ int main(int argc, char **argv)
         if ((name_len == 6 && strncmp(a, "--port", 6) == 0) ||
             (name_len == 11 && strncmp(a, "--port-file", 11) == 0) ||
             (name_len == 17 && strncmp(a, "--stall-port-file", 17) == 0) ||
-            (name_len == 6 && strncmp(a, "--root", 6) == 0))
+            (name_len == 6 && strncmp(a, "--root", 6) == 0) ||
+            (name_len == 8 && strncmp(a, "--robots", 8) == 0))
             takes = 1;
         if (takes) {
             if (eq && name_len < strlen(a)) {
@@ -1632,6 +1755,10 @@ int main(int argc, char **argv)
             port = strtol(val, &end, 10);
             if (errno || *val == '\0' || *end != '\0' || port < 0 || port > 65535)
                 die_usage("--port: not a port number: '%s'", val);
+        } else if (takes && strncmp(a, "--robots", 8) == 0) {
+            if (val[0] != '/' || strncmp(val, "/robots.txt", 11) == 0)
+                die_usage("--robots: not a path of another endpoint: '%s'", val);
+            fx.robots = val;
         } else if (takes) {
             fx.root = val;
             root_given = 1;

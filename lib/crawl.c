@@ -62,6 +62,48 @@ const char *crawl_fail_name(enum crawl_fail f)
     return "other";
 }
 
+/* The error of a failure whose text could not be copied, per class. */
+static const char *const fail_texts[] = {
+    [CRAWL_FAIL_NONE] = "failed",
+    [CRAWL_FAIL_INPUT] = "not a URL crawl fetches",
+    [CRAWL_FAIL_DNS] = "host name not resolved",
+    [CRAWL_FAIL_CONNECT] = "could not connect",
+    [CRAWL_FAIL_TIMEOUT] = "timed out",
+    [CRAWL_FAIL_TLS] = "TLS failed",
+    [CRAWL_FAIL_PROTOCOL] = "protocol error",
+    [CRAWL_FAIL_RECV] = "receiving the response failed",
+    [CRAWL_FAIL_REDIRECTS] = "too many redirects",
+    [CRAWL_FAIL_TOO_LARGE] = "body larger than --max-size",
+    [CRAWL_FAIL_HTTP] = "HTTP error status",
+    [CRAWL_FAIL_THREAD] = "no thread could be started",
+    [CRAWL_FAIL_CANCELLED] = "cancelled",
+    [CRAWL_FAIL_ROBOTS] = "disallowed by robots.txt",
+    [CRAWL_FAIL_OTHER] = "failed",
+};
+
+void crawl_result_set_error(struct crawl_result *r, enum crawl_fail fail, const char *text)
+{
+    crawl_error_free(r->error);
+    r->fail = fail;
+    /* The copy fails exactly when memory is short, which is also when
+     * threads and transfers fail: a row that says nothing then would hide
+     * the one thing worth knowing. */
+    r->error = strdup(text);
+    if (!r->error) {
+        size_t k = (unsigned)fail < sizeof fail_texts / sizeof *fail_texts ? (size_t)fail
+                                                                           : CRAWL_FAIL_OTHER;
+        r->error = (char *)fail_texts[k];   /* never written to, never freed */
+    }
+}
+
+void crawl_error_free(char *error)
+{
+    for (size_t k = 0; k < sizeof fail_texts / sizeof *fail_texts; k++)
+        if (error == fail_texts[k])
+            return;
+    free(error);
+}
+
 void crawl_opts_init(struct crawl_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -129,7 +171,7 @@ void crawl__job_free(struct crawl_job *j)
         return;
     free(j->url);
     free(j->res.final_url);
-    free(j->res.error);
+    crawl_error_free(j->res.error);
     for (size_t i = 0; i < j->res.nextracts; i++) {
         free(j->res.extracts[i].name);
         free(j->res.extracts[i].value);
@@ -254,16 +296,12 @@ static void set_error(struct crawl_job *j, enum crawl_fail fail, const char *fmt
 {
     char buf[512];
     vsnprintf(buf, sizeof buf, fmt, ap);
-    free(j->res.error);
-    j->res.error = strdup(buf);
-    j->res.fail = fail;
+    crawl_result_set_error(&j->res, fail, buf);
 }
 
 void crawl__fail_early(struct crawl_job *j, enum crawl_fail fail, const char *why)
 {
-    free(j->res.error);
-    j->res.error = strdup(why);
-    j->res.fail = fail;
+    crawl_result_set_error(&j->res, fail, why);
     j->failed_early = 1;
 }
 
@@ -411,7 +449,7 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
 {
     int page = job->kind == JOB_PAGE;
     if (page && job->res.fail != CRAWL_FAIL_NONE && !job->res.error)
-        job->res.error = strdup(crawl_fail_name(job->res.fail));
+        crawl_result_set_error(&job->res, job->res.fail, crawl_fail_name(job->res.fail));
     /* The row first: once the job is no longer counted as running, the
      * crawl may end, and its row must be out by then. */
     if (page && c->on_done)
@@ -503,11 +541,8 @@ static void end_job(struct crawl *c, struct crawl_job *j)
         crawl__job_free(j);
         return;
     }
-    if (!j->failed_early) {
-        free(j->res.error);
-        j->res.fail = CRAWL_FAIL_CANCELLED;
-        j->res.error = strdup(crawl_cancel_text(c));
-    }
+    if (!j->failed_early)
+        crawl_result_set_error(&j->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
     pthread_mutex_lock(&c->lock);
     c->running++;
     pthread_mutex_unlock(&c->lock);

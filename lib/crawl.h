@@ -65,6 +65,18 @@ enum crawl_fail {
 /* Returns the one-word name of a failure class ("timeout", "connect", ...). */
 const char *crawl_fail_name(enum crawl_fail f);
 
+struct crawl_result;
+
+/* Records failure class fail in r with the error text (copied), replacing
+ * any earlier error. When the copy cannot be made (memory is short) the
+ * error becomes a static text for the class instead: a failed result always
+ * says why. Free r->error only with crawl_error_free. */
+void crawl_result_set_error(struct crawl_result *r, enum crawl_fail fail, const char *text);
+
+/* Frees a result's error text, unless it is one of the static texts that
+ * crawl_result_set_error falls back to. error may be NULL. */
+void crawl_error_free(char *error);
+
 struct crawl_opts {
     int    concurrency;       /* transfers in flight at most; 0: the model's default */
     double timeout;           /* seconds for a whole transfer */
@@ -112,7 +124,8 @@ struct crawl_result {
     double end;               /* seconds from the crawl's start to its end */
     int    worker;            /* id of the thread or coroutine that ran it */
     enum crawl_fail fail;     /* CRAWL_FAIL_NONE on success */
-    char  *error;             /* NULL on success, else why it failed */
+    char  *error;             /* NULL on success, else why it failed (may be
+                               * static: see crawl_result_set_error) */
     struct html_extract *extracts; /* values of --extract, in rule order */
     size_t nextracts;
     size_t nlinks;            /* links the page gave (before admission) */

@@ -1,5 +1,7 @@
 /* fetch.c: the one place where libcurl options are set and results read, so
  * that every model fetches with exactly the same settings. */
+#include <langinfo.h>
+#include <locale.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,26 +57,40 @@ static void check_content_type(struct fetch_xfer *x)
     x->page = NULL;
 }
 
-/* Keeps the first FETCH_ROBOTS_MAX bytes of a robots.txt body. */
-static void keep_body(struct fetch_xfer *x, const char *p, size_t n)
+/* Keeps the first FETCH_ROBOTS_MAX bytes of a robots.txt body, and sets
+ * x->robots_cut once they are in. Returns 0, or -1 when out of memory (the
+ * rules of a part of the file could allow what the rest forbids). */
+static int keep_body(struct fetch_xfer *x, const char *p, size_t n)
 {
-    if (x->buf_len >= FETCH_ROBOTS_MAX)
-        return;
-    if (n > FETCH_ROBOTS_MAX - x->buf_len)
+    if (n > FETCH_ROBOTS_MAX - x->buf_len) {
         n = FETCH_ROBOTS_MAX - x->buf_len;
+        x->robots_cut = 1;
+    }
     if (x->buf_len + n + 1 > x->buf_cap) {
         size_t cap = x->buf_cap ? x->buf_cap * 2 : 4096;
         while (cap < x->buf_len + n + 1)
             cap *= 2;
         char *b = realloc(x->buf, cap);
         if (!b)
-            return;
+            return -1;
         x->buf = b;
         x->buf_cap = cap;
     }
     memcpy(x->buf + x->buf_len, p, n);
     x->buf_len += n;
     x->buf[x->buf_len] = '\0';
+    return 0;
+}
+
+/* Drops the line that a robots.txt body cut at FETCH_ROBOTS_MAX ends in
+ * the middle of: "Disallow: /private/" cut to "Disallow: /pri" would be a
+ * rule the file does not have. */
+static void drop_partial_line(struct fetch_xfer *x)
+{
+    while (x->buf_len > 0 && x->buf[x->buf_len - 1] != '\n' && x->buf[x->buf_len - 1] != '\r')
+        x->buf_len--;
+    if (x->buf)
+        x->buf[x->buf_len] = '\0';
 }
 
 /* CURLOPT_WRITEFUNCTION: counts the decoded body and stops one that grows
@@ -86,6 +102,13 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
     size_t n = size * nmemb;
     curl_off_t max = x->c->opts->max_size;
     x->body += (curl_off_t)n;
+    if (x->job->kind == JOB_ROBOTS) {
+        /* Its own limit: a robots.txt over --max-size is read in part,
+         * never failed (which would forbid the whole host). */
+        if (keep_body(x, ptr, n) != 0 || x->robots_cut)
+            return 0;   /* CURLE_WRITE_ERROR */
+        return n;
+    }
     if (max > 0 && x->body > max) {
         x->too_large = 1;
         return 0;   /* CURLE_WRITE_ERROR */
@@ -97,8 +120,6 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
         if (x->page)
             html_page_feed(x->page, ptr, n);
     }
-    if (x->job->kind == JOB_ROBOTS)
-        keep_body(x, ptr, n);
     return n;
 }
 
@@ -163,6 +184,25 @@ static void proxy_check(void)
     }
 }
 
+/* libcurl hands a host name that is not ASCII to libidn2's
+ * idn2_lookup_ul, which converts it from the locale's charset: under the C
+ * locale, which a program has until it calls setlocale, "bücher.example"
+ * cannot be converted and libcurl fails with CURLE_URL_MALFORMAT, where
+ * the curl tool (which calls setlocale) goes to xn--bcher-kva.example. The
+ * URLs crawl reads are UTF-8 whatever the environment says (JSON output,
+ * HTML decoding), so a locale that is not UTF-8 (LANG unset, as on many CI
+ * machines) gives way to C.UTF-8. Only LC_CTYPE: numbers and messages stay
+ * as they are. */
+int fetch_set_locale(void)
+{
+    const char *set = setlocale(LC_CTYPE, "");
+    if (set && strcmp(nl_langinfo(CODESET), "UTF-8") == 0)
+        return 0;
+    if (setlocale(LC_CTYPE, "C.UTF-8"))
+        return 0;
+    return set ? 0 : -1;
+}
+
 CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
 {
     int automatic;
@@ -184,8 +224,6 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
     curl_easy_setopt(h, CURLOPT_USERAGENT, o->user_agent);
     if (c->headers)
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
-    if (o->max_size > 0)
-        curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, o->max_size);
     if (bufsize > 0)
         curl_easy_setopt(h, CURLOPT_BUFFERSIZE, bufsize);
     if (o->cacert)
@@ -224,12 +262,21 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     job->res.start = crawl_now() - c->t0;
     x->page_checked = 0;
     x->buf_len = 0;
+    x->robots_cut = 0;
     html_page_free(x->page);
     x->page = NULL;
     const struct crawl_opts *o = c->opts;
     if (job->kind == JOB_PAGE && o->rules &&
         (job->depth < o->depth || html_rules_nextract(o->rules) > 0))
         x->page = html_page_new(o->rules, job->url);   /* NULL: no parsing */
+    /* The tree XPath rules need may hold 20 or more times the body's bytes
+     * (a 43 MB page of links: 868 MB): --max-size bounds it as well. */
+    if (x->page && o->max_size > 0)
+        html_page_set_tree_max(x->page, (size_t)o->max_size);
+    /* Set per job, on handles that serve both kinds: a robots.txt whose
+     * Content-Length is over --max-size is still read up to its own limit. */
+    curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE,
+                     job->kind == JOB_ROBOTS ? (curl_off_t)0 : o->max_size);
     curl_easy_setopt(x->easy, CURLOPT_URL, job->url);
     /* A transfer to an https host whose first connection is still being set
      * up waits to learn whether it multiplexes (HTTP/2) rather than opening
@@ -244,10 +291,26 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     return 0;
 }
 
-static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x)
+/* Whether a transfer that ended in rc with the given status stopped on a
+ * response header line too long for libcurl. libcurl 7.88 gathers a header
+ * line in a buffer capped at CURL_MAX_HTTP_HEADER (100 KiB) and reports a
+ * longer one as CURLE_OUT_OF_MEMORY, with no message: running out of
+ * memory after the status line was read and before any body byte came is
+ * that cap. (All the header lines together have a cap too, 300 KiB, which
+ * libcurl reports itself: "Too large response headers", CURLE_RECV_ERROR.) */
+static int header_too_large(CURLcode rc, const struct fetch_xfer *x, long status)
+{
+    curl_off_t wire = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_SIZE_DOWNLOAD_T, &wire);
+    return rc == CURLE_OUT_OF_MEMORY && status > 0 && x->body == 0 && wire == 0;
+}
+
+static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x, long status)
 {
     if (x->too_large)
         return CRAWL_FAIL_TOO_LARGE;
+    if (header_too_large(rc, x, status))
+        return CRAWL_FAIL_RECV;
     switch (rc) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
@@ -285,6 +348,19 @@ static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x)
     }
 }
 
+/* Says once per crawl that a page's XPath rules saw only its beginning. */
+static void warn_stopped(struct fetch_xfer *x, enum html_stop why)
+{
+    if (why == HTML_STOP_DEPTH)
+        crawl_warn_once(x->c, "%s: elements nested deeper than libxml2's limit (%u): "
+                        "--follow and --extract see only the page before them",
+                        x->job->url, html_max_depth());
+    else if (why == HTML_STOP_TREE)
+        crawl_warn_once(x->c, "%s: the page's document tree reached --max-size (%lld bytes): "
+                        "--follow and --extract see only the page before that point",
+                        x->job->url, (long long)x->c->opts->max_size);
+}
+
 static double usec(CURL *h, CURLINFO what)
 {
     curl_off_t v = 0;
@@ -316,7 +392,7 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
     r->time_total = usec(h, CURLINFO_TOTAL_TIME_T);
     crawl_count_conns(x->c, conns);
 
-    free(r->error);
+    crawl_error_free(r->error);
     r->error = NULL;
     r->fail = CRAWL_FAIL_NONE;
     if (x->page) {
@@ -325,6 +401,7 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
         if (rc == CURLE_OK && r->status >= 200 && r->status < 300 &&
             html_page_finish(x->page, r->final_url, &l) == 0) {
             r->nlinks = l.nlinks;
+            warn_stopped(x, l.stopped);
             if (x->job->depth < x->c->opts->depth) {
                 x->job->links = l.links;
                 x->job->nlinks = l.nlinks;
@@ -341,6 +418,10 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
         x->page = NULL;
     }
     if (x->job->kind == JOB_ROBOTS) {
+        if (x->robots_cut && rc == CURLE_WRITE_ERROR) {
+            rc = CURLE_OK;      /* stopped on purpose at FETCH_ROBOTS_MAX */
+            drop_partial_line(x);
+        }
         free(x->job->body);
         x->job->body = x->buf;
         x->job->body_len = x->buf_len;
@@ -349,11 +430,14 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
     }
     if (rc != CURLE_OK) {
         char buf[CURL_ERROR_SIZE + 64];
-        r->fail = classify(rc, x);
-        if (r->fail == CRAWL_FAIL_TOO_LARGE)
+        enum crawl_fail fail = classify(rc, x, r->status);
+        if (fail == CRAWL_FAIL_TOO_LARGE)
             snprintf(buf, sizeof buf, "body larger than --max-size (%lld bytes)",
                      (long long)x->c->opts->max_size);
-        else if (r->fail == CRAWL_FAIL_CANCELLED)
+        else if (header_too_large(rc, x, r->status))
+            snprintf(buf, sizeof buf, "response header too large: a header line over %d bytes",
+                     CURL_MAX_HTTP_HEADER);
+        else if (fail == CRAWL_FAIL_CANCELLED)
             snprintf(buf, sizeof buf, "%s", crawl_cancel_text(x->c));
         else if (rc == CURLE_UNSUPPORTED_PROTOCOL && r->status >= 300 && r->status < 400)
             snprintf(buf, sizeof buf, "redirect refused, only http and https are followed (%s)",
@@ -361,12 +445,11 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
         else
             snprintf(buf, sizeof buf, "%s",
                      x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
-        r->error = strdup(buf);
+        crawl_result_set_error(r, fail, buf);
     } else if (x->c->opts->fail_http && r->status >= 400) {
         char buf[64];
         snprintf(buf, sizeof buf, "HTTP status %ld", r->status);
-        r->fail = CRAWL_FAIL_HTTP;
-        r->error = strdup(buf);
+        crawl_result_set_error(r, CRAWL_FAIL_HTTP, buf);
     }
 }
 

@@ -23,11 +23,22 @@ struct fetch_xfer {
     int    page_checked;        /* its Content-Type was looked at */
     char  *buf;                 /* a robots.txt body */
     size_t buf_len, buf_cap;
+    int    robots_cut;          /* the robots.txt body reached FETCH_ROBOTS_MAX: the
+                                   transfer was stopped there, and that is no failure */
     char   errbuf[CURL_ERROR_SIZE];
 };
 
-/* The most of a robots.txt body kept (RFC 9309 asks for at least 500 KiB). */
+/* The most of a robots.txt body read, whatever --max-size says: RFC 9309,
+ * 2.5 asks crawlers to parse at least the first 500 KiB. The transfer stops
+ * there and the rest is ignored; the rules come from what was read. */
 #define FETCH_ROBOTS_MAX (512 * 1024)
+
+/* Sets the program's LC_CTYPE for libcurl's international host names: the
+ * environment's when its charset is UTF-8, else C.UTF-8. Returns 0, or -1
+ * when neither could be set (non-ASCII host names then fail as malformed
+ * URLs). Call it from main before any thread starts: it changes the
+ * locale of the whole process. */
+int fetch_set_locale(void);
 
 /* Returns a new easy handle with every option that does not depend on the
  * URL (timeouts, redirects, protocols, reuse policy, headers), or NULL when

@@ -30,6 +30,7 @@ struct crawl_host {
     double next_at;             /* earliest start of its next request (--delay) */
     enum robots_state robots_state;
     struct robots *robots;
+    char *robots_why;           /* why its listed URLs fail robots.txt; NULL: its rules */
     struct crawl_job *robots_job;
     struct crawl_job *head, *tail;      /* queued jobs */
     struct pending *pend, *pend_tail;   /* links held back for robots.txt */
@@ -319,6 +320,7 @@ void frontier_free(struct crawl *c)
                 crawl__job_free(j);
             }
             robots_free(h->robots);
+            free(h->robots_why);
             crawl__job_free(h->robots_job);
             free(h->key);
             free(h);
@@ -379,10 +381,12 @@ void frontier_push_failed(struct crawl *c, struct crawl_job *j)
     f->queued++;
 }
 
-/* Records a listed job that robots.txt forbids: it fails in its turn. */
-static void fail_robots(struct crawl *c, struct crawl_job *j)
+/* Records a listed job that the robots.txt of h forbids, or that its
+ * failure does: it fails in its turn. */
+static void fail_robots(struct crawl *c, struct crawl_job *j, const struct crawl_host *h)
 {
-    crawl__fail_early(j, CRAWL_FAIL_ROBOTS, "disallowed by robots.txt");
+    crawl__fail_early(j, CRAWL_FAIL_ROBOTS,
+                      h->robots_why ? h->robots_why : "disallowed by robots.txt");
     c->robots_blocked++;
     frontier_push_failed(c, j);
 }
@@ -412,7 +416,7 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
                     rc = robots_start(c, h);
                 if (rc == 0) {
                     if (h->robots_state == ROBOTS_READY && !robots_allowed(h->robots, p.path)) {
-                        fail_robots(c, j);
+                        fail_robots(c, j, h);
                         rc = 1;
                     } else {
                         host_enqueue(f, h, j);
@@ -687,8 +691,20 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
         h->robots = robots_parse(rj->body ? rj->body : "", rj->body_len, f->agent);
     else if (rj->res.fail == CRAWL_FAIL_NONE && st >= 400 && st < 500)
         h->robots = robots_all(1);       /* no robots.txt: everything allowed */
-    else
-        h->robots = robots_all(0);       /* unreachable: nothing allowed (RFC 9309) */
+    else {
+        /* Unreachable: nothing allowed (RFC 9309, 2.3.1.4), and the rows
+         * say so rather than blame rules the file may not have. */
+        char why[160], what[96];
+        h->robots = robots_all(0);
+        if (rj->res.fail == CRAWL_FAIL_CANCELLED)
+            snprintf(what, sizeof what, "%s", crawl_cancel_text(c));
+        else if (rj->res.fail != CRAWL_FAIL_NONE)
+            snprintf(what, sizeof what, "%s", crawl_fail_name(rj->res.fail));
+        else
+            snprintf(what, sizeof what, "%ld", st);
+        snprintf(why, sizeof why, "robots.txt unreachable (%s): host treated as disallowed", what);
+        h->robots_why = strdup(why);    /* NULL, out of memory: the plain text */
+    }
     h->robots_state = ROBOTS_READY;
     c->robots_fetched++;
 
@@ -706,7 +722,7 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
             enqueue(&keep_head, &keep_tail, j);
             f->queued++;
         } else {
-            fail_robots(c, j);
+            fail_robots(c, j, h);
         }
     }
     h->head = keep_head;

@@ -669,6 +669,9 @@ struct html_page {
     struct strv raw;            /* streaming: distinct cleaned <a href> values */
     struct strset rawset;
     int truncated;
+    size_t tree_max;            /* bound of tree_size; 0: none */
+    size_t tree_size;           /* bytes of the tree so far, as tree_add counts them */
+    enum html_stop stopped;     /* parsing ended early, and why */
     int err;                    /* sticky: CRAWL_ENOMEM */
     int finished;
 };
@@ -716,6 +719,59 @@ static void keep_raw(struct html_page *p, const char *href)
         page_fail(p, CRAWL_ENOMEM);
 }
 
+/* The cost of one allocation in the tree: its bytes and malloc's header. */
+#define TREE_ALLOC(n) ((n) + 16)
+
+/* Counts bytes about to join the tree; when they would take it past its
+ * bound, stops the parser instead and returns -1. */
+static int tree_add(struct html_page *p, size_t bytes)
+{
+    if (p->tree_max && bytes > p->tree_max - p->tree_size) {
+        p->stopped = HTML_STOP_TREE;
+        xmlStopParser(p->ctxt);
+        return -1;
+    }
+    p->tree_size += bytes;
+    return 0;
+}
+
+/* An element and its attributes, as xmlSAX2StartElement builds them: the
+ * element node, and per attribute an attribute node with a text node that
+ * holds its value. Names live in the parser's dictionary, shared. */
+static size_t element_cost(const xmlChar **atts)
+{
+    size_t n = TREE_ALLOC(sizeof(xmlNode));
+    for (; atts && atts[0]; atts += 2)
+        n += TREE_ALLOC(sizeof(xmlAttr)) + TREE_ALLOC(sizeof(xmlNode)) +
+             (atts[1] ? TREE_ALLOC(strlen((const char *)atts[1]) + 1) : 0);
+    return n;
+}
+
+/* charactersSAXFunc and cdataBlockSAXFunc when there is a tree: a text node
+ * per call (libxml2 appends to the last one when it can, so this counts on
+ * the high side). */
+static void on_characters(void *ctx, const xmlChar *ch, int len)
+{
+    htmlParserCtxtPtr ctxt = ctx;
+    if (tree_add(ctxt->_private, TREE_ALLOC(sizeof(xmlNode)) + TREE_ALLOC((size_t)len + 1)) == 0)
+        xmlSAX2Characters(ctx, ch, len);
+}
+
+static void on_cdata(void *ctx, const xmlChar *ch, int len)
+{
+    htmlParserCtxtPtr ctxt = ctx;
+    if (tree_add(ctxt->_private, TREE_ALLOC(sizeof(xmlNode)) + TREE_ALLOC((size_t)len + 1)) == 0)
+        xmlSAX2CDataBlock(ctx, ch, len);
+}
+
+static void on_comment(void *ctx, const xmlChar *value)
+{
+    htmlParserCtxtPtr ctxt = ctx;
+    size_t len = strlen((const char *)value);
+    if (tree_add(ctxt->_private, TREE_ALLOC(sizeof(xmlNode)) + TREE_ALLOC(len + 1)) == 0)
+        xmlSAX2Comment(ctx, value);
+}
+
 /* startElementSAXFunc, in both modes: the tree builder's work when there is
  * a tree, then the first <base href> and, when streaming, every <a href>.
  * The HTML parser hands names in lower case. */
@@ -725,8 +781,17 @@ static void on_start_element(void *ctx, const xmlChar *name, const xmlChar **att
     struct html_page *p = ctxt->_private;
     const char *n = (const char *)name, *href;
 
-    if (p->r->follow)
+    if (p->r->follow) {
+        /* libxml2 2.9 refuses to build a tree deeper than
+         * xmlParserMaxDepth without XML_PARSE_HUGE, which the HTML parser
+         * does not take, and halts the parser (nodePush, with the same
+         * test): say why the rest of the page is missing. */
+        if ((unsigned)ctxt->nodeNr > xmlParserMaxDepth)
+            p->stopped = HTML_STOP_DEPTH;
+        if (tree_add(p, element_cost(atts)) != 0)
+            return;
         xmlSAX2StartElement(ctx, name, atts);
+    }
     if (p->err || !atts)
         return;
     if (!p->r->follow && n[0] == 'a' && n[1] == '\0') {
@@ -790,8 +855,12 @@ static int page_start(struct html_page *p)
     }
 
     memset(&sax, 0, sizeof sax);
-    if (p->r->follow)
+    if (p->r->follow) {
         xmlSAX2InitHtmlDefaultSAXHandler(&sax);
+        sax.characters = on_characters;
+        sax.cdataBlock = on_cdata;
+        sax.comment = on_comment;
+    }
     sax.startElement = on_start_element;
     sax.warning = NULL;
     sax.error = NULL;
@@ -856,11 +925,21 @@ int html_page_set_charset(struct html_page *p, const char *charset, size_t len)
     return 0;
 }
 
+unsigned html_max_depth(void)
+{
+    return xmlParserMaxDepth;
+}
+
+void html_page_set_tree_max(struct html_page *p, size_t max)
+{
+    p->tree_max = max;
+}
+
 int html_page_feed(struct html_page *p, const char *buf, size_t len)
 {
     struct quiet q;
 
-    if (p->err || p->finished || len == 0)
+    if (p->err || p->finished || p->stopped || len == 0)
         return p->err;
     quiet_begin(&q);
     if (!p->ctxt) {
@@ -1064,6 +1143,7 @@ int html_page_finish(struct html_page *p, const char *final_url, struct html_lin
         goto fail;
     g.base = base;
     out->truncated = p->truncated;
+    out->stopped = p->stopped;
     if (!p->r->follow) {
         for (size_t i = 0; i < p->raw.n && !err; i++)
             err = gather_link(&g, p->raw.v[i], 1);

@@ -55,6 +55,18 @@ struct html_extract {
     char *value;                /* raw: never resolved against the page's URL */
 };
 
+/* Why the tree of a page (built for XPath rules) holds only the part of the
+ * page before some point: its links and values come from that part. */
+enum html_stop {
+    HTML_STOP_NONE = 0,
+    HTML_STOP_DEPTH,            /* elements nested deeper than libxml2 allows
+                                   (xmlParserMaxDepth, 256): it stops parsing there */
+    HTML_STOP_TREE,             /* the tree reached the bound html_page_set_tree_max set */
+};
+
+/* Returns the deepest nesting of elements libxml2 builds a tree for. */
+unsigned html_max_depth(void);
+
 /* What a page gives, owned by the caller once html_page_finish has filled it;
  * freed with html_links_free. */
 struct html_links {
@@ -65,6 +77,7 @@ struct html_links {
     int truncated;              /* links or values were dropped at a cap (HTML_MAX_LINKS,
                                    HTML_MAX_EXTRACTS, or twice HTML_MAX_LINKS distinct
                                    raw hrefs while streaming) */
+    enum html_stop stopped;     /* the tree was built from the page's beginning only */
 };
 
 /* Frees everything in l and zeroes it; l itself belongs to the caller. */
@@ -86,6 +99,14 @@ struct html_page *html_page_new(const struct html_rules *r, const char *url);
  * cannot convert from. Returns 0, CRAWL_ENOMEM, or -EINVAL when the body
  * has started or a charset was set already. */
 int html_page_set_charset(struct html_page *p, const char *charset, size_t len);
+
+/* Bounds the tree that XPath rules need (none is built for the default
+ * rule) at about max bytes of libxml2's nodes and their text, as counted
+ * while it grows; past that the page is parsed no further (html_links'
+ * stopped says so). A link-only page builds some 24 times its size in
+ * nodes. 0, the default, sets no bound. Call it before the first
+ * html_page_feed. */
+void html_page_set_tree_max(struct html_page *p, size_t max);
 
 /* Parses the next len bytes of the (decoded) body, as they arrive; the
  * default rule keeps only the hrefs, any other builds the page's tree.

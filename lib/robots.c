@@ -76,6 +76,16 @@ static void trim(const char **s, size_t *len)
         (*len)--;
 }
 
+/* Returns the end of the line that starts at p: the first CR or LF before
+ * end, or end. RFC 9309, 2.2 allows CR, LF and CRLF as line ends, and some
+ * servers still send old Mac files with CR alone. */
+static const char *line_end(const char *p, const char *end)
+{
+    while (p < end && *p != '\n' && *p != '\r')
+        p++;
+    return p;
+}
+
 /* A user-agent line names us when its value is our product token (or "*",
  * which only counts when no group names us). */
 static int names(const char *v, size_t len, const char *agent)
@@ -96,13 +106,18 @@ struct robots *robots_parse(const char *body, size_t len, const char *agent)
      * sets its rules go to depends on the agents it names. */
     int in_agents = 0, to_mine = 0, to_star = 0;
     const char *end = body + len;
+    /* The file is UTF-8 (RFC 9309, 2.2), which some editors start with a
+     * byte order mark: it is not part of the first line. */
+    if (len >= 3 && memcmp(body, "\xEF\xBB\xBF", 3) == 0)
+        body += 3;
     for (const char *line = body; line < end;) {
-        const char *nl = memchr(line, '\n', (size_t)(end - line));
-        const char *le = nl ? nl : end;
+        const char *le = line_end(line, end);
         const char *hash = memchr(line, '#', (size_t)(le - line));
         const char *s = line;
         size_t n = (size_t)((hash ? hash : le) - line);
-        line = nl ? nl + 1 : end;
+        line = le;
+        if (line < end && *line++ == '\r' && line < end && *line == '\n')
+            line++;     /* CRLF */
         trim(&s, &n);
         const char *colon = memchr(s, ':', n);
         if (!colon)

@@ -38,7 +38,7 @@ now_ms() {
 	[ "$status" -eq 0 ]
 	for ep in /delay/ /bytes/ /chunked/ /gzip/ /status/ /redirect/ /redirect-loop \
 		/redirect-to /headers /graph/ /site/ /robots.txt /hang /reset /trickle/ \
-		/garbage /stats; do
+		/garbage /robots/bom /robots/cr /robots/huge/ /deep/ /wide/ /big-header/ /stats; do
 		[[ "$output" == *"$ep"* ]] || { echo "missing $ep"; return 1; }
 	done
 	[[ "$output" == *"same 100-byte HTML body"* ]]
@@ -330,6 +330,43 @@ javascript:void(0)" ]
 	mkdir "$BATS_TEST_TMPDIR/empty"
 	start_private_fixture --root "$BATS_TEST_TMPDIR/empty"
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "$PFIX/robots.txt")" = 404 ]
+}
+
+@test "--robots PATH answers /robots.txt as PATH, and the /robots/ variants" {
+	start_private_fixture --robots /status/503
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$PFIX/robots.txt")" = 503 ]
+	[ "$(curl -s "$PFIX/stats?path=/robots.txt" | jq .count)" -eq 1 ]
+	stop_private_fixture
+	start_private_fixture --robots '/redirect-to?url=/bytes/3'
+	[ "$(curl -sL "$PFIX/robots.txt")" = abc ]
+	stop_private_fixture
+	cmp <(curl -s "$FIXTURE/robots/bom") <(printf '\357\273\277'; cat testdata/site/robots.txt)
+	cmp <(curl -s "$FIXTURE/robots/cr") <(tr '\n' '\r' <testdata/site/robots.txt)
+	cmp <(curl -s "$FIXTURE/robots/huge/1000") <(cat testdata/site/robots.txt; curl -s "$FIXTURE/bytes/961")
+	[ "$(curl -s "$FIXTURE/robots/huge/104857600" | wc -c)" -eq 104857600 ]
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$FIXTURE/robots/huge/38")" = 404 ]
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$FIXTURE/robots/other")" = 404 ]
+	run "$FIXTURE_SERVER" --robots /robots.txt
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--robots"* ]]
+}
+
+@test "/deep/N nests a link N <div>s deep, /wide/N is N links" {
+	run curl -s "$FIXTURE/deep/3"
+	[[ "$output" == *'<div><div><div><a href="/bytes/1">deep</a></div></div></div>'* ]]
+	[[ "$output" == *'<a href="/bytes/2">shallow</a>'* ]]
+	[ "$(curl -s "$FIXTURE/deep/1000" | grep -o '<div>' | wc -l)" -eq 1000 ]
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$FIXTURE/deep/100001")" = 404 ]
+	[ "$(curl -s "$FIXTURE/wide/500" | grep -c '^<a href="/bytes/[0-9]*">[0-9]*</a>$')" -eq 500 ]
+	curl -s "$FIXTURE/wide/500" | grep -qx '<a href="/bytes/500">500</a>'
+}
+
+@test "/big-header/N sends a header line of N bytes of value" {
+	run curl -s -D - -o /dev/null "$FIXTURE/big-header/5"
+	grep -q $'^X-Big: aaaaa\r$' <<<"$output"
+	# curl refuses a header line over 100 KiB, as crawl's libcurl does.
+	run curl -s -o /dev/null "$FIXTURE/big-header/10485760"
+	[ "$status" -ne 0 ]
 }
 
 @test "unknown paths get 404, other methods 405" {

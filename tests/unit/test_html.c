@@ -1013,6 +1013,105 @@ static void threads_share_one_rules_object(void **state)
     html_rules_free(r);
 }
 
+/* ---- depth and tree bounds ---------------------------------------------- */
+
+/* A page with a link inside n nested <div>s, then a shallow one. */
+static char *deep_page(size_t n)
+{
+    size_t cap = 256 + 11 * n;
+    char *s = malloc(cap), *w = s;
+    assert_non_null(s);
+    w += sprintf(w, "<html><body>");
+    for (size_t i = 0; i < n; i++)
+        w += sprintf(w, "<div>");
+    w += sprintf(w, "<a href=\"/deep\">deep</a>");
+    for (size_t i = 0; i < n; i++)
+        w += sprintf(w, "</div>");
+    sprintf(w, "<p><a href=\"/shallow\">shallow</a></p></body></html>");
+    return s;
+}
+
+/* A page of n links, /1 to /n. */
+static char *wide_page(size_t n)
+{
+    char *s = malloc(64 + 40 * n), *w = s;
+    assert_non_null(s);
+    w += sprintf(w, "<html><body>\n");
+    for (size_t i = 1; i <= n; i++)
+        w += sprintf(w, "<a href=\"/%zu\">%zu</a>\n", i, i);
+    sprintf(w, "</body></html>\n");
+    return s;
+}
+
+/* Parses text with rule follow, tree bounded at tree_max. */
+static void parse_bounded(const char *follow, const char *text, size_t tree_max,
+                          struct html_links *out)
+{
+    struct html_rules *r = rules(follow, NULL, 0);
+    struct html_page *p = html_page_new(r, PAGE_URL);
+    assert_non_null(p);
+    html_page_set_tree_max(p, tree_max);
+    assert_int_equal(html_page_feed(p, text, strlen(text)), 0);
+    assert_int_equal(html_page_finish(p, NULL, out), 0);
+    html_page_free(p);
+    html_rules_free(r);
+}
+
+static void a_tree_too_deep_for_libxml2_says_it_stopped(void **state)
+{
+    struct html_links l;
+    char *ok = deep_page(html_max_depth() - 2), *deep = deep_page(html_max_depth() + 50);
+
+    assert_int_equal(html_max_depth(), 256);
+    /* html and body, then the <div>s: the link at depth 257 is the last built. */
+    parse_bounded("//div//a/@href | //p/a/@href", ok, 0, &l);
+    assert_int_equal(l.stopped, HTML_STOP_NONE);
+    ASSERT_LINKS(&l, "http://example.com/deep", "http://example.com/shallow");
+    html_links_free(&l);
+    parse_bounded("//div//a/@href | //p/a/@href", deep, 0, &l);
+    assert_int_equal(l.stopped, HTML_STOP_DEPTH);
+    assert_int_equal(l.nlinks, 0);
+    html_links_free(&l);
+    /* The default rule builds no tree, and has no such limit. */
+    parse_bounded(NULL, deep, 0, &l);
+    assert_int_equal(l.stopped, HTML_STOP_NONE);
+    ASSERT_LINKS(&l, "http://example.com/deep", "http://example.com/shallow");
+    html_links_free(&l);
+    free(ok);
+    free(deep);
+}
+
+static void the_tree_stops_growing_at_its_bound(void **state)
+{
+    struct html_links l;
+    char *text = wide_page(5000);
+    size_t len = strlen(text);
+
+    parse_bounded("//body//a/@href", text, 0, &l);
+    assert_int_equal(l.stopped, HTML_STOP_NONE);
+    assert_int_equal(l.nlinks, 5000);
+    html_links_free(&l);
+    /* A bound of the body's size holds a few of its links: each costs
+     * some 24 times its 20-odd bytes in nodes. */
+    parse_bounded("//body//a/@href", text, len, &l);
+    assert_int_equal(l.stopped, HTML_STOP_TREE);
+    assert_true(l.nlinks > 0);
+    assert_true(l.nlinks < 5000 / 10);
+    assert_string_equal(l.links[0], "http://example.com/1");
+    size_t some = l.nlinks;
+    html_links_free(&l);
+    parse_bounded("//body//a/@href", text, 4 * len, &l);
+    assert_int_equal(l.stopped, HTML_STOP_TREE);
+    assert_true(l.nlinks > 3 * some);
+    html_links_free(&l);
+    /* Streaming builds nothing to bound. */
+    parse_bounded(NULL, text, len, &l);
+    assert_int_equal(l.stopped, HTML_STOP_NONE);
+    assert_int_equal(l.nlinks, 5000);
+    html_links_free(&l);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1062,6 +1161,8 @@ int main(void)
         cmocka_unit_test(unknown_or_odd_http_charsets_are_ignored),
         cmocka_unit_test(charset_is_set_once_and_before_the_body),
         cmocka_unit_test(threads_share_one_rules_object),
+        cmocka_unit_test(a_tree_too_deep_for_libxml2_says_it_stopped),
+        cmocka_unit_test(the_tree_stops_growing_at_its_bound),
     };
 
     int rc;

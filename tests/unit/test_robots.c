@@ -1,4 +1,5 @@
-/* Unit tests for robots.txt: group selection, longest match, wildcards. */
+/* Unit tests for robots.txt: group selection, longest match, wildcards,
+ * byte order marks and line ends. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -62,6 +63,51 @@ static void test_empty_disallow_comments_and_garbage_are_harmless(void **state)
     robots_free(r);
 }
 
+static void test_a_utf8_byte_order_mark_is_skipped(void **state)
+{
+    struct robots *r = parse("\xEF\xBB\xBFUser-agent: *\nDisallow: /private/\n");
+    assert_false(robots_allowed(r, "/private/x"));
+    assert_true(robots_allowed(r, "/public"));
+    robots_free(r);
+}
+
+static void test_cr_lf_and_crlf_all_end_lines(void **state)
+{
+    static const char *const texts[] = {
+        "User-agent: *\rDisallow: /private/\rDisallow: /tmp/\r",
+        "User-agent: *\r\nDisallow: /private/\r\nDisallow: /tmp/",
+        "User-agent: *\nDisallow: /private/\r\nDisallow: /tmp/\r",
+        "\xEF\xBB\xBFUser-agent: *\r\rDisallow: /private/\n\rDisallow: /tmp/",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        struct robots *r = parse(texts[i]);
+        assert_false(robots_allowed(r, "/private/x"));
+        assert_false(robots_allowed(r, "/tmp/y"));
+        assert_true(robots_allowed(r, "/public"));
+        robots_free(r);
+    }
+}
+
+static void test_a_cr_only_file_keeps_its_groups_apart(void **state)
+{
+    struct robots *r = parse("User-agent: other\rDisallow: /\r\rUser-agent: crawl\rDisallow: /no\r");
+    assert_true(robots_allowed(r, "/yes"));
+    assert_false(robots_allowed(r, "/no/x"));
+    robots_free(r);
+}
+
+static void test_a_mark_alone_or_in_the_middle_is_not_a_rule(void **state)
+{
+    struct robots *r = robots_parse("\xEF\xBB", 2, "crawl");
+    assert_non_null(r);
+    assert_true(robots_allowed(r, "/x"));
+    robots_free(r);
+    /* Only a leading mark is skipped: one before a later line spoils it. */
+    r = parse("User-agent: *\n\xEF\xBB\xBF" "Disallow: /private/\n");
+    assert_true(robots_allowed(r, "/private/x"));
+    robots_free(r);
+}
+
 static void test_all_and_nothing(void **state)
 {
     struct robots *yes = robots_all(1), *no = robots_all(0);
@@ -91,6 +137,10 @@ int main(void)
         cmocka_unit_test(test_longest_match_wins_and_allow_wins_ties),
         cmocka_unit_test(test_wildcards_and_end_anchor),
         cmocka_unit_test(test_empty_disallow_comments_and_garbage_are_harmless),
+        cmocka_unit_test(test_a_utf8_byte_order_mark_is_skipped),
+        cmocka_unit_test(test_cr_lf_and_crlf_all_end_lines),
+        cmocka_unit_test(test_a_cr_only_file_keeps_its_groups_apart),
+        cmocka_unit_test(test_a_mark_alone_or_in_the_middle_is_not_a_rule),
         cmocka_unit_test(test_all_and_nothing),
         cmocka_unit_test(test_many_stars_do_not_take_exponential_time),
     };

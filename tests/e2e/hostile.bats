@@ -1,0 +1,166 @@
+#!/usr/bin/env bats
+# Hostile servers: robots.txt files that are huge, oddly spelled or out of
+# reach, response headers past libcurl's limits, international host names,
+# pages nested too deep for libxml2 and pages whose tree outgrows their
+# size; in every model.
+
+load helpers
+bats_require_minimum_version 1.5.0   # run --separate-stderr
+
+MODES="seq thread pool coro"
+
+# row URL: the JSON line of URL in $output.
+row() { jq -c --arg u "$1" 'select(.url == $u)' <<<"$output"; }
+fail_of() { jq -r --arg u "$1" 'select(.url == $u) | .fail // "ok"' <<<"$output"; }
+error_of() { jq -r --arg u "$1" 'select(.url == $u) | .error // ""' <<<"$output"; }
+count_of() { curl -s "$1/stats?path=$2" | jq .count; }
+
+@test "robots.txt after a byte order mark, or with CR line ends, still rules" {
+	for variant in bom cr; do
+		start_private_fixture --robots /robots/$variant
+		for m in $MODES; do
+			echo "robots $variant, mode $m"
+			run "$CRAWL" --mode=$m --depth 1 --format=jsonl \
+				"$PFIX/site/private/secret.html" "$PFIX/bytes/3"
+			[ "$status" -eq 1 ]
+			[ "$(fail_of "$PFIX/site/private/secret.html")" = robots ]
+			[ "$(error_of "$PFIX/site/private/secret.html")" = "disallowed by robots.txt" ]
+			[ "$(fail_of "$PFIX/bytes/3")" = ok ]
+		done
+		[ "$(count_of "$PFIX" /site/private/secret.html)" -eq 0 ]
+		[ "$(count_of "$PFIX" /robots.txt)" -eq 4 ]
+		stop_private_fixture
+	done
+}
+
+@test "a 100 MB robots.txt is read to 512 KiB and its first rules apply" {
+	for m in $MODES; do
+		echo "mode $m"
+		start_private_fixture --robots /robots/huge/104857600
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl \
+			"$PFIX/site/private/secret.html" "$PFIX/bytes/3"
+		[ "$status" -eq 1 ]
+		[ "$(error_of "$PFIX/site/private/secret.html")" = "disallowed by robots.txt" ]
+		[ "$(fail_of "$PFIX/bytes/3")" = ok ]
+		[ "$(count_of "$PFIX" /site/private/secret.html)" -eq 0 ]
+		# The transfer stopped: what was sent is the socket buffers' worth.
+		sent=$(stat_of "$PFIX" bytes_out)
+		echo "bytes_out $sent"
+		[ "$sent" -lt 20000000 ]
+		stop_private_fixture
+	done
+}
+
+@test "robots.txt has a limit of its own: --max-size does not fail it" {
+	for m in $MODES; do
+		# The default robots.txt is 39 bytes; /bytes/3 fits in 20.
+		run "$CRAWL" --mode=$m --depth 1 --max-size 20 --format=jsonl \
+			"$FIXTURE/site/private/secret.html" "$FIXTURE/bytes/3"
+		[ "$status" -eq 1 ]
+		[ "$(error_of "$FIXTURE/site/private/secret.html")" = "disallowed by robots.txt" ]
+		[ "$(fail_of "$FIXTURE/bytes/3")" = ok ]
+	done
+}
+
+@test "an unreachable robots.txt says what happened, not that rules forbid" {
+	unreachable() { echo "robots.txt unreachable ($1): host treated as disallowed"; }
+	start_private_fixture --robots /status/503
+	for m in $MODES; do
+		echo "mode $m, 503 and refused"
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl "$PFIX/bytes/3" "http://127.0.0.1:1/x"
+		[ "$status" -eq 1 ]
+		[ "$(fail_of "$PFIX/bytes/3")" = robots ]
+		[ "$(error_of "$PFIX/bytes/3")" = "$(unreachable 503)" ]
+		[ "$(error_of "http://127.0.0.1:1/x")" = "$(unreachable connect)" ]
+	done
+	[ "$(count_of "$PFIX" /bytes/3)" -eq 0 ]
+	stop_private_fixture
+	start_private_fixture --robots /hang
+	for m in $MODES; do
+		echo "mode $m, timeout and deadline"
+		run "$CRAWL" --mode=$m --depth 1 --timeout 1 --format=jsonl "$PFIX/bytes/3"
+		[ "$(error_of "$PFIX/bytes/3")" = "$(unreachable timeout)" ]
+		run "$CRAWL" --mode=$m --depth 1 --deadline 1 --format=jsonl "$PFIX/bytes/3"
+		[ "$(error_of "$PFIX/bytes/3")" = "$(unreachable "cancelled: --deadline reached")" ]
+	done
+	[ "$(count_of "$PFIX" /bytes/3)" -eq 0 ]
+	stop_private_fixture
+}
+
+@test "a response header line over libcurl's 100 KiB is a too-large header, not out of memory" {
+	for m in $MODES; do
+		echo "mode $m"
+		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/big-header/10485760" \
+			"$FIXTURE/big-header/200000" "$FIXTURE/big-header/100000"
+		[ "$status" -eq 1 ]
+		for n in 10485760 200000; do
+			[ "$(fail_of "$FIXTURE/big-header/$n")" = recv ]
+			[ "$(error_of "$FIXTURE/big-header/$n")" = "response header too large: a header line over 102400 bytes" ]
+		done
+		[ "$(fail_of "$FIXTURE/big-header/100000")" = ok ]
+	done
+}
+
+@test "an international host name is fetched as curl fetches it, whatever the locale" {
+	# *.localhost names resolve to loopback inside libcurl, so
+	# xn--bcher-kva.localhost reaches the fixture without any DNS.
+	url="http://bücher.localhost:$FIXTURE_PORT/bytes/3"
+	link="http%3A%2F%2Fb%C3%BCcher.localhost%3A$FIXTURE_PORT%2Fbytes%2F5"
+	for locale in unset C C.UTF-8; do
+		if [ $locale = unset ]; then
+			envs=(env -u LANG -u LC_ALL -u LC_CTYPE)
+		else
+			envs=(env -u LANG -u LC_CTYPE LC_ALL=$locale)
+		fi
+		for m in $MODES; do
+			echo "locale $locale, mode $m"
+			run "${envs[@]}" "$CRAWL" --mode=$m --format=jsonl "$url"
+			[ "$status" -eq 0 ]
+			[ "$(fail_of "$url")" = ok ]
+			[ "$(jq -r 'select(.url) | .length' <<<"$output")" -eq 3 ]
+			# A link to such a host is followed too, and rows keep the name.
+			run "${envs[@]}" "$CRAWL" --mode=$m --depth 1 --span-hosts --format=jsonl \
+				"$FIXTURE/links?u=$link"
+			[ "$status" -eq 0 ]
+			[ "$(fail_of "http://bücher.localhost:$FIXTURE_PORT/bytes/5")" = ok ]
+		done
+	done
+}
+
+@test "a page nested past libxml2's depth limit gets a warning, once per crawl" {
+	warning=": elements nested deeper than libxml2's limit (256): --follow and --extract see only the page before them"
+	for m in $MODES; do
+		echo "mode $m"
+		run --separate-stderr "$CRAWL" --mode=$m --depth 1 --follow '//div//a/@href' --format=jsonl \
+			"$FIXTURE/deep/100" "$FIXTURE/deep/300" "$FIXTURE/deep/400"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r --arg u "$FIXTURE/deep/100" 'select(.url == $u) | .links' <<<"$output")" -eq 1 ]
+		[ "$(jq -r --arg u "$FIXTURE/deep/300" 'select(.url == $u) | .links' <<<"$output")" -eq 0 ]
+		[ "$(grep -c "$warning" <<<"$stderr")" -eq 1 ]
+		grep -Fqx -e "crawl: $FIXTURE/deep/300$warning" -e "crawl: $FIXTURE/deep/400$warning" <<<"$stderr"
+		# Streamed (the default rule), nothing is too deep.
+		run --separate-stderr "$CRAWL" --mode=$m --depth 1 --format=jsonl "$FIXTURE/deep/300"
+		[ "$(jq -r 'select(.depth == 0) | .links' <<<"$output")" -eq 2 ]
+		[ -z "$stderr" ]
+	done
+}
+
+@test "the tree built for XPath rules is bounded by --max-size" {
+	# 20,000 links in 578 KiB: a tree of some 14 MB, bounded at 1 MiB.
+	page="$FIXTURE/wide/20000"
+	for m in $MODES; do
+		echo "mode $m"
+		run --separate-stderr "$CRAWL" --mode=$m --depth 1 --max-pages 1 --max-size 1M \
+			--follow '//body//a/@href' --format=jsonl "$page"
+		[ "$status" -eq 0 ]
+		links=$(jq -r 'select(.url) | .links' <<<"$output")
+		echo "links $links"
+		[ "$links" -gt 100 ] && [ "$links" -lt 2000 ]
+		[ "$stderr" = "crawl: $page: the page's document tree reached --max-size (1048576 bytes): --follow and --extract see only the page before that point" ]
+		# Without a bound every link is there (up to the cap of 10,000).
+		run --separate-stderr "$CRAWL" --mode=$m --depth 1 --max-pages 1 --max-size 0 \
+			--follow '//body//a/@href' --format=jsonl "$page"
+		[ "$(jq -r 'select(.url) | .links' <<<"$output")" -eq 10000 ]
+		[ -z "$stderr" ]
+	done
+}

@@ -1,0 +1,133 @@
+/* Unit tests: a failed result always says why, even when its error text
+ * cannot be copied. Linked with -Wl,--wrap=strdup, so that the core's
+ * copies can be made to fail as they do when memory is short. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crawl.h"
+#include "fetch.h"
+
+static int fail_copies;         /* __wrap_strdup returns NULL while set */
+
+char *__real_strdup(const char *s);
+
+char *__wrap_strdup(const char *s)
+{
+    if (fail_copies) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __real_strdup(s);
+}
+
+struct fixture {
+    struct crawl_opts o;
+    struct crawl c;
+    struct crawl_job *job;
+};
+
+/* A crawl of one URL, its job taken as a model would take it. */
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    crawl_opts_init(&f->o);
+    if (crawl_init(&f->c, &f->o) != 0 ||
+        crawl_add(&f->c, "http://127.0.0.1:1/x", "-", 1, NULL) != 0 ||
+        crawl_next(&f->c, &f->job, 0) != 1)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    fail_copies = 0;
+    crawl_free(&f->c);      /* frees what was copied, and only that */
+    free(f);
+    return 0;
+}
+
+static void test_a_thread_that_cannot_start_says_so_without_memory(void **state)
+{
+    struct fixture *f = *state;
+    fail_copies = 1;
+    crawl_fail(&f->c, f->job, CRAWL_FAIL_THREAD, "cannot start a thread: %s", strerror(EAGAIN));
+    fail_copies = 0;
+    assert_int_equal(f->job->res.fail, CRAWL_FAIL_THREAD);
+    assert_non_null(f->job->res.error);
+    assert_string_equal(f->job->res.error, "no thread could be started");
+    assert_int_equal(f->c.nfailed, 1);
+}
+
+static void test_a_failed_fetch_says_why_without_memory(void **state)
+{
+    struct fixture *f = *state;
+    struct fetch_xfer x = { .c = &f->c, .job = f->job };
+    x.easy = curl_easy_init();
+    assert_non_null(x.easy);
+    fail_copies = 1;
+    fetch_finish(&x, CURLE_COULDNT_CONNECT);
+    fail_copies = 0;
+    assert_int_equal(f->job->res.fail, CRAWL_FAIL_CONNECT);
+    assert_string_equal(f->job->res.error, "could not connect");
+    /* A later result replaces the static text, which is not freed. */
+    fetch_finish(&x, CURLE_OPERATION_TIMEDOUT);
+    assert_int_equal(f->job->res.fail, CRAWL_FAIL_TIMEOUT);
+    assert_string_equal(f->job->res.error, "Timeout was reached");
+    curl_easy_cleanup(x.easy);
+    crawl_done(&f->c, f->job);
+}
+
+static void test_every_failure_class_has_a_static_text(void **state)
+{
+    for (int k = CRAWL_FAIL_INPUT; k <= CRAWL_FAIL_OTHER; k++) {
+        struct crawl_result r = { .error = NULL };
+        fail_copies = 1;
+        crawl_result_set_error(&r, (enum crawl_fail)k, "details");
+        fail_copies = 0;
+        assert_int_equal(r.fail, k);
+        assert_non_null(r.error);
+        assert_true(strlen(r.error) > 0);
+        assert_string_not_equal(r.error, "details");
+        crawl_error_free(r.error);
+    }
+}
+
+static void test_a_copied_text_is_a_copy_and_is_freed(void **state)
+{
+    char text[] = "Couldn't connect to server";
+    struct crawl_result r = { .error = NULL };
+    crawl_result_set_error(&r, CRAWL_FAIL_CONNECT, text);
+    text[0] = 'X';
+    assert_string_equal(r.error, "Couldn't connect to server");
+    crawl_result_set_error(&r, CRAWL_FAIL_RECV, "Connection reset by peer");
+    assert_int_equal(r.fail, CRAWL_FAIL_RECV);
+    assert_string_equal(r.error, "Connection reset by peer");
+    crawl_error_free(r.error);
+    crawl_error_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_a_thread_that_cannot_start_says_so_without_memory,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_failed_fetch_says_why_without_memory,
+                                        setup, teardown),
+        cmocka_unit_test(test_every_failure_class_has_a_static_text),
+        cmocka_unit_test(test_a_copied_text_is_a_copy_and_is_freed),
+    };
+    curl_global_init(CURL_GLOBAL_ALL);
+    int rc = cmocka_run_group_tests_name("errors", tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}
