@@ -23,14 +23,20 @@
 #   TMAX=s           limit for one command (default 600)
 #   CAP=s            a tool whose median took longer than this at one size is
 #                    skipped at the larger ones (default 120)
-#   QUICK=1          a short run for the tests: SIZES="1000 5000", RUNS=1
+#   ENDLESS=s        then crawl the fixture's endless site (/graph/1000000000/50/,
+#                    each page linking to 50 new ones) with --depth 50 for s
+#                    seconds in each crawl model: pages fetched, links left
+#                    queued, peak RSS (default 60; 0 skips it)
+#   QUICK=1          a short run for the tests: SIZES="1000 5000", RUNS=1, ENDLESS=2
 #   NODEPS=1         do not call scripts/deps.sh (QUICK=1 does not either)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 if [ -n "${QUICK:-}" ]; then
 	SIZES=${SIZES:-1000 5000}; RUNS=${RUNS:-1}; TMAX=${TMAX:-60}; CAP=${CAP:-30}
+	ENDLESS=${ENDLESS:-2}
 fi
+ENDLESS=${ENDLESS:-60}
 SIZES=${SIZES:-10000 100000 1000000}
 CONC=${CONC:-100}
 TOOLS=${TOOLS:-crawl-coro crawl-pool curl wget2}
@@ -168,6 +174,28 @@ done
 	echo
 	echo "wall and peak RSS from /usr/bin/time; ok: exit status 0 and the fixture server counted exactly N requests in every run"
 } | tee -a "$OUT/bench-memory.txt"
+
+# The endless site: the frontier grows without end; memory must not.
+if [ "$ENDLESS" -gt 0 ]; then
+	{
+		echo
+		echo "endless site $base/graph/1000000000/50/, --depth 50 --no-robots --deadline $ENDLESS (100 in flight)"
+		printf '%-13s %9s %12s %9s %9s\n' model pages queued_left pages/s rss_mb
+	} | tee -a "$OUT/bench-memory.txt"
+	for m in coro thread pool; do
+		rm -f "$tmp/time" "$tmp/endless.jsonl"
+		timeout $((ENDLESS + 60)) /usr/bin/time -f "%e %M" -o "$tmp/time" "$BUILD/crawl" --mode=$m --depth 50 \
+			--no-robots --no-progress --deadline "$ENDLESS" --format=jsonl -o "$tmp/endless.jsonl" \
+			"$base/graph/1000000000/50/" 2>/dev/null || true
+		sum=$(tail -1 "$tmp/endless.jsonl")
+		pages=$(sed -n 's/.*"ok":\([0-9]*\).*/\1/p' <<<"$sum")
+		left=$(sed -n 's/.*"queued_left":\([0-9]*\).*/\1/p' <<<"$sum")
+		read -r w kb < <(tail -1 "$tmp/time")
+		printf '%-13s %9s %12s %9.0f %9.1f\n' "crawl-$m" "$pages" "$left" "$(awk -v p="$pages" -v e="$ENDLESS" 'BEGIN {print p / e}')" \
+			"$(awk -v k="$kb" 'BEGIN {print k / 1024}')" | tee -a "$OUT/bench-memory.txt"
+		echo "endless,crawl-$m,$ENDLESS,$pages,$left,$(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}')" >>"$OUT/endless.csv"
+	done
+fi
 
 if command -v gnuplot >/dev/null 2>&1; then
 	for term in png svg; do
