@@ -44,7 +44,8 @@ static const char usage_text[] =
 "Models:\n"
 "%s"
 "  --mode=MODE            one of the above, or all to compare them (default\n"
-"                         coro)\n"
+"                         %s)\n"
+"      --list-modes       the models' names, one a line\n"
 "\n"
 "Fetching (the same libcurl options in every model):\n"
 "  -c, --concurrency=N    transfers in flight at most (pool: workers, default\n"
@@ -99,7 +100,7 @@ static const char usage_text[] =
 "\n"
 "Comparing (--mode=all):\n"
 "      --modes=LIST       the models to compare, comma-separated\n"
-"                         (default seq,thread,pool,coro)\n"
+"                         (default %s)\n"
 "      --repeat=N         run each model N times; report the median\n"
 "\n"
 "  -h, --help             this text\n"
@@ -121,7 +122,9 @@ static void usage(FILE *out)
     for (int i = 0; crawl_backends[i]; i++)
         o += (size_t)snprintf(models + o, sizeof models - o, "  %-7s %s\n",
                               crawl_backends[i]->name, crawl_backends[i]->summary);
-    fprintf(out, usage_text, models);
+    char all[256];
+    fprintf(out, usage_text, models, crawl_backend_default()->name,
+            crawl_backend_names(all, sizeof all, ","));
 }
 
 static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -178,6 +181,7 @@ enum {
     OPT_MAX_SIZE, OPT_BUFFER_SIZE, OPT_STACK_SIZE, OPT_LOOPS, OPT_MODES, OPT_REPEAT,
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
+    OPT_LIST_MODES,
 };
 
 static const struct option long_opts[] = {
@@ -216,6 +220,7 @@ static const struct option long_opts[] = {
     {"no-robots", no_argument, 0, OPT_NO_ROBOTS},
     {"per-host", required_argument, 0, OPT_PER_HOST},
     {"delay", required_argument, 0, OPT_DELAY},
+    {"list-modes", no_argument, 0, OPT_LIST_MODES},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {0, 0, 0, 0},
@@ -257,8 +262,10 @@ static void parse_args(struct cli *cli, int argc, char **argv)
     int ch;
 
     crawl_opts_init(o);
-    cli->mode = "coro";
-    cli->modes = "seq,thread,pool,coro";
+    static char all_modes[256];
+    char names[256];
+    cli->mode = crawl_backend_default()->name;
+    cli->modes = crawl_backend_names(all_modes, sizeof all_modes, ",");
     cli->repeat = 1;
     cli->progress = -1;
     opterr = 0;
@@ -266,8 +273,8 @@ static void parse_args(struct cli *cli, int argc, char **argv)
         switch (ch) {
         case OPT_MODE:
             if (strcmp(optarg, "all") != 0 && !crawl_backend_find(optarg))
-                die_usage("--mode: unknown mode '%s' (seq, thread, pool, coro or all)",
-                          optarg);
+                die_usage("--mode: unknown mode '%s' (%s or all)", optarg,
+                          crawl_backend_names(names, sizeof names, ", "));
             cli->mode = optarg;
             break;
         case 'c':
@@ -398,6 +405,10 @@ static void parse_args(struct cli *cli, int argc, char **argv)
         case OPT_REPEAT:
             cli->repeat = (int)parse_long("--repeat", optarg, 1, 100);
             break;
+        case OPT_LIST_MODES:
+            for (int i = 0; crawl_backends[i]; i++)
+                printf("%s\n", crawl_backends[i]->name);
+            exit(0);
         case 'h':
             usage(stdout);
             exit(0);
@@ -734,7 +745,9 @@ static int run_all(struct cli *cli, struct crawl *c)
             char name[64];
             snprintf(name, sizeof name, "%s", m);
             free(modes);
-            die_usage("--modes: unknown mode '%s' (seq, thread, pool, coro)", name);
+            char names[256];
+            die_usage("--modes: unknown mode '%s' (%s)", name,
+                      crawl_backend_names(names, sizeof names, ", "));
         }
         if (n == 15) {
             free(modes);

@@ -15,19 +15,6 @@
 #include "frontier.h"
 #include "html.h"
 
-const struct crawl_backend *const crawl_backends[] = {
-    &crawl_backend_seq, &crawl_backend_thread, &crawl_backend_pool,
-    &crawl_backend_coro, NULL
-};
-
-const struct crawl_backend *crawl_backend_find(const char *name)
-{
-    for (int i = 0; crawl_backends[i]; i++)
-        if (strcmp(crawl_backends[i]->name, name) == 0)
-            return crawl_backends[i];
-    return NULL;
-}
-
 const char *crawl_strerror(int err)
 {
     switch (err) {

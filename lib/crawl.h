@@ -180,16 +180,19 @@ struct crawl_backend {
     int (*run)(struct crawl *c);
 };
 
-extern const struct crawl_backend crawl_backend_seq;
-extern const struct crawl_backend crawl_backend_thread;
-extern const struct crawl_backend crawl_backend_pool;
-extern const struct crawl_backend crawl_backend_coro;
+/* The registry (lib/modes.c): every model, NULL-terminated, in the order
+ * --help, --mode=all and the tests list them. */
+extern const struct crawl_backend *const crawl_backends[];
 
 /* Returns the backend called name, or NULL. */
 const struct crawl_backend *crawl_backend_find(const char *name);
 
-/* The list of every backend, NULL-terminated. */
-extern const struct crawl_backend *const crawl_backends[];
+/* Returns the model that runs without --mode. */
+const struct crawl_backend *crawl_backend_default(void);
+
+/* Writes every model's name into buf (size n), separated by sep. Returns
+ * buf. */
+char *crawl_backend_names(char *buf, size_t n, const char *sep);
 
 struct frontier;
 

@@ -4,7 +4,6 @@
 
 load helpers
 
-MODES="seq thread pool coro"
 
 # rows: the article rows of the last run's output, in order.
 rows() { grep '^Length:' <<<"$output"; }
@@ -371,4 +370,19 @@ rows() { grep '^Length:' <<<"$output"; }
 	grep -q "1/1 done\|0/1 done" <<<"$output"
 	run bash -c "'$CRAWL' --mode=pool '$FIXTURE/delay/300/a' 2>&1 >/dev/null"
 	[ -z "$output" ]
+}
+
+@test "the models come from one registry: --list-modes, --help and the error messages agree" {
+	run "$CRAWL" --list-modes
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -ge 4 ]
+	names=$(tr '\n' ' ' <<<"$output")
+	help=$("$CRAWL" --help)
+	for m in $names; do
+		grep -q "^  $m " <<<"$help"
+	done
+	grep -q "(default $(tr ' ' ',' <<<"${names% }"))" <<<"$help"
+	run "$CRAWL" --mode=nope "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	grep -qF "($(sed 's/ $//; s/ /, /g' <<<"$names") or all)" <<<"$output"
 }

@@ -4,7 +4,6 @@
 
 load helpers
 
-MODES="seq thread pool coro"
 
 # bad_list NAME: the corpus file with @FIXTURE@ replaced, in the test's tmpdir.
 bad_list() {
@@ -44,7 +43,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	[ "$(wc -l <"$list")" -eq 1000 ]
 	# At most 100 in flight: a thousand transfers at once on two cores (and
 	# under the sanitizers) would make healthy URLs miss the 2 s timeout.
-	for run in seq thread pool coro "coro --loops 2"; do
+	for run in $MODES "coro --loops 2"; do
 		start=$(date +%s)
 		run timeout 180 "$CRAWL" --mode=$run -c 100 --timeout 2 --max-size 1M --format=jsonl "$list"
 		echo "mode $run: status $status, $(( $(date +%s) - start )) s"

@@ -5,6 +5,9 @@
 : "${CRAWL:=$PWD/$BUILD/crawl}"
 : "${FIXTURE_SERVER:=$PWD/$BUILD/fixture-server}"
 
+# Every model, from the registry: a new model is tested wherever $MODES is.
+MODES=$("$CRAWL" --list-modes | tr '\n' ' ')
+
 # tls_cert, h2_start, h2_stop
 . "$BATS_TEST_DIRNAME/../../scripts/fixture-lib.sh"
 

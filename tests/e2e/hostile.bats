@@ -7,7 +7,6 @@
 load helpers
 bats_require_minimum_version 1.5.0   # run --separate-stderr
 
-MODES="seq thread pool coro"
 
 # row URL: the JSON line of URL in $output.
 row() { jq -c --arg u "$1" 'select(.url == $u)' <<<"$output"; }

@@ -5,7 +5,6 @@
 
 load helpers
 
-MODES="seq thread pool coro"
 
 urls_of() { jq -r 'select(.url) | .url' <<<"$output" | sort; }
 

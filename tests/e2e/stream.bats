@@ -5,7 +5,6 @@
 
 load helpers
 
-MODES="seq thread pool coro"
 
 # sanitized: ASan and TSan keep freed memory aside, so peak RSS says
 # nothing about what the crawl holds.

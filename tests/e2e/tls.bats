@@ -6,7 +6,6 @@
 
 load helpers
 
-MODES="seq thread pool coro"
 
 setup() {
 	local d=$BATS_TEST_TMPDIR

@@ -14,7 +14,7 @@ setup() {
 	list="$BATS_TEST_TMPDIR/list.txt"
 	printf '%s\n' "$FIXTURE/bytes/100" "$FIXTURE/gzip/5000" "$FIXTURE/redirect/2" \
 		"$FIXTURE/status/404" "http://127.0.0.1:1/" "not a url" "$FIXTURE/delay/50/x" >"$list"
-	for m in seq thread pool coro "coro --loops 2"; do
+	for m in $MODES "coro --loops 2"; do
 		run valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
 			--error-exitcode=99 "$CRAWL" --mode=$m --format=jsonl "$list"
 		echo "mode $m: $status"
