@@ -3,6 +3,7 @@
  * crawl is over. Every call that a backend makes is thread-safe. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -612,6 +613,28 @@ nomem:
     return CRAWL_ENOMEM;
 }
 
+/* Keeps in flight what the open-file limit allows, rather than let the
+ * transfers past it fail: 64 descriptors stay for the process itself and
+ * 1% for the event loops' own, and each transfer holds what its model says.
+ * A list that is not all read, or a crawl that follows links, may be longer
+ * than any bound. */
+static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
+{
+    size_t per = b->fds_per_transfer > 0 ? (size_t)b->fds_per_transfer : 1;
+    size_t spare = 64 + c->nofile / 100;
+    size_t budget = c->nofile > spare + per ? (c->nofile - spare) / per : 1;
+    size_t want = c->input_open || c->opts->depth > 0 ? (size_t)-1 : c->fetchable;
+    if ((c->limit == 0 || (size_t)c->limit > budget) && want > budget) {
+        if (want == (size_t)-1)
+            crawl_warn_once(c, "only %zu file descriptors (%zu a transfer): keeping %zu in flight",
+                            c->nofile, per, budget);
+        else
+            crawl_warn_once(c, "%zu URLs but only %zu file descriptors (%zu a transfer): keeping %zu in flight",
+                            want, c->nofile, per, budget);
+        c->limit = budget > INT_MAX ? INT_MAX : (int)budget;
+    }
+}
+
 int crawl_run(struct crawl *c, const struct crawl_backend *b)
 {
     const struct crawl_opts *o = c->opts;
@@ -648,11 +671,12 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
                    !(c->limit == 0 || (size_t)c->limit >= c->fetchable) || c->https;
         break;
     }
+    c->nofile = crawl_raise_nofile();
+    limit_by_descriptors(c, b);
     if (run_headers(c) != 0) {
         cancel_rest(c);
         return CRAWL_ENOMEM;
     }
-    c->nofile = crawl_raise_nofile();
     pthread_mutex_lock(&c->lock);
     c->t0 = crawl_now();
     pthread_mutex_unlock(&c->lock);

@@ -177,6 +177,7 @@ struct crawl_backend {
     const char *summary;      /* one line for --help */
     int default_concurrency;  /* transfers in flight without -c; 0: all at once */
     int max_concurrency;      /* the most the model can have in flight; 0: no bound */
+    int fds_per_transfer;     /* descriptors a transfer in flight holds */
     int (*run)(struct crawl *c);
 };
 
@@ -217,7 +218,9 @@ struct crawl {
     size_t nfailed;           /* ... of which failed */
     size_t queued_left;       /* links found and queued but never fetched */
     size_t conns;             /* connections opened, as libcurl counts them */
-    int    limit;             /* transfers in flight at most; 0: all at once */
+    int    limit;             /* transfers in flight at most; 0: all at once.
+                               * The core sets it from -c, the model's default
+                               * and the descriptors there are: models obey it */
     int    reuse;             /* the policy that runs: 1 reuse, 0 fresh connections */
     struct curl_slist *headers;  /* the request headers of this run: opts->headers,
                                   * with "Connection: close" when reuse is off */

@@ -533,20 +533,8 @@ static void *loop_thread(void *arg)
 static int coro_run(struct crawl *c)
 {
     int nloops = c->opts->loops > 0 ? c->opts->loops : 1;
-    size_t fds = c->nofile > 64 ? c->nofile - 64 : 1;
     size_t limit = c->limit > 0 ? (size_t)c->limit : 0;
     int rc = 0;
-
-    /* Every transfer in flight holds a socket, and every multi handle the
-     * two of its wakeup socketpair: keep in flight what the descriptors
-     * allow. */
-    if (!c->reuse)
-        fds -= fds / (SHARD_CAP / 2 + 1);
-    if ((limit == 0 || limit > fds) && c->fetchable > fds) {
-        crawl_warn_once(c, "%zu URLs but only %zu file descriptors: keeping %zu in flight",
-                        c->fetchable, c->nofile, fds);
-        limit = fds;
-    }
     struct loop *loops = calloc((size_t)nloops, sizeof *loops);
     if (!loops)
         return CRAWL_ENOMEM;
@@ -576,5 +564,6 @@ const struct crawl_backend crawl_backend_coro = {
     .name = "coro",
     .summary = "coroutines on a libev loop driving libcurl's multi-socket API",
     .default_concurrency = 0,
+    .fds_per_transfer = 1,      /* its socket; each multi's wakeup pair is in the core's 1% */
     .run = coro_run,
 };

@@ -122,5 +122,6 @@ const struct crawl_backend crawl_backend_pool = {
     .name = "pool",
     .summary = "a pool of -c worker threads (default 10) fed through futures",
     .default_concurrency = 10,
+    .fds_per_transfer = 3,      /* a blocking transfer: its socket, its multi's wakeup pair */
     .run = pool_run,
 };

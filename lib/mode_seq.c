@@ -22,5 +22,6 @@ const struct crawl_backend crawl_backend_seq = {
     .summary = "sequential: one URL after another on one easy handle",
     .default_concurrency = 1,
     .max_concurrency = 1,
+    .fds_per_transfer = 3,      /* a blocking transfer: its socket, its multi's wakeup pair */
     .run = seq_run,
 };

@@ -108,15 +108,6 @@ static void reap(struct tmode *m)
 static int thread_run(struct crawl *c)
 {
     struct tmode m = { .c = c, .limit = c->limit };
-    /* A blocking transfer holds three descriptors: its socket and the
-     * wake-up socket pair of the easy handle's own multi handle. Keep in
-     * flight what the descriptors allow, rather than fail the rest. */
-    size_t fds = c->nofile > 64 ? (c->nofile - 64) / 3 : 1;
-    if ((m.limit == 0 || (size_t)m.limit > fds) && c->fetchable > fds) {
-        crawl_warn_once(c, "%zu URLs but only %zu file descriptors (3 a thread): keeping %zu in flight",
-                        c->fetchable, c->nofile, fds);
-        m.limit = (int)fds;
-    }
     struct crawl_job *job;
     pthread_attr_t attr;
     int rc, n = 0;
@@ -180,5 +171,8 @@ const struct crawl_backend crawl_backend_thread = {
     .name = "thread",
     .summary = "one thread per URL, each a blocking fetch, then join all",
     .default_concurrency = 0,
+    /* A blocking transfer holds its socket and the wake-up socket pair of
+     * the easy handle's own multi handle. */
+    .fds_per_transfer = 3,
     .run = thread_run,
 };

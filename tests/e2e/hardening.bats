@@ -251,3 +251,14 @@ rows() { grep '^Length:' <<<"$output"; }
 	for fd in "${fds[@]}"; do exec {fd}>&-; done
 	stop_private_fixture
 }
+
+@test "ulimit -n 256: a link-following crawl keeps in flight what the descriptors allow, in every model" {
+	for m in $MODES; do
+		run bash -c "ulimit -n 256 && '$CRAWL' --mode=$m -c 500 --depth 3 --max-pages 3000 --no-robots --format=jsonl '$FIXTURE/graph/100000/20/' 2>/dev/null"
+		echo "$m: $(tail -1 <<<"$output" | cut -c1-120)"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.summary) | .ok' <<<"$output")" = "3000" ]
+	done
+	run bash -c "ulimit -n 256 && '$CRAWL' --mode=thread --depth 3 --max-pages 300 --no-robots -q '$FIXTURE/graph/100000/20/' 2>&1 >/dev/null"
+	[ "$output" = "crawl: only 256 file descriptors (3 a transfer): keeping 63 in flight" ]
+}

@@ -20,6 +20,7 @@
 
 #include "crawl.h"
 #include "html.h"
+#include "strbuf.h"
 
 #define PAGE_URL "http://example.com/dir/page.html?p=1"
 
@@ -1018,17 +1019,16 @@ static void threads_share_one_rules_object(void **state)
 /* A page with a link inside n nested <div>s, then a shallow one. */
 static char *deep_page(size_t n)
 {
-    size_t cap = 256 + 11 * n;
-    char *s = malloc(cap), *w = s;
-    assert_non_null(s);
-    w += sprintf(w, "<html><body>");
+    struct strbuf b = {0};
+    sb_adds(&b, "<html><body>");
     for (size_t i = 0; i < n; i++)
-        w += sprintf(w, "<div>");
-    w += sprintf(w, "<a href=\"/deep\">deep</a>");
+        sb_adds(&b, "<div>");
+    sb_adds(&b, "<a href=\"/deep\">deep</a>");
     for (size_t i = 0; i < n; i++)
-        w += sprintf(w, "</div>");
-    sprintf(w, "<p><a href=\"/shallow\">shallow</a></p></body></html>");
-    return s;
+        sb_adds(&b, "</div>");
+    sb_adds(&b, "<p><a href=\"/shallow\">shallow</a></p></body></html>");
+    assert_false(b.nomem);
+    return b.data;
 }
 
 /* A page of n links, /1 to /n. */
