@@ -163,3 +163,15 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 		[ -z "$stderr" ]
 	done
 }
+
+@test "links waiting for robots.txt do not use up --max-pages, in every model" {
+	# 150 links to hosts whose robots.txt cannot be had, then 50 to this host.
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 1 --span-hosts --max-pages 100 --timeout 5 --format=jsonl "$FIXTURE/site/hostile/many-hosts.html"
+		echo "$m: $(tail -1 <<<"$output" | cut -c1-160)"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .url' <<<"$output" | wc -l)" -eq 51 ]
+		[ "$(jq -r 'select(.url) | .url' <<<"$output" | grep -c "^$FIXTURE/bytes/")" -eq 50 ]
+		[ "$(jq -r 'select(.summary) | .robots_blocked' <<<"$output")" -eq 150 ]
+	done
+}
