@@ -818,11 +818,10 @@ int main(int argc, char **argv)
     memset(&cli, 0, sizeof cli);
 #ifdef M_MXFAST
     /* No fastbins: a freed small chunk is merged with its neighbours as it
-     * is freed, not all at once by the next large malloc. After 10,000 x
-     * /delay/1000, that next malloc (stdio's output buffer) took 40 ms
-     * merging what the 10,000 ended transfers had freed; freed one by one,
-     * it fits between responses (report: 40 -> 3 ms). Small chunks still
-     * come and go through the thread cache. */
+     * is freed, not all at once by the next large malloc, which after
+     * thousands of ended transfers would spend its time merging what they
+     * freed; freed one by one, it fits between responses. Small chunks
+     * still come and go through the thread cache. */
     mallopt(M_MXFAST, 0);
 #endif
     if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK) {

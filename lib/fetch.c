@@ -136,11 +136,9 @@ static int on_progress(void *data, curl_off_t dltotal, curl_off_t dlnow,
  * FETCH_MANY transfers are in flight at once. libcurl's 16 KiB buffer is
  * mostly never touched by a small response, but its first and last pages
  * are: some 4 KiB resident per transfer, where 2 KiB holds a typical
- * response head and a small body in one read. At 10,000 x /delay/1000 in
- * flight, peak RSS 158 -> 137 MB (and 13% fewer page faults). The price is
- * more reads for big bodies (400 MB over loopback in 16 KiB reads: 0.21 s,
- * in 2 KiB reads: 0.32 s), paid only when a thousand transfers share the
- * link, each with a small share of it. */
+ * response head and a small body in one read. The price is more reads for
+ * big bodies, paid only when a thousand transfers share the link, each with
+ * a small share of it (figures: scripts/results/tuning.txt). */
 #define FETCH_MANY         1000
 #define FETCH_MANY_BUFFER  2048
 
@@ -502,8 +500,9 @@ static struct fetch_share *share_new(struct crawl *c, int locked)
      * reuses connections by passing idle easy handles between threads. */
     curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     /* Without it every easy handle allocates a TLS session cache of its
-     * own (5 x 184 bytes), even for plain HTTP: 9 MB of 10,000 handles in
-     * flight. Shared, a session also resumes on the other handles. */
+     * own (5 x 184 bytes), even for plain HTTP, which adds up with
+     * thousands of handles in flight. Shared, a session also resumes on the
+     * other handles. */
     curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     return s;
 err:

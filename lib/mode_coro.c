@@ -9,10 +9,8 @@
  * most SHARD_CAP transfers each: libcurl 7.88 keeps every connection to a
  * host in one list that it scans linearly when a connection closes or is
  * looked for, and hashes sockets into a fixed 911 slots, so one multi handle
- * with 10,000 transfers to one host spends most of its time in those scans
- * (10,000 x /delay/1000: 2.7 s with one, 2.1 s with shards; a 10,000-page
- * link crawl with every page in flight: 4.0 s with one, 1.0 s with shards).
- * Up to SHARD_CAP in flight everything is in one shard, so that with reuse
+ * with thousands of transfers to one host spends most of its time in those
+ * scans (figures: scripts/results/tuning.txt). Up to SHARD_CAP in flight everything is in one shard, so that with reuse
  * every transfer can find every idle connection. */
 #include <errno.h>
 #include <stdint.h>
@@ -28,13 +26,12 @@ struct loop;
 #define SHARD_CAP 512
 
 /* Transfers started per loop iteration at most; each is connected and its
- * request sent as it starts (see fill). Started all at once, 10,000 URLs
- * kept the loop from polling for 0.6 s: the 0 ms timers of all of them ran
- * before any socket event, so every connect() came before the first
- * request (10,000 x /delay/1000: 2.25 s; in batches: 1.8 s, before the
- * per-transfer start). Now batches of 4 to 256 start 10,000 in the same
- * time, and a batch only bounds how long timers, completions and
- * cancellation wait: with no bound they piled up (+40 ms at the end). */
+ * request sent as it starts (see fill). Started all at once, thousands of
+ * URLs keep the loop from polling: the 0 ms timers of all of them run
+ * before any socket event, so every connect() comes before the first
+ * request. With each transfer started whole, the batch size hardly changes
+ * the start-up (4 to 256 alike); it bounds how long timers, completions and
+ * cancellation wait behind new transfers. */
 #define BATCH 32
 
 /* One multi handle with its timer, driven by the loop's libev loop. */
@@ -173,9 +170,9 @@ static void fill(struct loop *L);
 static void task_free(struct task *t);
 
 /* Switches to t's coroutine; when it has finished its URL, the task goes
- * back on the free list, or is freed now if no job waits for it: freeing
- * 10,000 tasks at the end took 0.1 s after the last response, and freed
- * one by one they fit between responses. */
+ * back on the free list, or is freed now if no job waits for it: freed one
+ * by one they fit between responses, where freeing them all at the end would
+ * come after the last one. */
 static int task_resume(struct loop *L, struct task *t)
 {
     coro_resume(t->co, NULL, NULL);
@@ -235,8 +232,7 @@ static void drain(struct shard *sh)
  * costs that check; one that is done (on loopback, connect() completes
  * before it returns) sends its request now instead of one loop iteration
  * later, and its socket is added to epoll once, for reading. The server
- * then finds the request with the connection instead of being woken twice:
- * 10,000 x /delay/1000 went from 1.9 s to 1.8 s, 10% less CPU. */
+ * then finds the request with the connection instead of being woken twice. */
 static void act(struct shard *sh, curl_socket_t fd, int action)
 {
     struct loop *L = sh->L;
@@ -423,9 +419,8 @@ static void fill(struct loop *L)
          * send its request (see act), before the next one is made, rather
          * than all of the batch's at the next timer. The server then meets
          * most requests with their connections instead of being woken for
-         * each (10,000 x /delay/1000: 13,000 -> 9,500 wakeups, setup 4%
-         * faster). Not from inside the coroutine: a transfer that ends in
-         * that call resumes its own coroutine on the same stack. */
+         * each. Not from inside the coroutine: a transfer that ends in that
+         * call resumes its own coroutine on the same stack. */
         if (task_resume(L, t) && t->in_multi)
             act(t->sh, CURL_SOCKET_TIMEOUT, 0);
     }
