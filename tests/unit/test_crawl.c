@@ -1,0 +1,310 @@
+/* Unit tests for the core without a network: jobs are taken with
+ * crawl_next and handed back with crawl_done as a model would, with the
+ * links a page "gave" filled in by hand, so that the frontier's admission,
+ * scope, de-duplication, --max-pages, per-host turns and robots.txt, and the
+ * one-row-per-job promise under threads, are checked on exact values. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crawl.h"
+
+#define MAX_ROWS 4096
+
+struct t {
+    struct crawl_opts o;
+    struct crawl c;
+    char *rows[MAX_ROWS];       /* URLs of the rows, in the order written */
+    size_t n;
+    pthread_mutex_t lock;
+};
+
+static void keep_row(struct crawl *c, struct crawl_job *j, void *data)
+{
+    struct t *t = data;
+    pthread_mutex_lock(&t->lock);
+    if (t->n < MAX_ROWS)
+        t->rows[t->n++] = strdup(j->url);
+    pthread_mutex_unlock(&t->lock);
+}
+
+static struct t *t_new(void (*opts)(struct crawl_opts *))
+{
+    struct t *t = calloc(1, sizeof *t);
+    crawl_opts_init(&t->o);
+    t->o.user_agent = "crawl/test";
+    if (opts)
+        opts(&t->o);
+    pthread_mutex_init(&t->lock, NULL);
+    assert_int_equal(crawl_init(&t->c, &t->o), 0);
+    t->c.on_done = keep_row;
+    t->c.on_done_data = t;
+    return t;
+}
+
+static void t_free(struct t *t)
+{
+    crawl_free(&t->c);
+    for (size_t i = 0; i < t->n; i++)
+        free(t->rows[i]);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+/* Gives job j the links in the NULL-terminated list. */
+static void give_links(struct crawl_job *j, const char *const *links)
+{
+    size_t n = 0;
+    while (links[n])
+        n++;
+    j->links = calloc(n ? n : 1, sizeof *j->links);
+    for (size_t i = 0; i < n; i++)
+        j->links[i] = strdup(links[i]);
+    j->nlinks = n;
+}
+
+static int has_row(const struct t *t, const char *url)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->rows[i], url) == 0)
+            return 1;
+    return 0;
+}
+
+/* Takes the next job; it must be url (NULL: the crawl must be over). */
+static struct crawl_job *take(struct t *t, const char *url)
+{
+    struct crawl_job *j = NULL;
+    int rc = crawl_next(&t->c, &j, 0);
+    if (!url) {
+        assert_int_not_equal(rc, 1);
+        return NULL;
+    }
+    assert_int_equal(rc, 1);
+    assert_string_equal(j->url, url);
+    return j;
+}
+
+static void follow2(struct crawl_opts *o)
+{
+    o->depth = 2;
+    o->robots = 0;
+}
+
+static void test_links_are_admitted_once_within_depth_and_scope(void **state)
+{
+    struct t *t = t_new(follow2);
+    crawl_add(&t->c, "http://a.test/", "-", 1, NULL);
+    struct crawl_job *j = take(t, "http://a.test/");
+    give_links(j, (const char *const[]){
+        "http://a.test/x", "http://a.test/x", "http://a.test:80/y#frag",
+        "http://b.test/other-host", "http://a.test/", NULL });
+    crawl_done(&t->c, j);
+    j = take(t, "http://a.test/x");
+    give_links(j, (const char *const[]){ "http://a.test/deeper", "http://a.test/y", NULL });
+    crawl_done(&t->c, j);
+    j = take(t, "http://a.test/y");
+    crawl_done(&t->c, j);
+    j = take(t, "http://a.test/deeper");
+    /* Depth 2 reached: its links are not followed. */
+    give_links(j, (const char *const[]){ "http://a.test/too-deep", NULL });
+    crawl_done(&t->c, j);
+    take(t, NULL);
+    assert_int_equal(t->n, 4);
+    assert_int_equal(t->c.nrows, 4);
+    assert_false(has_row(t, "http://b.test/other-host"));
+    t_free(t);
+}
+
+static void follow_bounded(struct crawl_opts *o)
+{
+    o->depth = 5;
+    o->robots = 0;
+    o->max_pages = 3;
+}
+
+static void test_max_pages_counts_pages_started_and_the_rest_are_left(void **state)
+{
+    struct t *t = t_new(follow_bounded);
+    crawl_add(&t->c, "http://a.test/", "-", 1, NULL);
+    struct crawl_job *j = take(t, "http://a.test/");
+    give_links(j, (const char *const[]){ "http://a.test/1", "http://a.test/2", "http://a.test/3",
+                                         "http://a.test/4", NULL });
+    crawl_done(&t->c, j);
+    crawl_done(&t->c, take(t, "http://a.test/1"));
+    crawl_done(&t->c, take(t, "http://a.test/2"));
+    take(t, NULL);
+    assert_int_equal(t->n, 3);
+    /* /3 and /4 were dropped when their turn came after the bound. */
+    assert_int_equal(t->c.queued_left, 2);
+    t_free(t);
+}
+
+static void per_host(struct crawl_opts *o)
+{
+    o->per_host = 1;
+}
+
+static void test_per_host_bound_lets_other_hosts_take_turns(void **state)
+{
+    struct t *t = t_new(per_host);
+    crawl_add(&t->c, "http://a.test/1", "-", 1, NULL);
+    crawl_add(&t->c, "http://a.test/2", "-", 2, NULL);
+    crawl_add(&t->c, "http://b.test/1", "-", 3, NULL);
+    struct crawl_job *a1 = take(t, "http://a.test/1");
+    /* a.test has its one transfer: b.test goes next, then nothing. */
+    struct crawl_job *b1 = take(t, "http://b.test/1");
+    struct crawl_job *none = NULL;
+    assert_int_equal(crawl_next(&t->c, &none, 0), CRAWL_EAGAIN);
+    crawl_done(&t->c, a1);
+    struct crawl_job *a2 = take(t, "http://a.test/2");
+    crawl_done(&t->c, b1);
+    crawl_done(&t->c, a2);
+    take(t, NULL);
+    assert_int_equal(t->n, 3);
+    t_free(t);
+}
+
+static void robots_on(struct crawl_opts *o)
+{
+    o->depth = 1;
+    o->robots = 1;
+}
+
+static void test_robots_txt_goes_first_and_forbidden_urls_fail_in_their_turn(void **state)
+{
+    struct t *t = t_new(robots_on);
+    crawl_add(&t->c, "http://a.test/ok", "-", 1, NULL);
+    crawl_add(&t->c, "http://a.test/private/no", "-", 2, NULL);
+    struct crawl_job *r = take(t, "http://a.test:80/robots.txt");
+    assert_int_equal(r->kind, JOB_ROBOTS);
+    /* Nothing of the host starts before its robots.txt is in. */
+    struct crawl_job *none = NULL;
+    assert_int_equal(crawl_next(&t->c, &none, 0), CRAWL_EAGAIN);
+    const char body[] = "User-agent: *\nDisallow: /private/\n";
+    r->body = strdup(body);
+    r->body_len = sizeof body - 1;
+    r->res.status = 200;
+    crawl_done(&t->c, r);
+    struct crawl_job *ok = take(t, "http://a.test/ok");
+    give_links(ok, (const char *const[]){ "http://a.test/private/link", "http://a.test/public", NULL });
+    crawl_done(&t->c, ok);
+    crawl_done(&t->c, take(t, "http://a.test/public"));
+    take(t, NULL);
+    /* The forbidden listed URL has its (failed) row; the forbidden link none. */
+    assert_int_equal(t->n, 3);
+    assert_true(has_row(t, "http://a.test/private/no"));
+    assert_false(has_row(t, "http://a.test/private/link"));
+    assert_int_equal(t->c.nfailed, 1);
+    assert_int_equal(t->c.robots_blocked, 2);
+    t_free(t);
+}
+
+static void test_bad_lines_give_rows_in_their_turn_without_a_fetch(void **state)
+{
+    struct t *t = t_new(NULL);
+    crawl_add(&t->c, "http://a.test/1", "-", 1, NULL);
+    crawl_add(&t->c, "ftp://a.test/2", "-", 2, NULL);
+    crawl_add_failed(&t->c, "bad\\x00", "-", 3, "contains a NUL byte");
+    struct crawl_job *j = take(t, "http://a.test/1");
+    assert_int_equal(t->n, 2);          /* the bad lines were finished on the way */
+    crawl_done(&t->c, j);
+    take(t, NULL);
+    assert_int_equal(t->c.nrows, 3);
+    assert_int_equal(t->c.nfailed, 2);
+    assert_int_equal(t->c.nseq, 3);
+    t_free(t);
+}
+
+/* ---- threads ---------------------------------------------------------------- */
+
+static void *worker(void *arg)
+{
+    struct t *t = arg;
+    struct crawl_job *j;
+    int k = 0;
+    while (crawl_next(&t->c, &j, 1) == 1) {
+        if (k++ % 3 == 0)
+            crawl_fail(&t->c, j, CRAWL_FAIL_OTHER, "failed by test %d", k);
+        else
+            crawl_done(&t->c, j);
+    }
+    return NULL;
+}
+
+static void test_every_job_gives_one_row_when_threads_take_and_give_back(void **state)
+{
+    struct t *t = t_new(NULL);
+    char url[64];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(url, sizeof url, "http://h%d.test/%d", i % 7, i);
+        crawl_add(&t->c, url, "-", i + 1, NULL);
+    }
+    pthread_t tid[8];
+    for (int i = 0; i < 8; i++)
+        pthread_create(&tid[i], NULL, worker, t);
+    for (int i = 0; i < 8; i++)
+        pthread_join(tid[i], NULL);
+    assert_int_equal(t->n, 3000);
+    assert_int_equal(t->c.nrows, 3000);
+    assert_int_equal(t->c.running, 0);
+    assert_true(t->c.nfailed > 0 && t->c.nfailed < 3000);
+    t_free(t);
+}
+
+static int input_calls;
+
+/* crawl_input_fn: ten URLs a call, 100 in all. */
+static int ten_more(struct crawl *c, size_t want, void *data)
+{
+    int *next = data;
+    char url[64];
+    input_calls++;
+    for (int k = 0; k < 10 && *next < 100; k++, (*next)++) {
+        snprintf(url, sizeof url, "http://a.test/%d", *next);
+        crawl_add(c, url, "-", *next + 1, NULL);
+    }
+    return *next < 100;
+}
+
+static void test_lists_are_read_as_the_crawl_needs_them(void **state)
+{
+    struct t *t = t_new(NULL);
+    int next = 0;
+    crawl_set_input(&t->c, ten_more, &next);
+    struct crawl_job *j;
+    assert_int_equal(crawl_next(&t->c, &j, 0), 1);
+    /* No limit known to the core here: it reads all it can, in order. */
+    assert_string_equal(j->url, "http://a.test/0");
+    crawl_done(&t->c, j);
+    int n = 1;
+    while (crawl_next(&t->c, &j, 0) == 1) {
+        char want[64];
+        snprintf(want, sizeof want, "http://a.test/%d", n++);
+        assert_string_equal(j->url, want);
+        crawl_done(&t->c, j);
+    }
+    assert_int_equal(n, 100);
+    assert_int_equal(t->n, 100);
+    t_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_links_are_admitted_once_within_depth_and_scope),
+        cmocka_unit_test(test_max_pages_counts_pages_started_and_the_rest_are_left),
+        cmocka_unit_test(test_per_host_bound_lets_other_hosts_take_turns),
+        cmocka_unit_test(test_robots_txt_goes_first_and_forbidden_urls_fail_in_their_turn),
+        cmocka_unit_test(test_bad_lines_give_rows_in_their_turn_without_a_fetch),
+        cmocka_unit_test(test_every_job_gives_one_row_when_threads_take_and_give_back),
+        cmocka_unit_test(test_lists_are_read_as_the_crawl_needs_them),
+    };
+    return cmocka_run_group_tests_name("crawl", tests, NULL, NULL);
+}
