@@ -256,159 +256,208 @@ static void compile_regex(const char *flag, const char *pattern, regex_t *re)
     }
 }
 
-static void parse_args(struct cli *cli, int argc, char **argv)
+/* Options of the fetch and the model. Returns 1 when ch was one of them. */
+static int opt_fetching(struct cli *cli, int ch)
 {
     struct crawl_opts *o = &cli->opts;
+    char names[256];
+    switch (ch) {
+    case OPT_MODE:
+        if (strcmp(optarg, "all") != 0 && !crawl_backend_find(optarg))
+            die_usage("--mode: unknown mode '%s' (%s or all)", optarg,
+                      crawl_backend_names(names, sizeof names, ", "));
+        cli->mode = optarg;
+        return 1;
+    case 'c':
+        o->concurrency = (int)parse_long("--concurrency", optarg, 1, 1000000);
+        return 1;
+    case OPT_TIMEOUT:
+        o->timeout = parse_seconds("--timeout", optarg);
+        return 1;
+    case OPT_CONNECT_TIMEOUT:
+        o->connect_timeout = parse_seconds("--connect-timeout", optarg);
+        return 1;
+    case OPT_MAX_REDIRS:
+        o->max_redirs = parse_long("--max-redirs", optarg, 0, 1000);
+        return 1;
+    case OPT_NO_REUSE:
+        o->reuse = CRAWL_REUSE_OFF;
+        return 1;
+    case OPT_REUSE:
+        o->reuse = CRAWL_REUSE_ON;
+        return 1;
+    case 'A':
+        o->user_agent = optarg;
+        return 1;
+    case 'H': {
+        if (!strchr(optarg, ':') && !strchr(optarg, ';'))
+            die_usage("--header: expected 'Name: value', got '%s'", optarg);
+        struct curl_slist *l = curl_slist_append(o->headers, optarg);
+        if (!l)
+            die_usage("--header: out of memory");
+        o->headers = l;
+        return 1;
+    }
+    case OPT_FAIL:
+        o->fail_http = 1;
+        return 1;
+    case OPT_MAX_SIZE:
+        o->max_size = parse_size("--max-size", optarg, 0);
+        return 1;
+    case OPT_BUFFER_SIZE:
+        o->buffer_size = (long)parse_size("--buffer-size", optarg, 1024);
+        if (o->buffer_size > 512 * 1024)
+            die_usage("--buffer-size: at most 512K, got '%s'", optarg);
+        return 1;
+    case 'k':
+        o->insecure = 1;
+        return 1;
+    case OPT_CACERT: {
+        FILE *f = fopen(optarg, "r");
+        if (!f)
+            die_usage("--cacert: cannot read '%s': %s", optarg, strerror(errno));
+        fclose(f);
+        o->cacert = optarg;
+        return 1;
+    }
+    case OPT_STACK_SIZE:
+        o->stack_size = (size_t)parse_size("--stack-size", optarg, 16 * 1024);
+        return 1;
+    case OPT_LOOPS:
+        o->loops = (int)parse_long("--loops", optarg, 1, 256);
+        return 1;
+    case OPT_DEADLINE:
+        o->deadline = parse_seconds("--deadline", optarg);
+        return 1;
+    }
+    return 0;
+}
+
+/* Options of the output and of --mode=all. Returns 1 when ch was one of them. */
+static int opt_output(struct cli *cli, int ch)
+{
+    switch (ch) {
+    case OPT_FORMAT:
+        if (strcmp(optarg, "table") == 0) cli->format = CRAWL_FMT_TABLE;
+        else if (strcmp(optarg, "jsonl") == 0) cli->format = CRAWL_FMT_JSONL;
+        else if (strcmp(optarg, "csv") == 0) cli->format = CRAWL_FMT_CSV;
+        else die_usage("--format: expected table, jsonl or csv, got '%s'", optarg);
+        return 1;
+    case OPT_ORDER:
+        if (strcmp(optarg, "input") == 0) cli->order = CRAWL_ORDER_INPUT;
+        else if (strcmp(optarg, "completion") == 0) cli->order = CRAWL_ORDER_COMPLETION;
+        else die_usage("--order: expected input or completion, got '%s'", optarg);
+        return 1;
+    case 'o':
+        cli->output = optarg;
+        return 1;
+    case 'q':
+        cli->quiet = 1;
+        return 1;
+    case OPT_PROGRESS:
+        cli->progress = 1;
+        return 1;
+    case OPT_NO_PROGRESS:
+        cli->progress = 0;
+        return 1;
+    case OPT_MODES:
+        cli->modes = optarg;
+        return 1;
+    case OPT_REPEAT:
+        cli->repeat = (int)parse_long("--repeat", optarg, 1, 100);
+        return 1;
+    case OPT_LIST_MODES:
+        for (int i = 0; crawl_backends[i]; i++)
+            printf("%s\n", crawl_backends[i]->name);
+        exit(0);
+    }
+    return 0;
+}
+
+/* Options of link following. Returns 1 when ch was one of them. */
+static int opt_following(struct cli *cli, int ch)
+{
+    struct crawl_opts *o = &cli->opts;
+    switch (ch) {
+    case OPT_DEPTH:
+        o->depth = (int)parse_long("--depth", optarg, 0, 1000);
+        return 1;
+    case OPT_MAX_PAGES:
+        o->max_pages = parse_long("--max-pages", optarg, 1, 1000000000);
+        return 1;
+    case OPT_SPAN_HOSTS:
+        o->span_hosts = 1;
+        return 1;
+    case OPT_INCLUDE:
+        if (o->ninclude == sizeof cli->include / sizeof cli->include[0])
+            die_usage("--include: at most 32 patterns");
+        compile_regex("--include", optarg, &cli->include[o->ninclude++]);
+        o->include = cli->include;
+        return 1;
+    case OPT_EXCLUDE:
+        if (o->nexclude == sizeof cli->exclude / sizeof cli->exclude[0])
+            die_usage("--exclude: at most 32 patterns");
+        compile_regex("--exclude", optarg, &cli->exclude[o->nexclude++]);
+        o->exclude = cli->exclude;
+        return 1;
+    case OPT_FOLLOW:
+        cli->follow = optarg;
+        return 1;
+    case OPT_EXTRACT:
+        if (cli->nextract == (int)(sizeof cli->extract / sizeof cli->extract[0]))
+            die_usage("--extract: at most 64 rules");
+        cli->extract[cli->nextract++] = optarg;
+        return 1;
+    case OPT_NO_ROBOTS:
+        o->robots = 0;
+        return 1;
+    case OPT_PER_HOST:
+        o->per_host = (int)parse_long("--per-host", optarg, 1, 1000000);
+        return 1;
+    case OPT_DELAY:
+        o->delay = (double)parse_long("--delay", optarg, 0, 3600000) / 1000.0;
+        return 1;
+    }
+    return 0;
+}
+
+/* Compiles the --follow and --extract rules into cli->rules, or exits 2
+ * naming the flag that is wrong. */
+static void compile_rules(struct cli *cli)
+{
+    char err[512];
+    /* The follow XPath alone first, so that a message names the right flag. */
+    int rc = html_rules_new(cli->follow, NULL, 0, &cli->rules, err, sizeof err);
+    if (rc == 0) {
+        html_rules_free(cli->rules);
+        cli->rules = NULL;
+        rc = html_rules_new(cli->follow, cli->extract, cli->nextract, &cli->rules,
+                            err, sizeof err);
+        if (rc != 0 && rc != CRAWL_ENOMEM)
+            die_usage("--extract: %s", err);
+    } else if (rc != CRAWL_ENOMEM) {
+        die_usage("--follow: %s", err);
+    }
+    if (rc == CRAWL_ENOMEM)
+        die_usage("out of memory");
+    cli->opts.rules = cli->rules;
+}
+
+static void parse_args(struct cli *cli, int argc, char **argv)
+{
+    static char all_modes[256];
     int ch;
 
-    crawl_opts_init(o);
-    static char all_modes[256];
-    char names[256];
+    crawl_opts_init(&cli->opts);
     cli->mode = crawl_backend_default()->name;
     cli->modes = crawl_backend_names(all_modes, sizeof all_modes, ",");
     cli->repeat = 1;
     cli->progress = -1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":c:A:H:o:qkhV", long_opts, NULL)) != -1) {
+        if (opt_fetching(cli, ch) || opt_output(cli, ch) || opt_following(cli, ch))
+            continue;
         switch (ch) {
-        case OPT_MODE:
-            if (strcmp(optarg, "all") != 0 && !crawl_backend_find(optarg))
-                die_usage("--mode: unknown mode '%s' (%s or all)", optarg,
-                          crawl_backend_names(names, sizeof names, ", "));
-            cli->mode = optarg;
-            break;
-        case 'c':
-            o->concurrency = (int)parse_long("--concurrency", optarg, 1, 1000000);
-            break;
-        case OPT_TIMEOUT:
-            o->timeout = parse_seconds("--timeout", optarg);
-            break;
-        case OPT_CONNECT_TIMEOUT:
-            o->connect_timeout = parse_seconds("--connect-timeout", optarg);
-            break;
-        case OPT_MAX_REDIRS:
-            o->max_redirs = parse_long("--max-redirs", optarg, 0, 1000);
-            break;
-        case OPT_NO_REUSE:
-            o->reuse = CRAWL_REUSE_OFF;
-            break;
-        case OPT_REUSE:
-            o->reuse = CRAWL_REUSE_ON;
-            break;
-        case 'A':
-            o->user_agent = optarg;
-            break;
-        case 'H': {
-            if (!strchr(optarg, ':') && !strchr(optarg, ';'))
-                die_usage("--header: expected 'Name: value', got '%s'", optarg);
-            struct curl_slist *l = curl_slist_append(o->headers, optarg);
-            if (!l)
-                die_usage("--header: out of memory");
-            o->headers = l;
-            break;
-        }
-        case OPT_FAIL:
-            o->fail_http = 1;
-            break;
-        case OPT_MAX_SIZE:
-            o->max_size = parse_size("--max-size", optarg, 0);
-            break;
-        case OPT_BUFFER_SIZE:
-            o->buffer_size = (long)parse_size("--buffer-size", optarg, 1024);
-            if (o->buffer_size > 512 * 1024)
-                die_usage("--buffer-size: at most 512K, got '%s'", optarg);
-            break;
-        case 'k':
-            o->insecure = 1;
-            break;
-        case OPT_CACERT: {
-            FILE *f = fopen(optarg, "r");
-            if (!f)
-                die_usage("--cacert: cannot read '%s': %s", optarg, strerror(errno));
-            fclose(f);
-            o->cacert = optarg;
-            break;
-        }
-        case OPT_STACK_SIZE:
-            o->stack_size = (size_t)parse_size("--stack-size", optarg, 16 * 1024);
-            break;
-        case OPT_LOOPS:
-            o->loops = (int)parse_long("--loops", optarg, 1, 256);
-            break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "table") == 0) cli->format = CRAWL_FMT_TABLE;
-            else if (strcmp(optarg, "jsonl") == 0) cli->format = CRAWL_FMT_JSONL;
-            else if (strcmp(optarg, "csv") == 0) cli->format = CRAWL_FMT_CSV;
-            else die_usage("--format: expected table, jsonl or csv, got '%s'", optarg);
-            break;
-        case OPT_ORDER:
-            if (strcmp(optarg, "input") == 0) cli->order = CRAWL_ORDER_INPUT;
-            else if (strcmp(optarg, "completion") == 0) cli->order = CRAWL_ORDER_COMPLETION;
-            else die_usage("--order: expected input or completion, got '%s'", optarg);
-            break;
-        case 'o':
-            cli->output = optarg;
-            break;
-        case 'q':
-            cli->quiet = 1;
-            break;
-        case OPT_PROGRESS:
-            cli->progress = 1;
-            break;
-        case OPT_NO_PROGRESS:
-            cli->progress = 0;
-            break;
-        case OPT_MODES:
-            cli->modes = optarg;
-            break;
-        case OPT_DEADLINE:
-            o->deadline = parse_seconds("--deadline", optarg);
-            break;
-        case OPT_DEPTH:
-            o->depth = (int)parse_long("--depth", optarg, 0, 1000);
-            break;
-        case OPT_MAX_PAGES:
-            o->max_pages = parse_long("--max-pages", optarg, 1, 1000000000);
-            break;
-        case OPT_SPAN_HOSTS:
-            o->span_hosts = 1;
-            break;
-        case OPT_INCLUDE:
-            if (o->ninclude == sizeof cli->include / sizeof cli->include[0])
-                die_usage("--include: at most 32 patterns");
-            compile_regex("--include", optarg, &cli->include[o->ninclude++]);
-            o->include = cli->include;
-            break;
-        case OPT_EXCLUDE:
-            if (o->nexclude == sizeof cli->exclude / sizeof cli->exclude[0])
-                die_usage("--exclude: at most 32 patterns");
-            compile_regex("--exclude", optarg, &cli->exclude[o->nexclude++]);
-            o->exclude = cli->exclude;
-            break;
-        case OPT_FOLLOW:
-            cli->follow = optarg;
-            break;
-        case OPT_EXTRACT:
-            if (cli->nextract == (int)(sizeof cli->extract / sizeof cli->extract[0]))
-                die_usage("--extract: at most 64 rules");
-            cli->extract[cli->nextract++] = optarg;
-            break;
-        case OPT_NO_ROBOTS:
-            o->robots = 0;
-            break;
-        case OPT_PER_HOST:
-            o->per_host = (int)parse_long("--per-host", optarg, 1, 1000000);
-            break;
-        case OPT_DELAY:
-            o->delay = (double)parse_long("--delay", optarg, 0, 3600000) / 1000.0;
-            break;
-        case OPT_REPEAT:
-            cli->repeat = (int)parse_long("--repeat", optarg, 1, 100);
-            break;
-        case OPT_LIST_MODES:
-            for (int i = 0; crawl_backends[i]; i++)
-                printf("%s\n", crawl_backends[i]->name);
-            exit(0);
         case 'h':
             usage(stdout);
             exit(0);
@@ -430,24 +479,8 @@ static void parse_args(struct cli *cli, int argc, char **argv)
     cli->ninputs = argc - optind;
     if (cli->ninputs == 0)
         die_usage("no URL, URL-list file or - given");
-    if (cli->follow || cli->nextract || o->depth > 0) {
-        char err[512];
-        /* The follow XPath alone first, so that a message names the right flag. */
-        int rc = html_rules_new(cli->follow, NULL, 0, &cli->rules, err, sizeof err);
-        if (rc == 0) {
-            html_rules_free(cli->rules);
-            cli->rules = NULL;
-            rc = html_rules_new(cli->follow, cli->extract, cli->nextract, &cli->rules,
-                                err, sizeof err);
-            if (rc != 0 && rc != CRAWL_ENOMEM)
-                die_usage("--extract: %s", err);
-        } else if (rc != CRAWL_ENOMEM) {
-            die_usage("--follow: %s", err);
-        }
-        if (rc == CRAWL_ENOMEM)
-            die_usage("out of memory");
-        o->rules = cli->rules;
-    }
+    if (cli->follow || cli->nextract || cli->opts.depth > 0)
+        compile_rules(cli);
 }
 
 /* Opens every input and hands them to c, to be read as the crawl needs

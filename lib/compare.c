@@ -163,6 +163,60 @@ static const char *columns[] = {
 };
 #define NCOLS (sizeof columns / sizeof columns[0])
 
+#define CELL 32
+
+/* The comparison's cells, as text, for run x; its speed-up is against base. */
+static void fill_cells(const struct compare_run *x, double min_wall, double max_wall,
+                       double base, char (*c)[CELL])
+{
+    snprintf(c[0], CELL, "%s", x->mode);
+    snprintf(c[1], CELL, "%zu", x->urls);
+    snprintf(c[2], CELL, "%zu", x->ok);
+    snprintf(c[3], CELL, "%zu", x->failed);
+    snprintf(c[4], CELL, "%.2f", x->wall);
+    snprintf(c[5], CELL, "%.2f", min_wall);
+    snprintf(c[6], CELL, "%.2f", max_wall);
+    snprintf(c[7], CELL, "%.2fx", x->wall > 0 ? base / x->wall : 0.0);
+    snprintf(c[8], CELL, "%.2f", x->user);
+    snprintf(c[9], CELL, "%.2f", x->sys);
+    snprintf(c[10], CELL, "%.1f", x->rss_mb);
+    snprintf(c[11], CELL, "%d", x->threads);
+    snprintf(c[12], CELL, "%ld", x->vcsw);
+    snprintf(c[13], CELL, "%ld", x->ivcsw);
+    snprintf(c[14], CELL, "%zu", x->conns);
+    snprintf(c[15], CELL, "%s", x->reuse ? "on" : "off");
+    snprintf(c[16], CELL, "%.1f", x->p50_ms);
+    snprintf(c[17], CELL, "%.1f", x->p99_ms);
+}
+
+static void print_jsonl(FILE *out, const struct compare_run *r, const double *min_wall,
+                        const double *max_wall, double base, int rows)
+{
+    for (int i = 0; i < rows; i++)
+        fprintf(out, "{\"mode\":\"%s\",\"urls\":%zu,\"ok\":%zu,\"failed\":%zu,"
+                "\"wall_s\":%.6f,\"min_s\":%.6f,\"max_s\":%.6f,\"speedup\":%.4f,"
+                "\"user_s\":%.6f,\"sys_s\":%.6f,\"rss_mb\":%.2f,\"threads\":%d,"
+                "\"vcsw\":%ld,\"ivcsw\":%ld,\"conns\":%zu,\"reuse\":\"%s\","
+                "\"concurrency\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f}\n",
+                r[i].mode, r[i].urls, r[i].ok, r[i].failed, r[i].wall,
+                min_wall[i], max_wall[i], r[i].wall > 0 ? base / r[i].wall : 0.0,
+                r[i].user, r[i].sys, r[i].rss_mb, r[i].threads, r[i].vcsw,
+                r[i].ivcsw, r[i].conns, r[i].reuse ? "on" : "off", r[i].limit, r[i].p50_ms,
+                r[i].p99_ms);
+}
+
+/* One line of cells: CSV, or the table's aligned columns (width set). */
+static void print_line(FILE *out, const char *const *cells, const size_t *width)
+{
+    for (size_t k = 0; k < NCOLS; k++) {
+        if (!width)
+            fprintf(out, "%s%s", k ? "," : "", cells[k]);
+        else
+            fprintf(out, k == 0 ? "%-*s" : "  %*s", (int)width[k], cells[k]);
+    }
+    fputc('\n', out);
+}
+
 void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
                    const struct compare_run *r, const double *min_wall,
                    const double *max_wall, int n)
@@ -172,56 +226,15 @@ void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
     for (int i = 0; i < n; i++)
         if (strcmp(r[i].mode, "seq") == 0)
             base = r[i].wall;
-    char cells[64][NCOLS][32];
+    char cells[64][NCOLS][CELL];
+    const char *line[NCOLS];
     int rows = n < 64 ? n : 64;
-    for (int i = 0; i < rows; i++) {
-        const struct compare_run *x = &r[i];
-        char (*c)[32] = cells[i];
-        snprintf(c[0], 32, "%s", x->mode);
-        snprintf(c[1], 32, "%zu", x->urls);
-        snprintf(c[2], 32, "%zu", x->ok);
-        snprintf(c[3], 32, "%zu", x->failed);
-        snprintf(c[4], 32, "%.2f", x->wall);
-        snprintf(c[5], 32, "%.2f", min_wall[i]);
-        snprintf(c[6], 32, "%.2f", max_wall[i]);
-        snprintf(c[7], 32, "%.2fx", x->wall > 0 ? base / x->wall : 0.0);
-        snprintf(c[8], 32, "%.2f", x->user);
-        snprintf(c[9], 32, "%.2f", x->sys);
-        snprintf(c[10], 32, "%.1f", x->rss_mb);
-        snprintf(c[11], 32, "%d", x->threads);
-        snprintf(c[12], 32, "%ld", x->vcsw);
-        snprintf(c[13], 32, "%ld", x->ivcsw);
-        snprintf(c[14], 32, "%zu", x->conns);
-        snprintf(c[15], 32, "%s", x->reuse ? "on" : "off");
-        snprintf(c[16], 32, "%.1f", x->p50_ms);
-        snprintf(c[17], 32, "%.1f", x->p99_ms);
-    }
     if (fmt == CRAWL_FMT_JSONL) {
-        for (int i = 0; i < rows; i++) {
-            fprintf(out, "{\"mode\":\"%s\",\"urls\":%s,\"ok\":%s,\"failed\":%s,"
-                    "\"wall_s\":%.6f,\"min_s\":%.6f,\"max_s\":%.6f,\"speedup\":%.4f,"
-                    "\"user_s\":%.6f,\"sys_s\":%.6f,\"rss_mb\":%.2f,\"threads\":%d,"
-                    "\"vcsw\":%ld,\"ivcsw\":%ld,\"conns\":%zu,\"reuse\":\"%s\","
-                    "\"concurrency\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f}\n",
-                    r[i].mode, cells[i][1], cells[i][2], cells[i][3], r[i].wall,
-                    min_wall[i], max_wall[i], r[i].wall > 0 ? base / r[i].wall : 0.0,
-                    r[i].user, r[i].sys, r[i].rss_mb, r[i].threads, r[i].vcsw,
-                    r[i].ivcsw, r[i].conns, cells[i][15], r[i].limit, r[i].p50_ms,
-                    r[i].p99_ms);
-        }
+        print_jsonl(out, r, min_wall, max_wall, base, rows);
         return;
     }
-    if (fmt == CRAWL_FMT_CSV) {
-        for (size_t k = 0; k < NCOLS; k++)
-            fprintf(out, "%s%s", k ? "," : "", columns[k]);
-        fputc('\n', out);
-        for (int i = 0; i < rows; i++) {
-            for (size_t k = 0; k < NCOLS; k++)
-                fprintf(out, "%s%s", k ? "," : "", cells[i][k]);
-            fputc('\n', out);
-        }
-        return;
-    }
+    for (int i = 0; i < rows; i++)
+        fill_cells(&r[i], min_wall[i], max_wall[i], base, cells[i]);
     size_t width[NCOLS];
     for (size_t k = 0; k < NCOLS; k++) {
         width[k] = strlen(columns[k]);
@@ -229,14 +242,13 @@ void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
             if (strlen(cells[i][k]) > width[k])
                 width[k] = strlen(cells[i][k]);
     }
-    if (shared)
+    size_t *w = fmt == CRAWL_FMT_CSV ? NULL : width;
+    if (shared && w)
         fprintf(out, "%s\n", shared);
-    for (size_t k = 0; k < NCOLS; k++)
-        fprintf(out, k == 0 ? "%-*s" : "  %*s", (int)width[k], columns[k]);
-    fputc('\n', out);
+    print_line(out, columns, w);
     for (int i = 0; i < rows; i++) {
         for (size_t k = 0; k < NCOLS; k++)
-            fprintf(out, k == 0 ? "%-*s" : "  %*s", (int)width[k], cells[i][k]);
-        fputc('\n', out);
+            line[k] = cells[i][k];
+        print_line(out, line, w);
     }
 }

@@ -303,13 +303,11 @@ static int header_too_large(CURLcode rc, const struct fetch_xfer *x, long status
     return rc == CURLE_OUT_OF_MEMORY && status > 0 && x->body == 0 && wire == 0;
 }
 
-static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x, long status)
+enum crawl_fail fetch_fail_class(CURLcode rc)
 {
-    if (x->too_large)
-        return CRAWL_FAIL_TOO_LARGE;
-    if (header_too_large(rc, x, status))
-        return CRAWL_FAIL_RECV;
     switch (rc) {
+    case CURLE_OK:
+        return CRAWL_FAIL_NONE;
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
         return CRAWL_FAIL_DNS;
@@ -346,6 +344,17 @@ static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x, long st
     }
 }
 
+/* The failure class of transfer x that ended with rc: what the write
+ * callback and the header cap know first, then libcurl's code. */
+static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x, long status)
+{
+    if (x->too_large)
+        return CRAWL_FAIL_TOO_LARGE;
+    if (header_too_large(rc, x, status))
+        return CRAWL_FAIL_RECV;
+    return fetch_fail_class(rc);
+}
+
 /* Says once per crawl that a page's XPath rules saw only its beginning. */
 static void warn_stopped(struct fetch_xfer *x, enum html_stop why)
 {
@@ -366,9 +375,9 @@ static double usec(CURL *h, CURLINFO what)
     return (double)v / 1e6;
 }
 
-void fetch_finish(struct fetch_xfer *x, CURLcode rc)
+/* Copies libcurl's figures for the transfer into r. */
+static void take_info(struct fetch_xfer *x, struct crawl_result *r)
 {
-    struct crawl_result *r = &x->job->res;
     CURL *h = x->easy;
     char *eff = NULL;
     long conns = 0;
@@ -389,61 +398,86 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
     r->time_ttfb = usec(h, CURLINFO_STARTTRANSFER_TIME_T);
     r->time_total = usec(h, CURLINFO_TOTAL_TIME_T);
     crawl_count_conns(x->c, conns);
+}
 
+/* Ends the page's parse: its links go to the job (for the frontier), its
+ * extracts to the result. Links and values come only from pages that
+ * arrived whole and well. */
+static void take_page(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
+{
+    struct html_links l;
+    if (rc == CURLE_OK && r->status >= 200 && r->status < 300 &&
+        html_page_finish(x->page, r->final_url, &l) == 0) {
+        r->nlinks = l.nlinks;
+        warn_stopped(x, l.stopped);
+        if (x->job->depth < x->c->opts->depth) {
+            x->job->links = l.links;
+            x->job->nlinks = l.nlinks;
+            l.links = NULL;
+            l.nlinks = 0;
+        }
+        r->extracts = l.extracts;
+        r->nextracts = l.nextracts;
+        l.extracts = NULL;
+        l.nextracts = 0;
+        html_links_free(&l);
+    }
+    html_page_free(x->page);
+    x->page = NULL;
+}
+
+/* A robots job keeps its body for the core; a body cut at FETCH_ROBOTS_MAX
+ * on purpose is a success, without its partial last line. */
+static CURLcode take_robots(struct fetch_xfer *x, CURLcode rc)
+{
+    if (x->robots_cut && rc == CURLE_WRITE_ERROR) {
+        rc = CURLE_OK;
+        drop_partial_line(x);
+    }
+    free(x->job->body);
+    x->job->body = x->buf;
+    x->job->body_len = x->buf_len;
+    x->buf = NULL;
+    x->buf_len = x->buf_cap = 0;
+    return rc;
+}
+
+/* Records why transfer x failed with rc, in words a user can act on. */
+static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
+{
+    char buf[CURL_ERROR_SIZE + 64];
+    const char *curl_text = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+    enum crawl_fail fail = classify(rc, x, r->status);
+    if (fail == CRAWL_FAIL_TOO_LARGE)
+        snprintf(buf, sizeof buf, "body larger than --max-size (%lld bytes)",
+                 (long long)x->c->opts->max_size);
+    else if (header_too_large(rc, x, r->status))
+        snprintf(buf, sizeof buf, "response header too large: a header line over %d bytes",
+                 CURL_MAX_HTTP_HEADER);
+    else if (fail == CRAWL_FAIL_CANCELLED)
+        snprintf(buf, sizeof buf, "%s", crawl_cancel_text(x->c));
+    else if (rc == CURLE_UNSUPPORTED_PROTOCOL && r->status >= 300 && r->status < 400)
+        snprintf(buf, sizeof buf, "redirect refused, only http and https are followed (%s)",
+                 curl_text);
+    else
+        snprintf(buf, sizeof buf, "%s", curl_text);
+    crawl_result_set_error(r, fail, buf);
+}
+
+void fetch_finish(struct fetch_xfer *x, CURLcode rc)
+{
+    struct crawl_result *r = &x->job->res;
+
+    take_info(x, r);
     crawl_error_free(r->error);
     r->error = NULL;
     r->fail = CRAWL_FAIL_NONE;
-    if (x->page) {
-        struct html_links l;
-        /* Links and values come from pages that arrived whole and well. */
-        if (rc == CURLE_OK && r->status >= 200 && r->status < 300 &&
-            html_page_finish(x->page, r->final_url, &l) == 0) {
-            r->nlinks = l.nlinks;
-            warn_stopped(x, l.stopped);
-            if (x->job->depth < x->c->opts->depth) {
-                x->job->links = l.links;
-                x->job->nlinks = l.nlinks;
-                l.links = NULL;
-                l.nlinks = 0;
-            }
-            r->extracts = l.extracts;
-            r->nextracts = l.nextracts;
-            l.extracts = NULL;
-            l.nextracts = 0;
-            html_links_free(&l);
-        }
-        html_page_free(x->page);
-        x->page = NULL;
-    }
-    if (x->job->kind == JOB_ROBOTS) {
-        if (x->robots_cut && rc == CURLE_WRITE_ERROR) {
-            rc = CURLE_OK;      /* stopped on purpose at FETCH_ROBOTS_MAX */
-            drop_partial_line(x);
-        }
-        free(x->job->body);
-        x->job->body = x->buf;
-        x->job->body_len = x->buf_len;
-        x->buf = NULL;
-        x->buf_len = x->buf_cap = 0;
-    }
+    if (x->page)
+        take_page(x, rc, r);
+    if (x->job->kind == JOB_ROBOTS)
+        rc = take_robots(x, rc);
     if (rc != CURLE_OK) {
-        char buf[CURL_ERROR_SIZE + 64];
-        enum crawl_fail fail = classify(rc, x, r->status);
-        if (fail == CRAWL_FAIL_TOO_LARGE)
-            snprintf(buf, sizeof buf, "body larger than --max-size (%lld bytes)",
-                     (long long)x->c->opts->max_size);
-        else if (header_too_large(rc, x, r->status))
-            snprintf(buf, sizeof buf, "response header too large: a header line over %d bytes",
-                     CURL_MAX_HTTP_HEADER);
-        else if (fail == CRAWL_FAIL_CANCELLED)
-            snprintf(buf, sizeof buf, "%s", crawl_cancel_text(x->c));
-        else if (rc == CURLE_UNSUPPORTED_PROTOCOL && r->status >= 300 && r->status < 400)
-            snprintf(buf, sizeof buf, "redirect refused, only http and https are followed (%s)",
-                     x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
-        else
-            snprintf(buf, sizeof buf, "%s",
-                     x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
-        crawl_result_set_error(r, fail, buf);
+        record_failure(x, rc, r);
     } else if (x->c->opts->fail_http && r->status >= 400) {
         char buf[64];
         snprintf(buf, sizeof buf, "HTTP status %ld", r->status);

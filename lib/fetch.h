@@ -86,4 +86,9 @@ const char *fetch_describe(const struct crawl *c, char *buf, size_t n);
  * sizes, HTTP version, libcurl. */
 const char *fetch_describe_opts(const struct crawl_opts *o, char *buf, size_t n);
 
+/* Returns the failure class for libcurl's code rc (CRAWL_FAIL_NONE for
+ * CURLE_OK); the causes only the transfer knows (--max-size, an oversized
+ * header line) are decided by fetch_finish before it asks this. */
+enum crawl_fail fetch_fail_class(CURLcode rc);
+
 #endif
