@@ -515,7 +515,7 @@ static struct urllist *open_inputs(struct cli *cli, struct crawl *c)
     }
     if (rc != 0)
         die_usage("out of memory");
-    crawl_set_input(c, urllist_input, l);
+    crawl_set_input(c, urllist_input, l, urllist_streams(l));
     return l;
 }
 

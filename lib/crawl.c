@@ -182,12 +182,13 @@ void crawl_free(struct crawl *c)
     memset(c, 0, sizeof *c);
 }
 
-void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data)
+void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data, int streams)
 {
     pthread_mutex_lock(&c->lock);
     c->input = fn;
     c->input_data = data;
     c->input_open = fn != NULL;
+    c->input_streams = fn && streams;
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -231,6 +232,22 @@ static size_t read_ahead(const struct crawl *c)
     return c->limit > 0 ? 2 * (size_t)c->limit + 256 : (size_t)-1;
 }
 
+/* The reader of streamed lists: keeps the queue read ahead, and waits on
+ * the models (or the stream) when it is. */
+static void *input_main(void *arg)
+{
+    struct crawl *c = arg;
+    pthread_mutex_lock(&c->lock);
+    while (c->input_open && !c->input_stop && !atomic_load(&c->cancelled)) {
+        size_t q = frontier_queued(c), ahead = read_ahead(c);
+        if (ahead != (size_t)-1 && q >= ahead / 2)
+            pthread_cond_wait(&c->cond, &c->lock);
+        else
+            read_input(c, ahead == (size_t)-1 ? 4096 : ahead - q);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
 /* Returns NULL when s is an absolute http or https URL that libcurl accepts,
  * else why not (a static string). */
 static const char *url_problem(const char *s)
@@ -350,7 +367,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             rc = 0;
             break;
         }
-        if (c->input_open && frontier_queued(c) < read_ahead(c) / 2 &&
+        if (c->input_open && !c->input_streams && frontier_queued(c) < read_ahead(c) / 2 &&
             read_input(c, read_ahead(c) - frontier_queued(c)))
             continue;
         double wake = 0;
@@ -624,10 +641,12 @@ static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
     size_t budget = c->nofile > spare + per ? (c->nofile - spare) / per : 1;
     size_t want = c->input_open || c->opts->depth > 0 ? (size_t)-1 : c->fetchable;
     if ((c->limit == 0 || (size_t)c->limit > budget) && want > budget) {
-        if (want == (size_t)-1)
+        /* A list of unknown length "all at once" is bounded quietly: it
+         * may never come near the bound. */
+        if (want == (size_t)-1 && c->limit > 0)
             crawl_warn_once(c, "only %zu file descriptors (%zu a transfer): keeping %zu in flight",
                             c->nofile, per, budget);
-        else
+        else if (want != (size_t)-1)
             crawl_warn_once(c, "%zu URLs but only %zu file descriptors (%zu a transfer): keeping %zu in flight",
                             want, c->nofile, per, budget);
         c->limit = budget > INT_MAX ? INT_MAX : (int)budget;
@@ -650,7 +669,8 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
      * list when it all goes in flight at once, else enough to see whether
      * it is longer than the limit. */
     pthread_mutex_lock(&c->lock);
-    while (c->input_open && (c->limit == 0 || c->fetchable <= (size_t)c->limit))
+    while (c->input_open && !c->input_streams &&
+           (c->limit == 0 || c->fetchable <= (size_t)c->limit))
         if (!read_input(c, c->limit == 0 ? 4096 : read_ahead(c)))
             pthread_cond_wait(&c->cond, &c->lock);
     pthread_mutex_unlock(&c->lock);
@@ -664,7 +684,8 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     case CRAWL_REUSE_OFF: c->reuse = 0; break;
     case CRAWL_REUSE_AUTO:
         /* A link-following crawl finds its pages as it goes: keep reuse. */
-        c->reuse = o->depth > 0 || c->input_open ||
+        /* A streamed list with no limit goes in flight as it comes. */
+        c->reuse = o->depth > 0 || (c->input_open && c->limit > 0) ||
                    !(c->limit == 0 || (size_t)c->limit >= c->fetchable) || c->https;
         break;
     }
@@ -677,8 +698,21 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     pthread_mutex_lock(&c->lock);
     c->t0 = crawl_now();
     pthread_mutex_unlock(&c->lock);
+    int reader = 0;
+    if (c->input_open && c->input_streams)
+        reader = pthread_create(&c->input_tid, NULL, input_main, c) == 0;
+    if (c->input_streams && c->input_open && !reader)
+        c->input_streams = 0;       /* no thread: crawl_next reads, as for files */
     int rc = b->run(c);
     c->wall = crawl_now() - c->t0;
+    if (reader) {
+        pthread_mutex_lock(&c->lock);
+        c->input_stop = 1;
+        pthread_cond_broadcast(&c->cond);
+        pthread_mutex_unlock(&c->lock);
+        pthread_join(c->input_tid, NULL);
+        c->input_streams = 0;       /* what is left is read by cancel_rest */
+    }
     cancel_rest(c);
     return rc;
 }

@@ -232,6 +232,9 @@ struct crawl {
     int    input_open;        /* input may still add jobs */
     int    input_busy;        /* a thread is reading input, without the lock */
     int    input_err;         /* input ended on this error (negative code) */
+    int    input_streams;     /* read by input_tid, not by crawl_next */
+    int    input_stop;        /* the reader thread is to end */
+    pthread_t input_tid;
     uint32_t hist[CRAWL_HIST_BUCKETS];  /* time_total of fetched URLs */
     size_t hist_n;
     double t0;                /* monotonic seconds at crawl_run's start */
@@ -258,8 +261,12 @@ int crawl_init(struct crawl *c, const struct crawl_opts *o);
 void crawl_free(struct crawl *c);
 
 /* Takes listed jobs from fn (see crawl_input_fn) as the crawl needs them,
- * instead of all before it starts. */
-void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data);
+ * instead of all before it starts. streams: the lists include a pipe or a
+ * terminal, whose lines come when they come; a thread of the core then
+ * reads them, so that no model waits on a line, and the run starts
+ * without reading ahead (fn must then return within a moment, 1 when it
+ * has nothing yet). */
+void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data, int streams);
 
 /* Reads every listed job into c now (for runs that need the whole list
  * before they start). Returns 0 or the input's negative code. */

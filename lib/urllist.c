@@ -2,8 +2,11 @@
  * job, so that no line is silently dropped: a bad one becomes a failed job
  * with a message naming the file and line. */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "urllist.h"
 
@@ -83,7 +86,13 @@ struct source {
     const char *name;       /* the list's name, or the URL */
     long line;              /* lines read, or the argument's number */
     int done;
+    int stream;             /* a pipe or terminal: read with read(2) as lines come */
+    char *sbuf;             /* a stream's bytes not yet taken as lines */
+    size_t slen, scap;
 };
+
+/* How long a stream is waited on before the reader hands control back. */
+#define STREAM_WAIT_MS 100
 
 struct urllist {
     struct source *v;
@@ -94,6 +103,32 @@ struct urllist {
     int bad;                /* bad lines so far */
 };
 
+/* Takes one raw line (n bytes at s, its newline included or not) of src.
+ * Returns 1 when it became a job, 0 when it was blank or a comment, or
+ * CRAWL_ENOMEM. */
+static int take_line(struct urllist *l, struct crawl *c, struct source *src, char *s,
+                     size_t len)
+{
+    src->line++;
+    if (src->line == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+        s += 3;
+        len -= 3;
+    }
+    while (len && is_space(s[len - 1]))
+        len--;
+    while (len && is_space(*s)) {
+        s++;
+        len--;
+    }
+    if (len == 0 || *s == '#')
+        return 0;
+    int rc = add_line(c, s, len, src->name, src->line, l->err);
+    if (rc < 0)
+        return rc;
+    l->bad += rc;
+    return 1;
+}
+
 /* Reads lines of src until want jobs were added or the list ends. Returns
  * the number added, or CRAWL_EINPUT / CRAWL_ENOMEM. */
 static long read_lines(struct urllist *l, struct crawl *c, struct source *src, size_t want)
@@ -102,26 +137,10 @@ static long read_lines(struct urllist *l, struct crawl *c, struct source *src, s
     long added = 0;
     errno = 0;
     while ((size_t)added < want && (n = getline(&l->buf, &l->buf_cap, src->f)) >= 0) {
-        char *s = l->buf;
-        size_t len = (size_t)n;
-        src->line++;
-        if (src->line == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
-            s += 3;
-            len -= 3;
-        }
-        while (len && is_space(s[len - 1]))
-            len--;
-        while (len && is_space(*s)) {
-            s++;
-            len--;
-        }
-        if (len == 0 || *s == '#')
-            continue;
-        int rc = add_line(c, s, len, src->name, src->line, l->err);
+        int rc = take_line(l, c, src, l->buf, (size_t)n);
         if (rc < 0)
             return rc;
-        l->bad += rc;
-        added++;
+        added += rc;
     }
     if ((size_t)added < want) {
         src->done = 1;
@@ -129,6 +148,65 @@ static long read_lines(struct urllist *l, struct crawl *c, struct source *src, s
             return CRAWL_EINPUT;
     }
     return added;
+}
+
+/* Reads what a stream has, as lines, until want jobs were added; waits at
+ * most STREAM_WAIT_MS for more. Returns the number added, or CRAWL_EINPUT /
+ * CRAWL_ENOMEM. Stdio is not used on a stream, so that a poll() tells the
+ * truth about what is there. */
+static long read_stream(struct urllist *l, struct crawl *c, struct source *src, size_t want,
+                        int buffered_only)
+{
+    int fd = fileno(src->f);
+    long added = 0;
+    for (;;) {
+        char *nl;
+        while ((size_t)added < want && (nl = memchr(src->sbuf, '\n', src->slen))) {
+            size_t n = (size_t)(nl - src->sbuf) + 1;
+            int rc = take_line(l, c, src, src->sbuf, n);
+            memmove(src->sbuf, src->sbuf + n, src->slen - n);
+            src->slen -= n;
+            if (rc < 0)
+                return rc;
+            added += rc;
+        }
+        if ((size_t)added >= want || buffered_only)
+            return added;
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        int pr = poll(&p, 1, added ? 0 : STREAM_WAIT_MS);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr == 0)
+            return added;
+        if (src->slen + 4096 > src->scap) {
+            size_t cap = src->scap ? src->scap * 2 : 8192;
+            char *b = realloc(src->sbuf, cap);
+            if (!b)
+                return CRAWL_ENOMEM;
+            src->sbuf = b;
+            src->scap = cap;
+        }
+        ssize_t r = pr < 0 ? -1 : read(fd, src->sbuf + src->slen, src->scap - src->slen);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            src->done = 1;
+            return CRAWL_EINPUT;
+        }
+        if (r == 0) {
+            /* The end: a last line without its newline is a line too. */
+            if (src->slen) {
+                int rc = take_line(l, c, src, src->sbuf, src->slen);
+                src->slen = 0;
+                if (rc < 0)
+                    return rc;
+                added += rc;
+            }
+            src->done = 1;
+            return added;
+        }
+        src->slen += (size_t)r;
+    }
 }
 
 struct urllist *urllist_new(FILE *err)
@@ -157,11 +235,21 @@ static struct source *add_source(struct urllist *l)
 int urllist_add_file(struct urllist *l, FILE *f, const char *name, int close_it)
 {
     struct source *s = add_source(l);
+    struct stat st;
     if (!s)
         return CRAWL_ENOMEM;
     s->f = f;
     s->name = name;
     s->close_it = close_it;
+    s->stream = fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+    return 0;
+}
+
+int urllist_streams(const struct urllist *l)
+{
+    for (size_t i = l->cur; i < l->n; i++)
+        if (l->v[i].stream)
+            return 1;
     return 0;
 }
 
@@ -187,10 +275,19 @@ int urllist_input(struct crawl *c, size_t want, void *data)
                 l->bad++;
             rc = rc < 0 ? rc : 1;
             src->done = 1;
+        } else if (src->stream && crawl_is_cancelled(c)) {
+            /* The lines already read get their rows; lines still to come
+             * from a pipe were never in the crawl. */
+            rc = read_stream(l, c, src, (size_t)-1, 1);
+            src->done = 1;
         } else {
-            rc = read_lines(l, c, src, want);
+            rc = src->stream ? read_stream(l, c, src, want, 0) : read_lines(l, c, src, want);
             if (rc == CRAWL_EINPUT)
                 fprintf(l->err, "crawl: %s: %s\n", src->name, strerror(errno));
+            if (src->stream && !src->done) {
+                /* Nothing more for now: the caller comes back. */
+                return 1;
+            }
         }
         if (src->done) {
             if (src->f && src->close_it)
@@ -219,6 +316,8 @@ void urllist_free(struct urllist *l)
     for (size_t i = l->cur; i < l->n; i++)
         if (l->v[i].f && l->v[i].close_it)
             fclose(l->v[i].f);
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].sbuf);
     free(l->v);
     free(l->buf);
     free(l);

@@ -36,9 +36,15 @@ int urllist_add_file(struct urllist *l, FILE *f, const char *name, int close_it)
 int urllist_add_url(struct urllist *l, const char *url, long argn);
 
 /* crawl_input_fn over a urllist (data): adds up to want jobs from the
- * sources in order. A read error is reported on err as "crawl: NAME:
- * reason" and ends the input with CRAWL_EINPUT. */
+ * sources in order. A stream gives what it has within 100 ms and the call
+ * returns 1; once the crawl is cancelled, streams are not read further. A
+ * read error is reported on err as "crawl: NAME: reason" and ends the input
+ * with CRAWL_EINPUT. */
 int urllist_input(struct crawl *c, size_t want, void *data);
+
+/* Returns 1 when a source still to be read is a pipe or a terminal, whose
+ * lines come when they come. */
+int urllist_streams(const struct urllist *l);
 
 /* Returns the number of bad lines read so far. */
 int urllist_bad(const struct urllist *l);

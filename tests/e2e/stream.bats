@@ -189,3 +189,50 @@ peak_kb() {
 	[ "$status" -eq 0 ]
 	[ "$(jq -r '.ok' <<<"$output")" = "40000" ]
 }
+
+@test "a list on a pipe streams: each line's row comes before the next line is written, in every model" {
+	for m in $MODES; do
+		fifo="$BATS_TEST_TMPDIR/fifo-$m"; out="$BATS_TEST_TMPDIR/piped-$m.jsonl"
+		mkfifo "$fifo"
+		"$CRAWL" --mode=$m -c 4 --format=jsonl -o "$out" - <"$fifo" &
+		pid=$!
+		exec 7>"$fifo"
+		echo "$FIXTURE/bytes/11" >&7
+		got=0
+		for _ in $(seq 40); do
+			got=$(grep -c '"length":11,' "$out" 2>/dev/null || true)
+			[ "$got" -eq 1 ] && break
+			sleep 0.05
+		done
+		echo "$FIXTURE/bytes/12" >&7
+		exec 7>&-
+		rc=0; wait $pid || rc=$?
+		echo "$m: first row before the second line: $got, rc $rc"
+		[ "$got" -eq 1 ]
+		[ "$rc" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .length' "$out" | tr '\n' ' ')" = "11 12 " ]
+	done
+}
+
+@test "Ctrl-C with standard input still open ends at once, with rows for the lines read, in every model" {
+	for m in $MODES; do
+		fifo="$BATS_TEST_TMPDIR/fifo-$m"; out="$BATS_TEST_TMPDIR/int-$m.txt"
+		mkfifo "$fifo"
+		"$CRAWL" --mode=$m - <"$fifo" >"$out" 2>&1 &
+		pid=$!
+		exec 7>"$fifo"
+		echo "$FIXTURE/bytes/3" >&7
+		echo "$FIXTURE/delay/5000/x" >&7
+		sleep 0.5
+		kill -INT $pid
+		t0=$(date +%s%N)
+		rc=0; wait $pid || rc=$?
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		exec 7>&-
+		echo "$m: rc $rc after $ms ms"; cat "$out"
+		[ "$rc" -eq 130 ]
+		[ "$ms" -lt 2000 ]
+		grep -q "^Length:    3    URL: $FIXTURE/bytes/3$" "$out"
+		grep -q "^Length:  error  URL: $FIXTURE/delay/5000/x (cancelled: interrupted)$" "$out"
+	done
+}

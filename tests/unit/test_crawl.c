@@ -277,7 +277,7 @@ static void test_lists_are_read_as_the_crawl_needs_them(void **state)
 {
     struct t *t = t_new(NULL);
     int next = 0;
-    crawl_set_input(&t->c, ten_more, &next);
+    crawl_set_input(&t->c, ten_more, &next, 0);
     struct crawl_job *j;
     assert_int_equal(crawl_next(&t->c, &j, 0), 1);
     /* No limit known to the core here: it reads all it can, in order. */
