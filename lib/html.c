@@ -8,7 +8,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,93 +154,6 @@ static char *dup_str(const char *s)
     if (d)
         memcpy(d, s, n);
     return d;
-}
-
-/* A growing array of malloc'd strings. */
-struct strv {
-    char **v;
-    size_t n, cap;
-};
-
-/* Appends s, which the vector owns from then on. Returns 0 or CRAWL_ENOMEM
- * (s still the caller's). */
-static int strv_push(struct strv *sv, char *s)
-{
-    if (sv->n == sv->cap) {
-        size_t cap = sv->cap ? 2 * sv->cap : 16;
-        char **v = realloc(sv->v, cap * sizeof *v);
-        if (!v)
-            return CRAWL_ENOMEM;
-        sv->v = v;
-        sv->cap = cap;
-    }
-    sv->v[sv->n++] = s;
-    return 0;
-}
-
-static void strv_free(struct strv *sv)
-{
-    for (size_t i = 0; i < sv->n; i++)
-        free(sv->v[i]);
-    free(sv->v);
-    memset(sv, 0, sizeof *sv);
-}
-
-/* A set of strings it does not own (open addressing, FNV-1a), for
- * de-duplication in first-seen order alongside a strv. */
-struct strset {
-    const char **slot;
-    size_t cap, n;              /* cap: a power of two, or 0 */
-};
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
-
-static const char **strset_find(const char **slot, size_t cap, const char *s)
-{
-    size_t i = hash_str(s) & (cap - 1);
-
-    while (slot[i] && strcmp(slot[i], s) != 0)
-        i = (i + 1) & (cap - 1);
-    return &slot[i];
-}
-
-/* Returns 1 when s was in the set, 0 when it is not (and is not added). */
-static int strset_has(const struct strset *h, const char *s)
-{
-    return h->cap && *strset_find(h->slot, h->cap, s) != NULL;
-}
-
-/* Adds s (not in the set yet), which must outlive the set. Returns 0 or
- * CRAWL_ENOMEM. */
-static int strset_add(struct strset *h, const char *s)
-{
-    if (2 * (h->n + 1) > h->cap) {
-        size_t cap = h->cap ? 2 * h->cap : 64;
-        const char **slot = calloc(cap, sizeof *slot);
-        if (!slot)
-            return CRAWL_ENOMEM;
-        for (size_t i = 0; i < h->cap; i++)
-            if (h->slot[i])
-                *strset_find(slot, cap, h->slot[i]) = h->slot[i];
-        free(h->slot);
-        h->slot = slot;
-        h->cap = cap;
-    }
-    *strset_find(h->slot, h->cap, s) = s;
-    h->n++;
-    return 0;
-}
-
-static void strset_free(struct strset *h)
-{
-    free(h->slot);
-    memset(h, 0, sizeof *h);
 }
 
 /* ---- rules -------------------------------------------------------------- */
@@ -453,8 +365,7 @@ struct html_page {
     size_t nhead;
     char *charset;              /* the HTTP Content-Type's, if any */
     char *base;                 /* the first <base href>, raw */
-    struct strv raw;            /* streaming: distinct cleaned <a href> values */
-    struct strset rawset;
+    struct url_list raw;        /* streaming: distinct cleaned <a href> values */
     int truncated;
     size_t tree_max;            /* bound of tree_size; 0: none */
     size_t tree_size;           /* bytes of the tree so far, as tree_add counts them */
@@ -484,26 +395,10 @@ static void keep_raw(struct html_page *p, const char *href)
     char *s;
     int err = url_clean(href, &s);
 
-    if (err) {
-        page_fail(p, err);
-        return;
-    }
-    if (!s || strset_has(&p->rawset, s)) {
-        free(s);
-        return;
-    }
-    if (p->raw.n == RAW_MAX) {
+    if (!err && s && (err = url_list_add(&p->raw, s, RAW_MAX)) == 2)
         p->truncated = 1;
-        free(s);
-        return;
-    }
-    if (strv_push(&p->raw, s) != 0) {
-        free(s);
-        page_fail(p, CRAWL_ENOMEM);
-        return;
-    }
-    if (strset_add(&p->rawset, s) != 0)
-        page_fail(p, CRAWL_ENOMEM);
+    if (err < 0)
+        page_fail(p, err);
 }
 
 /* The cost of one allocation in the tree: its bytes and malloc's header. */
@@ -759,8 +654,7 @@ out:
 /* What html_page_finish gathers before handing it over. */
 struct gather {
     struct html_links *out;
-    struct strv links;
-    struct strset seen;
+    struct url_list links;
     const struct url_base *base;
     size_t nextracts, capextracts;
 };
@@ -780,20 +674,9 @@ static int gather_link(struct gather *g, const char *value, int cleaned)
     }
     err = url_resolve(g->base, value, &url);
     free(href);
-    if (err || !url || strset_has(&g->seen, url))
-        goto out;
-    if (g->links.n == HTML_MAX_LINKS) {
+    if (!err && url && (err = url_list_add(&g->links, url, HTML_MAX_LINKS)) == 2)
         g->out->truncated = 1;
-        goto out;
-    }
-    err = strv_push(&g->links, url);
-    if (err)
-        goto out;
-    err = strset_add(&g->seen, url);
-    return err;     /* url now belongs to g->links */
-out:
-    free(url);
-    return err;
+    return err < 0 ? err : 0;
 }
 
 static int gather_extract(struct gather *g, const char *name, const char *value)
@@ -939,18 +822,14 @@ int html_page_finish(struct html_page *p, const char *final_url, struct html_lin
     }
     if (err)
         goto fail;
-    out->links = g.links.v;
-    out->nlinks = g.links.n;
-    g.links.v = NULL;
-    strset_free(&g.seen);
+    out->links = url_list_take(&g.links, &out->nlinks);
     url_base_free(base);
     xmlFreeDoc(doc);
     quiet_end(&q);
     return 0;
 fail:
     p->err = err;
-    strv_free(&g.links);
-    strset_free(&g.seen);
+    url_list_free(&g.links);
     url_base_free(base);
     xmlFreeDoc(doc);
     quiet_end(&q);
@@ -967,8 +846,7 @@ void html_page_free(struct html_page *p)
             xmlFreeDoc(p->ctxt->myDoc);
         htmlFreeParserCtxt(p->ctxt);
     }
-    strset_free(&p->rawset);
-    strv_free(&p->raw);
+    url_list_free(&p->raw);
     free(p->base);
     free(p->charset);
     free(p->url);

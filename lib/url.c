@@ -1,8 +1,10 @@
 /* url.c: every URL operation of crawl, and the only user of libcurl's URL
  * API. What a URL means on the wire is libcurl's business (fetch.c hands
  * it the URL as listed); what two spellings of one URL have in common is
- * decided here, once, in normal_form. */
+ * decided here, once, in normal_form. The lists that keep a page's links
+ * once each live here too. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +112,7 @@ static char *dup_str(const char *s)
     return d;
 }
 
-/* ---- checking a listed URL --------------------------------------------- */
+/* ---- checking a listed URL ----------------------------------------------- */
 
 static const char *const problems[] = {
     "empty URL",
@@ -171,7 +173,7 @@ int url_validate(const char *s, const char **why)
     return *why ? -EINVAL : 0;
 }
 
-/* ---- cleaning an href ----------------------------------------------------- */
+/* ---- cleaning an href ---------------------------------------------------- */
 
 int url_clean(const char *in, char **out)
 {
@@ -213,7 +215,7 @@ int url_clean(const char *in, char **out)
     return 0;
 }
 
-/* ---- libcurl's handle -------------------------------------------------- */
+/* ---- libcurl's handle ---------------------------------------------------- */
 
 /* Returns the code for rc: 0, CRAWL_ENOMEM, or -EINVAL for any refusal. */
 static int code_of(CURLUcode rc)
@@ -401,7 +403,7 @@ int url_resolve(const struct url_base *b, const char *href, char **out)
     return err;
 }
 
-/* ---- normal form and parts ------------------------------------------------- */
+/* ---- normal form and parts ----------------------------------------------- */
 
 int url_normalise(const char *url, char **out)
 {
@@ -486,3 +488,87 @@ void url_parts_free(struct url_parts *p)
     memset(p, 0, sizeof *p);
 }
 
+/* ---- lists of distinct URLs ---------------------------------------------- */
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603u;      /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static const char **slot_of(const char **slot, size_t nslot, const char *s)
+{
+    size_t i = hash_str(s) & (nslot - 1);
+
+    while (slot[i] && strcmp(slot[i], s) != 0)
+        i = (i + 1) & (nslot - 1);
+    return &slot[i];
+}
+
+/* Makes room for one more string in v and in the set. Returns 0 or
+ * CRAWL_ENOMEM. */
+static int list_grow(struct url_list *l)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return CRAWL_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    if (2 * (l->n + 1) > l->nslot) {
+        size_t nslot = l->nslot ? 2 * l->nslot : 64;
+        const char **slot = calloc(nslot, sizeof *slot);
+        if (!slot)
+            return CRAWL_ENOMEM;
+        for (size_t i = 0; i < l->n; i++)
+            *slot_of(slot, nslot, l->v[i]) = l->v[i];
+        free(l->slot);
+        l->slot = slot;
+        l->nslot = nslot;
+    }
+    return 0;
+}
+
+int url_list_add(struct url_list *l, char *s, size_t max)
+{
+    int rc = 0;
+
+    if (l->nslot && *slot_of(l->slot, l->nslot, s))
+        rc = 1;
+    else if (l->n >= max)
+        rc = 2;
+    else if ((rc = list_grow(l)) == 0) {
+        l->v[l->n++] = s;
+        *slot_of(l->slot, l->nslot, s) = s;
+        return 0;
+    }
+    free(s);
+    return rc;
+}
+
+char **url_list_take(struct url_list *l, size_t *n)
+{
+    char **v = l->v;
+
+    *n = l->n;
+    if (l->n == 0) {
+        free(v);
+        v = NULL;
+    }
+    free(l->slot);
+    memset(l, 0, sizeof *l);
+    return v;
+}
+
+void url_list_free(struct url_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    free(l->slot);
+    memset(l, 0, sizeof *l);
+}

@@ -2,8 +2,9 @@
  * listed URL, cleaning and resolving the links of a page against its base,
  * the one normal form, and the parts the frontier keys on. The link text and
  * the seen-set key are both url_normalise's form, so a URL found twice is
- * fetched once however it was spelled. Only http and https URLs come out.
- * Reentrant: nothing here is global. */
+ * fetched once however it was spelled; url_list keeps each link of a page
+ * once. Only http and https URLs come out. Reentrant: nothing here is
+ * global. */
 #ifndef CRAWL_URL_H
 #define CRAWL_URL_H
 
@@ -73,5 +74,28 @@ int url_split(const char *url, struct url_parts *p);
 
 /* Frees the strings of p and empties it; p itself is the caller's. */
 void url_parts_free(struct url_parts *p);
+
+/* Distinct URLs (or cleaned hrefs) in the order first added, with a hash
+ * set over them so that a page of many links is de-duplicated in linear
+ * time. Zero-initialise one to start. */
+struct url_list {
+    char **v;                   /* the strings, first-seen order; owned */
+    size_t n, cap;
+    const char **slot;          /* open addressing over v; NULL: empty */
+    size_t nslot;               /* a power of two, or 0 */
+};
+
+/* Adds s, which the list owns from then on, unless an equal string is in
+ * it or it holds max strings already; s is freed then, and on an error.
+ * Returns 0 when added, 1 when s was there already, 2 when the list is full
+ * and s was not in it, or CRAWL_ENOMEM. */
+int url_list_add(struct url_list *l, char *s, size_t max);
+
+/* Hands the array of strings (malloc'd, as each string is) to the caller,
+ * with their number in *n, and empties l. Returns NULL when l is empty. */
+char **url_list_take(struct url_list *l, size_t *n);
+
+/* Frees the strings of l and empties it; l itself is the caller's. */
+void url_list_free(struct url_list *l);
 
 #endif

@@ -1,7 +1,7 @@
 /* test_url.c: the URL module: the message a listed URL fails with, href
  * cleaning, resolution against a page and its <base href>, the one normal
- * form (shared by link text and seen-set key) and host keys. Expected
- * values are libcurl 7.88's parses. */
+ * form (shared by link text and seen-set key), host keys and the lists of
+ * distinct links. Expected values are libcurl 7.88's parses. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,7 +18,7 @@
 
 #define PAGE_URL "http://example.com/dir/page.html?p=1"
 
-/* ---- helpers ---------------------------------------------------------- */
+/* ---- helpers ------------------------------------------------------------- */
 
 static void assert_valid(const char *s)
 {
@@ -95,7 +95,7 @@ static void assert_normal(const char *url, const char *want)
     free(got);
 }
 
-/* ---- checking listed URLs ------------------------------------------------- */
+/* ---- checking listed URLs ------------------------------------------------ */
 
 static void http_and_https_urls_with_a_host_are_valid(void **state)
 {
@@ -157,7 +157,7 @@ static void what_libcurl_refuses_is_malformed(void **state)
     assert_invalid("http://[::1/", "malformed URL");
 }
 
-/* ---- cleaning hrefs ------------------------------------------------------- */
+/* ---- cleaning hrefs ------------------------------------------------------ */
 
 static void white_space_is_trimmed_and_tabs_and_newlines_removed(void **state)
 {
@@ -218,7 +218,7 @@ static void hrefs_longer_than_the_limit_are_skipped(void **state)
     free(s);
 }
 
-/* ---- resolving against a base ------------------------------------------------ */
+/* ---- resolving against a base -------------------------------------------- */
 
 static void relative_references_resolve_against_the_page(void **state)
 {
@@ -347,7 +347,7 @@ static void a_base_href_that_makes_no_http_url_is_ignored(void **state)
     }
 }
 
-/* ---- the normal form -------------------------------------------------------- */
+/* ---- the normal form ----------------------------------------------------- */
 
 static void scheme_and_host_are_lower_cased_but_not_the_path(void **state)
 {
@@ -436,7 +436,7 @@ static void a_resolved_link_is_in_normal_form(void **state)
     url_base_free(b);
 }
 
-/* ---- parts and host keys ------------------------------------------------------ */
+/* ---- parts and host keys ------------------------------------------------- */
 
 static void split_gives_the_normal_form_host_key_host_and_path(void **state)
 {
@@ -498,6 +498,55 @@ static void non_http_urls_do_not_split(void **state)
     assert_null(p.host);
 }
 
+/* ---- lists of distinct URLs ---------------------------------------------- */
+
+static void a_list_keeps_first_seen_order_and_drops_duplicates(void **state)
+{
+    struct url_list l = { 0 };
+    static const char *const in[] = { "b", "a", "b", "c", "a" };
+    static const int want[] = { 0, 0, 1, 0, 1 };
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(url_list_add(&l, strdup(in[i]), 10), want[i]);
+    assert_int_equal(l.n, 3);
+    assert_string_equal(l.v[0], "b");
+    assert_string_equal(l.v[1], "a");
+    assert_string_equal(l.v[2], "c");
+    url_list_free(&l);
+    assert_int_equal(l.n, 0);
+}
+
+static void a_full_list_says_so_but_still_knows_its_own(void **state)
+{
+    struct url_list l = { 0 };
+    assert_int_equal(url_list_add(&l, strdup("x"), 2), 0);
+    assert_int_equal(url_list_add(&l, strdup("y"), 2), 0);
+    assert_int_equal(url_list_add(&l, strdup("z"), 2), 2);
+    assert_int_equal(url_list_add(&l, strdup("x"), 2), 1);
+    assert_int_equal(l.n, 2);
+    url_list_free(&l);
+}
+
+static void a_list_grows_past_its_first_tables(void **state)
+{
+    struct url_list l = { 0 };
+    char buf[32];
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 5000; i++) {
+            snprintf(buf, sizeof buf, "http://example.com/%d", i);
+            assert_int_equal(url_list_add(&l, strdup(buf), 100000), round);
+        }
+    size_t n;
+    char **v = url_list_take(&l, &n);
+    assert_int_equal(n, 5000);
+    assert_string_equal(v[4999], "http://example.com/4999");
+    assert_null(l.v);
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+    assert_null(url_list_take(&l, &n));
+    assert_int_equal(n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -535,6 +584,9 @@ int main(void)
         cmocka_unit_test(the_host_key_always_names_the_port),
         cmocka_unit_test(a_listed_url_and_a_link_to_it_share_one_seen_key),
         cmocka_unit_test(non_http_urls_do_not_split),
+        cmocka_unit_test(a_list_keeps_first_seen_order_and_drops_duplicates),
+        cmocka_unit_test(a_full_list_says_so_but_still_knows_its_own),
+        cmocka_unit_test(a_list_grows_past_its_first_tables),
     };
     return cmocka_run_group_tests_name("url", tests, NULL, NULL);
 }
