@@ -1,7 +1,6 @@
 /* crawl.c: the core. It owns the job list (input order, then discovered
  * links), hands jobs to a backend, takes results back, and knows when a
  * crawl is over. Every call that a backend makes is thread-safe. */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -15,6 +14,7 @@
 #include "crawl_internal.h"
 #include "frontier.h"
 #include "html.h"
+#include "url.h"
 
 const char *crawl_strerror(int err)
 {
@@ -248,54 +248,6 @@ static void *input_main(void *arg)
     pthread_mutex_unlock(&c->lock);
     return NULL;
 }
-/* Returns NULL when s is an absolute http or https URL that libcurl accepts,
- * else why not (a static string). */
-static const char *url_problem(const char *s)
-{
-    static const char *const msgs[] = {
-        "empty URL",
-        "contains control characters",
-        "contains spaces",
-        "not an absolute http or https URL (no scheme)",
-        "unsupported scheme: only http and https are fetched",
-        "malformed URL",
-        "URL has no host",
-    };
-    if (!*s)
-        return msgs[0];
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return msgs[1];
-    const char *colon = strchr(s, ':');
-    const char *scheme_end = s;
-    while (isalnum((unsigned char)*scheme_end) || *scheme_end == '+' ||
-           *scheme_end == '-' || *scheme_end == '.')
-        scheme_end++;
-    if (!colon || colon != scheme_end || scheme_end == s ||
-        !isalpha((unsigned char)*s))
-        return msgs[3];
-    size_t n = (size_t)(colon - s);
-    if (!((n == 4 && strncasecmp(s, "http", 4) == 0) ||
-          (n == 5 && strncasecmp(s, "https", 5) == 0)))
-        return msgs[4];
-    if (strncmp(colon, "://", 3) != 0)
-        return msgs[5];
-    if (strchr(s, ' '))
-        return msgs[2];
-    CURLU *u = curl_url();
-    if (!u)
-        return msgs[5];
-    const char *why = NULL;
-    char *host = NULL;
-    if (curl_url_set(u, CURLUPART_URL, s, 0) != CURLUE_OK)
-        why = msgs[5];
-    else if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host)
-        why = msgs[6];
-    curl_free(host);
-    curl_url_cleanup(u);
-    return why;
-}
-
 static void set_error(struct crawl_job *j, enum crawl_fail fail, const char *fmt,
                       va_list ap)
 {
@@ -345,7 +297,9 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
 int crawl_add(struct crawl *c, const char *url, const char *source, long line,
               const char **why)
 {
-    const char *problem = url_problem(url);
+    const char *problem;
+    if (url_validate(url, &problem) == CRAWL_ENOMEM)
+        return CRAWL_ENOMEM;
     if (why)
         *why = problem;
     return add_job(c, url, source, line, problem);

@@ -14,6 +14,7 @@
 #include "frontier.h"
 #include "robots.h"
 #include "spool.h"
+#include "url.h"
 
 struct pending {                /* a link waiting for its host's robots.txt */
     char *url;
@@ -135,61 +136,6 @@ static int seen_add(struct frontier *f, const char *url)
     f->seen[k] = h;
     f->seen_n++;
     return 1;
-}
-
-/* ---- URLs ---------------------------------------------------------------- */
-
-/* The parts of a URL the frontier needs, from libcurl's URL parser: the
- * normalised URL without fragment, the host key, the host name and the path
- * with query. Returns 0, or -1 when url does not parse. */
-struct url_parts {
-    char *norm, *key, *host, *path;
-};
-
-static void parts_free(struct url_parts *p)
-{
-    curl_free(p->norm);
-    free(p->key);
-    curl_free(p->host);
-    free(p->path);
-    memset(p, 0, sizeof *p);
-}
-
-static int url_split(const char *url, struct url_parts *p)
-{
-    CURLU *u = curl_url();
-    char *scheme = NULL, *port = NULL, *path = NULL, *query = NULL;
-    int rc = -1;
-    memset(p, 0, sizeof *p);
-    if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK)
-        goto out;
-    curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
-    if (curl_url_get(u, CURLUPART_URL, &p->norm, CURLU_NO_DEFAULT_PORT) != CURLUE_OK ||
-        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-        curl_url_get(u, CURLUPART_HOST, &p->host, 0) != CURLUE_OK ||
-        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK ||
-        curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
-        goto out;
-    curl_url_get(u, CURLUPART_QUERY, &query, 0);
-    for (char *h = p->host; *h; h++)
-        if (*h >= 'A' && *h <= 'Z')
-            *h = (char)(*h - 'A' + 'a');
-    size_t kl = strlen(scheme) + strlen(p->host) + strlen(port) + 8;
-    size_t pl = strlen(path) + (query ? strlen(query) + 2 : 1);
-    if (!(p->key = malloc(kl)) || !(p->path = malloc(pl)))
-        goto out;
-    snprintf(p->key, kl, "%s://%s:%s", scheme, p->host, port);
-    snprintf(p->path, pl, "%s%s%s", path, query ? "?" : "", query ? query : "");
-    rc = 0;
-out:
-    curl_free(scheme);
-    curl_free(port);
-    curl_free(path);
-    curl_free(query);
-    curl_url_cleanup(u);
-    if (rc)
-        parts_free(p);
-    return rc;
 }
 
 /* ---- hosts ---------------------------------------------------------------- */
@@ -396,13 +342,15 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
     struct frontier *f = c->fr;
     if (f->follow || f->per_host_queues) {
         struct url_parts p;
-        if (url_split(j->url, &p) != 0) {
+        int rc = url_split(j->url, &p);
+        if (rc == CRAWL_ENOMEM)
+            return rc;
+        if (rc != 0) {
             /* crawl_add checked it already; keep it in the plain queue. */
             enqueue(&f->head, &f->tail, j);
             f->queued++;
             return 0;
         }
-        int rc = 0;
         if (f->follow) {
             if (seen_add(f, p.norm) < 0 || !(j->scope = strdup(p.host)))
                 rc = CRAWL_ENOMEM;
@@ -427,7 +375,7 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
             enqueue(&f->head, &f->tail, j);
             f->queued++;
         }
-        parts_free(&p);
+        url_parts_free(&p);
         return rc;
     }
     enqueue(&f->head, &f->tail, j);
@@ -562,7 +510,9 @@ static void spill_refill(struct crawl *c)
             struct url_parts p;
             if (url_split(url, &p) == 0) {
                 place(c, &p, scope, r.depth);
-                parts_free(&p);
+                url_parts_free(&p);
+            } else {
+                c->queued_left++;   /* out of memory */
             }
         }
     }
@@ -620,8 +570,8 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
 
     if (o->max_pages > 0 && f->started >= (size_t)o->max_pages)
         return 0;
-    if (url_split(url, &p) != 0)
-        return 0;
+    if ((rc = url_split(url, &p)) != 0)
+        return rc == CRAWL_ENOMEM ? rc : 0;
     if (!o->span_hosts && from->scope && strcmp(p.host, from->scope) != 0)
         goto out;
     if (o->ninclude && !regex_any(o->include, o->ninclude, p.norm))
@@ -636,7 +586,7 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
     else
         rc = place(c, &p, scope, from->depth + 1);
 out:
-    parts_free(&p);
+    url_parts_free(&p);
     return rc;
 }
 
@@ -713,12 +663,16 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
     while ((j = dequeue(&h->head, &h->tail))) {
         f->queued--;
         struct url_parts p;
-        int allowed = 1;
-        if (url_split(j->url, &p) == 0) {
+        int rc = url_split(j->url, &p), allowed = 1;
+        if (rc == 0) {
             allowed = robots_allowed(h->robots, p.path);
-            parts_free(&p);
+            url_parts_free(&p);
         }
-        if (allowed) {
+        if (rc == CRAWL_ENOMEM) {
+            /* Unchecked, it must not be fetched. */
+            crawl__fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
+            frontier_push_failed(c, j);
+        } else if (allowed) {
             enqueue(&keep_head, &keep_tail, j);
             f->queued++;
         } else {
@@ -739,7 +693,9 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
                 add_link_job(c, h, pe->url, pe->scope, pe->depth);
             else
                 c->robots_blocked++;
-            parts_free(&p);
+            url_parts_free(&p);
+        } else {
+            c->queued_left++;   /* out of memory */
         }
         f->pending--;
         free(pe->url);

@@ -1,18 +1,18 @@
 /* html.c: links and XPath extracts from pages as they arrive, on libxml2's
  * HTML push parser. The default rule (//a/@href) streams through SAX
  * callbacks without building a tree; any other rule builds the tree and runs
- * its XPaths at the end of the body. Links are resolved with libcurl's URL
- * API. Nothing here is global but libxml2's own one-time initialisation. */
+ * its XPaths at the end of the body. What a link means (cleaning, its base,
+ * resolution, the normal form) is url.c's; this file finds the hrefs and
+ * the <base href>, and keeps each link once. Nothing here is global but
+ * libxml2's own one-time initialisation. */
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
 #include <libxml/HTMLparser.h>
 #include <libxml/HTMLtree.h>
 #include <libxml/SAX2.h>
@@ -24,6 +24,7 @@
 
 #include "crawl.h"
 #include "html.h"
+#include "url.h"
 
 #define DEFAULT_FOLLOW "//a/@href"
 
@@ -125,21 +126,6 @@ static int is_digit(int c)
     return c >= '0' && c <= '9';
 }
 
-static int lower(int c)
-{
-    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
-}
-
-static int upper(int c)
-{
-    return c >= 'a' && c <= 'z' ? c - ('a' - 'A') : c;
-}
-
-static int is_hex(int c)
-{
-    return is_digit(c) || (lower(c) >= 'a' && lower(c) <= 'f');
-}
-
 /* Trims s and turns every run of white space inside it into one space, in
  * place. */
 static void collapse_ws(char *s)
@@ -168,293 +154,6 @@ static char *dup_str(const char *s)
     if (d)
         memcpy(d, s, n);
     return d;
-}
-
-/* A growing array of malloc'd strings. */
-struct strv {
-    char **v;
-    size_t n, cap;
-};
-
-/* Appends s, which the vector owns from then on. Returns 0 or CRAWL_ENOMEM
- * (s still the caller's). */
-static int strv_push(struct strv *sv, char *s)
-{
-    if (sv->n == sv->cap) {
-        size_t cap = sv->cap ? 2 * sv->cap : 16;
-        char **v = realloc(sv->v, cap * sizeof *v);
-        if (!v)
-            return CRAWL_ENOMEM;
-        sv->v = v;
-        sv->cap = cap;
-    }
-    sv->v[sv->n++] = s;
-    return 0;
-}
-
-static void strv_free(struct strv *sv)
-{
-    for (size_t i = 0; i < sv->n; i++)
-        free(sv->v[i]);
-    free(sv->v);
-    memset(sv, 0, sizeof *sv);
-}
-
-/* A set of strings it does not own (open addressing, FNV-1a), for
- * de-duplication in first-seen order alongside a strv. */
-struct strset {
-    const char **slot;
-    size_t cap, n;              /* cap: a power of two, or 0 */
-};
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
-
-static const char **strset_find(const char **slot, size_t cap, const char *s)
-{
-    size_t i = hash_str(s) & (cap - 1);
-
-    while (slot[i] && strcmp(slot[i], s) != 0)
-        i = (i + 1) & (cap - 1);
-    return &slot[i];
-}
-
-/* Returns 1 when s was in the set, 0 when it is not (and is not added). */
-static int strset_has(const struct strset *h, const char *s)
-{
-    return h->cap && *strset_find(h->slot, h->cap, s) != NULL;
-}
-
-/* Adds s (not in the set yet), which must outlive the set. Returns 0 or
- * CRAWL_ENOMEM. */
-static int strset_add(struct strset *h, const char *s)
-{
-    if (2 * (h->n + 1) > h->cap) {
-        size_t cap = h->cap ? 2 * h->cap : 64;
-        const char **slot = calloc(cap, sizeof *slot);
-        if (!slot)
-            return CRAWL_ENOMEM;
-        for (size_t i = 0; i < h->cap; i++)
-            if (h->slot[i])
-                *strset_find(slot, cap, h->slot[i]) = h->slot[i];
-        free(h->slot);
-        h->slot = slot;
-        h->cap = cap;
-    }
-    *strset_find(h->slot, h->cap, s) = s;
-    h->n++;
-    return 0;
-}
-
-static void strset_free(struct strset *h)
-{
-    free(h->slot);
-    memset(h, 0, sizeof *h);
-}
-
-/* ---- hrefs and link resolution --------------------------------------------- */
-
-/* Prepares a raw href for resolution the way a browser would: trims white
- * space, removes tabs and newlines, drops the fragment, percent-encodes
- * spaces, control bytes and the characters that are never literal in a URL
- * (curl would keep them, or turn a space in a query into '+'), and skips any
- * scheme but http and https. Returns 0 and *out
- * (malloc'd; NULL when the href is skipped), or CRAWL_ENOMEM. */
-static int clean_href(const char *in, char **out)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t len;
-    char *s, *w;
-
-    *out = NULL;
-    while (is_ws((unsigned char)*in))
-        in++;
-    len = strlen(in);
-    while (len > 0 && is_ws((unsigned char)in[len - 1]))
-        len--;
-    if (len > HTML_MAX_URL)
-        return 0;
-
-    s = malloc(3 * len + 1);
-    if (!s)
-        return CRAWL_ENOMEM;
-    w = s;
-    for (size_t i = 0; i < len && in[i] != '#'; i++) {
-        unsigned char c = (unsigned char)in[i];
-        if (c == '\t' || c == '\n' || c == '\r')
-            continue;
-        if (c <= 0x20 || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '`') {
-            *w++ = '%';
-            *w++ = hex[c >> 4];
-            *w++ = hex[c & 15];
-        } else {
-            *w++ = (char)c;
-        }
-    }
-    *w = '\0';
-
-    if ((size_t)(w - s) > HTML_MAX_URL)
-        goto skip;
-    /* A scheme is a letter, then letters, digits, '+', '-' or '.', then ':'
-     * (RFC 3986); without one the href is relative. */
-    if (is_alpha((unsigned char)s[0])) {
-        const char *p = s + 1;
-        while (is_alpha((unsigned char)*p) || is_digit((unsigned char)*p) ||
-               *p == '+' || *p == '-' || *p == '.')
-            p++;
-        if (*p == ':') {
-            size_t n = (size_t)(p - s);
-            if (!((n == 4 && strncasecmp(s, "http", 4) == 0) ||
-                  (n == 5 && strncasecmp(s, "https", 5) == 0)))
-                goto skip;
-        }
-    }
-    *out = s;
-    return 0;
-skip:
-    free(s);
-    return 0;
-}
-
-static int is_http_scheme(CURLU *u)
-{
-    char *scheme = NULL;
-    int ok;
-
-    if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK)
-        return 0;
-    /* curl hands the scheme back in lower case. */
-    ok = strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0;
-    curl_free(scheme);
-    return ok;
-}
-
-/* Resolves href (cleaned by clean_href) against base (NULL: no base, only
- * absolute hrefs resolve) and normalises it. Returns 0 and *out (malloc'd;
- * NULL when the href does not make an http(s) URL), or CRAWL_ENOMEM. */
-static int resolve(CURLU *base, const char *href, char **out)
-{
-    CURLU *u;
-    CURLUcode rc;
-    char *host = NULL, *url = NULL;
-    int err = 0;
-
-    *out = NULL;
-    if (!base && href[0] == '\0')
-        return 0;
-    u = base ? curl_url_dup(base) : curl_url();
-    if (!u)
-        return CRAWL_ENOMEM;
-    /* curl's relative resolution takes an empty href for a path, so the
-     * empty href (what a lone "#top" leaves) is handled here: it is the base
-     * itself. */
-    if (href[0] != '\0') {
-        rc = curl_url_set(u, CURLUPART_URL, href, CURLU_URLENCODE);
-        if (rc == CURLUE_OUT_OF_MEMORY)
-            goto nomem;
-        if (rc != CURLUE_OK)
-            goto out;
-    }
-    if (curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0) != CURLUE_OK || !is_http_scheme(u))
-        goto out;
-
-    /* curl 7.88 lower-cases the scheme but keeps the host as written. */
-    rc = curl_url_get(u, CURLUPART_HOST, &host, 0);
-    if (rc == CURLUE_OUT_OF_MEMORY)
-        goto nomem;
-    if (rc != CURLUE_OK)
-        goto out;
-    for (char *h = host; *h; h++)
-        *h = (char)lower((unsigned char)*h);
-    rc = curl_url_set(u, CURLUPART_HOST, host, 0);
-    if (rc == CURLUE_OUT_OF_MEMORY)
-        goto nomem;
-    if (rc != CURLUE_OK)
-        goto out;
-
-    rc = curl_url_get(u, CURLUPART_URL, &url, CURLU_NO_DEFAULT_PORT);
-    if (rc == CURLUE_OUT_OF_MEMORY)
-        goto nomem;
-    if (rc != CURLUE_OK || strlen(url) > HTML_MAX_URL)
-        goto out;
-    /* %7e and %7E name the same byte; one spelling keeps one fetch. */
-    for (char *p = url; *p; p++)
-        if (p[0] == '%' && is_hex((unsigned char)p[1]) && is_hex((unsigned char)p[2])) {
-            p[1] = (char)upper((unsigned char)p[1]);
-            p[2] = (char)upper((unsigned char)p[2]);
-            p += 2;
-        }
-    *out = dup_str(url);
-    if (!*out)
-        goto nomem;
-    goto out;
-nomem:
-    err = CRAWL_ENOMEM;
-out:
-    curl_free(url);
-    curl_free(host);
-    curl_url_cleanup(u);
-    return err;
-}
-
-/* The URL relative links resolve against: the page's URL, or its <base
- * href> resolved against that when it makes an http(s) URL. Returns 0 and
- * *out (NULL when the page's URL is no http(s) URL), or CRAWL_ENOMEM. */
-static int make_base(const char *page_url, const char *base_href, CURLU **out)
-{
-    CURLU *u = NULL, *b = NULL;
-    char *href = NULL;
-    CURLUcode rc;
-    int err;
-
-    *out = NULL;
-    if (!page_url)
-        return 0;
-    u = curl_url();
-    if (!u)
-        return CRAWL_ENOMEM;
-    rc = curl_url_set(u, CURLUPART_URL, page_url, CURLU_URLENCODE);
-    if (rc == CURLUE_OUT_OF_MEMORY)
-        goto nomem;
-    if (rc != CURLUE_OK || !is_http_scheme(u)) {
-        curl_url_cleanup(u);
-        return 0;
-    }
-    if (base_href) {
-        err = clean_href(base_href, &href);
-        if (err)
-            goto fail;
-        if (href && href[0] != '\0') {
-            b = curl_url_dup(u);
-            if (!b)
-                goto nomem;
-            rc = curl_url_set(b, CURLUPART_URL, href, CURLU_URLENCODE);
-            if (rc == CURLUE_OUT_OF_MEMORY)
-                goto nomem;
-            if (rc == CURLUE_OK && is_http_scheme(b)) {
-                curl_url_cleanup(u);
-                u = b;
-            } else {
-                curl_url_cleanup(b);
-            }
-            b = NULL;
-        }
-        free(href);
-    }
-    *out = u;
-    return 0;
-nomem:
-    err = CRAWL_ENOMEM;
-fail:
-    free(href);
-    curl_url_cleanup(b);
-    curl_url_cleanup(u);
-    return err;
 }
 
 /* ---- rules -------------------------------------------------------------- */
@@ -666,8 +365,7 @@ struct html_page {
     size_t nhead;
     char *charset;              /* the HTTP Content-Type's, if any */
     char *base;                 /* the first <base href>, raw */
-    struct strv raw;            /* streaming: distinct cleaned <a href> values */
-    struct strset rawset;
+    struct url_list raw;        /* streaming: distinct cleaned <a href> values */
     int truncated;
     size_t tree_max;            /* bound of tree_size; 0: none */
     size_t tree_size;           /* bytes of the tree so far, as tree_add counts them */
@@ -695,28 +393,12 @@ static void page_fail(struct html_page *p, int err)
 static void keep_raw(struct html_page *p, const char *href)
 {
     char *s;
-    int err = clean_href(href, &s);
+    int err = url_clean(href, &s);
 
-    if (err) {
-        page_fail(p, err);
-        return;
-    }
-    if (!s || strset_has(&p->rawset, s)) {
-        free(s);
-        return;
-    }
-    if (p->raw.n == RAW_MAX) {
+    if (!err && s && (err = url_list_add(&p->raw, s, RAW_MAX)) == 2)
         p->truncated = 1;
-        free(s);
-        return;
-    }
-    if (strv_push(&p->raw, s) != 0) {
-        free(s);
-        page_fail(p, CRAWL_ENOMEM);
-        return;
-    }
-    if (strset_add(&p->rawset, s) != 0)
-        page_fail(p, CRAWL_ENOMEM);
+    if (err < 0)
+        page_fail(p, err);
 }
 
 /* The cost of one allocation in the tree: its bytes and malloc's header. */
@@ -972,9 +654,8 @@ out:
 /* What html_page_finish gathers before handing it over. */
 struct gather {
     struct html_links *out;
-    struct strv links;
-    struct strset seen;
-    CURLU *base;                /* not changed: curl_url_dup takes no const */
+    struct url_list links;
+    const struct url_base *base;
     size_t nextracts, capextracts;
 };
 
@@ -986,27 +667,16 @@ static int gather_link(struct gather *g, const char *value, int cleaned)
     int err = 0;
 
     if (!cleaned) {
-        err = clean_href(value, &href);
+        err = url_clean(value, &href);
         if (err || !href)
             return err;
         value = href;
     }
-    err = resolve(g->base, value, &url);
+    err = url_resolve(g->base, value, &url);
     free(href);
-    if (err || !url || strset_has(&g->seen, url))
-        goto out;
-    if (g->links.n == HTML_MAX_LINKS) {
+    if (!err && url && (err = url_list_add(&g->links, url, HTML_MAX_LINKS)) == 2)
         g->out->truncated = 1;
-        goto out;
-    }
-    err = strv_push(&g->links, url);
-    if (err)
-        goto out;
-    err = strset_add(&g->seen, url);
-    return err;     /* url now belongs to g->links */
-out:
-    free(url);
-    return err;
+    return err < 0 ? err : 0;
 }
 
 static int gather_extract(struct gather *g, const char *name, const char *value)
@@ -1117,7 +787,7 @@ int html_page_finish(struct html_page *p, const char *final_url, struct html_lin
 {
     struct gather g = { .out = out };
     xmlDocPtr doc = NULL;
-    CURLU *base = NULL;
+    struct url_base *base = NULL;
     struct quiet q;
     int err;
 
@@ -1138,7 +808,7 @@ int html_page_finish(struct html_page *p, const char *final_url, struct html_lin
     if ((err = p->err) != 0)
         goto fail;
 
-    err = make_base(final_url ? final_url : p->url, p->base, &base);
+    err = url_base_new(final_url ? final_url : p->url, p->base, &base);
     if (err)
         goto fail;
     g.base = base;
@@ -1152,19 +822,15 @@ int html_page_finish(struct html_page *p, const char *final_url, struct html_lin
     }
     if (err)
         goto fail;
-    out->links = g.links.v;
-    out->nlinks = g.links.n;
-    g.links.v = NULL;
-    strset_free(&g.seen);
-    curl_url_cleanup(base);
+    out->links = url_list_take(&g.links, &out->nlinks);
+    url_base_free(base);
     xmlFreeDoc(doc);
     quiet_end(&q);
     return 0;
 fail:
     p->err = err;
-    strv_free(&g.links);
-    strset_free(&g.seen);
-    curl_url_cleanup(base);
+    url_list_free(&g.links);
+    url_base_free(base);
     xmlFreeDoc(doc);
     quiet_end(&q);
     html_links_free(out);
@@ -1180,8 +846,7 @@ void html_page_free(struct html_page *p)
             xmlFreeDoc(p->ctxt->myDoc);
         htmlFreeParserCtxt(p->ctxt);
     }
-    strset_free(&p->rawset);
-    strv_free(&p->raw);
+    url_list_free(&p->raw);
     free(p->base);
     free(p->charset);
     free(p->url);

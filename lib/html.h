@@ -10,9 +10,11 @@
 
 #include <stddef.h>
 
+#include "url.h"
+
 #define HTML_MAX_LINKS    10000 /* links kept per page; past it, truncated */
 #define HTML_MAX_EXTRACTS 10000 /* extracted values kept per page, all names */
-#define HTML_MAX_URL      8192  /* a longer link, before or after resolution, is dropped */
+#define HTML_MAX_URL      URL_MAX /* a longer link, before or after resolution, is dropped */
 
 /* Prepares libxml2 (xmlInitParser) once for the whole program. Call it from
  * the main thread before any other html_ call or any thread that uses them;
@@ -122,13 +124,13 @@ int html_page_feed(struct html_page *p, const char *buf, size_t len);
  * extracted values. final_url: the URL after redirects, the base of relative
  * links unless the page has a <base href> (NULL: keep url); with no http(s)
  * base only absolute links are kept. A body that is not HTML gives no links
- * and no error; an empty one gives no values either. Links are resolved with
- * libcurl's URL API, white space trimmed, fragments dropped, only http and
- * https kept, scheme and host in lower case, default port and dot segments
- * removed, spaces and control bytes percent-encoded, percent escapes in
- * upper case. An extract rule whose XPath gives a node set gives one value
- * per node (an attribute's value as is, other nodes' text trimmed with white
- * space collapsed); one that gives a string, number or boolean gives that
+ * and no error; an empty one gives no values either. Links are cleaned
+ * (url_clean: white space trimmed, fragments dropped, only http and https
+ * kept), resolved and normalised (url_resolve: scheme and host in lower
+ * case, default port and dot segments removed, spaces and control bytes
+ * percent-encoded, percent escapes in upper case). An extract rule whose
+ * XPath gives a node set gives one value per node (an attribute's value as
+ * is, other nodes' text trimmed with white space collapsed); one that gives a string, number or boolean gives that
  * one value unchanged ("" for string(//missing)). Returns 0; CRAWL_ENOMEM
  * with *out empty; or -EINVAL, with *out empty, when called a second time. */
 int html_page_finish(struct html_page *p, const char *final_url,

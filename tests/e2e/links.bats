@@ -74,6 +74,19 @@ expected_graph() {
 	stop_private_fixture
 }
 
+@test "a listed URL and the links to it are one page, however each is spelled" {
+	start_private_fixture
+	port=${PFIX##*:}
+	for m in $MODES; do
+		# The page links to itself as http://localhost:PORT/graph/40/3/.
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl "HTTP://LOCALHOST:$port/graph/40/3/#top"
+		[ "$status" -eq 0 ]
+		[ "$(urls_of | wc -l)" -eq 4 ]
+	done
+	[ "$(curl -s "$PFIX/stats?path=/graph/40/3/" | jq .count)" -eq 4 ]
+	stop_private_fixture
+}
+
 @test "robots.txt: a disallowed path is never requested, and --no-robots ignores it" {
 	for m in $MODES; do
 		start_private_fixture --root "$PWD/testdata/site"
