@@ -161,7 +161,7 @@ static long read_stream(struct urllist *l, struct crawl *c, struct source *src, 
     long added = 0;
     for (;;) {
         char *nl;
-        while ((size_t)added < want && (nl = memchr(src->sbuf, '\n', src->slen))) {
+        while ((size_t)added < want && src->slen && (nl = memchr(src->sbuf, '\n', src->slen))) {
             size_t n = (size_t)(nl - src->sbuf) + 1;
             int rc = take_line(l, c, src, src->sbuf, n);
             memmove(src->sbuf, src->sbuf + n, src->slen - n);
