@@ -1,8 +1,8 @@
 /* fuzz_fixture_http.c: libFuzzer target for the fixture server's request
  * parser and helpers. Every input is parsed as a request head; the parts it
  * yields go through the helpers the server would call on them.
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Ilib \
- *       tests/fuzz/fuzz_fixture_http.c lib/fixture_http.c -o build/fuzz_fixture_http */
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Ifixture \
+ *       tests/fuzz/fuzz_fixture_http.c fixture/fixture_http.c -o build/fuzz_fixture_http */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
