@@ -1,6 +1,8 @@
 # crawl: build, test and demo.
 #
-#   make            build every program into $(BUILD)/
+#   make            build every program into $(BUILD)/ (the crawler's library
+#                   libcrawl.a from lib/, the fixture server's libfixture.a
+#                   from fixture/, each program from cmd/)
 #   make check      install missing Debian packages, build, run every test
 #   make demo       install missing Debian packages, run the article experiment
 #   make sanitize   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -25,18 +27,22 @@ endif
 # libev ships no pkg-config file on Debian 12; fall back to plain -lev.
 EV_CFLAGS := $(shell pkg-config --cflags libev 2>/dev/null)
 EV_LIBS   := $(shell pkg-config --libs libev 2>/dev/null || echo -lev)
-override CFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EV_CFLAGS) -Ilib
+override CFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EV_CFLAGS) -Ilib -Ifixture
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(EV_LIBS) -lm -pthread
+# The fixture server needs neither libcurl nor libxml2.
+FIX_LIBS  := $(shell pkg-config --libs zlib 2>/dev/null || echo -lz) $(EV_LIBS) -pthread
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 LIB_SRC  := $(sort $(wildcard lib/*.c))
 LIB_ASM  := $(sort $(wildcard lib/*.S))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_ASM:%.S=$(BUILD)/%.o)
+FIX_SRC  := $(sort $(wildcard fixture/*.c))
+FIX_OBJ  := $(FIX_SRC:%.c=$(BUILD)/%.o)
 CMD_SRC  := $(sort $(wildcard cmd/*.c))
 PROGS    := $(CMD_SRC:cmd/%.c=$(BUILD)/%)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-HDRS     := $(wildcard lib/*.h)
+HDRS     := $(wildcard lib/*.h fixture/*.h)
 
 Q := @
 ifneq ($(V),)
@@ -49,9 +55,16 @@ endif
 
 all: $(PROGS)
 
+# Two libraries: the crawler's (lib/) and the fixture server's (fixture/),
+# neither holding the other's code. Each archive is written afresh, so that
+# an object whose source has moved away does not linger in it.
 $(BUILD)/libcrawl.a: $(LIB_OBJ)
 	@echo "  AR      $@"
-	$(Q)ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libfixture.a: $(FIX_OBJ)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -63,9 +76,18 @@ $(BUILD)/%.o: %.S
 	@echo "  AS      $<"
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
+$(BUILD)/fixture-server: $(BUILD)/cmd/fixture-server.o $(BUILD)/libfixture.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(FIX_LIBS)
+
 $(BUILD)/%: $(BUILD)/cmd/%.o $(BUILD)/libcrawl.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test_fixture_%: $(BUILD)/tests/unit/test_fixture_%.o $(BUILD)/libfixture.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(FIX_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libcrawl.a
 	@mkdir -p $(dir $@)
@@ -110,6 +132,10 @@ bench: deps
 FUZZ_SECONDS ?= 60
 FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+
+build/fuzz/fuzz_fixture_%: tests/fuzz/fuzz_fixture_%.c build/fuzz/libfixture.a
+	@echo "  FUZZ    $@"
+	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FIX_LIBS)
 
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libcrawl.a
 	@echo "  FUZZ    $@"

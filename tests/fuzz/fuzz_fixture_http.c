@@ -1,8 +1,8 @@
 /* fuzz_fixture_http.c: libFuzzer target for the fixture server's request
  * parser and helpers. Every input is parsed as a request head; the parts it
  * yields go through the helpers the server would call on them.
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Ilib \
- *       tests/fuzz/fuzz_fixture_http.c lib/fixture_http.c -o build/fuzz_fixture_http */
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Ifixture \
+ *       tests/fuzz/fuzz_fixture_http.c fixture/fixture_http.c -o build/fuzz_fixture_http */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +41,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (q)
             fixture_http_query_param(q + 1, req.target_len - (size_t)(q - req.target) - 1,
                                      "url", &v, &vlen);
+        h = fixture_http_find_header(&req, "content-length");
+        uint64_t cl;
+        if (h && fixture_http_parse_uint(h->value, h->value_len, UINT64_MAX, &cl) == 0 &&
+            h->value_len == 0)
+            abort();
     }
     fixture_http_token_q(buf, size, "close");
     free(buf);

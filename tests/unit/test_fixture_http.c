@@ -131,6 +131,24 @@ static void test_path_is_safe(void **state)
     assert_false(fixture_http_path_is_safe("/a\0b", 4));
 }
 
+static void test_parse_uint_takes_only_whole_numbers_within_max(void **state)
+{
+    uint64_t v = 7;
+    assert_int_equal(fixture_http_parse_uint("0", 1, 10, &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(fixture_http_parse_uint("599", 3, 599, &v), 0);
+    assert_int_equal(v, 599);
+    assert_int_equal(fixture_http_parse_uint("600", 3, 599, &v), -1);
+    assert_int_equal(fixture_http_parse_uint("7", 1, 5, &v), -1);
+    assert_int_equal(fixture_http_parse_uint("18446744073709551615", 20, UINT64_MAX, &v), 0);
+    assert_true(v == UINT64_MAX);
+    assert_int_equal(fixture_http_parse_uint("18446744073709551616", 20, UINT64_MAX, &v), -1);
+    assert_int_equal(fixture_http_parse_uint("", 0, 10, &v), -1);
+    assert_int_equal(fixture_http_parse_uint("1a", 2, 100, &v), -1);
+    assert_int_equal(fixture_http_parse_uint("-1", 2, 100, &v), -1);
+    assert_int_equal(fixture_http_parse_uint(" 1", 2, 100, &v), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -142,6 +160,7 @@ int main(void)
         cmocka_unit_test(test_percent_decode),
         cmocka_unit_test(test_query_param),
         cmocka_unit_test(test_path_is_safe),
+        cmocka_unit_test(test_parse_uint_takes_only_whole_numbers_within_max),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
