@@ -21,29 +21,16 @@
 
 #include "coro.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define COST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define COST_TSAN 1
-#endif
-#endif
-#ifdef COST_TSAN
+#include "sanitizers.h"
+#if CRAWL_TSAN
 #include <sanitizer/tsan_interface.h>
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define COST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define COST_ASAN 1
-#endif
 #endif
 
 /* A sanitizer build measures the sanitizer as much as the primitives; the
  * table says so. */
-#if defined(COST_TSAN)
+#if CRAWL_TSAN
 #define COST_BUILD_NOTE "built with ThreadSanitizer: its overhead is in every figure\n"
-#elif defined(COST_ASAN)
+#elif CRAWL_ASAN
 #define COST_BUILD_NOTE "built with AddressSanitizer: its overhead is in every figure\n"
 #else
 #define COST_BUILD_NOTE ""
@@ -333,14 +320,14 @@ static int bench_coro_switch(long n, double *secs)
 /* Plain swapcontext, measured here rather than through lib/coro.c so that
  * the comparison holds whichever switch the library was built with. */
 static ucontext_t uc_main, uc_side;
-#ifdef COST_TSAN
+#if CRAWL_TSAN
 static void *uc_main_fiber, *uc_side_fiber;
 #endif
 
 static void uc_side_loop(void)
 {
     for (;;) {
-#ifdef COST_TSAN
+#if CRAWL_TSAN
         __tsan_switch_to_fiber(uc_main_fiber, 0);
 #endif
         swapcontext(&uc_side, &uc_main);
@@ -363,19 +350,19 @@ static int bench_ucontext_switch(long n, double *secs)
     uc_side.uc_stack.ss_size = size;
     uc_side.uc_link = NULL;
     makecontext(&uc_side, uc_side_loop, 0);
-#ifdef COST_TSAN
+#if CRAWL_TSAN
     uc_main_fiber = __tsan_get_current_fiber();
     uc_side_fiber = __tsan_create_fiber(0);
 #endif
     t0 = now_s();
     for (long i = 0; i < n; i++) {
-#ifdef COST_TSAN
+#if CRAWL_TSAN
         __tsan_switch_to_fiber(uc_side_fiber, 0);
 #endif
         swapcontext(&uc_main, &uc_side);
     }
     *secs = now_s() - t0;
-#ifdef COST_TSAN
+#if CRAWL_TSAN
     __tsan_destroy_fiber(uc_side_fiber);
 #endif
     free(stack); /* the side context is abandoned mid-loop, as intended */
@@ -708,7 +695,7 @@ int main(int argc, char **argv)
             o.target_s = 0.01;
             o.k_threads = 200;
             o.k_coros = 2000;
-#ifdef COST_TSAN
+#if CRAWL_TSAN
             /* Each TSan thread or fiber holds some 850 KB: keep the quick
              * run quick in the TSan test tree. */
             o.k_threads = 50;

@@ -21,28 +21,13 @@
 #include <ucontext.h>
 #endif
 
-/* gcc defines __SANITIZE_*__, clang answers __has_feature; gcc 12 has no
- * __has_feature, hence the nesting. */
-#if defined(__SANITIZE_ADDRESS__)
-#define CORO__ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CORO__ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define CORO__TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CORO__TSAN 1
-#endif
-#endif
+#include "sanitizers.h"
 
-#ifdef CORO__ASAN
+#if CRAWL_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
-#ifdef CORO__TSAN
+#if CRAWL_TSAN
 #include <sanitizer/tsan_interface.h>
 #endif
 
@@ -73,11 +58,11 @@ struct coro {
     unsigned char *save;        /* shared: its live frames while it is parked */
     size_t save_len;            /* shared: bytes from ctx to the top of the stack */
     size_t save_cap;
-#ifdef CORO__ASAN
+#if CRAWL_ASAN
     const void *caller_bottom;  /* the resumer's stack, for the switch back */
     size_t caller_size;
 #endif
-#ifdef CORO__TSAN
+#if CRAWL_TSAN
     void *fiber;
     void *caller_fiber;
 #endif
@@ -168,11 +153,11 @@ static void coro__uc_main(void)
 /* Switches from the resumer into co; returns when co yields or finishes. */
 static void coro__enter(coro *co)
 {
-#ifdef CORO__ASAN
+#if CRAWL_ASAN
     void *fake_stack;
     __sanitizer_start_switch_fiber(&fake_stack, co->stack, co->stack_size);
 #endif
-#ifdef CORO__TSAN
+#if CRAWL_TSAN
     /* A TSan fiber is a whole thread state (some 850 KB and several
      * mappings), so it exists only from the first resume until death. */
     if (co->fiber == NULL)
@@ -202,10 +187,10 @@ static void coro__enter(coro *co)
         swapcontext(&back, co->ctx);
     }
 #endif
-#ifdef CORO__ASAN
+#if CRAWL_ASAN
     __sanitizer_finish_switch_fiber(fake_stack, NULL, NULL);
 #endif
-#ifdef CORO__TSAN
+#if CRAWL_TSAN
     /* Destroyed from outside: a fiber cannot destroy itself. */
     if (co->status == CORO_DEAD) {
         __tsan_destroy_fiber(co->fiber);
@@ -218,11 +203,11 @@ static void coro__enter(coro *co)
  * co is resumed again. */
 static void coro__leave(coro *co)
 {
-#ifdef CORO__ASAN
+#if CRAWL_ASAN
     void *fake_stack;
     __sanitizer_start_switch_fiber(&fake_stack, co->caller_bottom, co->caller_size);
 #endif
-#ifdef CORO__TSAN
+#if CRAWL_TSAN
     __tsan_switch_to_fiber(co->caller_fiber, 0);
 #endif
 #ifndef CORO__UC
@@ -234,7 +219,7 @@ static void coro__leave(coro *co)
     co->ctx = &here;
     swapcontext(&here, co->back);
 #endif
-#ifdef CORO__ASAN
+#if CRAWL_ASAN
     /* The next resumer may be another coroutine, on another stack. */
     __sanitizer_finish_switch_fiber(fake_stack, &co->caller_bottom, &co->caller_size);
 #endif
@@ -244,11 +229,11 @@ static void coro__leave(coro *co)
 static void coro__leave_dead(coro *co) __attribute__((noreturn));
 static void coro__leave_dead(coro *co)
 {
-#ifdef CORO__ASAN
+#if CRAWL_ASAN
     /* NULL: this stack is abandoned, so ASan may drop its fake frames. */
     __sanitizer_start_switch_fiber(NULL, co->caller_bottom, co->caller_size);
 #endif
-#ifdef CORO__TSAN
+#if CRAWL_TSAN
     __tsan_switch_to_fiber(co->caller_fiber, 0);
 #endif
 #ifndef CORO__UC
@@ -262,7 +247,7 @@ static void coro__leave_dead(coro *co)
 /* Every coroutine starts here, on its own stack. */
 static void coro__main(coro *co)
 {
-#ifdef CORO__ASAN
+#if CRAWL_ASAN
     __sanitizer_finish_switch_fiber(NULL, &co->caller_bottom, &co->caller_size);
 #endif
     co->fn(co->arg);
@@ -279,7 +264,7 @@ static void coro__main(coro *co)
  * trip over it. */
 static void coro__unpoison(coro *co)
 {
-#ifdef CORO__ASAN
+#if CRAWL_ASAN
     /* A shared stack may hold the live frames of the coroutine running. */
     if (co->shared == NULL)
         __asan_unpoison_memory_region(co->stack, co->stack_size);
@@ -415,7 +400,7 @@ coro *coro_new_on(coro_fn fn, void *arg, coro_stack *s)
 static void coro__unpark(coro *co)
 {
     char *top = co->stack + co->stack_size;
-#ifdef CORO__ASAN
+#if CRAWL_ASAN
     /* The coroutine that ran here last left the poison of its redzones. */
     __asan_unpoison_memory_region(top - co->save_len, co->save_len);
 #endif
@@ -442,7 +427,7 @@ static int coro__park(coro *co)
         co->save = p;
         co->save_cap = cap;
     }
-#ifdef CORO__ASAN
+#if CRAWL_ASAN
     /* The parked frames' redzones are poisoned on the stack. */
     __asan_unpoison_memory_region(co->ctx, len);
 #endif
@@ -472,7 +457,7 @@ void coro_free(coro *co)
         return;
     assert(co->status != CORO_RUNNING);
     coro__unpoison(co);
-#ifdef CORO__TSAN
+#if CRAWL_TSAN
     if (co->fiber != NULL)
         __tsan_destroy_fiber(co->fiber);
 #endif
@@ -573,7 +558,7 @@ int coro_paint(coro *co)
 
 /* Reads the raw stack, including bytes ASan may have poisoned as redzones
  * of frames that are still live: the read is deliberate. */
-#ifdef CORO__ASAN
+#if CRAWL_ASAN
 __attribute__((no_sanitize_address))
 #endif
 size_t coro_stack_used(const coro *co)

@@ -14,6 +14,7 @@
 #include "crawl_internal.h"
 #include "frontier.h"
 #include "html.h"
+#include "nofile.h"
 #include "url.h"
 
 const char *crawl_strerror(int err)
@@ -540,15 +541,7 @@ void crawl_warn_once(struct crawl *c, const char *fmt, ...)
 
 size_t crawl_raise_nofile(void)
 {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        return 1024;
-    if (rl.rlim_cur < rl.rlim_max) {
-        struct rlimit want = { rl.rlim_max, rl.rlim_max };
-        if (setrlimit(RLIMIT_NOFILE, &want) == 0)
-            rl.rlim_cur = rl.rlim_max;
-    }
-    return rl.rlim_cur == RLIM_INFINITY ? (size_t)1 << 20 : (size_t)rl.rlim_cur;
+    return nofile_raise();
 }
 
 /* Builds the run's request headers. A connection that will not be reused

@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#if defined(__SANITIZE_ADDRESS__)
+#include "sanitizers.h"
+#if CRAWL_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
 
@@ -265,12 +266,8 @@ static void reset_rearms_a_dead_or_unstarted_coroutine_on_the_same_stack(void **
 /* Under ThreadSanitizer every started coroutine is a TSan fiber, a whole
  * thread state of some 850 KB and nine mappings: 10,000 of them exceed the
  * default vm.max_map_count, so that build checks fewer. */
-#if defined(__SANITIZE_THREAD__)
+#if CRAWL_TSAN
 #define MANY 1000
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define MANY 1000
-#endif
 #endif
 #ifndef MANY
 #define MANY 10000
@@ -424,7 +421,7 @@ static void painted_stack_reports_high_water_mark_near_a_known_array(void **stat
     coro *deep = coro_new(use_array, &sink, 0);
     size_t idle_used, deep_used;
 
-#if defined(__SANITIZE_ADDRESS__)
+#if CRAWL_ASAN
     /* With detect_stack_use_after_return, ASan moves the array off the
      * stack, to a "fake stack": there is nothing to measure. */
     if (__asan_get_current_fake_stack() != NULL) {

@@ -22,27 +22,9 @@
 
 #include "pool.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
-#endif
-
-#if defined(__SANITIZE_ADDRESS__) || UNDER_TSAN
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-#ifndef UNDER_SANITIZER
-#define UNDER_SANITIZER 0
-#endif
+#include "sanitizers.h"
+#define UNDER_TSAN CRAWL_TSAN
+#define UNDER_SANITIZER (CRAWL_ASAN || CRAWL_TSAN)
 
 #define GATE_TIMEOUT_S 20   /* a broken pool fails the test instead of hanging it */
 
