@@ -9,6 +9,7 @@
 
 #include "fetch.h"
 #include "html.h"
+#include "vec.h"
 
 /* The charset parameter of a Content-Type's parameters p (after the media
  * type), quoted or not: sets *len and returns where it starts, or NULL. */
@@ -67,14 +68,8 @@ static int keep_body(struct fetch_xfer *x, const char *p, size_t n)
         x->robots_cut = 1;
     }
     if (x->buf_len + n + 1 > x->buf_cap) {
-        size_t cap = x->buf_cap ? x->buf_cap * 2 : 4096;
-        while (cap < x->buf_len + n + 1)
-            cap *= 2;
-        char *b = realloc(x->buf, cap);
-        if (!b)
+        if (vec_reserve(&x->buf, &x->buf_cap, x->buf_len + n + 1, 1, 4096) != 0)
             return -1;
-        x->buf = b;
-        x->buf_cap = cap;
     }
     memcpy(x->buf + x->buf_len, p, n);
     x->buf_len += n;

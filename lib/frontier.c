@@ -13,8 +13,10 @@
 #include "crawl_internal.h"
 #include "frontier.h"
 #include "robots.h"
+#include "hset.h"
 #include "spool.h"
 #include "url.h"
+#include "vec.h"
 
 struct pending {                /* a link waiting for its host's robots.txt */
     char *url;
@@ -37,7 +39,6 @@ struct crawl_host {
     struct pending *pend, *pend_tail;   /* links held back for robots.txt */
     struct crawl_host *ring_next, *ring_prev;   /* hosts with queued jobs */
     int in_ring;
-    struct crawl_host *hnext;   /* hash chain */
 };
 
 struct frontier {
@@ -48,13 +49,11 @@ struct frontier {
     struct crawl_job *head, *tail;      /* the one FIFO */
     struct crawl_job *rhead, *rtail;    /* robots jobs */
     struct crawl_job *fhead, *ftail;    /* jobs that failed before a fetch */
-    struct crawl_host **hosts;  /* hash of hosts */
-    size_t nbuckets, nhosts;
+    struct hset hosts;          /* every host, by key */
     struct crawl_host *ring;    /* the next host to take a turn */
     size_t queued;              /* jobs in the queues above */
     size_t pending;             /* links held back for robots.txt */
-    uint64_t *seen;             /* open-addressing set of URL hashes; 0: empty */
-    size_t seen_cap, seen_n;
+    struct hset64 seen;         /* the URL hashes seen */
     size_t started;             /* pages handed out, for --max-pages */
     struct spool *spill;        /* links admitted past FRONTIER_MEM_JOBS, in order */
     uint64_t spill_at;          /* where the next one to read back starts */
@@ -78,24 +77,14 @@ static void spill_refill(struct crawl *c);
 
 /* ---- the set of URLs seen ------------------------------------------------ */
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;    /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 /* A second, independent 64-bit hash of s (a multiply-xorshift over 8-byte
  * words), so that the seen set keeps 8 bytes a URL instead of the URL: two
  * URLs are taken for one only when both 64-bit hashes' mix collides, about
  * n^2 / 2^65 for n URLs (one in 370,000 for ten million). */
 static uint64_t hash_url(const char *s)
 {
-    uint64_t h = hash_str(s), k = 0x9e3779b97f4a7c15ULL;
     size_t n = strlen(s);
+    uint64_t h = hset_hash(s, n), k = 0x9e3779b97f4a7c15ULL;
     for (size_t i = 0; i < n; i += 8) {
         uint64_t w = 0;
         memcpy(&w, s + i, n - i < 8 ? n - i : 8);
@@ -109,67 +98,32 @@ static uint64_t hash_url(const char *s)
 /* Adds url; returns 1 when it was new, 0 when seen before, CRAWL_ENOMEM. */
 static int seen_add(struct frontier *f, const char *url)
 {
-    if (f->seen_n * 2 >= f->seen_cap) {
-        size_t cap = f->seen_cap ? f->seen_cap * 2 : 1024;
-        uint64_t *v = calloc(cap, sizeof *v);
-        if (!v)
-            return CRAWL_ENOMEM;
-        for (size_t i = 0; i < f->seen_cap; i++) {
-            if (!f->seen[i])
-                continue;
-            size_t k = f->seen[i] & (cap - 1);
-            while (v[k])
-                k = (k + 1) & (cap - 1);
-            v[k] = f->seen[i];
-        }
-        free(f->seen);
-        f->seen = v;
-        f->seen_cap = cap;
-    }
-    uint64_t h = hash_url(url);
-    size_t k = h & (f->seen_cap - 1);
-    while (f->seen[k]) {
-        if (f->seen[k] == h)
-            return 0;
-        k = (k + 1) & (f->seen_cap - 1);
-    }
-    f->seen[k] = h;
-    f->seen_n++;
-    return 1;
+    int rc = hset64_add(&f->seen, hash_url(url));
+    return rc < 0 ? CRAWL_ENOMEM : rc;
 }
 
 /* ---- hosts ---------------------------------------------------------------- */
 
+static int host_is(const void *item, const void *key)
+{
+    return strcmp(((const struct crawl_host *)item)->key, key) == 0;
+}
+
+/* Returns the host called key, made on first use, or NULL when out of
+ * memory. */
 static struct crawl_host *host_get(struct frontier *f, const char *key)
 {
-    if (f->nhosts * 2 >= f->nbuckets) {
-        size_t n = f->nbuckets ? f->nbuckets * 2 : 64;
-        struct crawl_host **v = calloc(n, sizeof *v);
-        if (!v)
-            return NULL;
-        for (size_t i = 0; i < f->nbuckets; i++)
-            for (struct crawl_host *h = f->hosts[i], *nx; h; h = nx) {
-                nx = h->hnext;
-                size_t k = hash_str(h->key) & (n - 1);
-                h->hnext = v[k];
-                v[k] = h;
-            }
-        free(f->hosts);
-        f->hosts = v;
-        f->nbuckets = n;
-    }
-    size_t k = hash_str(key) & (f->nbuckets - 1);
-    for (struct crawl_host *h = f->hosts[k]; h; h = h->hnext)
-        if (strcmp(h->key, key) == 0)
-            return h;
-    struct crawl_host *h = calloc(1, sizeof *h);
-    if (!h || !(h->key = strdup(key))) {
+    uint64_t k = hset_hash(key, strlen(key));
+    struct crawl_host *h = hset_find(&f->hosts, k, host_is, key);
+    if (h)
+        return h;
+    if (!(h = calloc(1, sizeof *h)) || !(h->key = strdup(key)) ||
+        hset_add(&f->hosts, k, h) != 0) {
+        if (h)
+            free(h->key);
         free(h);
         return NULL;
     }
-    h->hnext = f->hosts[k];
-    f->hosts[k] = h;
-    f->nhosts++;
     return h;
 }
 
@@ -252,9 +206,9 @@ void frontier_free(struct crawl *c)
     struct frontier *f = c->fr;
     if (!f)
         return;
-    for (size_t i = 0; i < f->nbuckets; i++)
-        for (struct crawl_host *h = f->hosts[i], *nx; h; h = nx) {
-            nx = h->hnext;
+    for (size_t i = 0; i < f->hosts.cap; i++) {
+        struct crawl_host *h = f->hosts.slot[i].item;
+        if (h) {
             for (struct pending *p = h->pend, *pn; p; p = pn) {
                 pn = p->next;
                 free(p->url);
@@ -271,13 +225,14 @@ void frontier_free(struct crawl *c)
             free(h->key);
             free(h);
         }
-    free(f->hosts);
+    }
+    hset_free(&f->hosts);
     for (struct crawl_job **q[] = { &f->head, &f->fhead }, ***p = q; p < q + 2; p++)
         for (struct crawl_job *j = **p, *nx; j; j = nx) {
             nx = j->qnext;
             crawl__job_free(j);
         }
-    free(f->seen);
+    hset64_free(&f->seen);
     spool_free(f->spill);
     free(f);
     c->fr = NULL;
@@ -493,13 +448,8 @@ static void spill_refill(struct crawl *c)
             if (spool_get(f->spill, f->spill_at, &r, sizeof r) != 0)
                 goto lost;
             size_t len = (size_t)r.scope_len + r.url_len + 2;
-            if (len > cap) {
-                char *nb = realloc(buf, len);
-                if (!nb)
-                    goto lost;
-                buf = nb;
-                cap = len;
-            }
+            if (vec_reserve(&buf, &cap, len, 1, 256) != 0)
+                goto lost;
             char *scope = buf, *url = buf + r.scope_len + 1;
             if (spool_get(f->spill, f->spill_at + sizeof r, scope, r.scope_len) != 0 ||
                 spool_get(f->spill, f->spill_at + sizeof r + r.scope_len, url, r.url_len) != 0)
@@ -746,8 +696,9 @@ void frontier_drain(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_jo
         ;
     take_all(&f->fhead, &f->ftail, &lh, &lt);
     take_all(&f->head, &f->tail, &lh, &lt);
-    for (size_t i = 0; i < f->nbuckets; i++)
-        for (struct crawl_host *h = f->hosts[i]; h; h = h->hnext) {
+    for (size_t i = 0; i < f->hosts.cap; i++) {
+        struct crawl_host *h = f->hosts.slot[i].item;
+        if (h) {
             take_all(&h->head, &h->tail, &lh, &lt);
             ring_remove(f, h);
             for (struct pending *p = h->pend, *pn; p; p = pn) {
@@ -759,6 +710,7 @@ void frontier_drain(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_jo
             }
             h->pend = h->pend_tail = NULL;
         }
+    }
     f->queued = 0;
     f->pending = 0;
     c->queued_left += f->spilled;

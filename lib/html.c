@@ -25,6 +25,7 @@
 #include "crawl.h"
 #include "html.h"
 #include "url.h"
+#include "vec.h"
 
 #define DEFAULT_FOLLOW "//a/@href"
 
@@ -687,14 +688,9 @@ static int gather_extract(struct gather *g, const char *name, const char *value)
         g->out->truncated = 1;
         return 0;
     }
-    if (g->nextracts == g->capextracts) {
-        size_t cap = g->capextracts ? 2 * g->capextracts : 8;
-        e = realloc(g->out->extracts, cap * sizeof *e);
-        if (!e)
-            return CRAWL_ENOMEM;
-        g->out->extracts = e;
-        g->capextracts = cap;
-    }
+    if (vec_reserve(&g->out->extracts, &g->capextracts, g->nextracts + 1,
+                    sizeof *g->out->extracts, 8) != 0)
+        return CRAWL_ENOMEM;
     e = &g->out->extracts[g->nextracts];
     e->name = dup_str(name);
     e->value = dup_str(value);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fetch.h"
+#include "vec.h"
 
 struct tmode {
     struct crawl *c;
@@ -50,15 +51,7 @@ static void handle_put(struct tmode *m, CURL *h)
 {
     if (m->c->reuse) {
         pthread_mutex_lock(&m->lock);
-        if (m->nidle == m->idle_cap) {
-            size_t cap = m->idle_cap ? m->idle_cap * 2 : 16;
-            CURL **v = realloc(m->idle, cap * sizeof *v);
-            if (v) {
-                m->idle = v;
-                m->idle_cap = cap;
-            }
-        }
-        if (m->nidle < m->idle_cap) {
+        if (vec_reserve(&m->idle, &m->idle_cap, m->nidle + 1, sizeof *m->idle, 16) == 0) {
             m->idle[m->nidle++] = h;
             h = NULL;
         }

@@ -11,6 +11,7 @@
 
 #include "pool.h"
 #include "future_internal.h"
+#include "vec.h"
 
 #define POOL_RING_MIN 64   /* first ring capacity; a power of two */
 
@@ -46,24 +47,19 @@ struct pool {
 /* Makes room for one more job, keeping FIFO order across the wrap. */
 static int ring_grow(struct pool_ring *r)
 {
-    struct pool_job *jobs;
-    size_t cap, first;
+    size_t old = r->cap, first;
 
     if (r->len < r->cap)
         return 0;
-    cap = r->cap ? r->cap * 2 : POOL_RING_MIN;
-    if (cap < r->cap || cap > SIZE_MAX / sizeof(*jobs))
-        return -ENOMEM;
-    jobs = realloc(r->jobs, cap * sizeof(*jobs));
-    if (jobs == NULL)
+    /* Doubling keeps the capacity a power of two, which the index mask
+     * needs. */
+    if (vec_reserve(&r->jobs, &r->cap, r->cap + 1, sizeof *r->jobs, POOL_RING_MIN) != 0)
         return -ENOMEM;
     /* The ring was full: the part from head to the old end stays, and the
      * part that wrapped to the start moves up behind it. */
-    first = r->cap - r->head;
+    first = old - r->head;
     if (r->head != 0)
-        memcpy(jobs + r->cap, jobs, (r->len - first) * sizeof(*jobs));
-    r->jobs = jobs;
-    r->cap = cap;
+        memcpy(r->jobs + old, r->jobs, (r->len - first) * sizeof *r->jobs);
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "reorder.h"
 #include "spool.h"
 #include "strbuf.h"
+#include "vec.h"
 
 struct held {
     uint64_t seq;
@@ -45,14 +46,8 @@ static void swap(struct held *a, struct held *b)
 
 static int heap_push(struct reorder *r, struct held h)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 64;
-        struct held *v = realloc(r->heap, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        r->heap = v;
-        r->cap = cap;
-    }
+    if (vec_reserve(&r->heap, &r->cap, r->n + 1, sizeof *r->heap, 64) != 0)
+        return -ENOMEM;
     size_t i = r->n++;
     r->heap[i] = h;
     while (i && r->heap[(i - 1) / 2].seq > r->heap[i].seq) {

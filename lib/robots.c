@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "robots.h"
+#include "vec.h"
 
 struct rule {
     char *pattern;
@@ -48,14 +49,8 @@ void robots_free(struct robots *r)
 
 static int add_rule(struct robots *r, const char *p, size_t len, int allow)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 8;
-        struct rule *v = realloc(r->rules, cap * sizeof *v);
-        if (!v)
-            return -1;
-        r->rules = v;
-        r->cap = cap;
-    }
+    if (vec_reserve(&r->rules, &r->cap, r->n + 1, sizeof *r->rules, 8) != 0)
+        return -1;
     char *s = malloc(len + 1);
     if (!s)
         return -1;

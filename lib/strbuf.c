@@ -5,23 +5,16 @@
 #include <string.h>
 
 #include "strbuf.h"
+#include "vec.h"
 
 int sb_reserve(struct strbuf *b, size_t n)
 {
     if (b->nomem)
         return -1;
-    if (b->len + n + 1 <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n + 1)
-        cap *= 2;
-    char *d = realloc(b->data, cap);
-    if (!d) {
+    if (vec_reserve(&b->data, &b->cap, b->len + n + 1, 1, 256) != 0) {
         b->nomem = 1;
         return -1;
     }
-    b->data = d;
-    b->cap = cap;
     return 0;
 }
 

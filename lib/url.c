@@ -14,6 +14,7 @@
 
 #include "crawl.h"
 #include "url.h"
+#include "vec.h"
 
 /* ---- characters ---------------------------------------------------------
  * ASCII only: a URL's syntax is ASCII (RFC 3986), whatever the locale. */
@@ -490,60 +491,25 @@ void url_parts_free(struct url_parts *p)
 
 /* ---- lists of distinct URLs ---------------------------------------------- */
 
-static uint64_t hash_str(const char *s)
+static int same_str(const void *item, const void *key)
 {
-    uint64_t h = 1469598103934665603u;      /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
-
-static const char **slot_of(const char **slot, size_t nslot, const char *s)
-{
-    size_t i = hash_str(s) & (nslot - 1);
-
-    while (slot[i] && strcmp(slot[i], s) != 0)
-        i = (i + 1) & (nslot - 1);
-    return &slot[i];
-}
-
-/* Makes room for one more string in v and in the set. Returns 0 or
- * CRAWL_ENOMEM. */
-static int list_grow(struct url_list *l)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return CRAWL_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
-    if (2 * (l->n + 1) > l->nslot) {
-        size_t nslot = l->nslot ? 2 * l->nslot : 64;
-        const char **slot = calloc(nslot, sizeof *slot);
-        if (!slot)
-            return CRAWL_ENOMEM;
-        for (size_t i = 0; i < l->n; i++)
-            *slot_of(slot, nslot, l->v[i]) = l->v[i];
-        free(l->slot);
-        l->slot = slot;
-        l->nslot = nslot;
-    }
-    return 0;
+    return strcmp(item, key) == 0;
 }
 
 int url_list_add(struct url_list *l, char *s, size_t max)
 {
-    int rc = 0;
+    uint64_t h = hset_hash(s, strlen(s));
+    int rc;
 
-    if (l->nslot && *slot_of(l->slot, l->nslot, s))
+    if (hset_has(&l->set, h, same_str, s))
         rc = 1;
     else if (l->n >= max)
         rc = 2;
-    else if ((rc = list_grow(l)) == 0) {
+    else if (vec_reserve(&l->v, &l->cap, l->n + 1, sizeof *l->v, 16) != 0 ||
+             hset_add(&l->set, h, s) != 0)
+        rc = CRAWL_ENOMEM;
+    else {
         l->v[l->n++] = s;
-        *slot_of(l->slot, l->nslot, s) = s;
         return 0;
     }
     free(s);
@@ -559,7 +525,7 @@ char **url_list_take(struct url_list *l, size_t *n)
         free(v);
         v = NULL;
     }
-    free(l->slot);
+    hset_free(&l->set);
     memset(l, 0, sizeof *l);
     return v;
 }
@@ -569,6 +535,6 @@ void url_list_free(struct url_list *l)
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i]);
     free(l->v);
-    free(l->slot);
+    hset_free(&l->set);
     memset(l, 0, sizeof *l);
 }

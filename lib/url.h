@@ -9,6 +9,7 @@
 #define CRAWL_URL_H
 
 #include <stddef.h>
+#include "hset.h"
 
 /* A reference longer than this, cleaned or resolved, is dropped. */
 #define URL_MAX 8192
@@ -81,8 +82,7 @@ void url_parts_free(struct url_parts *p);
 struct url_list {
     char **v;                   /* the strings, first-seen order; owned */
     size_t n, cap;
-    const char **slot;          /* open addressing over v; NULL: empty */
-    size_t nslot;               /* a power of two, or 0 */
+    struct hset set;            /* the same strings, by hash */
 };
 
 /* Adds s, which the list owns from then on, unless an equal string is in

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "urllist.h"
+#include "vec.h"
 
 /* The length of a valid UTF-8 sequence at s within len bytes, or 0. */
 static size_t utf8_at(const char *s, size_t len)
@@ -178,14 +179,8 @@ static long read_stream(struct urllist *l, struct crawl *c, struct source *src, 
             continue;
         if (pr == 0)
             return added;
-        if (src->slen + 4096 > src->scap) {
-            size_t cap = src->scap ? src->scap * 2 : 8192;
-            char *b = realloc(src->sbuf, cap);
-            if (!b)
-                return CRAWL_ENOMEM;
-            src->sbuf = b;
-            src->scap = cap;
-        }
+        if (vec_reserve(&src->sbuf, &src->scap, src->slen + 4096, 1, 8192) != 0)
+            return CRAWL_ENOMEM;
         ssize_t r = pr < 0 ? -1 : read(fd, src->sbuf + src->slen, src->scap - src->slen);
         if (r < 0 && errno == EINTR)
             continue;
@@ -219,14 +214,8 @@ struct urllist *urllist_new(FILE *err)
 
 static struct source *add_source(struct urllist *l)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        struct source *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (vec_reserve(&l->v, &l->cap, l->n + 1, sizeof *l->v, 8) != 0)
+        return NULL;
     struct source *s = &l->v[l->n++];
     memset(s, 0, sizeof *s);
     return s;
