@@ -22,6 +22,7 @@
 #include <libxml/xmlerror.h>
 #include <libxml/xpath.h>
 
+#include "ascii.h"
 #include "crawl.h"
 #include "html.h"
 #include "url.h"
@@ -111,22 +112,6 @@ static void quiet_end(const struct quiet *q)
 
 /* ---- small helpers --------------------------------------------------------- */
 
-/* HTML's ASCII white space; locale-independent, unlike isspace. */
-static int is_ws(int c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
-}
-
-static int is_alpha(int c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static int is_digit(int c)
-{
-    return c >= '0' && c <= '9';
-}
-
 /* Trims s and turns every run of white space inside it into one space, in
  * place. */
 static void collapse_ws(char *s)
@@ -135,7 +120,7 @@ static void collapse_ws(char *s)
     int pending = 0;
 
     for (const char *r = s; *r; r++) {
-        if (is_ws((unsigned char)*r)) {
+        if (ascii_ws((unsigned char)*r)) {
             pending = w != s;
             continue;
         }
@@ -187,7 +172,7 @@ static void xpath_error(void *data, xmlErrorPtr e)
     xe->code = e->code ? e->code : -1;
     snprintf(xe->msg, sizeof xe->msg, "%s", e->message ? e->message : "error");
     n = strlen(xe->msg);
-    while (n > 0 && is_ws((unsigned char)xe->msg[n - 1]))
+    while (n > 0 && ascii_ws((unsigned char)xe->msg[n - 1]))
         xe->msg[--n] = '\0';
     if (e->domain == XML_FROM_XPATH && e->int1 >= 0 && n + 1 < sizeof xe->msg)
         snprintf(xe->msg + n, sizeof xe->msg - n, " at character %d", e->int1);
@@ -249,13 +234,13 @@ static int split_rule(const char *text, int i, struct html_rule *rule)
     char buf[32];
 
     if (eq) {
-        while (a < eq && is_ws((unsigned char)*a))
+        while (a < eq && ascii_ws((unsigned char)*a))
             a++;
-        while (b > a && is_ws((unsigned char)b[-1]))
+        while (b > a && ascii_ws((unsigned char)b[-1]))
             b--;
-        if (b > a && (is_alpha((unsigned char)*a) || *a == '_')) {
+        if (b > a && (ascii_alpha((unsigned char)*a) || *a == '_')) {
             const char *p = a + 1;
-            while (p < b && (is_alpha((unsigned char)*p) || is_digit((unsigned char)*p) ||
+            while (p < b && (ascii_alpha((unsigned char)*p) || ascii_digit((unsigned char)*p) ||
                              *p == '_' || *p == '-'))
                 p++;
             if (p != b)

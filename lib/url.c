@@ -12,43 +12,13 @@
 
 #include <curl/curl.h>
 
+#include "ascii.h"
 #include "crawl.h"
 #include "url.h"
 #include "vec.h"
 
 /* ---- characters ---------------------------------------------------------
  * ASCII only: a URL's syntax is ASCII (RFC 3986), whatever the locale. */
-
-/* HTML's ASCII white space. */
-static int is_ws(int c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
-}
-
-static int is_alpha(int c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static int is_digit(int c)
-{
-    return c >= '0' && c <= '9';
-}
-
-static int lower(int c)
-{
-    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
-}
-
-static int upper(int c)
-{
-    return c >= 'a' && c <= 'z' ? c - ('a' - 'A') : c;
-}
-
-static int is_hex(int c)
-{
-    return is_digit(c) || (lower(c) >= 'a' && lower(c) <= 'f');
-}
 
 /* Returns the length of the scheme s starts with, or 0 when it starts with
  * none: a letter, then letters, digits, '+', '-' or '.', then ':' (RFC
@@ -57,9 +27,9 @@ static size_t scheme_len(const char *s)
 {
     const char *p = s + 1;
 
-    if (!is_alpha((unsigned char)s[0]))
+    if (!ascii_alpha((unsigned char)s[0]))
         return 0;
-    while (is_alpha((unsigned char)*p) || is_digit((unsigned char)*p) ||
+    while (ascii_alpha((unsigned char)*p) || ascii_digit((unsigned char)*p) ||
            *p == '+' || *p == '-' || *p == '.')
         p++;
     return *p == ':' ? (size_t)(p - s) : 0;
@@ -96,9 +66,9 @@ static char *put_escape(char *w, unsigned char c)
 static void upper_escapes(char *s)
 {
     for (char *p = s; *p; p++)
-        if (p[0] == '%' && is_hex((unsigned char)p[1]) && is_hex((unsigned char)p[2])) {
-            p[1] = (char)upper((unsigned char)p[1]);
-            p[2] = (char)upper((unsigned char)p[2]);
+        if (p[0] == '%' && ascii_hex((unsigned char)p[1]) && ascii_hex((unsigned char)p[2])) {
+            p[1] = (char)ascii_upper((unsigned char)p[1]);
+            p[2] = (char)ascii_upper((unsigned char)p[2]);
             p += 2;
         }
 }
@@ -182,10 +152,10 @@ int url_clean(const char *in, char **out)
     char *s, *w;
 
     *out = NULL;
-    while (is_ws((unsigned char)*in))
+    while (ascii_ws((unsigned char)*in))
         in++;
     len = strlen(in);
-    while (len > 0 && is_ws((unsigned char)in[len - 1]))
+    while (len > 0 && ascii_ws((unsigned char)in[len - 1]))
         len--;
     if (len > URL_MAX)
         return 0;
@@ -287,7 +257,7 @@ static int normal_form(CURLU *u, char **out)
     rc = curl_url_get(u, CURLUPART_HOST, &host, 0);
     if (rc == CURLUE_OK) {
         for (char *h = host; *h; h++)
-            *h = (char)lower((unsigned char)*h);
+            *h = (char)ascii_lower((unsigned char)*h);
         rc = curl_url_set(u, CURLUPART_HOST, host, 0);
     }
     if (rc == CURLUE_OK)
