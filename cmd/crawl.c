@@ -695,9 +695,8 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         return rrc == -EPIPE || rrc == -EBADF || rrc == -ENOSPC || rrc == -EIO ?
                output_status(rrc) : EXIT_FAILED;
     }
-    c->on_warn = warn_stderr;
-    c->on_done = row_done;
-    c->on_done_data = rep;
+    crawl_on_warn(c, warn_stderr, NULL);
+    crawl_on_done(c, row_done, rep);
     atomic_store(&the_report, rep);
     atomic_store(&the_crawl, c);
     if (atomic_load(&interrupted))
@@ -717,7 +716,7 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     int wrc = report_end(rep, c);
     atomic_store(&the_report, NULL);
     report_free(rep);
-    c->on_done = NULL;
+    crawl_on_done(c, NULL, NULL);
     if (wrc < 0)
         return output_status(wrc);
     int sig = atomic_load(&interrupted);
@@ -725,9 +724,11 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         return 130;
     if (sig)
         return 128 + sig;
-    if (c->input_err)
+    if (crawl_input_error(c))
         return EXIT_USAGE;
-    return c->nfailed || rc < 0 ? EXIT_FAILED : 0;
+    struct crawl_summary sum;
+    crawl_get_summary(c, &sum);
+    return sum.failed || rc < 0 ? EXIT_FAILED : 0;
 }
 
 static int run_one(struct cli *cli, struct crawl *c)
@@ -865,18 +866,18 @@ int main(int argc, char **argv)
     fetch_set_locale();     /* for international host names; C without it */
     parse_args(&cli, argc, argv);
     install_signals();
-    struct crawl c;
-    if (crawl_init(&c, &cli.opts) != 0) {
+    struct crawl *c = crawl_new(&cli.opts);
+    if (!c) {
         fprintf(stderr, "crawl: out of memory\n");
         return EXIT_USAGE;
     }
-    struct urllist *inputs = open_inputs(&cli, &c);
+    struct urllist *inputs = open_inputs(&cli, c);
     int status;
     if (strcmp(cli.mode, "all") == 0)
-        status = run_all(&cli, &c);
+        status = run_all(&cli, c);
     else
-        status = run_one(&cli, &c);
-    crawl_free(&c);
+        status = run_one(&cli, c);
+    crawl_free(c);
     urllist_free(inputs);
     html_rules_free(cli.rules);
     for (size_t i = 0; i < cli.opts.ninclude; i++)

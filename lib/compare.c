@@ -19,15 +19,17 @@ static int cmp_double(const void *a, const void *b)
 
 void compare_fill(struct compare_run *r, struct crawl *c)
 {
-    snprintf(r->mode, sizeof r->mode, "%s", c->backend ? c->backend->name : "?");
-    r->urls = c->nrows;
-    r->failed = c->nfailed;
-    r->ok = c->nrows - c->nfailed;
-    r->conns = c->conns;
-    r->threads = c->threads_peak;
-    r->reuse = c->reuse;
-    r->limit = c->limit;
-    r->wall = c->wall;
+    struct crawl_summary s;
+    crawl_get_summary(c, &s);
+    snprintf(r->mode, sizeof r->mode, "%s", s.mode);
+    r->urls = s.rows;
+    r->failed = s.failed;
+    r->ok = s.rows - s.failed;
+    r->conns = s.conns;
+    r->threads = s.threads;
+    r->reuse = s.reuse;
+    r->limit = s.limit;
+    r->wall = s.wall;
     r->p50_ms = crawl_latency_ms(c, 0.50);
     r->p99_ms = crawl_latency_ms(c, 0.99);
 }

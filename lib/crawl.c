@@ -134,7 +134,7 @@ double crawl_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int crawl_init(struct crawl *c, const struct crawl_opts *o)
+int crawl__init(struct crawl *c, const struct crawl_opts *o)
 {
     memset(c, 0, sizeof *c);
     c->opts = o;
@@ -174,13 +174,88 @@ void crawl__job_free(struct crawl_job *j)
     free(j);
 }
 
-void crawl_free(struct crawl *c)
+void crawl__fini(struct crawl *c)
 {
     frontier_free(c);
     curl_slist_free_all(c->headers);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
     memset(c, 0, sizeof *c);
+}
+
+struct crawl *crawl_new(const struct crawl_opts *o)
+{
+    struct crawl *c = malloc(sizeof *c);
+    if (c && crawl__init(c, o) != 0) {
+        free(c);
+        c = NULL;
+    }
+    return c;
+}
+
+void crawl_free(struct crawl *c)
+{
+    if (!c)
+        return;
+    crawl__fini(c);
+    free(c);
+}
+
+void crawl_on_done(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *job,
+                                                 void *data), void *data)
+{
+    c->on_done = fn;
+    c->on_done_data = data;
+}
+
+void crawl_on_warn(struct crawl *c, void (*fn)(const char *msg, void *data), void *data)
+{
+    c->on_warn = fn;
+    c->on_warn_data = data;
+}
+
+int crawl_input_error(const struct crawl *c)
+{
+    return c->input_err;
+}
+
+int crawl_limit(const struct crawl *c)
+{
+    return c->limit;
+}
+
+int crawl_reuse(const struct crawl *c)
+{
+    return c->reuse;
+}
+
+const struct crawl_opts *crawl_options(const struct crawl *c)
+{
+    return c->opts;
+}
+
+void crawl_set_threads(struct crawl *c, int n)
+{
+    pthread_mutex_lock(&c->lock);
+    c->threads_peak = n;
+    pthread_mutex_unlock(&c->lock);
+}
+
+void crawl_get_summary(struct crawl *c, struct crawl_summary *s)
+{
+    pthread_mutex_lock(&c->lock);
+    s->mode = c->backend ? c->backend->name : "none";
+    s->rows = c->nrows;
+    s->failed = c->nfailed;
+    s->queued_left = c->queued_left;
+    s->conns = c->conns;
+    s->robots_fetched = c->robots_fetched;
+    s->robots_blocked = c->robots_blocked;
+    s->wall = c->wall;
+    s->limit = c->limit;
+    s->reuse = c->reuse;
+    s->threads = c->threads_peak;
+    pthread_mutex_unlock(&c->lock);
 }
 
 void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data, int streams)

@@ -195,70 +195,58 @@ const struct crawl_backend *crawl_backend_default(void);
  * buf. */
 char *crawl_backend_names(char *buf, size_t n, const char *sep);
 
-struct frontier;
-
 /* Adds up to `want` more jobs to c from the URL lists (crawl_add and
  * crawl_add_failed), without holding c's lock. Returns 1 while more may
  * follow, 0 when the lists are exhausted, or a negative code (a read
  * error: the lists end there). */
 typedef int (*crawl_input_fn)(struct crawl *c, size_t want, void *data);
 
-/* Latency of fetched URLs, in buckets 1% wide, for percentiles that cost
- * the same memory for ten URLs and for ten million. */
-#define CRAWL_HIST_BUCKETS 2400
 
-struct crawl {
-    const struct crawl_opts *opts;
-    const struct crawl_backend *backend;
-    pthread_mutex_t lock;     /* guards everything below that changes during a run */
-    pthread_cond_t  cond;     /* signalled when a job is queued or one finishes */
-    uint64_t nseq;            /* row numbers given out */
-    size_t running;           /* handed out and not yet done */
-    size_t nrows;             /* rows written: pages done, whatever the outcome */
-    size_t nfailed;           /* ... of which failed */
-    size_t queued_left;       /* links found and queued but never fetched */
-    size_t conns;             /* connections opened, as libcurl counts them */
-    int    limit;             /* transfers in flight at most; 0: all at once.
-                               * The core sets it from -c, the model's default
-                               * and the descriptors there are: models obey it */
-    int    reuse;             /* the policy that runs: 1 reuse, 0 fresh connections */
-    struct curl_slist *headers;  /* the request headers of this run: opts->headers,
-                                  * with "Connection: close" when reuse is off */
-    int    threads_peak;      /* most threads alive at once, for the report */
-    size_t fetchable;         /* listed jobs read so far that need a fetch */
-    int    https;             /* a listed URL read so far is an https one */
-    crawl_input_fn input;     /* where more listed jobs come from; NULL: none */
-    void  *input_data;
-    int    input_open;        /* input may still add jobs */
-    int    input_busy;        /* a thread is reading input, without the lock */
-    int    input_err;         /* input ended on this error (negative code) */
-    int    input_streams;     /* read by input_tid, not by crawl_next */
-    int    input_stop;        /* the reader thread is to end */
-    pthread_t input_tid;
-    uint32_t hist[CRAWL_HIST_BUCKETS];  /* time_total of fetched URLs */
-    size_t hist_n;
-    double t0;                /* monotonic seconds at crawl_run's start */
-    double wall;              /* seconds crawl_run took */
-    atomic_int cancelled;     /* set by crawl_cancel (the reason): take no more jobs */
-    size_t nofile;            /* file descriptors this process may open */
-    struct frontier *fr;      /* queues, hosts, seen URLs (frontier.c) */
-    size_t robots_fetched;    /* robots.txt files fetched */
-    size_t robots_blocked;    /* links and URLs robots.txt kept from being fetched */
-    void (*on_done)(struct crawl *c, struct crawl_job *job, void *data);
-    void  *on_done_data;      /* called as each page is final, before it is
-                               * counted and freed, without the lock, from
-                               * whichever thread finished it */
-    void (*on_warn)(const char *msg, void *data);
-    void  *on_warn_data;      /* where crawl_warn's messages go; none when NULL */
-    atomic_int warned;        /* crawl_warn_once already spoke */
+/* Returns a new crawl with options o (which must outlive it), or NULL when
+ * out of memory. The caller frees it with crawl_free. */
+struct crawl *crawl_new(const struct crawl_opts *o);
+
+/* Frees c and every job still queued in it. NULL is fine. */
+void crawl_free(struct crawl *c);
+
+/* Where each page's row goes: fn is called as each page is final, before
+ * it is counted and freed, without the core's lock, from whichever thread
+ * finished it; the job is the core's. NULL: nowhere. */
+void crawl_on_done(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *job,
+                                                 void *data), void *data);
+
+/* Where crawl_warn_once's message goes; NULL: nowhere. */
+void crawl_on_warn(struct crawl *c, void (*fn)(const char *msg, void *data), void *data);
+
+/* Returns 0, or the negative code the URL lists ended on (a read error). */
+int crawl_input_error(const struct crawl *c);
+
+/* What a model reads of the run the core set up: transfers in flight at
+ * most (0: all at once; the core set it from -c, the model's default and
+ * the descriptors there are), whether connections are reused, the options. */
+int crawl_limit(const struct crawl *c);
+int crawl_reuse(const struct crawl *c);
+const struct crawl_opts *crawl_options(const struct crawl *c);
+
+/* A model says how many threads it had alive at most, for the report. */
+void crawl_set_threads(struct crawl *c, int n);
+
+/* A finished run's figures, for the report and the comparison. */
+struct crawl_summary {
+    const char *mode;         /* the model's name; "none" before a run */
+    size_t rows;              /* rows written: listed URLs and pages started */
+    size_t failed;            /* ... of which failed */
+    size_t queued_left;       /* links found and never fetched */
+    size_t conns;             /* connections opened */
+    size_t robots_fetched, robots_blocked;
+    double wall;              /* seconds the run took */
+    int    limit;             /* transfers in flight at most; 0: all at once */
+    int    reuse;             /* the reuse policy that ran */
+    int    threads;           /* most threads alive at once */
 };
 
-/* Initialises c for a run with options o (which must outlive c). Returns 0
- * or CRAWL_ENOMEM. */
-int crawl_init(struct crawl *c, const struct crawl_opts *o);
-
-/* Frees every job still queued in c. */
-void crawl_free(struct crawl *c);
+/* Fills s with c's figures. Thread-safe. */
+void crawl_get_summary(struct crawl *c, struct crawl_summary *s);
 
 /* Takes listed jobs from fn (see crawl_input_fn) as the crawl needs them,
  * instead of all before it starts. streams: the lists include a pipe or a

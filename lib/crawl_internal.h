@@ -5,6 +5,67 @@
 
 #include "crawl.h"
 
+struct frontier;
+
+/* Latency of fetched URLs, in buckets 1% wide, for percentiles that cost
+ * the same memory for ten URLs and for ten million. */
+#define CRAWL_HIST_BUCKETS 2400
+
+/* The core's state: crawl.c, frontier.c and the fetch layer read it; the
+ * rest of the program goes through crawl.h's calls. */
+struct crawl {
+    const struct crawl_opts *opts;
+    const struct crawl_backend *backend;
+    pthread_mutex_t lock;     /* guards everything below that changes during a run */
+    pthread_cond_t  cond;     /* signalled when a job is queued or one finishes */
+    uint64_t nseq;            /* row numbers given out */
+    size_t running;           /* handed out and not yet done */
+    size_t nrows;             /* rows written: pages done, whatever the outcome */
+    size_t nfailed;           /* ... of which failed */
+    size_t queued_left;       /* links found and queued but never fetched */
+    size_t conns;             /* connections opened, as libcurl counts them */
+    int    limit;             /* transfers in flight at most; 0: all at once.
+                               * The core sets it from -c, the model's default
+                               * and the descriptors there are: models obey it */
+    int    reuse;             /* the policy that runs: 1 reuse, 0 fresh connections */
+    struct curl_slist *headers;  /* the request headers of this run: opts->headers,
+                                  * with "Connection: close" when reuse is off */
+    int    threads_peak;      /* most threads alive at once, for the report */
+    size_t fetchable;         /* listed jobs read so far that need a fetch */
+    int    https;             /* a listed URL read so far is an https one */
+    crawl_input_fn input;     /* where more listed jobs come from; NULL: none */
+    void  *input_data;
+    int    input_open;        /* input may still add jobs */
+    int    input_busy;        /* a thread is reading input, without the lock */
+    int    input_err;         /* input ended on this error (negative code) */
+    int    input_streams;     /* read by input_tid, not by crawl_next */
+    int    input_stop;        /* the reader thread is to end */
+    pthread_t input_tid;
+    uint32_t hist[CRAWL_HIST_BUCKETS];  /* time_total of fetched URLs */
+    size_t hist_n;
+    double t0;                /* monotonic seconds at crawl_run's start */
+    double wall;              /* seconds crawl_run took */
+    atomic_int cancelled;     /* set by crawl_cancel (the reason): take no more jobs */
+    size_t nofile;            /* file descriptors this process may open */
+    struct frontier *fr;      /* queues, hosts, seen URLs (frontier.c) */
+    size_t robots_fetched;    /* robots.txt files fetched */
+    size_t robots_blocked;    /* links and URLs robots.txt kept from being fetched */
+    void (*on_done)(struct crawl *c, struct crawl_job *job, void *data);
+    void  *on_done_data;      /* called as each page is final, before it is
+                               * counted and freed, without the lock, from
+                               * whichever thread finished it */
+    void (*on_warn)(const char *msg, void *data);
+    void  *on_warn_data;      /* where crawl_warn's messages go; none when NULL */
+    atomic_int warned;        /* crawl_warn_once already spoke */
+};
+
+/* Initialises c (the caller's memory) for options o. Returns 0 or
+ * CRAWL_ENOMEM. For tests that keep a crawl on the stack. */
+int crawl__init(struct crawl *c, const struct crawl_opts *o);
+
+/* Frees what c holds, not c itself. */
+void crawl__fini(struct crawl *c);
+
 /* Frees a job and everything its result owns. NULL is fine. */
 void crawl__job_free(struct crawl_job *j);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "crawl_internal.h"
 #include "fetch.h"
 #include "html.h"
 #include "vec.h"

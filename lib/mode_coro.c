@@ -452,7 +452,7 @@ static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
     L->shard_cap = SHARD_CAP;
     if (!(L->ev = ev_loop_new(EVFLAG_AUTO)))
         return CRAWL_ENOMEM;
-    if (!(L->stack = coro_stack_new(c->opts->stack_size)))
+    if (!(L->stack = coro_stack_new(crawl_options(c)->stack_size)))
         goto err;
     if (!(L->share = fetch_share_new_local(c)))
         goto err;
@@ -527,8 +527,8 @@ static void *loop_thread(void *arg)
 
 static int coro_run(struct crawl *c)
 {
-    int nloops = c->opts->loops > 0 ? c->opts->loops : 1;
-    size_t limit = c->limit > 0 ? (size_t)c->limit : 0;
+    int nloops = crawl_options(c)->loops > 0 ? crawl_options(c)->loops : 1;
+    size_t limit = crawl_limit(c) > 0 ? (size_t)crawl_limit(c) : 0;
     int rc = 0;
     struct loop *loops = calloc((size_t)nloops, sizeof *loops);
     if (!loops)
@@ -538,7 +538,7 @@ static int coro_run(struct crawl *c)
     for (; made < nloops; made++)
         if ((rc = loop_init(&loops[made], c, made, per)) != 0)
             goto out;
-    c->threads_peak = nloops;
+    crawl_set_threads(c, nloops);
     int started = 1;
     for (int i = 1; i < nloops; i++) {
         if (pthread_create(&loops[i].tid, NULL, loop_thread, &loops[i]) != 0)

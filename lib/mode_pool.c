@@ -62,14 +62,14 @@ static int pool_run(struct crawl *c)
     size_t nfut = 0, cap = 0;
     struct crawl_job *job;
 
-    int rc, size = c->limit > 0 ? c->limit : 10;
+    int rc, size = crawl_limit(c) > 0 ? crawl_limit(c) : 10;
 
     if (!(p = pool_new(size, 0))) {
         rc = CRAWL_ETHREAD;
         goto out;
     }
     size = pool_size(p);
-    c->threads_peak = size + 1;
+    crawl_set_threads(c, size + 1);
     if (!(m.xfers = calloc((size_t)size, sizeof *m.xfers))) {
         rc = CRAWL_ENOMEM;
         goto out;

@@ -49,7 +49,7 @@ static CURL *handle_get(struct tmode *m)
 /* Puts h back for another thread, with its connections, when reuse is on. */
 static void handle_put(struct tmode *m, CURL *h)
 {
-    if (m->c->reuse) {
+    if (crawl_reuse(m->c)) {
         pthread_mutex_lock(&m->lock);
         if (vec_reserve(&m->idle, &m->idle_cap, m->nidle + 1, sizeof *m->idle, 16) == 0) {
             m->idle[m->nidle++] = h;
@@ -100,7 +100,7 @@ static void reap(struct tmode *m)
 
 static int thread_run(struct crawl *c)
 {
-    struct tmode m = { .c = c, .limit = c->limit };
+    struct tmode m = { .c = c, .limit = crawl_limit(c) };
     struct crawl_job *job;
     pthread_attr_t attr;
     int rc, n = 0;
@@ -148,7 +148,7 @@ static int thread_run(struct crawl *c)
         pthread_cond_wait(&m.slot, &m.lock);
     pthread_mutex_unlock(&m.lock);
     reap(&m);
-    c->threads_peak = m.peak + 1;
+    crawl_set_threads(c, m.peak + 1);
 out:
     while (m.nidle)
         curl_easy_cleanup(m.idle[--m.nidle]);

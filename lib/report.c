@@ -308,14 +308,15 @@ static int put_to_sink(const char *p, size_t n, void *data)
 static void json_summary(struct strbuf *b, struct crawl *c)
 {
     char desc[512];
+    struct crawl_summary s;
+    crawl_get_summary(c, &s);
     sb_printf(b,
               "{\"summary\":true,\"mode\":\"%s\",\"urls\":%zu,\"ok\":%zu,"
               "\"failed\":%zu,\"queued_left\":%zu,\"wall\":%.6f,\"connections\":%zu,"
               "\"reuse\":\"%s\",\"concurrency\":%d,\"threads\":%d,\"robots_fetched\":%zu,"
               "\"robots_blocked\":%zu,\"options\":",
-              c->backend ? c->backend->name : "none", c->nrows, c->nrows - c->nfailed,
-              c->nfailed, c->queued_left, c->wall, c->conns, c->reuse ? "on" : "off",
-              c->limit, c->threads_peak, c->robots_fetched, c->robots_blocked);
+              s.mode, s.rows, s.rows - s.failed, s.failed, s.queued_left, s.wall, s.conns,
+              s.reuse ? "on" : "off", s.limit, s.threads, s.robots_fetched, s.robots_blocked);
     report_json_sb(b, fetch_describe(c, desc, sizeof desc));
     sb_adds(b, "}\n");
 }
@@ -323,24 +324,28 @@ static void json_summary(struct strbuf *b, struct crawl *c)
 static void table_summary(struct strbuf *b, struct crawl *c)
 {
     char desc[512];
-    sb_printf(b, "Mode: %s; %zu URLs, %zu ok, %zu failed", c->backend ? c->backend->name : "none",
-              c->nrows, c->nrows - c->nfailed, c->nfailed);
-    if (c->queued_left)
-        sb_printf(b, ", %zu links found and not fetched", c->queued_left);
-    sb_printf(b, "; %zu connections; %s\n", c->conns, fetch_describe(c, desc, sizeof desc));
+    struct crawl_summary s;
+    crawl_get_summary(c, &s);
+    sb_printf(b, "Mode: %s; %zu URLs, %zu ok, %zu failed", s.mode, s.rows, s.rows - s.failed,
+              s.failed);
+    if (s.queued_left)
+        sb_printf(b, ", %zu links found and not fetched", s.queued_left);
+    sb_printf(b, "; %zu connections; %s\n", s.conns, fetch_describe(c, desc, sizeof desc));
 }
 
 int report_end(struct report *r, struct crawl *c)
 {
     struct strbuf b = {0};
+    struct crawl_summary s;
     int rc = 0;
+    crawl_get_summary(c, &s);
     pthread_mutex_lock(&r->lock);
     rc = r->err;
     if (rc == 0 && r->reorder && reorder_held(r->reorder))
         rc = -EIO;      /* a row never came: the core broke its promise */
     switch (r->fmt) {
     case CRAWL_FMT_TABLE:
-        sb_printf(&b, "Use time: %.2fs\n", c->wall);
+        sb_printf(&b, "Use time: %.2fs\n", s.wall);
         if (!rc)
             rc = sink_put(r->sink, b.data, b.len);
         if (r->quiet)

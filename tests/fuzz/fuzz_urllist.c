@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crawl.h"
+#include "crawl_internal.h"
 #include "report.h"
 #include "strbuf.h"
 #include "urllist.h"
@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct crawl c;
     struct seen s = {0};
     crawl_opts_init(&o);
-    if (crawl_init(&c, &o) != 0)
+    if (crawl__init(&c, &o) != 0)
         return 0;
     c.on_done = check_row;
     c.on_done_data = &s;
@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fclose(in);
     if (err)
         fclose(err);
-    crawl_free(&c);
+    crawl__fini(&c);
     sb_free(&s.out);
     return 0;
 }

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crawl.h"
+#include "crawl_internal.h"
 
 #define MAX_ROWS 4096
 
@@ -42,7 +42,7 @@ static struct t *t_new(void (*opts)(struct crawl_opts *))
     if (opts)
         opts(&t->o);
     pthread_mutex_init(&t->lock, NULL);
-    assert_int_equal(crawl_init(&t->c, &t->o), 0);
+    assert_int_equal(crawl__init(&t->c, &t->o), 0);
     t->c.on_done = keep_row;
     t->c.on_done_data = t;
     return t;
@@ -50,7 +50,7 @@ static struct t *t_new(void (*opts)(struct crawl_opts *))
 
 static void t_free(struct t *t)
 {
-    crawl_free(&t->c);
+    crawl__fini(&t->c);
     for (size_t i = 0; i < t->n; i++)
         free(t->rows[i]);
     pthread_mutex_destroy(&t->lock);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crawl.h"
+#include "crawl_internal.h"
 #include "fetch.h"
 
 static int fail_copies;         /* __wrap_strdup returns NULL while set */
@@ -49,7 +49,7 @@ static int setup(void **state)
     if (!f)
         return -1;
     crawl_opts_init(&f->o);
-    if (crawl_init(&f->c, &f->o) != 0)
+    if (crawl__init(&f->c, &f->o) != 0)
         return -1;
     f->c.on_done = keep_row;
     f->c.on_done_data = f;
@@ -65,7 +65,7 @@ static int teardown(void **state)
 {
     struct fixture *f = *state;
     fail_copies = 0;
-    crawl_free(&f->c);      /* frees what was copied, and only that */
+    crawl__fini(&f->c);      /* frees what was copied, and only that */
     free(f);
     return 0;
 }

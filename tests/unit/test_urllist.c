@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crawl.h"
+#include "crawl_internal.h"
 #include "urllist.h"
 
 /* What a job's row said, kept after the core has freed the job. */
@@ -63,7 +63,7 @@ static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof *f);
     crawl_opts_init(&f->o);
-    crawl_init(&f->c, &f->o);
+    crawl__init(&f->c, &f->o);
     f->err = open_memstream(&f->msgs, &f->msgs_len);
     f->c.on_done = keep_row;
     f->c.on_done_data = f;
@@ -76,7 +76,7 @@ static int teardown(void **state)
     struct fixture *f = *state;
     fclose(f->err);
     free(f->msgs);
-    crawl_free(&f->c);
+    crawl__fini(&f->c);
     for (size_t i = 0; i < f->n; i++) {
         free(f->rows[i].url);
         free(f->rows[i].error);
