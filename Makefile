@@ -42,7 +42,7 @@ CMD_SRC  := $(sort $(wildcard cmd/*.c))
 PROGS    := $(CMD_SRC:cmd/%.c=$(BUILD)/%)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-HDRS     := $(wildcard lib/*.h fixture/*.h)
+HDRS     := $(wildcard lib/*.h fixture/*.h tests/unit/*.h)
 
 Q := @
 ifneq ($(V),)
