@@ -719,12 +719,17 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     pthread_mutex_lock(&c->lock);
     c->t0 = crawl_now();
+    c->fetchable_at_start = c->fetchable;
+    int reader = c->input_open && c->input_streams;
+    if (!reader)
+        c->input_streams = 0;       /* crawl_next reads, as for files */
     pthread_mutex_unlock(&c->lock);
-    int reader = 0;
-    if (c->input_open && c->input_streams)
-        reader = pthread_create(&c->input_tid, NULL, input_main, c) == 0;
-    if (c->input_streams && c->input_open && !reader)
-        c->input_streams = 0;       /* no thread: crawl_next reads, as for files */
+    if (reader && pthread_create(&c->input_tid, NULL, input_main, c) != 0) {
+        reader = 0;
+        pthread_mutex_lock(&c->lock);
+        c->input_streams = 0;
+        pthread_mutex_unlock(&c->lock);
+    }
     int rc = b->run(c);
     c->wall = crawl_now() - c->t0;
     if (reader) {
@@ -733,7 +738,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         pthread_cond_broadcast(&c->cond);
         pthread_mutex_unlock(&c->lock);
         pthread_join(c->input_tid, NULL);
-        c->input_streams = 0;       /* what is left is read by cancel_rest */
+        c->input_streams = 0;       /* what is left is read by cancel_rest (joined: no lock) */
     }
     cancel_rest(c);
     return rc;

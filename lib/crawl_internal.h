@@ -32,6 +32,8 @@ struct crawl {
                                   * with "Connection: close" when reuse is off */
     int    threads_peak;      /* most threads alive at once, for the report */
     size_t fetchable;         /* listed jobs read so far that need a fetch */
+    size_t fetchable_at_start;  /* ... when the model started (policies read it
+                                 * without the lock; a streamed list grows) */
     int    https;             /* a listed URL read so far is an https one */
     crawl_input_fn input;     /* where more listed jobs come from; NULL: none */
     void  *input_data;

@@ -150,7 +150,7 @@ static long buffer_size(const struct crawl *c, int *automatic)
         return c->opts->buffer_size;
     if (c->opts->depth > 0)
         return 0;
-    in_flight = c->fetchable;
+    in_flight = c->fetchable_at_start;
     if (c->limit > 0 && (size_t)c->limit < in_flight)
         in_flight = (size_t)c->limit;
     if (in_flight <= FETCH_MANY)
