@@ -485,7 +485,7 @@ void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                    int worker)
 {
     if (crawl_is_cancelled(c)) {
-        crawl_fail(c, job, CRAWL_FAIL_CANCELLED, "%s", crawl_cancel_text(c));
+        crawl_result_set_error(&job->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
         return;
     }
     fetch_prepare(x, c, job, worker);
@@ -494,7 +494,6 @@ void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 0L);
     CURLcode rc = curl_easy_perform(x->easy);
     fetch_finish(x, rc);
-    crawl_done(c, job);
 }
 
 /* CURLSHOPT_LOCKFUNC / CURLSHOPT_UNLOCKFUNC: one mutex per kind of shared

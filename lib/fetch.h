@@ -56,8 +56,9 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
  * parsed page (does not hand the job back). */
 void fetch_finish(struct fetch_xfer *x, CURLcode rc);
 
-/* A blocking fetch: prepare, curl_easy_perform, finish, crawl_done. The
- * transfer is abandoned when the crawl is cancelled. */
+/* A blocking fetch: prepare, curl_easy_perform, finish; the job's result
+ * is filled in and the caller hands it back with crawl_done, as after
+ * fetch_finish. A cancelled crawl fetches nothing: the result says so. */
 void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                    int worker);
 

@@ -47,10 +47,12 @@ static void *pool_task(void *arg, int worker)
 {
     struct ptask *t = arg;
     struct fetch_xfer *x = &t->m->xfers[worker];
-    if (x->easy)
+    if (x->easy) {
         fetch_perform(x, t->m->c, t->job, worker);
-    else
+        crawl_done(t->m->c, t->job);
+    } else {
         crawl_fail(t->m->c, t->job, CRAWL_FAIL_OTHER, "out of memory");
+    }
     return t;
 }
 

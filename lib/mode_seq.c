@@ -11,8 +11,10 @@ static int seq_run(struct crawl *c)
     if (!(x.easy = fetch_easy_new(c, NULL)))
         return CRAWL_ENOMEM;
     crawl_set_threads(c, 1);
-    while ((rc = crawl_next(c, &job, 1)) == 1)
+    while ((rc = crawl_next(c, &job, 1)) == 1) {
         fetch_perform(&x, c, job, 0);
+        crawl_done(c, job);
+    }
     curl_easy_cleanup(x.easy);
     return rc;
 }

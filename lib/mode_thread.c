@@ -70,6 +70,7 @@ static void *thread_main(void *arg)
     x.easy = handle_get(m);
     if (x.easy) {
         fetch_perform(&x, m->c, t->job, t->worker);
+        crawl_done(m->c, t->job);
         handle_put(m, x.easy);
     } else {
         crawl_fail(m->c, t->job, CRAWL_FAIL_OTHER, "out of memory");
