@@ -154,6 +154,11 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
     return 0;
 }
 
+struct crawl_job *crawl__job_new(void)
+{
+    return calloc(1, sizeof(struct crawl__job));
+}
+
 void crawl__job_free(struct crawl_job *j)
 {
     if (!j)
@@ -170,7 +175,7 @@ void crawl__job_free(struct crawl_job *j)
         free(j->links[i]);
     free(j->links);
     free(j->body);
-    free(j->scope);
+    free(JOB(j)->scope);
     free(j);
 }
 
@@ -335,7 +340,7 @@ static void set_error(struct crawl_job *j, enum crawl_fail fail, const char *fmt
 void crawl__fail_early(struct crawl_job *j, enum crawl_fail fail, const char *why)
 {
     crawl_result_set_error(&j->res, fail, why);
-    j->failed_early = 1;
+    JOB(j)->failed_early = 1;
 }
 
 /* Adds url as a listed job, or as one that failed when problem is not
@@ -343,7 +348,7 @@ void crawl__fail_early(struct crawl_job *j, enum crawl_fail fail, const char *wh
 static int add_job(struct crawl *c, const char *url, const char *source, long line,
                    const char *problem)
 {
-    struct crawl_job *j = calloc(1, sizeof *j);
+    struct crawl_job *j = crawl__job_new();
     if (!j || !(j->url = strdup(url))) {
         free(j);
         return CRAWL_ENOMEM;
@@ -403,9 +408,9 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
         double wake = 0;
         struct crawl_job *j = frontier_pick(c, &wake);
         if (j) {
-            j->state = JOB_RUNNING;
+            JOB(j)->state = JOB_RUNNING;
             c->running++;
-            if (j->failed_early) {
+            if (JOB(j)->failed_early) {
                 /* Its row is written in its turn, by the core. */
                 pthread_mutex_unlock(&c->lock);
                 crawl_done(c, j);
@@ -476,7 +481,7 @@ static void count_row(struct crawl *c, const struct crawl_job *job)
     c->nrows++;
     if (job->res.fail != CRAWL_FAIL_NONE)
         c->nfailed++;
-    else if (!job->failed_early)
+    else if (!JOB(job)->failed_early)
         hist_add(c, job->res.time_total);
 }
 
@@ -490,7 +495,7 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     if (page && c->on_done)
         c->on_done(c, job, c->on_done_data);
     pthread_mutex_lock(&c->lock);
-    job->state = JOB_DONE;
+    JOB(job)->state = JOB_DONE;
     c->running--;
     if (page)
         count_row(c, job);
@@ -576,7 +581,7 @@ static void end_job(struct crawl *c, struct crawl_job *j)
         crawl__job_free(j);
         return;
     }
-    if (!j->failed_early)
+    if (!JOB(j)->failed_early)
         crawl_result_set_error(&j->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
     pthread_mutex_lock(&c->lock);
     c->running++;

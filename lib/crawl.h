@@ -131,13 +131,11 @@ struct crawl_result {
     size_t nlinks;            /* links the page gave (before admission) */
 };
 
-enum crawl_job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
 /* A page is a row of the output; a robots job fetches a host's robots.txt
  * for the core and is never shown. */
 enum crawl_job_kind { JOB_PAGE, JOB_ROBOTS };
 
-struct crawl_host;
 struct html_rules;
 struct html_extract;
 
@@ -151,15 +149,8 @@ struct crawl_job {
     long   line;              /* input line number; 0 for a discovered link */
     const char *source;       /* input file name ("-" for standard input) */
     int    depth;             /* link hops from a listed URL */
-    enum crawl_job_state state;
     enum crawl_job_kind kind;
     struct crawl_result res;
-    int    failed_early;      /* res holds a failure decided before any fetch
-                               * (bad input line, robots.txt): the core writes
-                               * its row when the job's turn comes */
-    struct crawl_host *host;  /* its per-host queue, when the crawl keeps them */
-    char  *scope;             /* host name of the listed URL it was reached from */
-    struct crawl_job *qnext;  /* next job in its queue */
     char **links;             /* links found by fetch, taken by the core */
     size_t nlinks;
     char  *body;              /* a robots job's body */

@@ -68,6 +68,30 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o);
 /* Frees what c holds, not c itself. */
 void crawl__fini(struct crawl *c);
 
+enum crawl_job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+struct crawl_host;
+
+/* A job as the core keeps it: the public part first, so that a struct
+ * crawl_job pointer the models hand back is one of these. Every job is
+ * allocated as one (crawl__job_new). */
+struct crawl__job {
+    struct crawl_job pub;
+    enum crawl_job_state state;
+    int    failed_early;      /* res holds a failure decided before any fetch
+                               * (bad input line, robots.txt): the core writes
+                               * its row when the job's turn comes */
+    struct crawl_host *host;  /* its per-host queue, when the crawl keeps them */
+    char  *scope;             /* host name of the listed URL it was reached from */
+    struct crawl_job *qnext;  /* next job in its queue */
+};
+
+/* The core's part of job j. */
+#define JOB(j) ((struct crawl__job *)(j))
+
+/* Returns a zeroed job, or NULL when out of memory. */
+struct crawl_job *crawl__job_new(void);
+
 /* Frees a job and everything its result owns. NULL is fine. */
 void crawl__job_free(struct crawl_job *j);
 

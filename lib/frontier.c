@@ -161,9 +161,9 @@ static void ring_remove(struct frontier *f, struct crawl_host *h)
 
 static void enqueue(struct crawl_job **head, struct crawl_job **tail, struct crawl_job *j)
 {
-    j->qnext = NULL;
+    JOB(j)->qnext = NULL;
     if (*tail)
-        (*tail)->qnext = j;
+        JOB(*tail)->qnext = j;
     else
         *head = j;
     *tail = j;
@@ -173,10 +173,10 @@ static struct crawl_job *dequeue(struct crawl_job **head, struct crawl_job **tai
 {
     struct crawl_job *j = *head;
     if (j) {
-        *head = j->qnext;
+        *head = JOB(j)->qnext;
         if (!*head)
             *tail = NULL;
-        j->qnext = NULL;
+        JOB(j)->qnext = NULL;
     }
     return j;
 }
@@ -216,7 +216,7 @@ void frontier_free(struct crawl *c)
                 free(p);
             }
             for (struct crawl_job *j = h->head, *jn; j; j = jn) {
-                jn = j->qnext;
+                jn = JOB(j)->qnext;
                 crawl__job_free(j);
             }
             robots_free(h->robots);
@@ -229,7 +229,7 @@ void frontier_free(struct crawl *c)
     hset_free(&f->hosts);
     for (struct crawl_job **q[] = { &f->head, &f->fhead }, ***p = q; p < q + 2; p++)
         for (struct crawl_job *j = **p, *nx; j; j = nx) {
-            nx = j->qnext;
+            nx = JOB(j)->qnext;
             crawl__job_free(j);
         }
     hset64_free(&f->seen);
@@ -249,7 +249,7 @@ size_t frontier_queued(const struct crawl *c)
 static int robots_start(struct crawl *c, struct crawl_host *h)
 {
     struct frontier *f = c->fr;
-    struct crawl_job *j = calloc(1, sizeof *j);
+    struct crawl_job *j = crawl__job_new();
     size_t n = strlen(h->key) + sizeof "/robots.txt";
     if (!j || !(j->url = malloc(n))) {
         free(j);
@@ -257,7 +257,7 @@ static int robots_start(struct crawl *c, struct crawl_host *h)
     }
     snprintf(j->url, n, "%s/robots.txt", h->key);
     j->kind = JOB_ROBOTS;
-    j->host = h;
+    JOB(j)->host = h;
     h->robots_job = j;
     h->robots_state = ROBOTS_PENDING;
     enqueue(&f->rhead, &f->rtail, j);
@@ -268,7 +268,7 @@ static int robots_start(struct crawl *c, struct crawl_host *h)
 /* Puts job j (in c's list) on its host's queue. */
 static void host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_job *j)
 {
-    j->host = h;
+    JOB(j)->host = h;
     enqueue(&h->head, &h->tail, j);
     f->queued++;
     ring_add(f, h);
@@ -277,7 +277,7 @@ static void host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_
 void frontier_push_failed(struct crawl *c, struct crawl_job *j)
 {
     struct frontier *f = c->fr;
-    j->host = NULL;
+    JOB(j)->host = NULL;
     enqueue(&f->fhead, &f->ftail, j);
     f->queued++;
 }
@@ -307,7 +307,7 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
             return 0;
         }
         if (f->follow) {
-            if (seen_add(f, p.norm) < 0 || !(j->scope = strdup(p.host)))
+            if (seen_add(f, p.norm) < 0 || !(JOB(j)->scope = strdup(p.host)))
                 rc = CRAWL_ENOMEM;
         }
         if (rc == 0 && f->per_host_queues) {
@@ -382,10 +382,10 @@ static struct crawl_job *pick(struct crawl *c, double *wake)
     return NULL;
 got:
     f->queued--;
-    if (j->host) {
-        j->host->running++;
+    if (JOB(j)->host) {
+        JOB(j)->host->running++;
         if (c->opts->delay > 0)
-            j->host->next_at = crawl_now() + c->opts->delay;
+            JOB(j)->host->next_at = crawl_now() + c->opts->delay;
     }
     return j;
 }
@@ -401,10 +401,10 @@ struct crawl_job *frontier_pick(struct crawl *c, double *wake)
     if (f->spilled)
         spill_refill(c);
     while ((j = pick(c, wake))) {
-        if (j->kind == JOB_PAGE && !j->failed_early) {
+        if (j->kind == JOB_PAGE && !JOB(j)->failed_early) {
             if (j->depth > 0 && max > 0 && f->started >= (size_t)max) {
-                if (j->host)
-                    j->host->running--;
+                if (JOB(j)->host)
+                    JOB(j)->host->running--;
                 c->queued_left++;
                 crawl__job_free(j);
                 continue;
@@ -485,8 +485,8 @@ lost:
 static int add_link_job(struct crawl *c, struct crawl_host *h, const char *url,
                         const char *scope, int depth)
 {
-    struct crawl_job *j = calloc(1, sizeof *j);
-    if (!j || !(j->url = strdup(url)) || !(j->scope = strdup(scope))) {
+    struct crawl_job *j = crawl__job_new();
+    if (!j || !(j->url = strdup(url)) || !(JOB(j)->scope = strdup(scope))) {
         if (j) {
             free(j->url);
             free(j);
@@ -522,7 +522,7 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
         return 0;
     if ((rc = url_split(url, &p)) != 0)
         return rc == CRAWL_ENOMEM ? rc : 0;
-    if (!o->span_hosts && from->scope && strcmp(p.host, from->scope) != 0)
+    if (!o->span_hosts && JOB(from)->scope && strcmp(p.host, JOB(from)->scope) != 0)
         goto out;
     if (o->ninclude && !regex_any(o->include, o->ninclude, p.norm))
         goto out;
@@ -530,7 +530,7 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
         goto out;
     if ((rc = seen_add(f, p.norm)) <= 0)
         goto out;
-    const char *scope = from->scope ? from->scope : p.host;
+    const char *scope = JOB(from)->scope ? JOB(from)->scope : p.host;
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
         rc = spill_push(f, p.norm, scope, from->depth + 1);
     else
@@ -657,10 +657,10 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
 
 void frontier_done(struct crawl *c, struct crawl_job *j)
 {
-    if (j->host)
-        j->host->running--;
+    if (JOB(j)->host)
+        JOB(j)->host->running--;
     if (j->kind == JOB_ROBOTS) {
-        robots_ready(c, j->host, j);
+        robots_ready(c, JOB(j)->host, j);
         free(j->body);
         j->body = NULL;
         return;
@@ -681,7 +681,7 @@ static void take_all(struct crawl_job **head, struct crawl_job **tail,
 {
     struct crawl_job *j;
     while ((j = dequeue(head, tail))) {
-        j->host = NULL;
+        JOB(j)->host = NULL;
         enqueue(lh, lt, j);
     }
 }
