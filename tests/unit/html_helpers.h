@@ -155,4 +155,19 @@ static const char *const fixtures[] = {
 #define NFIXTURES (sizeof fixtures / sizeof fixtures[0])
 static __attribute__((unused)) struct body bodies[NFIXTURES];     /* the fixtures' bytes, read by main */
 
+/* Reads the test pages, runs tests (n of them) and frees the pages. */
+static __attribute__((unused)) int run_html_tests(const struct CMUnitTest *tests, size_t n)
+{
+    int rc;
+
+    html_global_init();
+    for (size_t i = 0; i < NFIXTURES; i++)
+        bodies[i] = read_body(fixtures[i]);
+    rc = _cmocka_run_group_tests("html", tests, n, NULL, NULL);
+    for (size_t i = 0; i < NFIXTURES; i++)
+        free(bodies[i].data);
+    html_global_cleanup();
+    return rc;
+}
+
 #endif

@@ -577,14 +577,5 @@ int main(void)
         cmocka_unit_test(charset_is_set_once_and_before_the_body),
     };
 
-    int rc;
-
-    html_global_init();
-    for (size_t i = 0; i < NFIXTURES; i++)
-        bodies[i] = read_body(fixtures[i]);
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    for (size_t i = 0; i < NFIXTURES; i++)
-        free(bodies[i].data);
-    html_global_cleanup();
-    return rc;
+    return run_html_tests(tests, sizeof tests / sizeof tests[0]);
 }
