@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "crawl_internal.h"
@@ -408,7 +407,6 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
         double wake = 0;
         struct crawl_job *j = frontier_pick(c, &wake);
         if (j) {
-            JOB(j)->state = JOB_RUNNING;
             c->running++;
             if (JOB(j)->failed_early) {
                 /* Its row is written in its turn, by the core. */
@@ -495,7 +493,6 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     if (page && c->on_done)
         c->on_done(c, job, c->on_done_data);
     pthread_mutex_lock(&c->lock);
-    JOB(job)->state = JOB_DONE;
     c->running--;
     if (page)
         count_row(c, job);
@@ -619,10 +616,6 @@ void crawl_warn_once(struct crawl *c, const char *fmt, ...)
     c->on_warn(buf, c->on_warn_data);
 }
 
-size_t crawl_raise_nofile(void)
-{
-    return nofile_raise();
-}
 
 /* Builds the run's request headers. A connection that will not be reused
  * is announced with "Connection: close" (RFC 9112, 9.6), unless the caller
@@ -716,7 +709,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
                    !(c->limit == 0 || (size_t)c->limit >= c->fetchable) || c->https;
         break;
     }
-    c->nofile = crawl_raise_nofile();
+    c->nofile = nofile_raise();
     limit_by_descriptors(c, b);
     if (run_headers(c) != 0) {
         cancel_rest(c);

@@ -328,10 +328,6 @@ void crawl_count_conns(struct crawl *c, long n);
 void crawl_warn_once(struct crawl *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Raises RLIMIT_NOFILE to its hard limit; returns the soft limit now in
- * force. */
-size_t crawl_raise_nofile(void);
-
 /* Returns the length of the valid UTF-8 sequence that starts at s (1 to 4),
  * or 0 when the bytes there are not valid UTF-8. s is NUL-terminated. */
 size_t crawl_utf8_len(const unsigned char *s);

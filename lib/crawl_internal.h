@@ -68,8 +68,6 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o);
 /* Frees what c holds, not c itself. */
 void crawl__fini(struct crawl *c);
 
-enum crawl_job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
-
 struct crawl_host;
 
 /* A job as the core keeps it: the public part first, so that a struct
@@ -77,7 +75,6 @@ struct crawl_host;
  * allocated as one (crawl__job_new). */
 struct crawl__job {
     struct crawl_job pub;
-    enum crawl_job_state state;
     int    failed_early;      /* res holds a failure decided before any fetch
                                * (bad input line, robots.txt): the core writes
                                * its row when the job's turn comes */

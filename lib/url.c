@@ -73,16 +73,6 @@ static void upper_escapes(char *s)
         }
 }
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 /* ---- checking a listed URL ----------------------------------------------- */
 
 static const char *const problems[] = {
@@ -264,7 +254,7 @@ static int normal_form(CURLU *u, char **out)
         rc = curl_url_get(u, CURLUPART_URL, &url, CURLU_NO_DEFAULT_PORT);
     if (rc == CURLUE_OK) {
         upper_escapes(url);
-        if (!(*out = dup_str(url)))
+        if (!(*out = strdup(url)))
             rc = CURLUE_OUT_OF_MEMORY;
     }
     curl_free(url);
@@ -414,7 +404,7 @@ static int split_parts(CURLU *u, struct url_parts *p)
     if (rc == CURLUE_OK) {
         kl = strlen(scheme) + strlen(host) + strlen(port) + sizeof "://:";
         pl = strlen(path) + (query ? strlen(query) + 2 : 1);
-        if (!(p->key = malloc(kl)) || !(p->path = malloc(pl)) || !(p->host = dup_str(host)))
+        if (!(p->key = malloc(kl)) || !(p->path = malloc(pl)) || !(p->host = strdup(host)))
             rc = CURLUE_OUT_OF_MEMORY;
     }
     if (rc == CURLUE_OK) {
