@@ -49,8 +49,8 @@ static const char usage_text[] =
 "\n"
 "Fetching (the same libcurl options in every model):\n"
 "  -c, --concurrency=N    transfers in flight at most (pool: workers, default\n"
-"                         10; thread and coro: all at once by default, 100\n"
-"                         when following links)\n"
+"                         10; thread, coro and procs: all at once by\n"
+"                         default, 100 when following links)\n"
 "      --timeout=SEC      limit for a whole transfer (default 30)\n"
 "      --connect-timeout=SEC  limit for connecting (default 10)\n"
 "      --deadline=SEC     limit for the whole run: what has not finished by\n"
@@ -72,6 +72,8 @@ static const char usage_text[] =
 "                         in FILE (PEM) instead of the system's\n"
 "      --stack-size=BYTES coroutine stack size (coro; default 64K)\n"
 "      --loops=N          coro: event loops, one thread each (default 1)\n"
+"      --procs=N          procs: worker processes, each with one event loop\n"
+"                         (default: the online CPUs)\n"
 "\n"
 "Following links (HTML parsed with libxml2 as it arrives):\n"
 "      --depth=N          follow links up to N hops from the listed URLs\n"
@@ -178,7 +180,7 @@ static long long parse_size(const char *flag, const char *s, long long min)
 enum {
     OPT_MODE = 256, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_MAX_REDIRS, OPT_NO_REUSE,
     OPT_REUSE, OPT_FORMAT, OPT_ORDER, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_FAIL,
-    OPT_MAX_SIZE, OPT_BUFFER_SIZE, OPT_STACK_SIZE, OPT_LOOPS, OPT_MODES, OPT_REPEAT,
+    OPT_MAX_SIZE, OPT_BUFFER_SIZE, OPT_STACK_SIZE, OPT_LOOPS, OPT_PROCS, OPT_MODES, OPT_REPEAT,
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
     OPT_LIST_MODES,
@@ -201,6 +203,7 @@ static const struct option long_opts[] = {
     {"cacert", required_argument, 0, OPT_CACERT},
     {"stack-size", required_argument, 0, OPT_STACK_SIZE},
     {"loops", required_argument, 0, OPT_LOOPS},
+    {"procs", required_argument, 0, OPT_PROCS},
     {"format", required_argument, 0, OPT_FORMAT},
     {"order", required_argument, 0, OPT_ORDER},
     {"output", required_argument, 0, 'o'},
@@ -325,6 +328,9 @@ static int opt_fetching(struct cli *cli, int ch)
         return 1;
     case OPT_LOOPS:
         o->loops = (int)parse_long("--loops", optarg, 1, 256);
+        return 1;
+    case OPT_PROCS:
+        o->procs = (int)parse_long("--procs", optarg, 1, 256);
         return 1;
     case OPT_DEADLINE:
         o->deadline = parse_seconds("--deadline", optarg);

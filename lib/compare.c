@@ -32,6 +32,10 @@ void compare_fill(struct compare_run *r, struct crawl *c)
     r->wall = s.wall;
     r->p50_ms = crawl_latency_ms(c, 0.50);
     r->p99_ms = crawl_latency_ms(c, 0.99);
+    /* A model of several processes measures their summed resident set
+     * itself; wait4 gives only the largest one's. */
+    r->procs = s.rss_peak_kb > 0;
+    r->rss_mb = (double)s.rss_peak_kb / 1024.0;
 }
 
 /* Writes all of buf to fd. */
@@ -100,7 +104,9 @@ static int run_child(const struct crawl_backend *b, compare_child_fn fn, void *d
     }
     r->user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
     r->sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-    r->rss_mb = (double)ru.ru_maxrss / 1024.0;
+    /* RUSAGE_BOTH: the times and switches of the workers it reaped are in. */
+    if ((double)ru.ru_maxrss / 1024.0 > r->rss_mb)
+        r->rss_mb = (double)ru.ru_maxrss / 1024.0;
     r->vcsw = ru.ru_nvcsw;
     r->ivcsw = ru.ru_nivcsw;
     return 0;
@@ -247,6 +253,13 @@ void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
     size_t *w = fmt == CRAWL_FMT_CSV ? NULL : width;
     if (shared && w)
         fprintf(out, "%s\n", shared);
+    int procs = 0;
+    for (int i = 0; i < rows; i++)
+        procs |= r[i].procs;
+    if (procs && w)
+        fprintf(out, "procs: user_s, sys_s, vcsw, ivcsw and threads summed over its "
+                "processes; rss_mb the peak of\n       their summed resident sets "
+                "(shared pages counted in each), sampled every 50 ms\n");
     print_line(out, columns, w);
     for (int i = 0; i < rows; i++) {
         for (size_t k = 0; k < NCOLS; k++)

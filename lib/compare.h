@@ -18,6 +18,9 @@ struct compare_run {
     double wall;                /* the crawl's own wall time, seconds */
     double user, sys;           /* CPU seconds of the child process */
     double rss_mb;              /* its peak resident set, MiB */
+    int    procs;               /* it ran in several processes: CPU, switches
+                                 * and threads summed, rss_mb the peak of the
+                                 * sampled sum */
     long   vcsw, ivcsw;         /* voluntary and involuntary context switches */
     double p50_ms, p99_ms;      /* time_total of the fetched URLs */
     int    status;              /* the child's exit status; -1 if it died */

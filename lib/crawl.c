@@ -259,7 +259,35 @@ void crawl_get_summary(struct crawl *c, struct crawl_summary *s)
     s->limit = c->limit;
     s->reuse = c->reuse;
     s->threads = c->threads_peak;
+    s->rss_peak_kb = c->rss_peak_kb;
     pthread_mutex_unlock(&c->lock);
+}
+
+void crawl_set_rss_peak(struct crawl *c, long kb)
+{
+    pthread_mutex_lock(&c->lock);
+    c->rss_peak_kb = kb;
+    pthread_mutex_unlock(&c->lock);
+}
+
+double crawl_started(const struct crawl *c)
+{
+    return c->t0;
+}
+
+void crawl_on_queue(struct crawl *c, void (*fn)(void *data), void *data)
+{
+    pthread_mutex_lock(&c->lock);
+    c->on_queue = fn;
+    c->on_queue_data = data;
+    pthread_mutex_unlock(&c->lock);
+}
+
+void crawl_set_relay(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *job,
+                                                   void *data), void *data)
+{
+    c->relay = fn;
+    c->relay_data = data;
 }
 
 void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data, int streams)
@@ -342,6 +370,40 @@ void crawl__fail_early(struct crawl_job *j, enum crawl_fail fail, const char *wh
     JOB(j)->failed_early = 1;
 }
 
+/* Wakes whoever waits for a job, after one was queued; the lock is held
+ * on entry and released. The callback must not take the lock. Only the input thread's jobs (and a relay's)
+ * need the model's loop woken: every other job is queued by a model's own
+ * thread, which looks for work next. */
+static void queued(struct crawl *c)
+{
+    /* Under the lock: once crawl_on_queue(c, NULL, NULL) has returned, the
+     * callback is not running and will not run. */
+    if ((c->input_streams || c->relay) && c->on_queue)
+        c->on_queue(c->on_queue_data);
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
+int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, int depth,
+                   uint64_t id)
+{
+    struct crawl_job *j = crawl__job_new();
+    if (!j || !(j->url = strdup(url))) {
+        free(j);
+        return CRAWL_ENOMEM;
+    }
+    j->kind = kind;
+    j->depth = depth;
+    j->seq = id;
+    pthread_mutex_lock(&c->lock);
+    c->fetchable++;
+    if (strncasecmp(url, "https:", 6) == 0)
+        c->https = 1;
+    frontier_push_plain(c, j);
+    queued(c);
+    return 0;
+}
+
 /* Adds url as a listed job, or as one that failed when problem is not
  * NULL: it gets its row number now and its row when its turn comes. */
 static int add_job(struct crawl *c, const char *url, const char *source, long line,
@@ -369,8 +431,7 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
             crawl__fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
         frontier_push_failed(c, j);
     }
-    pthread_cond_broadcast(&c->cond);
-    pthread_mutex_unlock(&c->lock);
+    queued(c);
     return problem ? 1 : 0;
 }
 
@@ -415,7 +476,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
                 pthread_mutex_lock(&c->lock);
                 continue;
             }
-            if (j->kind == JOB_PAGE && j->depth > 0)
+            if (j->kind == JOB_PAGE && j->depth > 0 && !c->relay)
                 j->seq = c->nseq++;
             *job = j;
             rc = 1;
@@ -488,6 +549,15 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     int page = job->kind == JOB_PAGE;
     if (page && job->res.fail != CRAWL_FAIL_NONE && !job->res.error)
         crawl_result_set_error(&job->res, job->res.fail, crawl_fail_name(job->res.fail));
+    if (c->relay) {
+        c->relay(c, job, c->relay_data);
+        pthread_mutex_lock(&c->lock);
+        c->running--;
+        pthread_cond_broadcast(&c->cond);
+        pthread_mutex_unlock(&c->lock);
+        crawl__job_free(job);
+        return;
+    }
     /* The row first: once the job is no longer counted as running, the
      * crawl may end, and its row must be out by then. */
     if (page && c->on_done)
@@ -569,9 +639,9 @@ void crawl_count_conns(struct crawl *c, long n)
  * never started gets none and is counted. The lock is not held. */
 static void end_job(struct crawl *c, struct crawl_job *j)
 {
-    if (j->kind != JOB_PAGE)
+    if (j->kind != JOB_PAGE && !c->relay)
         return;
-    if (j->depth > 0) {
+    if (j->depth > 0 && !c->relay) {
         pthread_mutex_lock(&c->lock);
         c->queued_left++;
         pthread_mutex_unlock(&c->lock);
@@ -604,16 +674,31 @@ static void cancel_rest(struct crawl *c)
     frontier_drain(c, end_job);
 }
 
+static void warn(struct crawl *c, const char *fmt, va_list ap)
+{
+    char buf[512];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    c->on_warn(buf, c->on_warn_data);
+}
+
 void crawl_warn_once(struct crawl *c, const char *fmt, ...)
 {
     if (atomic_exchange(&c->warned, 1) || !c->on_warn)
         return;
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    warn(c, fmt, ap);
     va_end(ap);
-    c->on_warn(buf, c->on_warn_data);
+}
+
+void crawl_warn(struct crawl *c, const char *fmt, ...)
+{
+    if (!c->on_warn)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    warn(c, fmt, ap);
+    va_end(ap);
 }
 
 

@@ -92,6 +92,7 @@ struct crawl_opts {
     const char *cacert;       /* CA certificates (PEM file) to verify with; NULL: the system's */
     size_t stack_size;        /* coroutine stack bytes; 0: default */
     int    loops;             /* coro: event loops (threads) */
+    int    procs;             /* procs: worker processes; 0: the online CPUs */
     double deadline;          /* seconds for the whole run; 0: none */
 
     /* Link following. */
@@ -222,6 +223,38 @@ const struct crawl_opts *crawl_options(const struct crawl *c);
 /* A model says how many threads it had alive at most, for the report. */
 void crawl_set_threads(struct crawl *c, int n);
 
+/* A model that runs in several processes says the peak of their summed
+ * resident set, in KiB, for the report. */
+void crawl_set_rss_peak(struct crawl *c, long kb);
+
+/* Monotonic seconds at which the run started (crawl_now's clock), or 0
+ * before it has. */
+double crawl_started(const struct crawl *c);
+
+/* Called (from the thread that reads a streamed list, or with
+ * crawl_push_job) each time a job is queued, so that a model asleep in its
+ * own event loop can take it at once; with the core's lock held, so fn
+ * must be quick and call nothing of the core (ev_async_send, a write to a
+ * pipe). NULL: nobody. */
+void crawl_on_queue(struct crawl *c, void (*fn)(void *data), void *data);
+
+/* Relaying: a crawl that fetches jobs for another crawl (the procs model's
+ * worker processes). Once fn is set, every job handed back, page or
+ * robots.txt, goes to fn as it is (its links and body included) instead of
+ * to on_done, the frontier and the counts, and is freed after; a job the
+ * crawl never ran goes to fn too, cancelled. Jobs come in by
+ * crawl_push_job, queued in order with no admission rules of their own. */
+void crawl_set_relay(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *job,
+                                                   void *data), void *data);
+
+/* Queues a job of a relaying crawl: url (copied), its kind and depth; id
+ * comes back in the job's seq. Returns 0 or CRAWL_ENOMEM. */
+int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, int depth,
+                   uint64_t id);
+
+/* Passes a printf-style message to c->on_warn, every time. */
+void crawl_warn(struct crawl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* A finished run's figures, for the report and the comparison. */
 struct crawl_summary {
     const char *mode;         /* the model's name; "none" before a run */
@@ -234,6 +267,9 @@ struct crawl_summary {
     int    limit;             /* transfers in flight at most; 0: all at once */
     int    reuse;             /* the reuse policy that ran */
     int    threads;           /* most threads alive at once */
+    long   rss_peak_kb;       /* peak resident set of the run's processes
+                               * summed, when the model measures it (procs);
+                               * else 0 */
 };
 
 /* Fills s with c's figures. Thread-safe. */

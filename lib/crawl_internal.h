@@ -59,6 +59,13 @@ struct crawl {
     void (*on_warn)(const char *msg, void *data);
     void  *on_warn_data;      /* where crawl_warn's messages go; none when NULL */
     atomic_int warned;        /* crawl_warn_once already spoke */
+    void (*on_queue)(void *data);
+    void  *on_queue_data;     /* told when the input thread queues a job */
+    void (*relay)(struct crawl *c, struct crawl_job *job, void *data);
+    void  *relay_data;        /* a relaying crawl's one destination of every
+                               * finished job (see crawl_set_relay) */
+    long   rss_peak_kb;       /* a model's own measure of its processes' peak
+                               * resident set, summed; 0: not measured */
 };
 
 /* Initialises c (the caller's memory) for options o. Returns 0 or

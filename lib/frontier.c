@@ -274,6 +274,12 @@ static void host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_
     ring_add(f, h);
 }
 
+void frontier_push_plain(struct crawl *c, struct crawl_job *j)
+{
+    enqueue(&c->fr->head, &c->fr->tail, j);
+    c->fr->queued++;
+}
+
 void frontier_push_failed(struct crawl *c, struct crawl_job *j)
 {
     struct frontier *f = c->fr;

@@ -19,6 +19,10 @@ void frontier_free(struct crawl *c);
  * not queued). */
 int frontier_push(struct crawl *c, struct crawl_job *j);
 
+/* Queues a job as it is, at the end of the one FIFO, with no admission
+ * rules (a relaying crawl's jobs). */
+void frontier_push_plain(struct crawl *c, struct crawl_job *j);
+
 /* Queues a job whose failure is already recorded, to be finished in its
  * turn; such jobs go first. */
 void frontier_push_failed(struct crawl *c, struct crawl_job *j);

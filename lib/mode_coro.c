@@ -79,6 +79,7 @@ struct loop {
     ev_timer watch;             /* notices a cancelled crawl */
     ev_prepare more;            /* starts the next batch of transfers */
     ev_idle spin;               /* keeps the loop from blocking while it waits */
+    ev_async wake;              /* another thread queued a job */
     int limit;                  /* transfers in flight at most; 0: no limit */
     int in_flight;
     int over;                   /* the core has no more jobs for this loop */
@@ -443,6 +444,26 @@ static void on_spin(struct ev_loop *ev, ev_idle *w, int revents)
 {
 }
 
+/* A job came from another thread (a streamed list, a relay): start it now
+ * rather than when a transfer in flight ends. */
+static void on_wake(struct ev_loop *ev, ev_async *w, int revents)
+{
+    fill((struct loop *)((char *)w - offsetof(struct loop, wake)));
+}
+
+struct loops {
+    struct loop *v;
+    int n;
+};
+
+/* crawl_on_queue's callback, from whichever thread queued the job. */
+static void wake_loops(void *data)
+{
+    struct loops *ls = data;
+    for (int i = 0; i < ls->n; i++)
+        ev_async_send(ls->v[i].ev, &ls->v[i].wake);
+}
+
 static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
 {
     memset(L, 0, sizeof *L);
@@ -467,6 +488,8 @@ static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
     ev_idle_init(&L->spin, on_spin);
     ev_timer_init(&L->watch, on_watch, 0.1, 0.1);
     ev_timer_start(L->ev, &L->watch);
+    ev_async_init(&L->wake, on_wake);
+    ev_async_start(L->ev, &L->wake);
     return 0;
 err:
     coro_stack_free(L->stack);
@@ -509,6 +532,7 @@ static void loop_free(struct loop *L)
     coro_stack_free(L->stack);
     ev_prepare_stop(L->ev, &L->more);
     ev_idle_stop(L->ev, &L->spin);
+    ev_async_stop(L->ev, &L->wake);
     ev_loop_destroy(L->ev);
 }
 
@@ -539,6 +563,8 @@ static int coro_run(struct crawl *c)
         if ((rc = loop_init(&loops[made], c, made, per)) != 0)
             goto out;
     crawl_set_threads(c, nloops);
+    struct loops all = { loops, made };
+    crawl_on_queue(c, wake_loops, &all);
     int started = 1;
     for (int i = 1; i < nloops; i++) {
         if (pthread_create(&loops[i].tid, NULL, loop_thread, &loops[i]) != 0)
@@ -548,6 +574,7 @@ static int coro_run(struct crawl *c)
     loop_run(&loops[0]);
     for (int i = 1; i < started; i++)
         pthread_join(loops[i].tid, NULL);
+    crawl_on_queue(c, NULL, NULL);
 out:
     for (int i = 0; i < made; i++)
         loop_free(&loops[i]);

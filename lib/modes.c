@@ -10,12 +10,14 @@ extern const struct crawl_backend crawl_backend_seq;
 extern const struct crawl_backend crawl_backend_thread;
 extern const struct crawl_backend crawl_backend_pool;
 extern const struct crawl_backend crawl_backend_coro;
+extern const struct crawl_backend crawl_backend_procs;
 
 const struct crawl_backend *const crawl_backends[] = {
     &crawl_backend_seq,
     &crawl_backend_thread,
     &crawl_backend_pool,
     &crawl_backend_coro,
+    &crawl_backend_procs,
     NULL
 };
 

@@ -498,3 +498,33 @@ void url_list_free(struct url_list *l)
     hset_free(&l->set);
     memset(l, 0, sizeof *l);
 }
+
+uint64_t url_host_hash(const char *url)
+{
+    const char *p = strstr(url, "://");
+    int https = strncasecmp(url, "https", 5) == 0;
+    p = p ? p + 3 : url;
+    size_t n = strcspn(p, "/?#\\");
+    const char *at = memchr(p, '@', n);
+    if (at) {
+        n -= (size_t)(at + 1 - p);
+        p = at + 1;
+    }
+    /* The port: a default one is the same host as none. */
+    const char *colon = NULL;
+    for (size_t i = n; i-- > 0 && p[i] != ']';)
+        if (p[i] == ':') {
+            colon = p + i;
+            break;
+        }
+    if (colon) {
+        const char *def = https ? ":443" : ":80";
+        size_t len = n - (size_t)(colon - p);
+        if (len == 1 || (len == strlen(def) && memcmp(colon, def, len) == 0))
+            n = (size_t)(colon - p);
+    }
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)https;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)ascii_lower(p[i])) * 1099511628211ULL;
+    return h ? h : 1;
+}

@@ -98,4 +98,10 @@ char **url_list_take(struct url_list *l, size_t *n);
 /* Frees the strings of l and empties it; l itself is the caller's. */
 void url_list_free(struct url_list *l);
 
+/* Returns a hash of url's host and port as written (the authority after
+ * "scheme://", without user information, lower case; no port and the
+ * scheme's default port alike), never 0: a fast key for sharing hosts out
+ * among workers, not a parse. */
+uint64_t url_host_hash(const char *url);
+
 #endif

@@ -17,17 +17,17 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,$p' <<<"$output" | tail -n +
 	grep -q '^Shared: timeout 30s' <<<"$output"
 	header=$(grep '^mode ' <<<"$output")
 	[ "$(awk '{print $1, $2, $3, $4}' <<<"$header")" = "mode urls ok failed" ]
-	[ "$(table_rows | awk '{print $1, $2, $3, $4}' | tr '\n' ';')" = "seq 4 3 1;thread 4 3 1;pool 4 3 1;coro 4 3 1;" ]
+	[ "$(table_rows | awk '{print $1, $2, $3, $4}' | tr '\n' ';')" = "$(per_mode "4 3 1")" ]
 	# Each model's article table came first.
-	[ "$(grep -c '^Use time:' <<<"$output")" -eq 4 ]
-	[ "$(grep -c '^Length:' <<<"$output")" -eq 16 ]
+	[ "$(grep -c '^Use time:' <<<"$output")" -eq "$NMODES" ]
+	[ "$(grep -c '^Length:' <<<"$output")" -eq $((4 * NMODES)) ]
 }
 
 @test "-q prints only the comparison table" {
 	run "$CRAWL" --mode=all -q "$list"
 	[ "$status" -eq 1 ]
 	[ "$(grep -c '^Length:' <<<"$output")" -eq 0 ]
-	[ "$(table_rows | wc -l)" -eq 4 ]
+	[ "$(table_rows | wc -l)" -eq "$NMODES" ]
 }
 
 @test "--modes picks a subset, in the order given" {
@@ -50,8 +50,8 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,$p' <<<"$output" | tail -n +
 @test "CSV comparison parses with the named columns" {
 	run "$CRAWL" --mode=all --format=csv "$list"
 	[ "${lines[0]}" = "mode,urls,ok,failed,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,reuse,p50_ms,p99_ms" ]
-	[ "${#lines[@]}" -eq 5 ]
-	for i in 1 2 3 4; do
+	[ "${#lines[@]}" -eq $((NMODES + 1)) ]
+	for i in $(seq "$NMODES"); do
 		[ "$(awk -F, '{print NF}' <<<"${lines[$i]}")" -eq 18 ]
 	done
 }
@@ -72,5 +72,5 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,$p' <<<"$output" | tail -n +
 @test "scripts/compare.sh runs the article experiment in short form" {
 	run env BUILD="$BUILD" DELAYS="100 200 300" scripts/compare.sh -q
 	[ "$status" -eq 0 ]
-	[ "$(table_rows | awk '{print $1, $2, $3, $4}' | tr '\n' ';')" = "seq 3 3 0;thread 3 3 0;pool 3 3 0;coro 3 3 0;" ]
+	[ "$(table_rows | awk '{print $1, $2, $3, $4}' | tr '\n' ';')" = "$(per_mode "3 3 0")" ]
 }

@@ -7,6 +7,14 @@
 
 # Every model, from the registry: a new model is tested wherever $MODES is.
 MODES=$("$CRAWL" --list-modes | tr '\n' ' ')
+NMODES=$(wc -w <<<"$MODES")
+
+# per_mode TEXT: "MODE TEXT;" for every model in registry order, as the
+# comparison rows of --mode=all list them.
+per_mode() {
+	local m
+	for m in $MODES; do printf '%s %s;' "$m" "$1"; done
+}
 
 # tls_cert, h2_start, h2_stop
 . "$BATS_TEST_DIRNAME/../../scripts/fixture-lib.sh"

@@ -27,7 +27,7 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 			[ "$(fail_of "$PFIX/bytes/3")" = ok ]
 		done
 		[ "$(count_of "$PFIX" /site/private/secret.html)" -eq 0 ]
-		[ "$(count_of "$PFIX" /robots.txt)" -eq 4 ]
+		[ "$(count_of "$PFIX" /robots.txt)" -eq "$NMODES" ]
 		stop_private_fixture
 	done
 }

@@ -1,0 +1,926 @@
+/* mode_procs.c: processes, each running coroutines (the primer's advice for
+ * using every core: processes for the cores, coroutines for the waiting).
+ *
+ * The process that runs the crawl stays its one coordinator: it keeps the
+ * frontier, the seen set, robots.txt and the per-host rules (the core's, as
+ * in every model), writes every row, and hands each job to one of --procs
+ * worker processes over a socket pair. A worker is a fork of it running the
+ * coroutine model on a crawl of its own that relays (crawl_set_relay): it
+ * fetches and parses what it is given and sends each result back whole,
+ * with the links the page gave.
+ *
+ * Work is shared out by host: the first time a host (its name and port) is
+ * seen it goes to the worker that owns the fewest hosts, and its jobs go
+ * there, so that a host's connections, TLS sessions and DNS answers live in
+ * one process. A plain hash of the host modulo the workers would be simpler,
+ * but with two workers and two hosts it puts both on one worker half the
+ * time. The per-host rules (robots.txt, --per-host, --delay) and the seen
+ * set are the coordinator's, as in every model: they hold across workers
+ * whichever worker fetches, with no lock spanning processes. That frees the
+ * split from serving them, so a host whose owner has two jobs more than the
+ * least busy worker overflows to that worker: a crawl of one site uses
+ * every core too, where a strict split would leave it on one. 
+ *
+ * A worker that dies (killed, crashed) does not hang the run: the jobs it
+ * had are given once to another worker, and fail with a row saying why when
+ * that one dies too or none is left. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "crawl.h"
+#include "html.h"
+#include "strbuf.h"
+#include "url.h"
+
+extern const struct crawl_backend crawl_backend_coro;
+
+/* Frames on the socket: a 32-bit length, then that many bytes, the first of
+ * which says what the frame is. Both ends are one machine: numbers go in
+ * its own byte order. */
+enum {
+    MSG_JOB = 'J',          /* to a worker: id, kind, depth, URL */
+    MSG_CANCEL = 'C',       /* to a worker: the crawl is cancelled, and why */
+    MSG_RESULT = 'R',       /* from a worker: a finished job */
+    MSG_WARN = 'W',         /* from a worker: a warning for stderr */
+    MSG_END = 'E',          /* from a worker: its figures, as it ends */
+};
+
+/* How often the coordinator samples its workers' resident sets. */
+#define RSS_EVERY 0.05
+
+/* How long workers have to hand back cancelled jobs before they are killed. */
+#define CANCEL_GRACE 10.0
+
+/* ---- frames ------------------------------------------------------------ */
+
+static void put_u32(struct strbuf *b, uint32_t v) { sb_add(b, &v, sizeof v); }
+static void put_u64(struct strbuf *b, uint64_t v) { sb_add(b, &v, sizeof v); }
+static void put_f64(struct strbuf *b, double v) { sb_add(b, &v, sizeof v); }
+
+/* A byte string, or NULL. */
+static void put_bytes(struct strbuf *b, const char *s, size_t n)
+{
+    put_u32(b, s ? (uint32_t)n : UINT32_MAX);
+    if (s)
+        sb_add(b, s, n);
+}
+
+static void put_str(struct strbuf *b, const char *s)
+{
+    put_bytes(b, s, s ? strlen(s) : 0);
+}
+
+/* Starts a frame of type t in b (emptied); frame_end fills in its length. */
+static void frame_begin(struct strbuf *b, char t)
+{
+    sb_reset(b);
+    put_u32(b, 0);
+    sb_addc(b, t);
+}
+
+static int frame_end(struct strbuf *b)
+{
+    if (b->nomem || b->len - 4 > UINT32_MAX)
+        return CRAWL_ENOMEM;
+    uint32_t n = (uint32_t)(b->len - 4);
+    memcpy(b->data, &n, sizeof n);
+    return 0;
+}
+
+/* Writes all of b to the socket fd. Returns 0 or -errno. */
+static int send_all(int fd, const struct strbuf *b)
+{
+    const char *p = b->data;
+    size_t n = b->len;
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+struct rd {
+    const char *p;
+    size_t n;
+    int bad;                /* read past the end, or out of memory */
+};
+
+static void get(struct rd *r, void *v, size_t n)
+{
+    if (r->n < n) {
+        r->bad = 1;
+        memset(v, 0, n);
+        return;
+    }
+    memcpy(v, r->p, n);
+    r->p += n;
+    r->n -= n;
+}
+
+static uint32_t get_u32(struct rd *r) { uint32_t v; get(r, &v, sizeof v); return v; }
+static uint64_t get_u64(struct rd *r) { uint64_t v; get(r, &v, sizeof v); return v; }
+static double get_f64(struct rd *r) { double v; get(r, &v, sizeof v); return v; }
+
+/* Returns a malloc'd copy of the next byte string (NUL-terminated), with
+ * its length in *len if len is not NULL, or NULL for a NULL. */
+static char *get_bytes(struct rd *r, size_t *len)
+{
+    uint32_t n = get_u32(r);
+    if (len)
+        *len = 0;
+    if (n == UINT32_MAX || r->bad)
+        return NULL;
+    if (r->n < n) {
+        r->bad = 1;
+        return NULL;
+    }
+    char *s = malloc((size_t)n + 1);
+    if (!s) {
+        r->bad = 1;
+        return NULL;
+    }
+    memcpy(s, r->p, n);
+    s[n] = '\0';
+    r->p += n;
+    r->n -= n;
+    if (len)
+        *len = n;
+    return s;
+}
+
+/* Takes the next whole frame from the bytes buffered in in: *r reads it.
+ * Returns 1 with a frame, 0 when none is whole yet. */
+static int frame_next(struct strbuf *in, size_t *at, struct rd *r, char *type)
+{
+    uint32_t n;
+    if (in->len - *at < sizeof n)
+        return 0;
+    memcpy(&n, in->data + *at, sizeof n);
+    if (n == 0 || in->len - *at - sizeof n < n)
+        return 0;
+    *type = in->data[*at + sizeof n];
+    r->p = in->data + *at + sizeof n + 1;
+    r->n = n - 1;
+    r->bad = 0;
+    *at += sizeof n + n;
+    return 1;
+}
+
+/* Drops the first `at` bytes of in, the frames read from it. */
+static void frames_taken(struct strbuf *in, size_t at)
+{
+    if (at == 0)
+        return;
+    memmove(in->data, in->data + at, in->len - at);
+    in->len -= at;
+}
+
+/* Reads what fd has into in (at most 256 KiB at a time). Returns the bytes
+ * read, 0 at the end, or -errno. */
+static ssize_t fill_from(int fd, struct strbuf *in)
+{
+    if (sb_reserve(in, 256 * 1024) != 0)
+        return CRAWL_ENOMEM;
+    ssize_t n;
+    do
+        n = read(fd, in->data + in->len, in->cap - in->len - 1);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    in->len += (size_t)n;
+    return n;
+}
+
+/* ---- the worker process -------------------------------------------------- */
+
+struct worker {
+    struct crawl *w;        /* the worker's own, relaying crawl */
+    int fd;                 /* its socket to the coordinator */
+    int idx;
+    struct strbuf in;       /* frames read, not yet whole */
+    struct strbuf out;      /* the frame being sent */
+    pthread_mutex_t lock;   /* one frame out at a time */
+    size_t conns_sent;      /* connections already reported */
+};
+
+/* Sends the frame in wk->out; the coordinator gone, the crawl is for
+ * nobody. The lock is held. */
+static void worker_send(struct worker *wk)
+{
+    if (frame_end(&wk->out) != 0 || send_all(wk->fd, &wk->out) != 0)
+        crawl_cancel(wk->w, CRAWL_CANCEL_OUTPUT);
+}
+
+/* The relay: every job the worker's crawl hands back goes to the
+ * coordinator whole. Times go as monotonic instants: the coordinator's run
+ * started at another moment. */
+static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
+{
+    struct worker *wk = data;
+    const struct crawl_result *r = &j->res;
+    struct crawl_summary s;
+    crawl_get_summary(w, &s);
+    double t0 = crawl_started(w);
+    pthread_mutex_lock(&wk->lock);
+    struct strbuf *b = &wk->out;
+    frame_begin(b, MSG_RESULT);
+    put_u64(b, j->seq);
+    put_str(b, r->final_url);
+    put_u64(b, (uint64_t)r->status);
+    put_u64(b, (uint64_t)r->length);
+    put_u64(b, (uint64_t)r->wire_bytes);
+    put_u64(b, (uint64_t)r->redirects);
+    put_f64(b, r->time_dns);
+    put_f64(b, r->time_connect);
+    put_f64(b, r->time_tls);
+    put_f64(b, r->time_ttfb);
+    put_f64(b, r->time_total);
+    put_f64(b, r->start > 0 || r->end > 0 ? t0 + r->start : 0);
+    put_f64(b, r->end > 0 ? t0 + r->end : 0);
+    put_u32(b, (uint32_t)r->worker);
+    put_u32(b, (uint32_t)r->fail);
+    put_str(b, r->error);
+    put_u64(b, r->nlinks);
+    put_u32(b, (uint32_t)r->nextracts);
+    for (size_t i = 0; i < r->nextracts; i++) {
+        put_str(b, r->extracts[i].name);
+        put_str(b, r->extracts[i].value);
+    }
+    put_u32(b, (uint32_t)j->nlinks);
+    for (size_t i = 0; i < j->nlinks; i++)
+        put_str(b, j->links[i]);
+    put_bytes(b, j->body, j->body_len);
+    put_u64(b, s.conns - wk->conns_sent);
+    wk->conns_sent = s.conns;
+    worker_send(wk);
+    pthread_mutex_unlock(&wk->lock);
+}
+
+static void worker_warn(const char *msg, void *data)
+{
+    struct worker *wk = data;
+    pthread_mutex_lock(&wk->lock);
+    frame_begin(&wk->out, MSG_WARN);
+    put_str(&wk->out, msg);
+    worker_send(wk);
+    pthread_mutex_unlock(&wk->lock);
+}
+
+/* The worker crawl's input (a streamed one, read by the core's reader
+ * thread): jobs and the cancel from the socket. Returns 1 while more may
+ * come, 0 when the coordinator has shut its side. */
+static int worker_input(struct crawl *w, size_t want, void *data)
+{
+    struct worker *wk = data;
+    struct pollfd pfd = { .fd = wk->fd, .events = POLLIN };
+    int n = poll(&pfd, 1, 100);
+    if (n <= 0)
+        return 1;
+    ssize_t got = fill_from(wk->fd, &wk->in);
+    if (got == 0)
+        return 0;
+    if (got < 0)
+        return got == -EINTR || got == -EAGAIN ? 1 : (int)got;
+    size_t at = 0;
+    struct rd r;
+    char type;
+    while (frame_next(&wk->in, &at, &r, &type)) {
+        if (type == MSG_CANCEL) {
+            crawl_cancel(w, (enum crawl_cancel_why)get_u32(&r));
+        } else if (type == MSG_JOB) {
+            uint64_t id = get_u64(&r);
+            uint32_t kind = get_u32(&r);
+            int depth = (int)get_u32(&r);
+            char *url = get_bytes(&r, NULL);
+            int rc = r.bad ? CRAWL_ENOMEM
+                           : crawl_push_job(w, kind == JOB_ROBOTS ? JOB_ROBOTS : JOB_PAGE,
+                                            url, depth, id);
+            free(url);
+            if (rc != 0)
+                return CRAWL_ENOMEM;    /* the coordinator re-runs what is lost */
+        }
+    }
+    frames_taken(&wk->in, at);
+    return 1;
+}
+
+/* The body of worker idx: runs the coroutine model on what comes in on fd
+ * until the coordinator shuts its side, then ends the process. Never
+ * returns. */
+static void worker_main(struct crawl *c, int idx, int fd, int limit, pid_t coordinator)
+    __attribute__((noreturn));
+static void worker_main(struct crawl *c, int idx, int fd, int limit, pid_t coordinator)
+{
+    /* Signals are the coordinator's to act on: it tells the workers. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != coordinator)
+        _exit(1);
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+        dup2(null, STDOUT_FILENO);      /* the output is the coordinator's */
+        close(null);
+    }
+    struct crawl_opts o = *crawl_options(c);
+    o.concurrency = limit;
+    o.reuse = crawl_reuse(c) ? CRAWL_REUSE_ON : CRAWL_REUSE_OFF;
+    o.loops = 1;
+    o.robots = 0;               /* the coordinator's frontier applies these */
+    o.per_host = 0;
+    o.delay = 0;
+    o.max_pages = 0;
+    o.deadline = 0;
+    struct worker wk;
+    memset(&wk, 0, sizeof wk);
+    wk.fd = fd;
+    wk.idx = idx;
+    pthread_mutex_init(&wk.lock, NULL);
+    int rc = CRAWL_ENOMEM;
+    if ((wk.w = crawl_new(&o))) {
+        crawl_set_relay(wk.w, worker_relay, &wk);
+        crawl_on_warn(wk.w, worker_warn, &wk);
+        crawl_set_input(wk.w, worker_input, &wk, 1);
+        rc = crawl_run(wk.w, &crawl_backend_coro);
+        struct crawl_summary s;
+        crawl_get_summary(wk.w, &s);
+        pthread_mutex_lock(&wk.lock);
+        frame_begin(&wk.out, MSG_END);
+        put_u32(&wk.out, (uint32_t)s.threads + 1);     /* its loops and the reader */
+        worker_send(&wk);
+        pthread_mutex_unlock(&wk.lock);
+    }
+    _exit(rc == 0 ? 0 : 3);
+}
+
+/* ---- the coordinator ------------------------------------------------------ */
+
+struct proc {
+    pid_t pid;
+    int fd;                 /* -1 once it is closed */
+    int ended;              /* it sent MSG_END: a clean end */
+    int hosts;              /* hosts it owns */
+    size_t in_flight;       /* jobs it has */
+    int threads;
+    struct strbuf in;
+};
+
+struct slot {
+    struct crawl_job *job;  /* NULL: free (next free in `next`) */
+    int proc;
+    int reruns;             /* given to another worker after one died */
+    size_t next;
+};
+
+struct procs {
+    struct crawl *c;
+    struct proc *p;
+    int n, alive;
+    struct slot *slots;
+    size_t nslots, free_slot;   /* free list head; nslots: none */
+    size_t in_flight;
+    uint64_t *host_key;         /* host hash -> owning worker, open addressing */
+    int *host_owner;
+    size_t host_cap, host_n;
+    struct strbuf out;
+    int wake[2];                /* crawl_on_queue: a streamed job came in */
+    long rss_peak_kb;
+    double rss_at;
+    long page_kb;
+};
+
+/* crawl_on_queue's callback: one byte wakes the coordinator's poll. */
+static void procs_wake(void *data)
+{
+    struct procs *P = data;
+    char b = 1;
+    ssize_t w = write(P->wake[1], &b, 1);
+    (void)w;                    /* full: a wake-up is pending anyway */
+}
+
+/* Returns the resident set of pid in KiB, or 0. */
+static long rss_kb(pid_t pid, long page_kb)
+{
+    char path[64], buf[128];
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    long size = 0, resident = 0;
+    if (sscanf(buf, "%ld %ld", &size, &resident) != 2)
+        return 0;
+    return resident * page_kb;
+}
+
+/* Samples the summed resident set of the coordinator and its workers. */
+static void sample_rss(struct procs *P, int force)
+{
+    double now = crawl_now();
+    if (!force && now - P->rss_at < RSS_EVERY)
+        return;
+    P->rss_at = now;
+    long sum = rss_kb(getpid(), P->page_kb);
+    for (int i = 0; i < P->n; i++)
+        if (P->p[i].fd >= 0)
+            sum += rss_kb(P->p[i].pid, P->page_kb);
+    if (sum > P->rss_peak_kb)
+        P->rss_peak_kb = sum;
+}
+
+/* Returns the worker that owns url's host, giving the host to the live
+ * worker with the fewest hosts when it has none (or its owner died);
+ * -1 when no worker is alive. */
+static int owner(struct procs *P, const char *url)
+{
+    if (P->alive == 0)
+        return -1;
+    uint64_t h = url_host_hash(url);
+    if (4 * (P->host_n + 1) > 3 * P->host_cap) {
+        size_t cap = P->host_cap ? 2 * P->host_cap : 256;
+        uint64_t *k = calloc(cap, sizeof *k);
+        int *v = calloc(cap, sizeof *v);
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return (int)(h % (uint64_t)P->n);   /* still one owner a host */
+        }
+        for (size_t i = 0; i < P->host_cap; i++) {
+            if (!P->host_key[i])
+                continue;
+            size_t s = P->host_key[i] & (cap - 1);
+            while (k[s])
+                s = (s + 1) & (cap - 1);
+            k[s] = P->host_key[i];
+            v[s] = P->host_owner[i];
+        }
+        free(P->host_key);
+        free(P->host_owner);
+        P->host_key = k;
+        P->host_owner = v;
+        P->host_cap = cap;
+    }
+    size_t s = h & (P->host_cap - 1);
+    while (P->host_key[s] && P->host_key[s] != h)
+        s = (s + 1) & (P->host_cap - 1);
+    if (P->host_key[s] && P->p[P->host_owner[s]].fd >= 0)
+        return P->host_owner[s];
+    int best = -1;
+    for (int i = 0; i < P->n; i++)
+        if (P->p[i].fd >= 0 && (best < 0 || P->p[i].hosts < P->p[best].hosts ||
+                                (P->p[i].hosts == P->p[best].hosts &&
+                                 P->p[i].in_flight < P->p[best].in_flight)))
+            best = i;
+    /* best is alive: P->alive > 0 */
+    if (!P->host_key[s])
+        P->host_n++;
+    P->host_key[s] = h;
+    P->host_owner[s] = best;
+    P->p[best].hosts++;
+    return best;
+}
+
+/* Returns the worker for url: its host's owner, unless the owner has two
+ * jobs more than the least busy worker, which then takes this one. */
+static int pick(struct procs *P, const char *url)
+{
+    int i = owner(P, url);
+    if (i < 0)
+        return -1;
+    int m = i;
+    for (int k = 0; k < P->n; k++)
+        if (P->p[k].fd >= 0 && P->p[k].in_flight < P->p[m].in_flight)
+            m = k;
+    return P->p[i].in_flight > P->p[m].in_flight + 1 ? m : i;
+}
+
+static size_t slot_new(struct procs *P, struct crawl_job *job)
+{
+    if (P->free_slot == (size_t)-1) {
+        size_t n = P->nslots ? 2 * P->nslots : 64;
+        struct slot *v = realloc(P->slots, n * sizeof *v);
+        if (!v)
+            return (size_t)-1;
+        for (size_t i = P->nslots; i < n; i++) {
+            v[i].job = NULL;
+            v[i].next = i + 1 < n ? i + 1 : (size_t)-1;
+        }
+        P->slots = v;
+        P->free_slot = P->nslots;
+        P->nslots = n;
+    }
+    size_t id = P->free_slot;
+    P->free_slot = P->slots[id].next;
+    P->slots[id].job = job;
+    P->slots[id].reruns = 0;
+    P->slots[id].proc = -1;
+    return id;
+}
+
+static void slot_free(struct procs *P, size_t id)
+{
+    P->slots[id].job = NULL;
+    P->slots[id].next = P->free_slot;
+    P->free_slot = id;
+}
+
+static void proc_lost(struct procs *P, int i);
+
+/* Sends the job in slot id to the worker that owns its host. Returns 0, or
+ * -1 when no worker is alive (the slot is then still the caller's). */
+static int dispatch(struct procs *P, size_t id)
+{
+    struct crawl_job *job = P->slots[id].job;
+    for (;;) {
+        int i = pick(P, job->url);
+        if (i < 0)
+            return -1;
+        frame_begin(&P->out, MSG_JOB);
+        put_u64(&P->out, id);
+        put_u32(&P->out, (uint32_t)job->kind);
+        put_u32(&P->out, (uint32_t)job->depth);
+        put_str(&P->out, job->url);
+        if (frame_end(&P->out) != 0)
+            return -1;
+        if (send_all(P->p[i].fd, &P->out) == 0) {
+            P->slots[id].proc = i;
+            P->p[i].in_flight++;
+            P->in_flight++;
+            return 0;
+        }
+        proc_lost(P, i);        /* its socket is gone: try the next owner */
+    }
+}
+
+/* Hands job (taken with crawl_next) to a worker, or fails it when there is
+ * none. */
+static void give(struct procs *P, struct crawl_job *job)
+{
+    size_t id = slot_new(P, job);
+    if (id == (size_t)-1) {
+        crawl_fail(P->c, job, CRAWL_FAIL_OTHER, "out of memory");
+        return;
+    }
+    if (dispatch(P, id) != 0) {
+        slot_free(P, id);
+        crawl_fail(P->c, job, CRAWL_FAIL_OTHER, "no worker process left");
+    }
+}
+
+/* Fills the job of a result frame and hands it back. */
+static void take_result(struct procs *P, int i, struct rd *r)
+{
+    uint64_t id = get_u64(r);
+    if (r->bad || id >= P->nslots || !P->slots[id].job || P->slots[id].proc != i)
+        return;
+    struct crawl_job *j = P->slots[id].job;
+    struct crawl_result *res = &j->res;
+    double t0 = crawl_started(P->c);
+    free(res->final_url);
+    res->final_url = get_bytes(r, NULL);
+    res->status = (long)get_u64(r);
+    res->length = (curl_off_t)get_u64(r);
+    res->wire_bytes = (curl_off_t)get_u64(r);
+    res->redirects = (long)get_u64(r);
+    res->time_dns = get_f64(r);
+    res->time_connect = get_f64(r);
+    res->time_tls = get_f64(r);
+    res->time_ttfb = get_f64(r);
+    res->time_total = get_f64(r);
+    double start = get_f64(r), end = get_f64(r);
+    res->start = start > 0 ? start - t0 : 0;
+    res->end = end > 0 ? end - t0 : 0;
+    res->worker = i * 1000000 + (int)get_u32(r);
+    enum crawl_fail fail = (enum crawl_fail)get_u32(r);
+    char *error = get_bytes(r, NULL);
+    res->nlinks = (size_t)get_u64(r);
+    uint32_t nx = get_u32(r);
+    if (!r->bad && nx > 0 && nx <= r->n / 8 &&
+        (res->extracts = calloc(nx, sizeof *res->extracts))) {
+        for (uint32_t k = 0; k < nx && !r->bad; k++, res->nextracts++) {
+            res->extracts[k].name = get_bytes(r, NULL);
+            res->extracts[k].value = get_bytes(r, NULL);
+        }
+    }
+    uint32_t nl = get_u32(r);
+    if (!r->bad && nl > 0 && nl <= r->n / 4 && (j->links = calloc(nl, sizeof *j->links))) {
+        for (uint32_t k = 0; k < nl && !r->bad; k++) {
+            char *l = get_bytes(r, NULL);
+            if (l)
+                j->links[j->nlinks++] = l;
+        }
+    }
+    free(j->body);
+    j->body = get_bytes(r, &j->body_len);
+    uint64_t conns = get_u64(r);
+    if (fail != CRAWL_FAIL_NONE || error)
+        crawl_result_set_error(res, fail, error ? error : crawl_fail_name(fail));
+    free(error);
+    if (r->bad && res->fail == CRAWL_FAIL_NONE)
+        crawl_result_set_error(res, CRAWL_FAIL_OTHER, "out of memory");
+    crawl_count_conns(P->c, (long)conns);
+    slot_free(P, id);
+    P->p[i].in_flight--;
+    P->in_flight--;
+    crawl_done(P->c, j);
+}
+
+/* Reads what worker i sent and acts on every whole frame. */
+static void proc_read(struct procs *P, int i)
+{
+    struct proc *p = &P->p[i];
+    ssize_t got = fill_from(p->fd, &p->in);
+    if (got == 0 || (got < 0 && got != -EINTR && got != -EAGAIN)) {
+        proc_lost(P, i);
+        return;
+    }
+    size_t at = 0;
+    struct rd r;
+    char type;
+    while (p->fd >= 0 && frame_next(&p->in, &at, &r, &type)) {
+        if (type == MSG_RESULT) {
+            take_result(P, i, &r);
+        } else if (type == MSG_WARN) {
+            char *msg = get_bytes(&r, NULL);
+            if (msg)
+                crawl_warn_once(P->c, "%s", msg);
+            free(msg);
+        } else if (type == MSG_END) {
+            p->threads = (int)get_u32(&r);
+            p->ended = 1;
+        }
+    }
+    frames_taken(&p->in, at);
+}
+
+/* Says in buf how process pid ended (it is reaped here). */
+static void reap(pid_t pid, int ended, char *buf, size_t n)
+{
+    int st = 0;
+    if (!ended)
+        kill(pid, SIGKILL);     /* dying anyway: its socket is closed */
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(st))
+        snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else if (WIFEXITED(st) && !ended)
+        snprintf(buf, n, "exited with status %d", WEXITSTATUS(st));
+    else
+        snprintf(buf, n, "ended");
+}
+
+/* Worker i's socket closed: it ended or died. Its jobs still out are given
+ * once to another worker, or failed with the reason. */
+static void proc_lost(struct procs *P, int i)
+{
+    struct proc *p = &P->p[i];
+    if (p->fd < 0)
+        return;
+    close(p->fd);
+    p->fd = -1;
+    P->alive--;
+    char how[96];
+    reap(p->pid, p->ended, how, sizeof how);
+    p->pid = 0;
+    if (p->in_flight == 0)
+        return;
+    int cancelled = crawl_is_cancelled(P->c);
+    if (!cancelled)
+        crawl_warn(P->c, "worker process %d %s with %zu URLs in flight: %s", i, how,
+                   p->in_flight, P->alive ? "they go to another worker" : "no worker is left");
+    for (size_t id = 0; id < P->nslots; id++) {
+        struct slot *s = &P->slots[id];
+        if (!s->job || s->proc != i)
+            continue;
+        struct crawl_job *job = s->job;
+        p->in_flight--;
+        P->in_flight--;
+        s->proc = -1;
+        if (!cancelled && s->reruns == 0) {
+            s->reruns = 1;
+            if (dispatch(P, id) == 0)
+                continue;
+        }
+        slot_free(P, id);
+        if (cancelled)
+            crawl_fail(P->c, job, CRAWL_FAIL_CANCELLED, "%s", crawl_cancel_text(P->c));
+        else
+            crawl_fail(P->c, job, CRAWL_FAIL_OTHER, "worker process %d %s while fetching it",
+                       i, how);
+    }
+}
+
+/* Forks worker i. Returns 0 or -errno. */
+static int proc_start(struct procs *P, int i, int limit)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return -errno;
+    pid_t coordinator = getpid();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(sv[0]);
+        close(sv[1]);
+        return -e;
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        for (int k = 0; k < i; k++)
+            if (P->p[k].fd >= 0)
+                close(P->p[k].fd);
+        close(P->wake[0]);
+        close(P->wake[1]);
+        worker_main(P->c, i, sv[1], limit, coordinator);
+    }
+    close(sv[1]);
+    P->p[i].pid = pid;
+    P->p[i].fd = sv[0];
+    P->alive++;
+    return 0;
+}
+
+/* Tells every worker the crawl is cancelled, and that no job follows. */
+static void cancel_all(struct procs *P)
+{
+    frame_begin(&P->out, MSG_CANCEL);
+    put_u32(&P->out, (uint32_t)crawl_is_cancelled(P->c));
+    frame_end(&P->out);
+    for (int i = 0; i < P->n; i++)
+        if (P->p[i].fd >= 0) {
+            send_all(P->p[i].fd, &P->out);
+            shutdown(P->p[i].fd, SHUT_WR);
+        }
+}
+
+static int online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+static void procs_free(struct procs *P)
+{
+    for (int i = 0; i < P->n; i++) {
+        if (P->p[i].fd >= 0) {
+            close(P->p[i].fd);
+            char how[96];
+            reap(P->p[i].pid, P->p[i].ended, how, sizeof how);
+        }
+        sb_free(&P->p[i].in);
+    }
+    free(P->p);
+    free(P->slots);
+    free(P->host_key);
+    free(P->host_owner);
+    sb_free(&P->out);
+    if (P->wake[0] >= 0) {
+        close(P->wake[0]);
+        close(P->wake[1]);
+    }
+}
+
+static int procs_run(struct crawl *c)
+{
+    const struct crawl_opts *o = crawl_options(c);
+    struct procs P;
+    memset(&P, 0, sizeof P);
+    P.c = c;
+    P.n = o->procs > 0 ? o->procs : online_cpus();
+    P.free_slot = (size_t)-1;
+    P.page_kb = sysconf(_SC_PAGESIZE) / 1024;
+    P.wake[0] = P.wake[1] = -1;
+    int rc = 0;
+    if (pipe2(P.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+        P.wake[0] = P.wake[1] = -1;
+        return -errno;
+    }
+    if (!(P.p = calloc((size_t)P.n, sizeof *P.p))) {
+        procs_free(&P);
+        return CRAWL_ENOMEM;
+    }
+    for (int i = 0; i < P.n; i++)
+        P.p[i].fd = -1;
+    int limit = crawl_limit(c);
+    for (int i = 0; i < P.n; i++)
+        if ((rc = proc_start(&P, i, limit)) != 0)
+            break;
+    if (P.alive == 0) {
+        procs_free(&P);
+        return rc ? rc : CRAWL_ETHREAD;
+    }
+    if (rc != 0)
+        crawl_warn_once(c, "only %d of %d worker processes could be started: %s", P.alive,
+                        P.n, crawl_strerror(rc));
+    rc = 0;
+    crawl_on_queue(c, procs_wake, &P);
+    struct pollfd *pfd = calloc((size_t)P.n + 1, sizeof *pfd);
+    if (!pfd) {
+        crawl_cancel(c, CRAWL_CANCEL_OUTPUT);
+        rc = CRAWL_ENOMEM;
+    }
+    int over = 0, told = 0;
+    double cancel_at = 0;
+    while (pfd) {
+        int idle = 0;
+        while (!over && !told && (limit == 0 || P.in_flight < (size_t)limit)) {
+            struct crawl_job *job;
+            int n = crawl_next(c, &job, 0);
+            if (n == 1) {
+                give(&P, job);
+                continue;
+            }
+            if (n == 0)
+                over = 1;
+            else
+                idle = P.in_flight == 0;    /* only a host's --delay holds jobs */
+            break;
+        }
+        if (!told && (over || crawl_is_cancelled(c))) {
+            sample_rss(&P, 1);
+            /* Nothing more to give: the workers end once their jobs are
+             * back (at once, when cancelled). */
+            if (crawl_is_cancelled(c)) {
+                cancel_all(&P);
+                cancel_at = crawl_now();
+            } else {
+                for (int i = 0; i < P.n; i++)
+                    if (P.p[i].fd >= 0)
+                        shutdown(P.p[i].fd, SHUT_WR);
+            }
+            told = 1;
+        }
+        if (P.alive == 0)
+            break;
+        if (cancel_at > 0 && crawl_now() - cancel_at > CANCEL_GRACE)
+            for (int i = 0; i < P.n; i++)
+                if (P.p[i].fd >= 0)
+                    proc_lost(&P, i);
+        int np = 0;
+        pfd[np++] = (struct pollfd){ .fd = P.wake[0], .events = POLLIN };
+        int map[256 + 1];
+        for (int i = 0; i < P.n && np <= 256; i++)
+            if (P.p[i].fd >= 0) {
+                map[np] = i;
+                pfd[np++] = (struct pollfd){ .fd = P.p[i].fd, .events = POLLIN };
+            }
+        int ready = poll(pfd, (nfds_t)np, idle ? 5 : (int)(RSS_EVERY * 1000));
+        sample_rss(&P, 0);
+        if (ready <= 0)
+            continue;
+        if (pfd[0].revents) {
+            char buf[64];
+            while (read(P.wake[0], buf, sizeof buf) > 0)
+                ;
+        }
+        for (int k = 1; k < np; k++)
+            if (pfd[k].revents)
+                proc_read(&P, map[k]);
+    }
+    free(pfd);
+    crawl_on_queue(c, NULL, NULL);
+    sample_rss(&P, 1);
+    /* Jobs never handed back (no worker left to run them) are failed. */
+    for (size_t id = 0; id < P.nslots; id++)
+        if (P.slots[id].job) {
+            struct crawl_job *job = P.slots[id].job;
+            slot_free(&P, id);
+            crawl_fail(c, job, CRAWL_FAIL_OTHER, "no worker process left");
+        }
+    int threads = 1;
+    for (int i = 0; i < P.n; i++)
+        threads += P.p[i].threads;
+    crawl_set_threads(c, threads);
+    crawl_set_rss_peak(c, P.rss_peak_kb);
+    procs_free(&P);
+    return rc;
+}
+
+const struct crawl_backend crawl_backend_procs = {
+    .name = "procs",
+    .summary = "worker processes (--procs), each running the coro model, hosts shared out",
+    .default_concurrency = 0,
+    .fds_per_transfer = 1,      /* a worker's socket; the workers have limits of their own */
+    .run = procs_run,
+};
