@@ -120,7 +120,7 @@ sanitize: deps
 # ThreadSanitizer: the unit tests and the end-to-end tests of the models.
 tsan: deps
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SAN=thread CFLAGS="-O1 -g" all units
-	$(Q)BUILD=build/tsan TESTS="crawl hardening compare stream" TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" tests/run.sh
+	$(Q)BUILD=build/tsan TESTS="crawl hardening compare stream" TSAN_OPTIONS="halt_on_error=1 die_after_fork=0 $(TSAN_OPTIONS)" tests/run.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
