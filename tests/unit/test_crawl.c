@@ -295,6 +295,76 @@ static void test_lists_are_read_as_the_crawl_needs_them(void **state)
     t_free(t);
 }
 
+struct relayed {
+    uint64_t id;
+    enum crawl_job_kind kind;
+    size_t nlinks;
+    enum crawl_fail fail;
+    char body[32];
+};
+static struct relayed relayed[16];
+static size_t nrelayed;
+
+static void keep_relay(struct crawl *c, struct crawl_job *j, void *data)
+{
+    struct relayed *r = &relayed[nrelayed++];
+    r->id = j->seq;
+    r->kind = j->kind;
+    r->nlinks = j->nlinks;
+    r->fail = j->res.fail;
+    snprintf(r->body, sizeof r->body, "%s", j->body ? j->body : "");
+}
+
+static int run_nothing(struct crawl *c)
+{
+    return 0;
+}
+
+static void test_a_relay_gets_every_job_whole_and_applies_no_rules(void **state)
+{
+    static const struct crawl_backend idle = {
+        .name = "idle", .fds_per_transfer = 1, .run = run_nothing,
+    };
+    struct t *t = t_new(follow2);
+    crawl_set_relay(&t->c, keep_relay, NULL);
+    assert_int_equal(crawl_push_job(&t->c, JOB_ROBOTS, "http://a.test/robots.txt", 0, 7), 0);
+    assert_int_equal(crawl_push_job(&t->c, JOB_PAGE, "http://a.test/x", 1, 8), 0);
+    /* The same URL again: de-duplication is the coordinator's. */
+    assert_int_equal(crawl_push_job(&t->c, JOB_PAGE, "http://a.test/x", 1, 9), 0);
+    struct crawl_job *j = take(t, "http://a.test/robots.txt");
+    assert_int_equal(j->kind, JOB_ROBOTS);
+    j->body = strdup("User-agent: *");
+    j->body_len = strlen(j->body);
+    crawl_done(&t->c, j);
+    j = take(t, "http://a.test/x");
+    assert_int_equal(j->seq, 8);           /* not renumbered, though discovered */
+    give_links(j, (const char *const[]){ "http://a.test/y", "http://a.test/z", NULL });
+    crawl_done(&t->c, j);
+    /* The links went to the relay, not into the queue. */
+    assert_int_equal(crawl_queued(&t->c), 1);
+    assert_int_equal(crawl_push_job(&t->c, JOB_ROBOTS, "http://b.test/robots.txt", 0, 10), 0);
+    /* Jobs that never ran reach the relay too, cancelled, robots jobs
+     * included. */
+    crawl_cancel(&t->c, CRAWL_CANCEL_SIGNAL);
+    assert_int_equal(crawl_run(&t->c, &idle), 0);
+    assert_int_equal(nrelayed, 4);
+    assert_int_equal(relayed[0].id, 7);
+    assert_string_equal(relayed[0].body, "User-agent: *");
+    assert_int_equal(relayed[1].id, 8);
+    assert_int_equal(relayed[1].nlinks, 2);
+    assert_int_equal(relayed[1].fail, CRAWL_FAIL_NONE);
+    assert_int_equal(relayed[2].id, 9);
+    assert_int_equal(relayed[2].fail, CRAWL_FAIL_CANCELLED);
+    assert_int_equal(relayed[3].id, 10);
+    assert_int_equal(relayed[3].kind, JOB_ROBOTS);
+    assert_int_equal(relayed[3].fail, CRAWL_FAIL_CANCELLED);
+    /* No row and no count of the relaying crawl's own. */
+    assert_int_equal(t->n, 0);
+    assert_int_equal(t->c.nrows, 0);
+    assert_int_equal(t->c.running, 0);
+    t_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_bad_lines_give_rows_in_their_turn_without_a_fetch),
         cmocka_unit_test(test_every_job_gives_one_row_when_threads_take_and_give_back),
         cmocka_unit_test(test_lists_are_read_as_the_crawl_needs_them),
+        cmocka_unit_test(test_a_relay_gets_every_job_whole_and_applies_no_rules),
     };
     return cmocka_run_group_tests_name("crawl", tests, NULL, NULL);
 }
