@@ -287,8 +287,10 @@ static void worker_warn(const char *msg, void *data)
 static int worker_input(struct crawl *w, size_t want, void *data)
 {
     struct worker *wk = data;
+    /* The coordinator closes its side at the end and when it cancels, so
+     * the wait is bounded only as a safeguard. */
     struct pollfd pfd = { .fd = wk->fd, .events = POLLIN };
-    int n = poll(&pfd, 1, 100);
+    int n = poll(&pfd, 1, 1000);
     if (n <= 0)
         return 1;
     ssize_t got = fill_from(wk->fd, &wk->in);
