@@ -612,6 +612,14 @@ size_t crawl_queued(struct crawl *c)
     return n;
 }
 
+int crawl_input_over(struct crawl *c)
+{
+    pthread_mutex_lock(&c->lock);
+    int over = !c->input_open;
+    pthread_mutex_unlock(&c->lock);
+    return over;
+}
+
 void crawl_get_progress(struct crawl *c, struct crawl_progress *p)
 {
     pthread_mutex_lock(&c->lock);

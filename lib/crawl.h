@@ -339,6 +339,10 @@ const char *crawl_cancel_text(struct crawl *c);
 /* Returns how many jobs are queued and not yet taken (under lock). */
 size_t crawl_queued(struct crawl *c);
 
+/* Returns 1 once the input can add no more jobs (the lists are read, or
+ * there were none), else 0: a streamed list or a relay may still add some. */
+int crawl_input_over(struct crawl *c);
+
 /* A consistent view of a running crawl's counters. */
 struct crawl_progress {
     size_t done;              /* rows written */

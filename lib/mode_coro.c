@@ -171,9 +171,11 @@ static void fill(struct loop *L);
 static void task_free(struct task *t);
 
 /* Switches to t's coroutine; when it has finished its URL, the task goes
- * back on the free list, or is freed now if no job waits for it: freed one
- * by one they fit between responses, where freeing them all at the end would
- * come after the last one. */
+ * back on the free list, or is freed now if no job waits for it and the
+ * input can bring none: freed one by one they fit between responses, where
+ * freeing them all at the end would come after the last one. While a
+ * streamed input (a relay's) may still bring jobs, the task is kept: its
+ * handle freed and made again for the next job would cost a connection. */
 static int task_resume(struct loop *L, struct task *t)
 {
     coro_resume(t->co, NULL, NULL);
@@ -182,7 +184,7 @@ static int task_resume(struct loop *L, struct task *t)
     busy_unlink(L, t);
     L->in_flight--;
     t->x.job = NULL;
-    if (crawl_queued(L->c) == 0) {
+    if (crawl_queued(L->c) == 0 && crawl_input_over(L->c)) {
         task_free(t);
         return 0;
     }
@@ -295,6 +297,13 @@ static struct shard *shard_new(struct loop *L)
     curl_multi_setopt(sh->multi, CURLMOPT_SOCKETDATA, sh);
     curl_multi_setopt(sh->multi, CURLMOPT_TIMERFUNCTION, on_timer_set);
     curl_multi_setopt(sh->multi, CURLMOPT_TIMERDATA, sh);
+    /* libcurl keeps 4 idle connections per transfer in the multi handle,
+     * counted when one is returned: when the transfers in flight dip (a
+     * relay's jobs come as the coordinator sends them), it closes the
+     * connections the next ones will want. With a limit, as many as the
+     * limit are kept. */
+    if (L->limit > 0)
+        curl_multi_setopt(sh->multi, CURLMOPT_MAXCONNECTS, (long)L->limit);
     ev_timer_init(&sh->timer, on_timer, 0., 0.);
     sh->next = L->shards;
     L->shards = sh;

@@ -9,12 +9,12 @@ list() {
 	for i in $(seq "$1"); do echo "$FIXTURE/$3/$i"; done >"$2"
 }
 
-# workers_of PID: the worker processes of crawl PID, once they are up.
+# workers_of PID N: the worker processes of crawl PID, once N are up.
 workers_of() {
 	local w
 	for _ in $(seq 100); do
 		w=$(pgrep -P "$1" | tr '\n' ' ')
-		[ -n "$w" ] && break
+		[ "$(wc -w <<<"$w")" -ge "$2" ] && break
 		sleep 0.05
 	done
 	echo "$w"
@@ -64,7 +64,7 @@ workers_of() {
 	"$CRAWL" --mode=procs --procs 2 --format=jsonl -o "$out" "$BATS_TEST_TMPDIR/l.txt" \
 		2>"$BATS_TEST_TMPDIR/err" &
 	pid=$!
-	w=$(workers_of $pid)
+	w=$(workers_of $pid 2)
 	[ "$(wc -w <<<"$w")" -eq 2 ]
 	sleep 0.4
 	kill -KILL ${w%% *}
@@ -81,7 +81,7 @@ workers_of() {
 	"$CRAWL" --mode=procs --procs 2 -c 10 --format=jsonl -o "$out" "$BATS_TEST_TMPDIR/l.txt" \
 		2>"$BATS_TEST_TMPDIR/err" &
 	pid=$!
-	w=$(workers_of $pid)
+	w=$(workers_of $pid 2)
 	sleep 0.3
 	kill -KILL $w
 	rc=0
@@ -101,7 +101,7 @@ workers_of() {
 	list 20 "$BATS_TEST_TMPDIR/l.txt" "delay/5000/k"
 	"$CRAWL" --mode=procs --procs 2 -q "$BATS_TEST_TMPDIR/l.txt" 2>/dev/null &
 	pid=$!
-	w=$(workers_of $pid)
+	w=$(workers_of $pid 2)
 	[ -n "$w" ]
 	kill -KILL $pid
 	wait $pid || true
@@ -120,7 +120,7 @@ workers_of() {
 	"$CRAWL" --mode=procs --procs 2 --format=jsonl -o "$out" "$BATS_TEST_TMPDIR/l.txt" \
 		"$FIXTURE/bytes/5" 2>/dev/null &
 	pid=$!
-	workers_of $pid >/dev/null
+	workers_of $pid 2 >/dev/null
 	sleep 0.5
 	kill -INT $pid
 	rc=0
