@@ -80,20 +80,22 @@ static void put_str(struct strbuf *b, const char *s)
     put_bytes(b, s, s ? strlen(s) : 0);
 }
 
-/* Starts a frame of type t in b (emptied); frame_end fills in its length. */
-static void frame_begin(struct strbuf *b, char t)
+/* Starts a frame of type t at the end of b; returns where it starts, for
+ * frame_end, which fills in its length. */
+static size_t frame_begin(struct strbuf *b, char t)
 {
-    sb_reset(b);
+    size_t at = b->len;
     put_u32(b, 0);
     sb_addc(b, t);
+    return at;
 }
 
-static int frame_end(struct strbuf *b)
+static int frame_end(struct strbuf *b, size_t at)
 {
-    if (b->nomem || b->len - 4 > UINT32_MAX)
+    if (b->nomem || b->len - at - 4 > UINT32_MAX)
         return CRAWL_ENOMEM;
-    uint32_t n = (uint32_t)(b->len - 4);
-    memcpy(b->data, &n, sizeof n);
+    uint32_t n = (uint32_t)(b->len - at - 4);
+    memcpy(b->data + at, &n, sizeof n);
     return 0;
 }
 
@@ -222,8 +224,9 @@ struct worker {
  * nobody. The lock is held. */
 static void worker_send(struct worker *wk)
 {
-    if (frame_end(&wk->out) != 0 || send_all(wk->fd, &wk->out) != 0)
+    if (frame_end(&wk->out, 0) != 0 || send_all(wk->fd, &wk->out) != 0)
         crawl_cancel(wk->w, CRAWL_CANCEL_OUTPUT);
+    sb_reset(&wk->out);
 }
 
 /* The relay: every job the worker's crawl hands back goes to the
@@ -238,6 +241,7 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     double t0 = crawl_started(w);
     pthread_mutex_lock(&wk->lock);
     struct strbuf *b = &wk->out;
+    sb_reset(b);
     frame_begin(b, MSG_RESULT);
     put_u64(b, j->seq);
     put_str(b, r->final_url);
@@ -275,6 +279,7 @@ static void worker_warn(const char *msg, void *data)
 {
     struct worker *wk = data;
     pthread_mutex_lock(&wk->lock);
+    sb_reset(&wk->out);
     frame_begin(&wk->out, MSG_WARN);
     put_str(&wk->out, msg);
     worker_send(wk);
@@ -363,6 +368,7 @@ static void worker_main(struct crawl *c, int idx, int fd, int limit, pid_t coord
         struct crawl_summary s;
         crawl_get_summary(wk.w, &s);
         pthread_mutex_lock(&wk.lock);
+        sb_reset(&wk.out);
         frame_begin(&wk.out, MSG_END);
         put_u32(&wk.out, (uint32_t)s.threads + 1);     /* its loops and the reader */
         worker_send(&wk);
@@ -381,6 +387,7 @@ struct proc {
     size_t in_flight;       /* jobs it has */
     int threads;
     struct strbuf in;
+    struct strbuf out;      /* job frames not yet sent (flush) */
 };
 
 struct slot {
@@ -400,7 +407,6 @@ struct procs {
     uint64_t *host_key;         /* host hash -> owning worker, open addressing */
     int *host_owner;
     size_t host_cap, host_n;
-    struct strbuf out;
     int wake[2];                /* crawl_on_queue: a streamed job came in */
     long rss_peak_kb;
     double rss_at;
@@ -548,29 +554,50 @@ static void slot_free(struct procs *P, size_t id)
 
 static void proc_lost(struct procs *P, int i);
 
-/* Sends the job in slot id to the worker that owns its host. Returns 0, or
- * -1 when no worker is alive (the slot is then still the caller's). */
+/* Queues the job in slot id for the worker that owns its host; flush
+ * sends it. Returns 0, or -1 when no worker is alive or memory is short
+ * (the slot is then still the caller's). */
 static int dispatch(struct procs *P, size_t id)
 {
     struct crawl_job *job = P->slots[id].job;
-    for (;;) {
-        int i = pick(P, job->url);
-        if (i < 0)
-            return -1;
-        frame_begin(&P->out, MSG_JOB);
-        put_u64(&P->out, id);
-        put_u32(&P->out, (uint32_t)job->kind);
-        put_u32(&P->out, (uint32_t)job->depth);
-        put_str(&P->out, job->url);
-        if (frame_end(&P->out) != 0)
-            return -1;
-        if (send_all(P->p[i].fd, &P->out) == 0) {
-            P->slots[id].proc = i;
-            P->p[i].in_flight++;
-            P->in_flight++;
-            return 0;
+    int i = pick(P, job->url);
+    if (i < 0)
+        return -1;
+    struct strbuf *b = &P->p[i].out;
+    size_t at = frame_begin(b, MSG_JOB);
+    put_u64(b, id);
+    put_u32(b, (uint32_t)job->kind);
+    put_u32(b, (uint32_t)job->depth);
+    put_str(b, job->url);
+    if (frame_end(b, at) != 0) {
+        b->len = at;
+        b->nomem = 0;
+        return -1;
+    }
+    P->slots[id].proc = i;
+    P->p[i].in_flight++;
+    P->in_flight++;
+    return 0;
+}
+
+/* Sends every worker the jobs queued for it, one write a worker. A worker
+ * whose socket is gone is lost (its jobs, these among them, go to others,
+ * and are sent in the next round). */
+static void flush(struct procs *P)
+{
+    for (int again = 1; again;) {
+        again = 0;
+        for (int i = 0; i < P->n; i++) {
+            struct proc *p = &P->p[i];
+            if (p->fd < 0 || p->out.len == 0)
+                continue;
+            int rc = send_all(p->fd, &p->out);
+            sb_reset(&p->out);
+            if (rc != 0) {
+                proc_lost(P, i);
+                again = 1;
+            }
         }
-        proc_lost(P, i);        /* its socket is gone: try the next owner */
     }
 }
 
@@ -766,14 +793,17 @@ static int proc_start(struct procs *P, int i, int limit)
 /* Tells every worker the crawl is cancelled, and that no job follows. */
 static void cancel_all(struct procs *P)
 {
-    frame_begin(&P->out, MSG_CANCEL);
-    put_u32(&P->out, (uint32_t)crawl_is_cancelled(P->c));
-    frame_end(&P->out);
     for (int i = 0; i < P->n; i++)
         if (P->p[i].fd >= 0) {
-            send_all(P->p[i].fd, &P->out);
-            shutdown(P->p[i].fd, SHUT_WR);
+            struct strbuf *b = &P->p[i].out;
+            size_t at = frame_begin(b, MSG_CANCEL);
+            put_u32(b, (uint32_t)crawl_is_cancelled(P->c));
+            frame_end(b, at);
         }
+    flush(P);
+    for (int i = 0; i < P->n; i++)
+        if (P->p[i].fd >= 0)
+            shutdown(P->p[i].fd, SHUT_WR);
 }
 
 static int online_cpus(void)
@@ -791,12 +821,12 @@ static void procs_free(struct procs *P)
             reap(P->p[i].pid, P->p[i].ended, how, sizeof how);
         }
         sb_free(&P->p[i].in);
+        sb_free(&P->p[i].out);
     }
     free(P->p);
     free(P->slots);
     free(P->host_key);
     free(P->host_owner);
-    sb_free(&P->out);
     if (P->wake[0] >= 0) {
         close(P->wake[0]);
         close(P->wake[1]);
@@ -859,6 +889,7 @@ static int procs_run(struct crawl *c)
                 idle = P.in_flight == 0;    /* only a host's --delay holds jobs */
             break;
         }
+        flush(&P);
         if (!told && (over || crawl_is_cancelled(c))) {
             sample_rss(&P, 1);
             /* Nothing more to give: the workers end once their jobs are
