@@ -116,7 +116,7 @@ static const char usage_text[] =
 "Exit status: 0 when every URL succeeded, 1 when any failed, 2 for usage and\n"
 "input errors, 23 when the output could not be written (the crawl stops),\n"
 "141 when the reader of the output went away (quietly), 130 when\n"
-"interrupted.\n";
+"interrupted (SIGINT), 143 when terminated (SIGTERM).\n";
 
 static void usage(FILE *out)
 {
