@@ -107,8 +107,7 @@ static const char usage_text[] =
 "      --repeat=N         run each model N times; report the median\n"
 "\n"
 "  -h, --help             this text\n"
-"  -V, --version          the versions of crawl and of the libcurl, libev\n"
-"                         and libxml2 it runs with\n"
+"  -V, --version          the versions of crawl, libcurl, libev and libxml2\n"
 "\n"
 "Input lines: one URL a line; blank lines and lines starting with # are\n"
 "skipped. A line that is not an http or https URL is reported on stderr as\n"
@@ -454,6 +453,7 @@ static void compile_rules(struct cli *cli)
 static void parse_args(struct cli *cli, int argc, char **argv)
 {
     static char all_modes[256];
+    char version[256];
     int ch;
 
     crawl_opts_init(&cli->opts);
@@ -469,11 +469,9 @@ static void parse_args(struct cli *cli, int argc, char **argv)
         case 'h':
             usage(stdout);
             exit(0);
-        case 'V': {
-            char line[256];
-            printf("%s\n", crawl_version_line(line, sizeof line));
+        case 'V':
+            puts(crawl_version_line(version, sizeof version));
             exit(0);
-        }
         case ':':
             if (optopt > 0 && optopt < 256)
                 die_usage("-%c: needs a value", optopt);
