@@ -7,6 +7,10 @@
 #   make demo       install missing Debian packages, run the article experiment
 #   make sanitize   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan       the threaded end-to-end tests under ThreadSanitizer
+#   make install    crawl, the fixture server (as crawl-fixture-server), their
+#                   manual pages and the shell completions under $(PREFIX)
+#                   (default /usr/local), staged under $(DESTDIR) if set
+#   make uninstall  removes exactly what make install put there
 #   make clean
 
 BUILD   ?= build
@@ -51,7 +55,7 @@ endif
 
 .SECONDARY:
 
-.PHONY: all deps check check-run units demo sanitize tsan clean fuzz bench
+.PHONY: all deps check check-run units demo sanitize tsan clean fuzz bench install uninstall
 
 all: $(PROGS)
 
@@ -157,6 +161,36 @@ fuzz: deps
 		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
 			-artifact_prefix=build/fuzz/crash-$$name- $$corpus 2>&1 | tail -12 || exit 1; \
 	done
+
+# Where make install puts things: the usual names, so that a packager can
+# move any of them (make install PREFIX=/usr DESTDIR=$PWD/stage).
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+MAN1DIR     ?= $(PREFIX)/share/man/man1
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+INSTALL     ?= install
+
+# Every file make install writes, and so every file make uninstall removes.
+# The fixture server gets crawl's prefix: "fixture-server" alone says
+# nothing in a shared bin directory.
+INSTALLED := $(BINDIR)/crawl $(BINDIR)/crawl-fixture-server \
+	$(MAN1DIR)/crawl.1 $(MAN1DIR)/crawl-fixture-server.1 \
+	$(BASHCOMPDIR)/crawl $(ZSHCOMPDIR)/_crawl
+
+install: all
+	$(INSTALL) -m 755 -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MAN1DIR)" \
+		"$(DESTDIR)$(BASHCOMPDIR)" "$(DESTDIR)$(ZSHCOMPDIR)"
+	$(INSTALL) -m 755 $(BUILD)/crawl "$(DESTDIR)$(BINDIR)/crawl"
+	$(INSTALL) -m 755 $(BUILD)/fixture-server "$(DESTDIR)$(BINDIR)/crawl-fixture-server"
+	$(INSTALL) -m 644 doc/crawl.1 "$(DESTDIR)$(MAN1DIR)/crawl.1"
+	$(INSTALL) -m 644 doc/crawl-fixture-server.1 "$(DESTDIR)$(MAN1DIR)/crawl-fixture-server.1"
+	$(INSTALL) -m 644 completion/crawl.bash "$(DESTDIR)$(BASHCOMPDIR)/crawl"
+	$(INSTALL) -m 644 completion/_crawl "$(DESTDIR)$(ZSHCOMPDIR)/_crawl"
+
+# Only the files: the directories may hold other programs' files.
+uninstall:
+	rm -f $(foreach f,$(INSTALLED),"$(DESTDIR)$(f)")
 
 clean:
 	rm -rf build

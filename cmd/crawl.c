@@ -98,7 +98,8 @@ static const char usage_text[] =
 "  -q, --quiet            only the summary: the Use time line (with --mode=all\n"
 "                         the comparison table)\n"
 "      --progress         a live progress line on stderr (default when\n"
-"                         stderr is a terminal); --no-progress turns it off\n"
+"                         stderr is a terminal)\n"
+"      --no-progress      no progress line, even on a terminal\n"
 "\n"
 "Comparing (--mode=all):\n"
 "      --modes=LIST       the models to compare, comma-separated\n"
@@ -106,7 +107,7 @@ static const char usage_text[] =
 "      --repeat=N         run each model N times; report the median\n"
 "\n"
 "  -h, --help             this text\n"
-"  -V, --version          the version of crawl and of libcurl\n"
+"  -V, --version          the versions of crawl, libcurl, libev and libxml2\n"
 "\n"
 "Input lines: one URL a line; blank lines and lines starting with # are\n"
 "skipped. A line that is not an http or https URL is reported on stderr as\n"
@@ -115,7 +116,7 @@ static const char usage_text[] =
 "Exit status: 0 when every URL succeeded, 1 when any failed, 2 for usage and\n"
 "input errors, 23 when the output could not be written (the crawl stops),\n"
 "141 when the reader of the output went away (quietly), 130 when\n"
-"interrupted.\n";
+"interrupted (SIGINT), 143 when terminated (SIGTERM).\n";
 
 static void usage(FILE *out)
 {
@@ -452,6 +453,7 @@ static void compile_rules(struct cli *cli)
 static void parse_args(struct cli *cli, int argc, char **argv)
 {
     static char all_modes[256];
+    char version[256];
     int ch;
 
     crawl_opts_init(&cli->opts);
@@ -468,8 +470,7 @@ static void parse_args(struct cli *cli, int argc, char **argv)
             usage(stdout);
             exit(0);
         case 'V':
-            printf("crawl %s (libcurl %s)\n", CRAWL_VERSION,
-                   curl_version_info(CURLVERSION_NOW)->version);
+            puts(crawl_version_line(version, sizeof version));
             exit(0);
         case ':':
             if (optopt > 0 && optopt < 256)

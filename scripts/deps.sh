@@ -30,6 +30,9 @@ need time                 test -x /usr/bin/time
 need valgrind             have_cmd valgrind
 need openssl              have_cmd openssl
 need nghttp2-server       test -x /usr/sbin/nghttpd
+need groff-base           have_cmd groff
+need man-db               have_cmd man
+need zsh                  have_cmd zsh
 for extra in "$@"; do
 	case $extra in
 	*=*) pkg=${extra%%=*}; cmd=${extra#*=}; need "$pkg" have_cmd "$cmd" ;;

@@ -352,7 +352,16 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 	run "$CRAWL" --version
 	[ "$status" -eq 0 ]
-	[[ "$output" =~ ^crawl\ [0-9] ]]
+	[[ "$output" =~ ^crawl\ [0-9]+\.[0-9]+\.[0-9]+\ \(libcurl\ [0-9.]+,\ libev\ [0-9]+\.[0-9]+,\ libxml2\ [0-9]+\.[0-9]+\.[0-9]+\)$ ]]
+}
+
+@test "--version gives the versions of the libcurl, libev and libxml2 installed" {
+	run "$CRAWL" --version
+	[ "$status" -eq 0 ]
+	ev=$(awk '$2 == "EV_VERSION_MAJOR" { a = $3 } $2 == "EV_VERSION_MINOR" { b = $3 } END { print a "." b }' /usr/include/ev.h)
+	grep -qF "libcurl $(pkg-config --modversion libcurl)," <<<"$output"
+	grep -qF "libev $ev," <<<"$output"
+	grep -qF "libxml2 $(pkg-config --modversion libxml-2.0))" <<<"$output"
 }
 
 @test "an empty list gives an empty table and exit 0" {
