@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -23,6 +24,7 @@
 #include "crawl.h"
 #include "fetch.h"
 #include "html.h"
+#include "progress.h"
 #include "report.h"
 #include "urllist.h"
 
@@ -526,71 +528,6 @@ static struct urllist *open_inputs(struct cli *cli, struct crawl *c)
     return l;
 }
 
-/* The live progress line: a thread of the CLI's that samples the core's
- * counters, so that no model needs to know about it. */
-struct progress {
-    struct crawl *c;
-    pthread_t tid;
-    pthread_mutex_t lock;
-    pthread_cond_t stop_cond;
-    int stop;
-};
-
-static void progress_line(struct crawl *c)
-{
-    struct crawl_progress p;
-    crawl_get_progress(c, &p);
-    if (p.elapsed <= 0)
-        return;     /* the crawl has not started */
-    char total[32] = "";
-    if (p.total)
-        snprintf(total, sizeof total, "/%zu", p.total);
-    fprintf(stderr, "\r%zu%s done, %zu in flight, %zu queued, %zu failed, %.0f/s, %.1fs\033[K",
-            p.done, total, p.running, p.queued, p.failed, (double)p.done / p.elapsed,
-            p.elapsed);
-}
-
-static void *progress_main(void *arg)
-{
-    struct progress *p = arg;
-    pthread_mutex_lock(&p->lock);
-    while (!p->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 200 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&p->stop_cond, &p->lock, &ts);
-        if (!p->stop)
-            progress_line(p->c);
-    }
-    pthread_mutex_unlock(&p->lock);
-    fputs("\r\033[K", stderr);
-    return NULL;
-}
-
-static int progress_start(struct progress *p, struct crawl *c)
-{
-    memset(p, 0, sizeof *p);
-    p->c = c;
-    pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->stop_cond, NULL);
-    return pthread_create(&p->tid, NULL, progress_main, p);
-}
-
-static void progress_stop(struct progress *p)
-{
-    pthread_mutex_lock(&p->lock);
-    p->stop = 1;
-    pthread_cond_signal(&p->stop_cond);
-    pthread_mutex_unlock(&p->lock);
-    pthread_join(p->tid, NULL);
-    pthread_cond_destroy(&p->stop_cond);
-    pthread_mutex_destroy(&p->lock);
-}
-
 static _Atomic(struct crawl *) the_crawl;
 static _Atomic(struct report *) the_report;
 /* Set from signal handlers, which run on whichever thread the signal hits:
@@ -687,14 +624,21 @@ static int output_status(int err)
     return EXIT_OUTPUT;
 }
 
-/* Runs the loaded crawl c through b, with the progress line if asked, and
- * writes its report to fd as it goes. Returns the exit status. */
-static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backend *b,
-                     int fd, enum crawl_format fmt, int quiet)
+/* Whether to draw the progress line. */
+static int want_progress(const struct cli *cli)
 {
-    struct progress prog;
+    return cli->progress == 1 || (cli->progress == -1 && isatty(2));
+}
+
+/* Runs the loaded crawl c through b, publishing its counters in live (the
+ * progress line's, drawn here when draw is set, else by whoever shares
+ * live), and writes its report to fd as it goes. Returns the exit status. */
+static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backend *b,
+                     int fd, enum crawl_format fmt, int quiet, struct crawl_live *live,
+                     int draw)
+{
+    struct progress *prog = NULL;
     struct report *rep;
-    int show_progress = cli->progress == 1 || (cli->progress == -1 && isatty(2));
 
     int rrc = report_new(&rep, fd, fmt, cli->order, quiet, FLUSH_MS, output_failed, c);
     if (rrc < 0) {
@@ -708,15 +652,16 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     atomic_store(&the_crawl, c);
     if (atomic_load(&interrupted))
         crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
-    if (show_progress && progress_start(&prog, c) != 0)
-        show_progress = 0;
+    crawl_set_live(c, live);
+    if (draw && live)
+        prog = progress_start(live, STDERR_FILENO);
     if (cli->opts.deadline > 0)
         deadline_set(cli->opts.deadline);
     int rc = crawl_run(c, b);
     if (cli->opts.deadline > 0)
         deadline_set(0);
-    if (show_progress)
-        progress_stop(&prog);
+    progress_stop(prog);
+    crawl_set_live(c, NULL);
     atomic_store(&the_crawl, NULL);
     if (rc < 0)
         fprintf(stderr, "crawl: %s: %s\n", b->name, crawl_strerror(rc));
@@ -740,9 +685,11 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
 
 static int run_one(struct cli *cli, struct crawl *c)
 {
+    static struct crawl_live live;
     int fd = open_output(cli);
+    int draw = want_progress(cli);
     int status = run_model(cli, c, crawl_backend_find(cli->mode), fd, cli->format,
-                           cli->quiet);
+                           cli->quiet, draw ? &live : NULL, draw);
     if (fd != STDOUT_FILENO && close(fd) != 0 && status != EXIT_OUTPUT)
         status = output_status(-errno);
     return status;
@@ -752,6 +699,7 @@ struct all_ctx {
     struct cli *cli;
     struct crawl *c;
     int fd;
+    struct crawl_live *live;    /* shared with the parent, which draws the line */
 };
 
 /* compare_child_fn: one model's run, in its own child process. The article
@@ -762,12 +710,13 @@ static int all_child(const struct crawl_backend *b, struct compare_run *r, void 
     int tables = !a->cli->quiet && a->cli->format == CRAWL_FMT_TABLE;
     int status;
     if (tables) {
-        status = run_model(a->cli, a->c, b, a->fd, CRAWL_FMT_TABLE, 0);
+        status = run_model(a->cli, a->c, b, a->fd, CRAWL_FMT_TABLE, 0, a->live, 0);
         if (status != EXIT_OUTPUT && status != EXIT_PIPE && write(a->fd, "\n", 1) != 1)
             status = output_status(-errno);
     } else {
         int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        status = run_model(a->cli, a->c, b, devnull >= 0 ? devnull : a->fd, CRAWL_FMT_TABLE, 1);
+        status = run_model(a->cli, a->c, b, devnull >= 0 ? devnull : a->fd, CRAWL_FMT_TABLE, 1,
+                           a->live, 0);
         if (devnull >= 0)
             close(devnull);
     }
@@ -812,9 +761,23 @@ static int run_all(struct cli *cli, struct crawl *c)
         return EXIT_FAILED;
     }
     struct all_ctx a = { .cli = cli, .c = c, .fd = fd };
+    /* The progress line is drawn here, from counters the children publish
+     * in shared memory: no measured process pays for it. */
+    struct progress *prog = NULL;
+    if (want_progress(cli)) {
+        a.live = mmap(NULL, sizeof *a.live, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                      -1, 0);
+        if (a.live == MAP_FAILED)
+            a.live = NULL;
+        else
+            prog = progress_start(a.live, STDERR_FILENO);
+    }
     struct compare_run res[16];
     double minw[16], maxw[16];
     int rc = compare_models(list, cli->repeat, all_child, &a, &interrupted, res, minw, maxw);
+    progress_stop(prog);
+    if (a.live)
+        munmap(a.live, sizeof *a.live);
     if (rc < 0) {
         fprintf(stderr, "crawl: cannot start a model's process: %s\n", strerror(-rc));
         return EXIT_FAILED;

@@ -64,6 +64,7 @@ struct crawl {
     void (*relay)(struct crawl *c, struct crawl_job *job, void *data);
     void  *relay_data;        /* a relaying crawl's one destination of every
                                * finished job (see crawl_set_relay) */
+    struct crawl_live *live;  /* where the counters are published, or NULL */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
                                * resident set, summed; 0: not measured */
 };
