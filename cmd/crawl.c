@@ -232,6 +232,12 @@ static const struct option long_opts[] = {
     {0, 0, 0, 0},
 };
 
+/* Flags that only some runs use, noted to say when one is ignored. */
+enum {
+    GIVEN_C = 1, GIVEN_LOOPS = 2, GIVEN_PROCS = 4, GIVEN_MODES = 8, GIVEN_REPEAT = 16,
+    GIVEN_INCLUDE = 32, GIVEN_EXCLUDE = 64, GIVEN_STACK = 128,
+};
+
 struct cli {
     struct crawl_opts opts;
     const char *mode;
@@ -242,6 +248,7 @@ struct cli {
     const char *output;
     int quiet;
     int progress;           /* -1 auto, 0 off, 1 on */
+    unsigned given;         /* GIVEN_* flags seen, for warn_ignored */
     char **inputs;
     int ninputs;
     const char *follow;
@@ -276,6 +283,7 @@ static int opt_fetching(struct cli *cli, int ch)
         return 1;
     case 'c':
         o->concurrency = (int)parse_long("--concurrency", optarg, 1, 1000000);
+        cli->given |= GIVEN_C;
         return 1;
     case OPT_TIMEOUT:
         o->timeout = parse_seconds("--timeout", optarg);
@@ -328,12 +336,15 @@ static int opt_fetching(struct cli *cli, int ch)
     }
     case OPT_STACK_SIZE:
         o->stack_size = (size_t)parse_size("--stack-size", optarg, 16 * 1024);
+        cli->given |= GIVEN_STACK;
         return 1;
     case OPT_LOOPS:
         o->loops = (int)parse_long("--loops", optarg, 1, 256);
+        cli->given |= GIVEN_LOOPS;
         return 1;
     case OPT_PROCS:
         o->procs = (int)parse_long("--procs", optarg, 1, 256);
+        cli->given |= GIVEN_PROCS;
         return 1;
     case OPT_DEADLINE:
         o->deadline = parse_seconds("--deadline", optarg);
@@ -371,9 +382,11 @@ static int opt_output(struct cli *cli, int ch)
         return 1;
     case OPT_MODES:
         cli->modes = optarg;
+        cli->given |= GIVEN_MODES;
         return 1;
     case OPT_REPEAT:
         cli->repeat = (int)parse_long("--repeat", optarg, 1, 100);
+        cli->given |= GIVEN_REPEAT;
         return 1;
     case OPT_LIST_MODES:
         for (int i = 0; crawl_backends[i]; i++)
@@ -402,12 +415,14 @@ static int opt_following(struct cli *cli, int ch)
             die_usage("--include: at most 32 patterns");
         compile_regex("--include", optarg, &cli->include[o->ninclude++]);
         o->include = cli->include;
+        cli->given |= GIVEN_INCLUDE;
         return 1;
     case OPT_EXCLUDE:
         if (o->nexclude == sizeof cli->exclude / sizeof cli->exclude[0])
             die_usage("--exclude: at most 32 patterns");
         compile_regex("--exclude", optarg, &cli->exclude[o->nexclude++]);
         o->exclude = cli->exclude;
+        cli->given |= GIVEN_EXCLUDE;
         return 1;
     case OPT_FOLLOW:
         cli->follow = optarg;
@@ -452,6 +467,49 @@ static void compile_rules(struct cli *cli)
     cli->opts.rules = cli->rules;
 }
 
+/* Whether model m is in the comma-separated list. */
+static int model_listed(const char *list, const char *m)
+{
+    size_t n = strlen(m);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, m, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* Says once for each flag given that this run will not use. */
+static void warn_ignored(const struct cli *cli)
+{
+    int all = strcmp(cli->mode, "all") == 0;
+    /* With --mode=all, a model's flag is used if that model is compared. */
+    #define RUNS(m) (strcmp(cli->mode, m) == 0 || (all && model_listed(cli->modes, m)))
+    static const struct { unsigned flag; const char *name, *why; } notes[] = {
+        { GIVEN_MODES, "--modes", "it picks the models of --mode=all" },
+        { GIVEN_REPEAT, "--repeat", "it repeats the runs of --mode=all" },
+        { GIVEN_LOOPS, "--loops", "it sets the event loops of --mode=coro" },
+        { GIVEN_PROCS, "--procs", "it sets the worker processes of --mode=procs" },
+        { GIVEN_STACK, "--stack-size", "it sizes the coroutines of coro and procs" },
+        { GIVEN_C, "--concurrency", "seq fetches one URL at a time" },
+        { GIVEN_INCLUDE, "--include", "links are followed only with --depth" },
+        { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth" },
+    };
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++) {
+        unsigned f = notes[i].flag;
+        if (!(cli->given & f))
+            continue;
+        int used = f == GIVEN_MODES || f == GIVEN_REPEAT ? all
+                 : f == GIVEN_LOOPS ? RUNS("coro")
+                 : f == GIVEN_PROCS ? RUNS("procs")
+                 : f == GIVEN_STACK ? RUNS("coro") || RUNS("procs")
+                 : f == GIVEN_C ? !(strcmp(cli->mode, "seq") == 0)
+                 : cli->opts.depth > 0;
+        if (!used)
+            fprintf(stderr, "crawl: warning: %s is ignored here: %s\n", notes[i].name,
+                    notes[i].why);
+    }
+    #undef RUNS
+}
+
 static void parse_args(struct cli *cli, int argc, char **argv)
 {
     static char all_modes[256];
@@ -490,6 +548,32 @@ static void parse_args(struct cli *cli, int argc, char **argv)
         die_usage("no URL, URL-list file or - given");
     if (cli->follow || cli->nextract || cli->opts.depth > 0)
         compile_rules(cli);
+    warn_ignored(cli);
+}
+
+/* Whether s reads like a URL without its scheme: a host name with a dot
+ * (or localhost), then an optional port and path. curl and wget2 would
+ * guess http; crawl, whose arguments are also files, says so instead. */
+static int looks_like_host(const char *s)
+{
+    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-");
+    if (n == 0 || (s[n] != '\0' && s[n] != ':' && s[n] != '/'))
+        return 0;
+    if (s[n] == ':' && !(s[n + 1] >= '0' && s[n + 1] <= '9'))
+        return 0;
+    if (n == 9 && strncasecmp(s, "localhost", 9) == 0)
+        return 1;
+    const char *dot = memrchr(s, '.', n);
+    if (!dot || s[0] == '.' || dot == s + n - 1)
+        return 0;
+    /* list.txt is a list that is not there, not a host. */
+    static const char *const lists[] = { "txt", "csv", "tsv", "lst", "list", "urls", "json",
+                                         "jsonl", "log", "gz" };
+    size_t ext = (size_t)(s + n - dot - 1);
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+        if (strlen(lists[i]) == ext && strncasecmp(dot + 1, lists[i], ext) == 0)
+            return 0;
+    return 1;
 }
 
 /* Opens every input and hands them to c, to be read as the crawl needs
@@ -511,6 +595,11 @@ static struct urllist *open_inputs(struct cli *cli, struct crawl *c)
         } else {
             struct stat st;
             FILE *f = fopen(arg, "r");
+            if (!f && errno == ENOENT && looks_like_host(arg)) {
+                fprintf(stderr, "crawl: %s: no such file, and not a URL (did you mean "
+                        "http://%s?)\n", arg, arg);
+                exit(EXIT_USAGE);
+            }
             if (!f) {
                 fprintf(stderr, "crawl: %s: %s\n", arg, strerror(errno));
                 exit(EXIT_USAGE);
