@@ -524,15 +524,16 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
         return rc == CRAWL_ENOMEM ? rc : 0;
     if (!o->span_hosts && JOB(from)->scope && strcmp(p.host, JOB(from)->scope) != 0)
         goto out;
-    if (o->ninclude && !regex_any(o->include, o->ninclude, p.norm))
+    if (o->ninclude && !regex_any(o->include, o->ninclude, p.href))
         goto out;
-    if (o->nexclude && regex_any(o->exclude, o->nexclude, p.norm))
+    if (o->nexclude && regex_any(o->exclude, o->nexclude, p.href))
         goto out;
+    /* Seen by its normal form; fetched as the page wrote it. */
     if ((rc = seen_add(f, p.norm)) <= 0)
         goto out;
     const char *scope = JOB(from)->scope ? JOB(from)->scope : p.host;
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
-        rc = spill_push(f, p.norm, scope, from->depth + 1);
+        rc = spill_push(f, p.href, scope, from->depth + 1);
     else
         rc = place(c, &p, scope, from->depth + 1);
 out:
@@ -555,7 +556,7 @@ static int place(struct crawl *c, const struct url_parts *pp, const char *scope,
             goto out;
         if (h->robots_state == ROBOTS_PENDING) {
             struct pending *pe = calloc(1, sizeof *pe);
-            if (!pe || !(pe->url = strdup(p.norm)) || !(pe->scope = strdup(scope))) {
+            if (!pe || !(pe->url = strdup(p.href)) || !(pe->scope = strdup(scope))) {
                 if (pe)
                     free(pe->url);
                 free(pe);
@@ -576,7 +577,7 @@ static int place(struct crawl *c, const struct url_parts *pp, const char *scope,
             goto out;
         }
     }
-    rc = add_link_job(c, h, p.norm, scope, depth);
+    rc = add_link_job(c, h, p.href, scope, depth);
 out:
     return rc;
 }

@@ -87,6 +87,25 @@ expected_graph() {
 	stop_private_fixture
 }
 
+@test "two spellings of one link are fetched once; an empty query is a query" {
+	start_private_fixture
+	port=${PFIX##*:}
+	# /bytes/5?x=%7e, ?x=~ and ?x=%7E; /bytes/6? and /bytes/6; /bytes/7
+	# absolute, with dot segments written %2E, and with backslashes.
+	links="u=%2Fbytes%2F5%3Fx%3D%257e&u=%2Fbytes%2F5%3Fx%3D~&u=%2Fbytes%2F5%3Fx%3D%257E"
+	links+="&u=%2Fbytes%2F6%3F&u=%2Fbytes%2F6"
+	links+="&u=http%3A%2F%2F127.0.0.1%3A$port%2Fbytes%2F7&u=%2Fa%2F%252E%252E%2Fbytes%2F7&u=%5Cbytes%5C7"
+	run "$CRAWL" --depth 1 --format=jsonl "$PFIX/links?$links"
+	[ "$status" -eq 0 ]
+	[ "$(urls_of | wc -l)" -eq 5 ]
+	urls_of | grep -qx "$PFIX/bytes/5?x=%7e"
+	urls_of | grep -qx "$PFIX/bytes/6?"
+	[ "$(curl -s "$PFIX/stats?path=/bytes/5" | jq .count)" -eq 1 ]
+	[ "$(curl -s "$PFIX/stats?path=/bytes/6" | jq .count)" -eq 2 ]
+	[ "$(curl -s "$PFIX/stats?path=/bytes/7" | jq .count)" -eq 1 ]
+	stop_private_fixture
+}
+
 @test "robots.txt: a disallowed path is never requested, and --no-robots ignores it" {
 	for m in $MODES; do
 		start_private_fixture --root "$PWD/testdata/site"
