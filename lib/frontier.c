@@ -45,7 +45,7 @@ struct frontier {
     int per_host_queues;
     int robots;                 /* fetch and obey robots.txt */
     int follow;                 /* links are followed (--depth > 0) */
-    char agent[64];             /* robots.txt product token */
+    char *agent;                /* robots.txt product token */
     struct crawl_job *head, *tail;      /* the one FIFO */
     struct crawl_job *rhead, *rtail;    /* robots jobs */
     struct crawl_job *fhead, *ftail;    /* jobs that failed before a fetch */
@@ -192,11 +192,14 @@ int frontier_init(struct crawl *c)
     f->follow = o->depth > 0;
     f->robots = o->robots && f->follow;
     f->per_host_queues = f->robots || o->per_host > 0 || o->delay > 0;
-    /* The product token is the user agent up to its first '/' or space. */
-    size_t n = strcspn(o->user_agent ? o->user_agent : "crawl", "/ \t");
-    if (n == 0 || n >= sizeof f->agent)
-        n = 0;
-    snprintf(f->agent, sizeof f->agent, "%.*s", (int)n, n ? o->user_agent : "crawl");
+    /* The product token is the one the user agent starts with
+     * ("crawl/0.1.0" is crawl's), unless one is given. */
+    const char *ua = o->user_agent ? o->user_agent : "crawl";
+    f->agent = o->robots_agent ? strdup(o->robots_agent) : strndup(ua, robots_token_len(ua));
+    if (!f->agent) {
+        free(f);
+        return CRAWL_ENOMEM;
+    }
     c->fr = f;
     return 0;
 }
@@ -234,6 +237,7 @@ void frontier_free(struct crawl *c)
         }
     hset64_free(&f->seen);
     spool_free(f->spill);
+    free(f->agent);
     free(f);
     c->fr = NULL;
 }

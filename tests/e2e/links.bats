@@ -127,6 +127,52 @@ expected_graph() {
 	done
 }
 
+@test "robots.txt is read for the user agent's product token, or --robots-agent's" {
+	root="$BATS_TEST_TMPDIR/root"
+	mkdir -p "$root/private"
+	printf '%s\n' 'User-agent: *' 'Disallow: /' '' \
+		'User-agent: crawl/0.1 (any version: the product token is crawl)' 'Disallow: /site/private/' '' \
+		'User-agent: OtherBot' 'Disallow: /site/' >"$root/robots.txt"
+	echo '<a href="a.html">a</a> <a href="private/b.html">b</a>' >"$root/index.html"
+	echo a >"$root/a.html"
+	echo b >"$root/private/b.html"
+	start_private_fixture --root "$root"
+	fetched() { jq -r 'select(.url and .fail == null) | .url' <<<"$output" | sort | tr '\n' ' '; }
+
+	# crawl/0.1.0 reads the group for crawl.
+	run "$CRAWL" --depth 1 --format=jsonl "$PFIX/site/"
+	[ "$status" -eq 0 ]
+	[ "$(fetched)" = "$PFIX/site/ $PFIX/site/a.html " ]
+	[ "$(curl -s "$PFIX/stats?path=/site/private/b.html" | jq .count)" -eq 0 ]
+	# Another product token, another group; one the file does not name, "*".
+	for ua in 'OtherBot/2.0 (+http://example.invalid/bot)' 'Mozilla/5.0 (compatible)'; do
+		run "$CRAWL" -A "$ua" --depth 1 --format=jsonl "$PFIX/site/"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.url) | .fail' <<<"$output")" = robots ]
+	done
+	# --robots-agent names the token whatever the User-Agent says.
+	run "$CRAWL" -A 'Mozilla/5.0 (compatible)' --robots-agent crawl --depth 1 --format=jsonl "$PFIX/site/"
+	[ "$status" -eq 0 ]
+	[ "$(fetched)" = "$PFIX/site/ $PFIX/site/a.html " ]
+	[ "$(curl -s "$PFIX/stats?path=/site/private/b.html" | jq .count)" -eq 0 ]
+	stop_private_fixture
+}
+
+@test "a product token is letters, '-' and '_': others are usage errors" {
+	run "$CRAWL" --robots-agent 'crawl/1.0' --depth 1 "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--robots-agent: expected a product token"*"'crawl/1.0'"* ]]
+	# A user agent that starts with no token cannot be read for, unless
+	# robots.txt is not read at all.
+	run "$CRAWL" -A '1bot' --depth 1 "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--user-agent: '1bot' does not start with a product token"*"--robots-agent"* ]]
+	run "$CRAWL" -A '1bot' --depth 1 --no-robots -q "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+	run "$CRAWL" -A '1bot' --robots-agent bot --depth 1 -q "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+}
+
 @test "--per-host 2 never has more than two requests in flight" {
 	for m in thread pool coro; do
 		start_private_fixture
