@@ -254,10 +254,12 @@ static int unreserved(int c)
 }
 
 /* Is c never literal in a URI (RFC 3986, 2: neither reserved nor
- * unreserved, nor '%')? */
+ * unreserved)? A '%' that starts no escape is not either: written %25, it
+ * cannot make an escape of the bytes after it once they are decoded
+ * ("%3%63" would become "%3c"), and normalising stays idempotent. */
 static int never_literal(unsigned char c)
 {
-    return c <= 0x20 || c >= 0x7f || strchr("\"<>\\^`{|}", c) != NULL;
+    return c <= 0x20 || c >= 0x7f || strchr("%\"<>\\^`{|}", c) != NULL;
 }
 
 int url_norm_escapes(const char *s, size_t n, char **out)

@@ -77,10 +77,10 @@ int url_normalise(const char *url, char **out);
  * unreserved character (letters, digits, '-', '.', '_', '~') decoded,
  * other escapes in upper case, and bytes that are never literal in a URI
  * (controls, space, bytes past ASCII, '"', '<', '>', '\\', '^', '`', '{',
- * '|', '}') percent-encoded; reserved characters ('/', '?', '*', '$', ...)
- * stay as they are, escaped or not, and so does a '%' that starts no
- * escape. robots.txt rules and paths are compared in this form (RFC 9309,
- * 2.2.2). Returns 0 and *out (malloc'd, NUL-terminated), or CRAWL_ENOMEM. */
+ * '|', '}', and a '%' that starts no escape) percent-encoded; reserved
+ * characters ('/', '?', '*', '$', ...) stay as they are, escaped or not.
+ * robots.txt rules and paths are compared in this form (RFC 9309, 2.2.2).
+ * Returns 0 and *out (malloc'd, NUL-terminated), or CRAWL_ENOMEM. */
 int url_norm_escapes(const char *s, size_t n, char **out);
 
 /* The parts of a URL the frontier needs; each a malloc'd string owned by

@@ -111,7 +111,8 @@ static int put_host(struct parser *P, const char *s, size_t n)
 {
     sb_adds(&P->out, P->r.https ? "https://" : "http://");
     if (P->user.len || P->pass.len) {
-        sb_add(&P->out, P->user.data, P->user.len);
+        if (P->user.len)
+            sb_add(&P->out, P->user.data, P->user.len);
         if (P->pass.len) {
             sb_addc(&P->out, ':');
             sb_add(&P->out, P->pass.data, P->pass.len);
