@@ -1,11 +1,12 @@
 /* test_url_wpt.c: the WHATWG URL test data (testdata/wpt/urltestdata.json,
  * from web-platform-tests; testdata/wpt/README.md names its source) run
  * through the path a page's links take in lib/html.c: the page URL made a
- * base by url_base_new, the href cleaned by url_clean and resolved by
- * url_resolve. Every case with an http(s) base or an absolute http(s) input
+ * base by url_base_new, the href cleaned by url_clean (url_clean_n, which
+ * url_clean calls, so that inputs holding NUL bytes come through whole) and
+ * resolved by url_resolve. Every case with an http(s) base or an absolute http(s) input
  * must give what a browser gives: the data's href without its fragment, or
  * no link when the data says failure or the result is of another scheme.
- * The exceptions below say why they differ. Run from the top of the tree. */
+ * Run from the top of the tree. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,7 +24,10 @@
 
 #define DATA "testdata/wpt/urltestdata.json"
 
-/* Cases crawl answers differently on purpose, each with its reason. */
+/* Cases crawl would answer differently on purpose, each with its reason
+ * (input, base or NULL, why). There are none: every case gives the
+ * browser's answer. An entry whose case passes fails the test, so the list
+ * cannot outlive its reasons. */
 static const struct {
     const char *input, *base, *why;
 } exceptions[] = {
