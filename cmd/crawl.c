@@ -26,6 +26,7 @@
 #include "html.h"
 #include "progress.h"
 #include "report.h"
+#include "robots.h"
 #include "urllist.h"
 
 #define EXIT_FAILED 1
@@ -88,6 +89,8 @@ static const char usage_text[] =
 "      --extract=[NAME=]XPATH  values to take from every page (repeatable),\n"
 "                         shown after the URL and in JSON lines and CSV\n"
 "      --no-robots        ignore robots.txt (obeyed by default with --depth)\n"
+"      --robots-agent=TOKEN  the product token robots.txt is read for (default:\n"
+"                         the one the user agent starts with, crawl)\n"
 "      --per-host=N       transfers in flight to one host at most\n"
 "      --delay=MS         milliseconds between requests to one host\n"
 "\n"
@@ -186,7 +189,7 @@ enum {
     OPT_MAX_SIZE, OPT_BUFFER_SIZE, OPT_STACK_SIZE, OPT_LOOPS, OPT_PROCS, OPT_MODES, OPT_REPEAT,
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
-    OPT_LIST_MODES,
+    OPT_LIST_MODES, OPT_ROBOTS_AGENT,
 };
 
 static const struct option long_opts[] = {
@@ -224,6 +227,7 @@ static const struct option long_opts[] = {
     {"follow", required_argument, 0, OPT_FOLLOW},
     {"extract", required_argument, 0, OPT_EXTRACT},
     {"no-robots", no_argument, 0, OPT_NO_ROBOTS},
+    {"robots-agent", required_argument, 0, OPT_ROBOTS_AGENT},
     {"per-host", required_argument, 0, OPT_PER_HOST},
     {"delay", required_argument, 0, OPT_DELAY},
     {"list-modes", no_argument, 0, OPT_LIST_MODES},
@@ -435,6 +439,12 @@ static int opt_following(struct cli *cli, int ch)
     case OPT_NO_ROBOTS:
         o->robots = 0;
         return 1;
+    case OPT_ROBOTS_AGENT:
+        if (!robots_agent_valid(optarg))
+            die_usage("--robots-agent: expected a product token (letters, '-' and '_'), got '%s'",
+                      optarg);
+        o->robots_agent = optarg;
+        return 1;
     case OPT_PER_HOST:
         o->per_host = (int)parse_long("--per-host", optarg, 1, 1000000);
         return 1;
@@ -549,6 +559,12 @@ static void parse_args(struct cli *cli, int argc, char **argv)
     if (cli->follow || cli->nextract || cli->opts.depth > 0)
         compile_rules(cli);
     warn_ignored(cli);
+    /* robots.txt is read for a product token: the user agent must start
+     * with one, or --robots-agent give it. */
+    const struct crawl_opts *o = &cli->opts;
+    if (o->depth > 0 && o->robots && !o->robots_agent && robots_token_len(o->user_agent) == 0)
+        die_usage("--user-agent: '%s' does not start with a product token (letters, '-' and '_') "
+                  "to read robots.txt for; give one with --robots-agent", o->user_agent);
 }
 
 /* Whether s reads like a URL without its scheme: a host name with a dot

@@ -110,6 +110,8 @@ struct crawl_opts {
     size_t nexclude;
     const struct html_rules *rules; /* what to follow and extract; NULL: no parsing */
     int    robots;            /* obey robots.txt when following links */
+    const char *robots_agent; /* the product token robots.txt is read for; NULL:
+                                 the one user_agent starts with */
     int    per_host;          /* transfers in flight to one host at most; 0: no bound */
     double delay;             /* seconds between the starts of requests to one host */
 };

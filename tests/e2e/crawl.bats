@@ -145,7 +145,8 @@ rows() { grep '^Length:' <<<"$output"; }
 		start_private_fixture
 		urls=()
 		for i in $(seq 20); do urls+=("$PFIX/bytes/100"); done
-		run "$CRAWL" --mode=$m -c 2 --format=jsonl "${urls[@]}"
+		c=(-c 2); [ "$m" = seq ] && c=()        # seq is one at a time anyway
+		run "$CRAWL" --mode=$m "${c[@]}" --format=jsonl "${urls[@]}"
 		[ "$status" -eq 0 ]
 		accepted=$(stat_of "$PFIX" accepted)
 		echo "$m reuse: accepted $accepted"
@@ -203,7 +204,8 @@ rows() { grep '^Length:' <<<"$output"; }
 		# Reuse on (asked for, or fewer in flight than URLs): no such header.
 		run "$CRAWL" --mode=$m --reuse --format=jsonl "$FIXTURE/header/Connection"
 		[ "$(jq -r 'select(.url) | .status' <<<"$output")" = "404" ]
-		run "$CRAWL" --mode=$m -c 1 --format=jsonl "$FIXTURE/header/Connection" "$FIXTURE/header/Connection"
+		c=(-c 1); [ "$m" = seq ] && c=()
+		run "$CRAWL" --mode=$m "${c[@]}" --format=jsonl "$FIXTURE/header/Connection" "$FIXTURE/header/Connection"
 		[ "$(jq -r 'select(.url) | .status' <<<"$output" | tr '\n' ' ')" = "404 404 " ]
 		# A Connection header of the user's is sent as it is, and alone.
 		run "$CRAWL" --mode=$m -H "connection: keep-alive" --format=jsonl "$FIXTURE/header/Connection"
