@@ -64,6 +64,8 @@ struct crawl {
     void (*relay)(struct crawl *c, struct crawl_job *job, void *data);
     void  *relay_data;        /* a relaying crawl's one destination of every
                                * finished job (see crawl_set_relay) */
+    void (*on_waiting)(void *data);
+    void  *on_waiting_data;   /* a model is about to block (crawl_waiting) */
     struct crawl_live *live;  /* where the counters are published, or NULL */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
                                * resident set, summed; 0: not measured */
