@@ -1,7 +1,8 @@
-/* html.c: links and XPath extracts from pages as they arrive, on libxml2's
- * HTML push parser. The default rule (//a/@href) streams through SAX
- * callbacks without building a tree; any other rule builds the tree and runs
- * its XPaths at the end of the body. What a link means (cleaning, its base,
+/* html.c: links and XPath extracts from pages as they arrive. The default
+ * rule (//a/@href) streams through scan.c's tokenizer, or through libxml2's
+ * SAX callbacks for a page in an encoding the scanner does not read (UTF-16,
+ * or a charset other than UTF-8 and ISO-8859-1); any other rule builds
+ * libxml2's tree and runs its XPaths at the end of the body. What a link means (cleaning, its base,
  * resolution, the normal form) is url.c's; this file finds the hrefs and
  * the <base href>, and keeps each link once. Nothing here is global but
  * libxml2's own one-time initialisation. */
@@ -25,6 +26,7 @@
 #include "ascii.h"
 #include "crawl.h"
 #include "html.h"
+#include "scan.h"
 #include "url.h"
 #include "vec.h"
 
@@ -347,6 +349,9 @@ struct html_page {
     const struct html_rules *r;
     char *url;
     htmlParserCtxtPtr ctxt;     /* NULL until the first 4 bytes show whether there is a BOM */
+    struct scan *scan;          /* the default rule's tokenizer, when it reads the page */
+    int handed;                 /* a <meta> charset handed the rest to libxml2 */
+    char handoff[CHARSET_MAX + 1]; /* that charset */
     unsigned char head[4];      /* those bytes, until then */
     size_t nhead;
     char *charset;              /* the HTTP Content-Type's, if any */
@@ -376,10 +381,10 @@ static void page_fail(struct html_page *p, int err)
 }
 
 /* Keeps a streamed href, cleaned, unless an equal one is kept already. */
-static void keep_raw(struct html_page *p, const char *href)
+static void keep_raw(struct html_page *p, const char *href, size_t len)
 {
     char *s;
-    int err = url_clean(href, &s);
+    int err = url_clean_n(href, len, &s);
 
     if (!err && s && (err = url_list_add(&p->raw, s, RAW_MAX)) == 2)
         p->truncated = 1;
@@ -465,7 +470,7 @@ static void on_start_element(void *ctx, const xmlChar *name, const xmlChar **att
     if (!p->r->follow && n[0] == 'a' && n[1] == '\0') {
         href = attr(atts, "href");
         if (href)
-            keep_raw(p, href);
+            keep_raw(p, href, strlen(href));
     } else if (!p->base && strcmp(n, "base") == 0) {
         href = attr(atts, "href");
         if (href) {
@@ -492,24 +497,23 @@ static void check_parser(struct html_page *p)
  * point libxml2 reads ISO-8859-1; left to itself it would take ISO-8859-1
  * at the first non-ASCII byte. A charset libxml2 (and iconv) does not know
  * is ignored. Returns 0 or CRAWL_ENOMEM. */
-static int page_start(struct html_page *p)
+static int page_start(struct html_page *p, const unsigned char *h, size_t nh, int bom)
 {
     htmlSAXHandler sax;
     xmlCharEncoding enc = XML_CHAR_ENCODING_UTF8;
     xmlCharEncodingHandlerPtr handler = NULL;
     const char *pin = NULL;
     size_t skip = 0;
-    const unsigned char *h = p->head;
 
-    if (p->nhead >= 3 && h[0] == 0xEF && h[1] == 0xBB && h[2] == 0xBF) {
+    if (bom && nh >= 3 && h[0] == 0xEF && h[1] == 0xBB && h[2] == 0xBF) {
         enc = XML_CHAR_ENCODING_UTF8;
         pin = "UTF-8";
         skip = 3;
-    } else if (p->nhead >= 2 && h[0] == 0xFF && h[1] == 0xFE) {
+    } else if (bom && nh >= 2 && h[0] == 0xFF && h[1] == 0xFE) {
         enc = XML_CHAR_ENCODING_UTF16LE;
         pin = "UTF-16LE";
         skip = 2;
-    } else if (p->nhead >= 2 && h[0] == 0xFE && h[1] == 0xFF) {
+    } else if (bom && nh >= 2 && h[0] == 0xFE && h[1] == 0xFF) {
         enc = XML_CHAR_ENCODING_UTF16BE;
         pin = "UTF-16BE";
         skip = 2;
@@ -550,11 +554,132 @@ static int page_start(struct html_page *p)
         if (!p->ctxt->input->encoding)
             return CRAWL_ENOMEM;
     }
-    if (p->nhead > skip) {
-        htmlParseChunk(p->ctxt, (const char *)h + skip, (int)(p->nhead - skip), 0);
+    if (nh > skip) {
+        htmlParseChunk(p->ctxt, (const char *)h + skip, (int)(nh - skip), 0);
         check_parser(p);
     }
     return p->err;
+}
+
+/* ---- the scanner, for the default rule -------------------------------------- */
+
+static int on_scan_link(void *data, const char *href, size_t len)
+{
+    struct html_page *p = data;
+
+    keep_raw(p, href, len);
+    return p->err;
+}
+
+static int on_scan_base(void *data, const char *href, size_t len)
+{
+    struct html_page *p = data;
+
+    if (!p->base) {
+        if (!(p->base = malloc(len + 1))) {
+            page_fail(p, CRAWL_ENOMEM);
+            return p->err;
+        }
+        memcpy(p->base, href, len);
+        p->base[len] = '\0';
+    }
+    return 0;
+}
+
+/* A <meta> charset, as libxml2 2.9 would take it (htmlCheckEncodingDirect):
+ * UTF-8, and the UTF-16 and UCS-4 names it refuses on a byte stream, change
+ * nothing; ISO-8859-1 the scanner reads itself; any other charset libxml2
+ * can convert from hands the rest of the page to libxml2, which converts it
+ * (p->charset then names it). */
+static int on_scan_charset(void *data, const char *name)
+{
+    struct html_page *p = data;
+    xmlCharEncodingHandlerPtr handler;
+    size_t n = strlen(name);
+
+    switch (xmlParseCharEncoding(name)) {
+    case XML_CHAR_ENCODING_UTF8: case XML_CHAR_ENCODING_UTF16LE: case XML_CHAR_ENCODING_UTF16BE:
+    case XML_CHAR_ENCODING_UCS4LE: case XML_CHAR_ENCODING_UCS4BE: case XML_CHAR_ENCODING_UCS4_2143:
+    case XML_CHAR_ENCODING_UCS4_3412: case XML_CHAR_ENCODING_UCS2: case XML_CHAR_ENCODING_ASCII:
+        return SCAN_GO;
+    case XML_CHAR_ENCODING_8859_1:
+        return SCAN_LATIN1;
+    default:
+        break;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && !strchr("-_.:+()", name[i]))
+            return SCAN_GO;
+    if (n > CHARSET_MAX || !(handler = xmlFindCharEncodingHandler(name)))
+        return SCAN_GO;
+    xmlCharEncCloseFunc(handler);
+    memcpy(p->handoff, name, n + 1);
+    p->handed = 1;
+    return SCAN_STOP;
+}
+
+static const struct scan_cb scan_callbacks = {
+    .link = on_scan_link, .base = on_scan_base, .charset = on_scan_charset,
+};
+
+/* Scans len bytes; when a <meta> charset hands the page over, starts
+ * libxml2 on the rest. Returns 0 or CRAWL_ENOMEM. */
+static int scan_bytes(struct html_page *p, const char *buf, size_t len)
+{
+    size_t used = scan_feed(p->scan, buf, len);
+    char meta[CHARSET_MAX + 32];
+    int n;
+
+    if (p->err || !p->handed || p->ctxt)
+        return p->err;
+    /* libxml2 takes the charset from a <meta> of its own, so that it
+     * switches as it would have in the page. It is fed a byte at a time:
+     * libxml2 2.9 parses less of what follows a chunk that switched the
+     * encoding before it, and a conversion error soon after would lose it. */
+    free(p->charset);
+    p->charset = NULL;
+    if (page_start(p, NULL, 0, 0) != 0)
+        return p->err ? p->err : CRAWL_ENOMEM;
+    n = snprintf(meta, sizeof meta, "<meta charset=\"%s\">", p->handoff);
+    for (int i = 0; i < n; i++)
+        htmlParseChunk(p->ctxt, meta + i, 1, 0);
+    if (len > used)
+        htmlParseChunk(p->ctxt, buf + used, (int)(len - used), 0);
+    check_parser(p);
+    return p->err;
+}
+
+/* Chooses between the scanner and libxml2 once the first bytes (up to 4)
+ * are in p->head, as page_start would read them, and gives them to it.
+ * Returns 0 or CRAWL_ENOMEM. */
+static int page_begin(struct html_page *p)
+{
+    const unsigned char *h = p->head;
+    size_t skip = 0;
+    int pinned = 0, latin1 = 0;
+
+    if (p->r->follow || (p->nhead >= 2 && ((h[0] == 0xFF && h[1] == 0xFE) ||
+                                           (h[0] == 0xFE && h[1] == 0xFF))))
+        return page_start(p, h, p->nhead, 1);
+    if (p->nhead >= 3 && h[0] == 0xEF && h[1] == 0xBB && h[2] == 0xBF) {
+        pinned = 1;
+        skip = 3;
+    } else if (p->charset) {
+        xmlCharEncodingHandlerPtr handler;
+        if (strcasecmp(p->charset, "utf-8") == 0 || strcasecmp(p->charset, "utf8") == 0) {
+            pinned = 1;
+        } else if ((handler = xmlFindCharEncodingHandler(p->charset))) {
+            xmlCharEncCloseFunc(handler);
+            if (xmlParseCharEncoding(p->charset) != XML_CHAR_ENCODING_8859_1)
+                return page_start(p, h, p->nhead, 1);
+            pinned = latin1 = 1;
+        }
+    }
+    if (!(p->scan = scan_new(&scan_callbacks, p)))
+        return CRAWL_ENOMEM;
+    if (pinned)
+        scan_pin_charset(p->scan, latin1);
+    return p->nhead > skip ? scan_bytes(p, (const char *)h + skip, p->nhead - skip) : 0;
 }
 
 struct html_page *html_page_new(const struct html_rules *r, const char *url)
@@ -577,7 +702,7 @@ err:
 
 int html_page_set_charset(struct html_page *p, const char *charset, size_t len)
 {
-    if (p->ctxt || p->charset)
+    if (p->ctxt || p->scan || p->charset)
         return -EINVAL;
     if (len == 0 || len > CHARSET_MAX)
         return 0;
@@ -610,7 +735,7 @@ int html_page_feed(struct html_page *p, const char *buf, size_t len)
     if (p->err || p->finished || p->stopped || len == 0)
         return p->err;
     quiet_begin(&q);
-    if (!p->ctxt) {
+    if (!p->ctxt && !p->scan) {
         size_t k = sizeof p->head - p->nhead;
         if (k > len)
             k = len;
@@ -620,10 +745,15 @@ int html_page_feed(struct html_page *p, const char *buf, size_t len)
         len -= k;
         if (p->nhead < sizeof p->head)
             goto out;
-        if (page_start(p) != 0) {
+        if (page_begin(p) != 0) {
             p->err = CRAWL_ENOMEM;
             goto out;
         }
+    }
+    if (!p->ctxt) {
+        if (len > 0 && scan_bytes(p, buf, len) != 0)
+            p->err = CRAWL_ENOMEM;
+        goto out;
     }
     while (len > 0 && !p->err) {
         int k = len > CHUNK_MAX ? CHUNK_MAX : (int)len;
@@ -780,12 +910,16 @@ int html_page_finish(struct html_page *p, const char *final_url, struct html_lin
         return p->err;
 
     quiet_begin(&q);
-    if (!p->ctxt && (err = page_start(p)) != 0)
+    if (!p->ctxt && !p->scan && (err = page_begin(p)) != 0)
         goto fail;
-    htmlParseChunk(p->ctxt, NULL, 0, 1);
-    check_parser(p);
-    doc = p->ctxt->myDoc;
-    p->ctxt->myDoc = NULL;
+    if (p->ctxt) {
+        htmlParseChunk(p->ctxt, NULL, 0, 1);
+        check_parser(p);
+        doc = p->ctxt->myDoc;
+        p->ctxt->myDoc = NULL;
+    } else {
+        scan_finish(p->scan);
+    }
     if ((err = p->err) != 0)
         goto fail;
 
@@ -827,6 +961,7 @@ void html_page_free(struct html_page *p)
             xmlFreeDoc(p->ctxt->myDoc);
         htmlFreeParserCtxt(p->ctxt);
     }
+    scan_free(p->scan);
     url_list_free(&p->raw);
     free(p->base);
     free(p->charset);
