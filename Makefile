@@ -164,6 +164,7 @@ fuzz: deps
 		name=$${f#build/fuzz/fuzz_}; corpus=build/fuzz/corpus-$$name; \
 		case $$name in \
 		html)    seeds="testdata/html/*" ;; \
+		scan)    seeds="testdata/fuzz/scan/* testdata/html/*" ;; \
 		urllist) seeds="testdata/fuzz/urllist/* testdata/bad-input/*" ;; \
 		*)       seeds="testdata/fuzz/$$name/*" ;; \
 		esac; \

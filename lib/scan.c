@@ -64,7 +64,8 @@ struct scan {
     struct value val[A_COUNT];  /* by enum attr; A_NONE unused */
     char hrefbuf[HREF_MAX], charsetbuf[META_MAX], equivbuf[META_MAX], contentbuf[META_MAX];
     int based, meta_done, pinned, stopped;
-    uint64_t off;               /* offset of the next byte the tokenizer reads */
+    uint64_t off;               /* offset of the tokenizer's chunk */
+    uint64_t here;              /* offset just after the tag being reported */
     uint64_t bad;               /* from here bytes are ISO-8859-1 (NO_OFFSET: none yet) */
     /* UTF-8 check, ahead of the tokenizer (libxml2 2.9's htmlCurrentChar
      * rules: overlong forms are errors, surrogates are not). */
@@ -374,8 +375,8 @@ static int tag_emit(struct scan *s)
         s->meta_done = 1;
         switch (s->cb->charset(s->data, cs)) {
         case SCAN_LATIN1:
-            if (s->bad > s->off)
-                s->bad = s->off;
+            if (s->bad > s->here)
+                s->bad = s->here;
             break;
         case SCAN_STOP:
             ret = 1;
@@ -429,7 +430,7 @@ static void shadow_start(struct scan *s)
     sh->state = S_DATA;
     sh->attr = A_NONE;
     sh->based = s->based;
-    sh->off = s->off;
+    sh->off = s->here;
     sh->stopped = 0;
     s->nheld = 0;
     s->shadowing = 1;
@@ -779,6 +780,7 @@ static size_t tokenize(struct scan *s, const unsigned char *buf, size_t len)
         }
         continue;
 emit:
+        s->here = s->off + i;
         if (tag_emit(s)) {
             s->stopped = 1;
             s->off += i;
@@ -891,6 +893,7 @@ int scan_finish(struct scan *s)
         else if (s->state == S_ATTR_NAME)
             attr_begin(s);
         s->state = S_DATA;
+        s->here = s->off;
         if (!s->end_tag && s->tag <= T_META && tag_emit(s))
             s->stopped = 1;
         break;
