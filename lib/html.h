@@ -1,5 +1,6 @@
-/* html.h: the HTML side of a link-following crawl. A page's body is fed to
- * libxml2's push parser as it arrives; at its end come the links to follow,
+/* html.h: the HTML side of a link-following crawl. A page's body is fed, as
+ * it arrives, to scan.c's tokenizer for the default rule or to libxml2's
+ * push parser for XPath rules; at its end come the links to follow,
  * resolved and normalised, and the values of the extract XPaths. Reentrant:
  * any number of pages may be parsed at once, on any threads, sharing one
  * read-only struct html_rules. Nothing is ever printed: while an html_ call
