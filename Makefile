@@ -58,7 +58,7 @@ endif
 
 .SECONDARY:
 
-.PHONY: all deps check check-run units benches demo sanitize tsan clean fuzz bench install uninstall
+.PHONY: all deps deps-build check check-run units benches demo sanitize tsan clean fuzz bench install uninstall
 
 all: $(PROGS)
 
@@ -119,13 +119,17 @@ $(BUILD)/tests/test_errors: override LDFLAGS += -Wl,--wrap=strdup
 deps:
 	$(Q)scripts/deps.sh
 
+# What building needs, and no test tool: the demo's set-up.
+deps-build:
+	$(Q)scripts/deps.sh --build
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory check-run
 
 check-run: all units
 	$(Q)BUILD=$(BUILD) tests/run.sh
 
-demo: deps
+demo: deps-build
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(BUILD) scripts/compare.sh
 
