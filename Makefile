@@ -58,7 +58,7 @@ endif
 
 .SECONDARY:
 
-.PHONY: all deps check check-run units benches demo sanitize tsan clean fuzz bench install uninstall
+.PHONY: all deps deps-build check check-run units benches demo sanitize tsan clean fuzz bench install uninstall
 
 all: $(PROGS)
 
@@ -119,13 +119,17 @@ $(BUILD)/tests/test_errors: override LDFLAGS += -Wl,--wrap=strdup
 deps:
 	$(Q)scripts/deps.sh
 
+# What building needs, and no test tool: the demo's set-up.
+deps-build:
+	$(Q)scripts/deps.sh --build
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory check-run
 
 check-run: all units
 	$(Q)BUILD=$(BUILD) tests/run.sh
 
-demo: deps
+demo: deps-build
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(BUILD) scripts/compare.sh
 
@@ -133,9 +137,12 @@ sanitize: deps
 	$(Q)UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1 $(UBSAN_OPTIONS)" $(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined CFLAGS="-O1 -g" check-run
 
 # ThreadSanitizer: the unit tests and the end-to-end tests of the models.
+# The procs model's workers are forks of a threaded process that start
+# threads, which ThreadSanitizer cannot follow: its loops leave procs out
+# (SKIP_MODES), and --mode=all runs it with die_after_fork=0.
 tsan: deps
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SAN=thread CFLAGS="-O1 -g" all units
-	$(Q)BUILD=build/tsan TESTS="crawl hardening compare stream" TSAN_OPTIONS="halt_on_error=1 die_after_fork=0 $(TSAN_OPTIONS)" tests/run.sh
+	$(Q)BUILD=build/tsan TESTS="crawl hardening compare stream" SKIP_MODES=procs TSAN_OPTIONS="halt_on_error=1 die_after_fork=0 $(TSAN_OPTIONS)" tests/run.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -613,6 +613,7 @@ static struct urllist *open_inputs(struct cli *cli, struct crawl *c)
             if (!f && errno == ENOENT && looks_like_host(arg)) {
                 fprintf(stderr, "crawl: %s: no such file, and not a URL (did you mean "
                         "http://%s?)\n", arg, arg);
+                urllist_free(l);
                 exit(EXIT_USAGE);
             }
             if (!f) {

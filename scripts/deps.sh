@@ -2,7 +2,15 @@
 # Installs the Debian packages that building and testing crawl need, when
 # they are missing. As root it runs apt-get; otherwise it names the packages
 # and stops. Extra package names on the command line are checked too.
+#   scripts/deps.sh --build [EXTRA...]   only what building needs (make demo)
+#   scripts/deps.sh [EXTRA...]           that and what the tests need
 set -eu
+
+build_only=
+if [ "${1:-}" = --build ]; then
+	build_only=1
+	shift
+fi
 
 missing=""
 need() { # need PACKAGE TEST...
@@ -23,6 +31,7 @@ need libxml2-dev          sh -c 'pkg-config --exists libxml-2.0'
 need zlib1g-dev           sh -c 'pkg-config --exists zlib'
 need libicu-dev           sh -c 'pkg-config --exists icu-uc'
 need libev-dev            have_hdr ev.h
+if [ -z "$build_only" ]; then
 need libcmocka-dev        sh -c 'pkg-config --exists cmocka'
 need libjansson-dev       sh -c 'pkg-config --exists jansson'
 need bats                 have_cmd bats
@@ -35,6 +44,7 @@ need nghttp2-server       test -x /usr/sbin/nghttpd
 need groff-base           have_cmd groff
 need man-db               have_cmd man
 need zsh                  have_cmd zsh
+fi
 for extra in "$@"; do
 	case $extra in
 	*=*) pkg=${extra%%=*}; cmd=${extra#*=}; need "$pkg" have_cmd "$cmd" ;;

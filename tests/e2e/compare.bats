@@ -19,15 +19,15 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,$p' <<<"$output" | tail -n +
 	[ "$(awk '{print $1, $2, $3, $4}' <<<"$header")" = "mode urls ok failed" ]
 	[ "$(table_rows | awk '{print $1, $2, $3, $4}' | tr '\n' ';')" = "$(per_mode "4 3 1")" ]
 	# Each model's article table came first.
-	[ "$(grep -c '^Use time:' <<<"$output")" -eq "$NMODES" ]
-	[ "$(grep -c '^Length:' <<<"$output")" -eq $((4 * NMODES)) ]
+	[ "$(grep -c '^Use time:' <<<"$output")" -eq "$NALL" ]
+	[ "$(grep -c '^Length:' <<<"$output")" -eq $((4 * NALL)) ]
 }
 
 @test "-q prints only the comparison table" {
 	run "$CRAWL" --mode=all -q "$list"
 	[ "$status" -eq 1 ]
 	[ "$(grep -c '^Length:' <<<"$output")" -eq 0 ]
-	[ "$(table_rows | wc -l)" -eq "$NMODES" ]
+	[ "$(table_rows | wc -l)" -eq "$NALL" ]
 }
 
 @test "--modes picks a subset, in the order given" {
@@ -50,8 +50,8 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,$p' <<<"$output" | tail -n +
 @test "CSV comparison parses with the named columns" {
 	run "$CRAWL" --mode=all --format=csv "$list"
 	[ "${lines[0]}" = "mode,urls,ok,failed,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,reuse,p50_ms,p99_ms" ]
-	[ "${#lines[@]}" -eq $((NMODES + 1)) ]
-	for i in $(seq "$NMODES"); do
+	[ "${#lines[@]}" -eq $((NALL + 1)) ]
+	for i in $(seq "$NALL"); do
 		[ "$(awk -F, '{print NF}' <<<"${lines[$i]}")" -eq 18 ]
 	done
 }
