@@ -848,7 +848,7 @@ size_t scan_feed(struct scan *s, const char *buf, size_t len)
     /* A sequence cut by the chunk waits, so that its bytes are read the
      * same way whatever the cut: as UTF-8, or as Latin-1 if it is bad. */
     if (s->ncarry) {
-        if (s->need > 0) {
+        if (s->need > 0 && s->lead_off < s->voff - len) {     /* still the carried one */
             memcpy(s->carry + s->ncarry, b, len);
             s->ncarry += len;
             return len;
