@@ -23,6 +23,7 @@
 #include "crawl.h"
 #include "fetch.h"
 #include "html.h"
+#include "progress.h"
 #include "report.h"
 #include "urllist.h"
 
@@ -526,71 +527,6 @@ static struct urllist *open_inputs(struct cli *cli, struct crawl *c)
     return l;
 }
 
-/* The live progress line: a thread of the CLI's that samples the core's
- * counters, so that no model needs to know about it. */
-struct progress {
-    struct crawl *c;
-    pthread_t tid;
-    pthread_mutex_t lock;
-    pthread_cond_t stop_cond;
-    int stop;
-};
-
-static void progress_line(struct crawl *c)
-{
-    struct crawl_progress p;
-    crawl_get_progress(c, &p);
-    if (p.elapsed <= 0)
-        return;     /* the crawl has not started */
-    char total[32] = "";
-    if (p.total)
-        snprintf(total, sizeof total, "/%zu", p.total);
-    fprintf(stderr, "\r%zu%s done, %zu in flight, %zu queued, %zu failed, %.0f/s, %.1fs\033[K",
-            p.done, total, p.running, p.queued, p.failed, (double)p.done / p.elapsed,
-            p.elapsed);
-}
-
-static void *progress_main(void *arg)
-{
-    struct progress *p = arg;
-    pthread_mutex_lock(&p->lock);
-    while (!p->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 200 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&p->stop_cond, &p->lock, &ts);
-        if (!p->stop)
-            progress_line(p->c);
-    }
-    pthread_mutex_unlock(&p->lock);
-    fputs("\r\033[K", stderr);
-    return NULL;
-}
-
-static int progress_start(struct progress *p, struct crawl *c)
-{
-    memset(p, 0, sizeof *p);
-    p->c = c;
-    pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->stop_cond, NULL);
-    return pthread_create(&p->tid, NULL, progress_main, p);
-}
-
-static void progress_stop(struct progress *p)
-{
-    pthread_mutex_lock(&p->lock);
-    p->stop = 1;
-    pthread_cond_signal(&p->stop_cond);
-    pthread_mutex_unlock(&p->lock);
-    pthread_join(p->tid, NULL);
-    pthread_cond_destroy(&p->stop_cond);
-    pthread_mutex_destroy(&p->lock);
-}
-
 static _Atomic(struct crawl *) the_crawl;
 static _Atomic(struct report *) the_report;
 /* Set from signal handlers, which run on whichever thread the signal hits:
@@ -692,7 +628,7 @@ static int output_status(int err)
 static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backend *b,
                      int fd, enum crawl_format fmt, int quiet)
 {
-    struct progress prog;
+    struct progress *prog = NULL;
     struct report *rep;
     int show_progress = cli->progress == 1 || (cli->progress == -1 && isatty(2));
 
@@ -708,15 +644,14 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     atomic_store(&the_crawl, c);
     if (atomic_load(&interrupted))
         crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
-    if (show_progress && progress_start(&prog, c) != 0)
-        show_progress = 0;
+    if (show_progress)
+        prog = progress_start(c);
     if (cli->opts.deadline > 0)
         deadline_set(cli->opts.deadline);
     int rc = crawl_run(c, b);
     if (cli->opts.deadline > 0)
         deadline_set(0);
-    if (show_progress)
-        progress_stop(&prog);
+    progress_stop(prog);
     atomic_store(&the_crawl, NULL);
     if (rc < 0)
         fprintf(stderr, "crawl: %s: %s\n", b->name, crawl_strerror(rc));
