@@ -57,6 +57,13 @@ static const char usage_text[] =
 "      --deadline=SEC     limit for the whole run: what has not finished by\n"
 "                         then is cancelled (with --mode=all, for each model)\n"
 "      --max-redirs=N     redirects to follow (default 10; 0 follows none)\n"
+"      --retry=N          try a transient failure (no connection, timeout,\n"
+"                         reset; HTTP 408, 429, 500, 502, 503, 504) up to N\n"
+"                         more times (default 0)\n"
+"      --retry-delay=SEC  base of the exponential backoff, with full jitter\n"
+"                         (default 1)\n"
+"      --retry-max-delay=SEC  the longest wait before a retry, Retry-After\n"
+"                         included (default 30)\n"
 "      --no-reuse         a fresh connection for every URL\n"
 "      --reuse            keep connections for reuse even when every URL is\n"
 "                         in flight at once (default: reuse unless so and\n"
@@ -185,7 +192,7 @@ enum {
     OPT_MAX_SIZE, OPT_BUFFER_SIZE, OPT_STACK_SIZE, OPT_LOOPS, OPT_PROCS, OPT_MODES, OPT_REPEAT,
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
-    OPT_LIST_MODES,
+    OPT_LIST_MODES, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
 };
 
 static const struct option long_opts[] = {
@@ -194,6 +201,9 @@ static const struct option long_opts[] = {
     {"timeout", required_argument, 0, OPT_TIMEOUT},
     {"connect-timeout", required_argument, 0, OPT_CONNECT_TIMEOUT},
     {"max-redirs", required_argument, 0, OPT_MAX_REDIRS},
+    {"retry", required_argument, 0, OPT_RETRY},
+    {"retry-delay", required_argument, 0, OPT_RETRY_DELAY},
+    {"retry-max-delay", required_argument, 0, OPT_RETRY_MAX_DELAY},
     {"no-reuse", no_argument, 0, OPT_NO_REUSE},
     {"reuse", no_argument, 0, OPT_REUSE},
     {"user-agent", required_argument, 0, 'A'},
@@ -284,6 +294,15 @@ static int opt_fetching(struct cli *cli, int ch)
         return 1;
     case OPT_MAX_REDIRS:
         o->max_redirs = parse_long("--max-redirs", optarg, 0, 1000);
+        return 1;
+    case OPT_RETRY:
+        o->retry = (int)parse_long("--retry", optarg, 0, 100);
+        return 1;
+    case OPT_RETRY_DELAY:
+        o->retry_delay = parse_seconds("--retry-delay", optarg);
+        return 1;
+    case OPT_RETRY_MAX_DELAY:
+        o->retry_max_delay = parse_seconds("--retry-max-delay", optarg);
         return 1;
     case OPT_NO_REUSE:
         o->reuse = CRAWL_REUSE_OFF;

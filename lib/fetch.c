@@ -10,6 +10,7 @@
 #include "crawl_internal.h"
 #include "fetch.h"
 #include "html.h"
+#include "retry.h"
 #include "vec.h"
 
 /* The charset parameter of a Content-Type's parameters p (after the media
@@ -460,11 +461,25 @@ static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_resul
     crawl_result_set_error(r, fail, buf);
 }
 
+/* The seconds a 429 or 503 asks to wait (Retry-After), or -1; read only
+ * when the crawl retries, since looking costs a search of the headers. */
+static double retry_after(struct fetch_xfer *x, long status)
+{
+    struct curl_header *h;
+    double secs;
+    if (x->c->opts->retry <= 0 || !retry_after_applies(status) ||
+        curl_easy_header(x->easy, "Retry-After", 0, CURLH_HEADER, -1, &h) != CURLHE_OK ||
+        retry_after_parse(h->value, time(NULL), &secs) != 0)
+        return -1;
+    return secs;
+}
+
 void fetch_finish(struct fetch_xfer *x, CURLcode rc)
 {
     struct crawl_result *r = &x->job->res;
 
     take_info(x, r);
+    r->retry_after = retry_after(x, r->status);
     crawl_error_free(r->error);
     r->error = NULL;
     r->fail = CRAWL_FAIL_NONE;
