@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "crawl_internal.h"
+#include "fetch.h"
 #include "frontier.h"
 #include "html.h"
 #include "nofile.h"
@@ -822,7 +823,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     c->nofile = nofile_raise();
     limit_by_descriptors(c, b);
-    if (run_headers(c) != 0) {
+    if (run_headers(c) != 0 || fetch_cookies_open(c) != 0) {
         cancel_rest(c);
         return CRAWL_ENOMEM;
     }
@@ -850,5 +851,6 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         c->input_streams = 0;       /* what is left is read by cancel_rest (joined: no lock) */
     }
     cancel_rest(c);
+    fetch_cookies_close(c);
     return rc;
 }

@@ -95,6 +95,9 @@ struct crawl_opts {
     long   buffer_size;       /* libcurl's receive buffer, bytes; 0: libcurl's default */
     int    insecure;          /* do not verify TLS certificates */
     const char *cacert;       /* CA certificates (PEM file) to verify with; NULL: the system's */
+    const char *cookie_jar;   /* libcurl's cookie engine on, its jar read from
+                               * and written to this file; NULL: off */
+    const char *cookie;       /* "NAME=VALUE; ..." sent with every request; NULL: none */
     size_t stack_size;        /* coroutine stack bytes; 0: default */
     int    loops;             /* coro: event loops (threads) */
     int    procs;             /* procs: worker processes; 0: the online CPUs */

@@ -66,6 +66,9 @@ struct crawl {
     void (*relay)(struct crawl *c, struct crawl_job *job, void *data);
     void  *relay_data;        /* a relaying crawl's one destination of every
                                * finished job (see crawl_set_relay) */
+    struct fetch_share *cookies;  /* with --cookie-jar: the one cookie jar of
+                                   * every easy handle of the run (fetch.c) */
+    CURL  *cookie_easy;       /* the handle that reads and writes the jar's file */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
                                * resident set, summed; 0: not measured */
 };

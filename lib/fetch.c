@@ -239,6 +239,16 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
         curl_easy_setopt(h, CURLOPT_NOPROXY, "");
     }
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    if (o->cookie)
+        curl_easy_setopt(h, CURLOPT_COOKIE, o->cookie);
+    /* The run's one cookie jar, so that a cookie one response sets goes
+     * with every later request to its site, whichever handle, thread, loop
+     * or pool worker sends it. libcurl 7.88 uses a share's cookies only on
+     * a handle whose engine is on: a COOKIEFILE, "" for no file. */
+    if (c->cookies) {
+        share = c->cookies;
+        curl_easy_setopt(h, CURLOPT_COOKIEFILE, "");
+    }
     if (share)
         curl_easy_setopt(h, CURLOPT_SHARE, share->sh);
     return h;
@@ -525,7 +535,7 @@ static void share_unlock(CURL *h, curl_lock_data d, void *data)
     pthread_mutex_unlock(&s->locks[d]);
 }
 
-static struct fetch_share *share_new(struct crawl *c, int locked)
+static struct fetch_share *share_new(struct crawl *c, int locked, int cookies)
 {
     struct fetch_share *s = calloc(1, sizeof *s);
     if (!s)
@@ -548,6 +558,8 @@ static struct fetch_share *share_new(struct crawl *c, int locked)
      * thousands of handles in flight. Shared, a session also resumes on the
      * other handles. */
     curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    if (cookies && curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE) != CURLSHE_OK)
+        goto err;
     return s;
 err:
     fetch_share_free(s);
@@ -556,12 +568,46 @@ err:
 
 struct fetch_share *fetch_share_new(struct crawl *c)
 {
-    return share_new(c, 1);
+    return share_new(c, 1, 0);
 }
 
 struct fetch_share *fetch_share_new_local(struct crawl *c)
 {
-    return share_new(c, 0);
+    return share_new(c, 0, 0);
+}
+
+int fetch_cookies_open(struct crawl *c)
+{
+    const char *jar = c->opts->cookie_jar;
+    if (!jar)
+        return 0;
+    if (!(c->cookies = share_new(c, 1, 1)) || !(c->cookie_easy = curl_easy_init())) {
+        fetch_share_free(c->cookies);
+        c->cookies = NULL;
+        return CRAWL_ENOMEM;
+    }
+    /* This handle never fetches: it reads the file into the shared jar
+     * once, before any transfer, and writes the jar at the end. A
+     * COOKIEFILE on every handle would read the file again as each one
+     * starts, over cookies the run has set since. */
+    curl_easy_setopt(c->cookie_easy, CURLOPT_SHARE, c->cookies->sh);
+    curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIEFILE, jar);
+    curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIELIST, "RELOAD");
+    if (!c->relay)
+        curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIEJAR, jar);
+    return 0;
+}
+
+void fetch_cookies_close(struct crawl *c)
+{
+    if (!c->cookie_easy)
+        return;
+    if (!c->relay)
+        curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIELIST, "FLUSH");
+    curl_easy_cleanup(c->cookie_easy);      /* with no COOKIEJAR, writes nothing */
+    c->cookie_easy = NULL;
+    fetch_share_free(c->cookies);
+    c->cookies = NULL;
 }
 
 void fetch_share_free(struct fetch_share *s)
