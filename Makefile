@@ -16,7 +16,7 @@
 BUILD   ?= build
 CC      ?= cc
 SAN     ?=
-PKGS    := libcurl libxml-2.0 zlib
+PKGS    := libcurl libxml-2.0 zlib icu-uc
 
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread -fstack-clash-protection
@@ -35,7 +35,8 @@ override CFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EV_CFLAGS)
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(EV_LIBS) -lm -pthread
 # The fixture server needs neither libcurl nor libxml2.
 FIX_LIBS  := $(shell pkg-config --libs zlib 2>/dev/null || echo -lz) $(EV_LIBS) -pthread
-TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+# The unit tests read their JSON test data with jansson.
+TEST_LIBS := $(shell pkg-config --libs cmocka jansson 2>/dev/null || echo -lcmocka -ljansson)
 
 LIB_SRC  := $(sort $(wildcard lib/*.c))
 LIB_ASM  := $(sort $(wildcard lib/*.S))
@@ -46,6 +47,8 @@ CMD_SRC  := $(sort $(wildcard cmd/*.c))
 PROGS    := $(CMD_SRC:cmd/%.c=$(BUILD)/%)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
+BENCHES  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 HDRS     := $(wildcard lib/*.h fixture/*.h tests/unit/*.h)
 
 Q := @
@@ -55,7 +58,7 @@ endif
 
 .SECONDARY:
 
-.PHONY: all deps check check-run units demo sanitize tsan clean fuzz bench install uninstall
+.PHONY: all deps check check-run units benches demo sanitize tsan clean fuzz bench install uninstall
 
 all: $(PROGS)
 
@@ -99,6 +102,14 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libcrawl.a
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
 
 units: $(UNITS)
+
+# Measuring programs for scripts/ (tests/bench/*.c); built on demand.
+$(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(BUILD)/libcrawl.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
+
+benches: $(BENCHES)
 
 # test_errors makes the core's copies of error texts fail, through strdup.
 $(BUILD)/tests/test_errors: override LDFLAGS += -Wl,--wrap=strdup

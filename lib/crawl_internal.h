@@ -69,6 +69,7 @@ struct crawl {
     struct fetch_share *cookies;  /* with --cookie-jar: the one cookie jar of
                                    * every easy handle of the run (fetch.c) */
     CURL  *cookie_easy;       /* the handle that reads and writes the jar's file */
+    struct crawl_live *live;  /* where the counters are published, or NULL */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
                                * resident set, summed; 0: not measured */
 };

@@ -257,6 +257,7 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
 int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                   int worker)
 {
+    crawl_count_transfers(c, 1);
     x->c = c;
     x->job = job;
     x->body = 0;
@@ -486,6 +487,7 @@ static double retry_after(struct fetch_xfer *x, long status)
 
 void fetch_finish(struct fetch_xfer *x, CURLcode rc)
 {
+    crawl_count_transfers(x->c, -1);
     struct crawl_result *r = &x->job->res;
 
     take_info(x, r);

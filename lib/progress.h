@@ -1,17 +1,27 @@
-/* progress.h: the live progress line on stderr (--progress). */
+/* progress.h: the live progress line on a terminal, drawn by a thread of
+ * its own from the counters a crawl publishes (struct crawl_live), which
+ * may be in memory shared with the process that runs the crawl: with
+ * --mode=all the line is drawn by the parent, outside every measured
+ * child. */
 #ifndef CRAWL_PROGRESS_H
 #define CRAWL_PROGRESS_H
 
+#include <stddef.h>
 #include "crawl.h"
 
 struct progress;
 
-/* Starts a thread that rewrites one line on stderr with c's counters every
- * 200 ms until progress_stop. Returns it, or NULL when it cannot start (the
- * run goes on without it). */
-struct progress *progress_start(struct crawl *c);
+/* Starts redrawing the line for l on descriptor fd every 200 ms. Returns
+ * the drawer, or NULL when no thread could be started. */
+struct progress *progress_start(const struct crawl_live *l, int fd);
 
-/* Stops the thread, clears the line and frees p. NULL is fine. */
+/* Stops the drawer, clears the line and frees p. NULL is fine. */
 void progress_stop(struct progress *p);
+
+/* Writes the line for l at monotonic time now (seconds), at most width - 1
+ * columns, into buf (size n); empty before the run starts. Returns its
+ * length. */
+size_t progress_format(const struct crawl_live *l, double now, int width, char *buf,
+                       size_t n);
 
 #endif

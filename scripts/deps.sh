@@ -21,8 +21,10 @@ need make                 have_cmd make
 need libcurl4-openssl-dev sh -c 'pkg-config --exists libcurl'
 need libxml2-dev          sh -c 'pkg-config --exists libxml-2.0'
 need zlib1g-dev           sh -c 'pkg-config --exists zlib'
+need libicu-dev           sh -c 'pkg-config --exists icu-uc'
 need libev-dev            have_hdr ev.h
 need libcmocka-dev        sh -c 'pkg-config --exists cmocka'
+need libjansson-dev       sh -c 'pkg-config --exists jansson'
 need bats                 have_cmd bats
 need curl                 have_cmd curl
 need jq                   have_cmd jq
