@@ -59,12 +59,23 @@ static const char usage_text[] =
 "      --deadline=SEC     limit for the whole run: what has not finished by\n"
 "                         then is cancelled (with --mode=all, for each model)\n"
 "      --max-redirs=N     redirects to follow (default 10; 0 follows none)\n"
+"      --retry=N          try a transient failure (no connection, timeout,\n"
+"                         reset; HTTP 408, 429, 500, 502, 503, 504) up to N\n"
+"                         more times (default 0)\n"
+"      --retry-delay=SEC  base of the exponential backoff, with full jitter\n"
+"                         (default 1)\n"
+"      --retry-max-delay=SEC  the longest wait before a retry, Retry-After\n"
+"                         included (default 30)\n"
 "      --no-reuse         a fresh connection for every URL\n"
 "      --reuse            keep connections for reuse even when every URL is\n"
 "                         in flight at once (default: reuse unless so and\n"
 "                         none is https, where HTTP/2 may multiplex)\n"
 "  -A, --user-agent=UA    User-Agent header (default crawl/" CRAWL_VERSION ")\n"
 "  -H, --header='K: V'    extra request header (repeatable)\n"
+"      --cookie='N=V; ...'  cookies sent with every request\n"
+"      --cookie-jar=FILE  keep cookies: read FILE if it exists, send what\n"
+"                         responses set on later requests to their sites,\n"
+"                         write the jar to FILE at the end\n"
 "      --fail             HTTP status 400 and above counts as a failure\n"
 "      --max-size=BYTES   largest body accepted, decoded (default 64M;\n"
 "                         suffixes K, M, G; 0 for no limit)\n"
@@ -189,7 +200,8 @@ enum {
     OPT_MAX_SIZE, OPT_BUFFER_SIZE, OPT_STACK_SIZE, OPT_LOOPS, OPT_PROCS, OPT_MODES, OPT_REPEAT,
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
-    OPT_LIST_MODES, OPT_ROBOTS_AGENT,
+    OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
+    OPT_COOKIE, OPT_COOKIE_JAR,
 };
 
 static const struct option long_opts[] = {
@@ -198,10 +210,15 @@ static const struct option long_opts[] = {
     {"timeout", required_argument, 0, OPT_TIMEOUT},
     {"connect-timeout", required_argument, 0, OPT_CONNECT_TIMEOUT},
     {"max-redirs", required_argument, 0, OPT_MAX_REDIRS},
+    {"retry", required_argument, 0, OPT_RETRY},
+    {"retry-delay", required_argument, 0, OPT_RETRY_DELAY},
+    {"retry-max-delay", required_argument, 0, OPT_RETRY_MAX_DELAY},
     {"no-reuse", no_argument, 0, OPT_NO_REUSE},
     {"reuse", no_argument, 0, OPT_REUSE},
     {"user-agent", required_argument, 0, 'A'},
     {"header", required_argument, 0, 'H'},
+    {"cookie", required_argument, 0, OPT_COOKIE},
+    {"cookie-jar", required_argument, 0, OPT_COOKIE_JAR},
     {"fail", no_argument, 0, OPT_FAIL},
     {"max-size", required_argument, 0, OPT_MAX_SIZE},
     {"buffer-size", required_argument, 0, OPT_BUFFER_SIZE},
@@ -273,6 +290,17 @@ static void compile_regex(const char *flag, const char *pattern, regex_t *re)
     }
 }
 
+/* Exits 2 unless the cookie jar can be read (when it exists) and written:
+ * libcurl says nothing when it cannot save a jar. */
+static void check_jar(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    if (access(path, F_OK) == 0 ? access(path, R_OK | W_OK) != 0 : access(dir, W_OK) != 0)
+        die_usage("--cookie-jar: cannot read and write '%s': %s", path, strerror(errno));
+}
+
 /* Options of the fetch and the model. Returns 1 when ch was one of them. */
 static int opt_fetching(struct cli *cli, int ch)
 {
@@ -297,6 +325,15 @@ static int opt_fetching(struct cli *cli, int ch)
     case OPT_MAX_REDIRS:
         o->max_redirs = parse_long("--max-redirs", optarg, 0, 1000);
         return 1;
+    case OPT_RETRY:
+        o->retry = (int)parse_long("--retry", optarg, 0, 100);
+        return 1;
+    case OPT_RETRY_DELAY:
+        o->retry_delay = parse_seconds("--retry-delay", optarg);
+        return 1;
+    case OPT_RETRY_MAX_DELAY:
+        o->retry_max_delay = parse_seconds("--retry-max-delay", optarg);
+        return 1;
     case OPT_NO_REUSE:
         o->reuse = CRAWL_REUSE_OFF;
         return 1;
@@ -315,6 +352,15 @@ static int opt_fetching(struct cli *cli, int ch)
         o->headers = l;
         return 1;
     }
+    case OPT_COOKIE:
+        if (!strchr(optarg, '='))
+            die_usage("--cookie: expected 'NAME=VALUE; ...', got '%s'", optarg);
+        o->cookie = optarg;
+        return 1;
+    case OPT_COOKIE_JAR:
+        check_jar(optarg);
+        o->cookie_jar = optarg;
+        return 1;
     case OPT_FAIL:
         o->fail_http = 1;
         return 1;

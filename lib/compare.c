@@ -26,6 +26,7 @@ void compare_fill(struct compare_run *r, struct crawl *c)
     r->failed = s.failed;
     r->ok = s.rows - s.failed;
     r->conns = s.conns;
+    r->retries = s.retries;
     r->threads = s.threads;
     r->reuse = s.reuse;
     r->limit = s.limit;
@@ -165,7 +166,7 @@ done:
 }
 
 static const char *columns[] = {
-    "mode", "urls", "ok", "failed", "wall_s", "min_s", "max_s", "speedup",
+    "mode", "urls", "ok", "failed", "retries", "wall_s", "min_s", "max_s", "speedup",
     "user_s", "sys_s", "rss_mb", "threads", "vcsw", "ivcsw", "conns", "reuse",
     "p50_ms", "p99_ms",
 };
@@ -181,32 +182,33 @@ static void fill_cells(const struct compare_run *x, double min_wall, double max_
     snprintf(c[1], CELL, "%zu", x->urls);
     snprintf(c[2], CELL, "%zu", x->ok);
     snprintf(c[3], CELL, "%zu", x->failed);
-    snprintf(c[4], CELL, "%.2f", x->wall);
-    snprintf(c[5], CELL, "%.2f", min_wall);
-    snprintf(c[6], CELL, "%.2f", max_wall);
-    snprintf(c[7], CELL, "%.2fx", x->wall > 0 ? base / x->wall : 0.0);
-    snprintf(c[8], CELL, "%.2f", x->user);
-    snprintf(c[9], CELL, "%.2f", x->sys);
-    snprintf(c[10], CELL, "%.1f", x->rss_mb);
-    snprintf(c[11], CELL, "%d", x->threads);
-    snprintf(c[12], CELL, "%ld", x->vcsw);
-    snprintf(c[13], CELL, "%ld", x->ivcsw);
-    snprintf(c[14], CELL, "%zu", x->conns);
-    snprintf(c[15], CELL, "%s", x->reuse ? "on" : "off");
-    snprintf(c[16], CELL, "%.1f", x->p50_ms);
-    snprintf(c[17], CELL, "%.1f", x->p99_ms);
+    snprintf(c[4], CELL, "%zu", x->retries);
+    snprintf(c[5], CELL, "%.2f", x->wall);
+    snprintf(c[6], CELL, "%.2f", min_wall);
+    snprintf(c[7], CELL, "%.2f", max_wall);
+    snprintf(c[8], CELL, "%.2fx", x->wall > 0 ? base / x->wall : 0.0);
+    snprintf(c[9], CELL, "%.2f", x->user);
+    snprintf(c[10], CELL, "%.2f", x->sys);
+    snprintf(c[11], CELL, "%.1f", x->rss_mb);
+    snprintf(c[12], CELL, "%d", x->threads);
+    snprintf(c[13], CELL, "%ld", x->vcsw);
+    snprintf(c[14], CELL, "%ld", x->ivcsw);
+    snprintf(c[15], CELL, "%zu", x->conns);
+    snprintf(c[16], CELL, "%s", x->reuse ? "on" : "off");
+    snprintf(c[17], CELL, "%.1f", x->p50_ms);
+    snprintf(c[18], CELL, "%.1f", x->p99_ms);
 }
 
 static void print_jsonl(FILE *out, const struct compare_run *r, const double *min_wall,
                         const double *max_wall, double base, int rows)
 {
     for (int i = 0; i < rows; i++)
-        fprintf(out, "{\"mode\":\"%s\",\"urls\":%zu,\"ok\":%zu,\"failed\":%zu,"
+        fprintf(out, "{\"mode\":\"%s\",\"urls\":%zu,\"ok\":%zu,\"failed\":%zu,\"retries\":%zu,"
                 "\"wall_s\":%.6f,\"min_s\":%.6f,\"max_s\":%.6f,\"speedup\":%.4f,"
                 "\"user_s\":%.6f,\"sys_s\":%.6f,\"rss_mb\":%.2f,\"threads\":%d,"
                 "\"vcsw\":%ld,\"ivcsw\":%ld,\"conns\":%zu,\"reuse\":\"%s\","
                 "\"concurrency\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f}\n",
-                r[i].mode, r[i].urls, r[i].ok, r[i].failed, r[i].wall,
+                r[i].mode, r[i].urls, r[i].ok, r[i].failed, r[i].retries, r[i].wall,
                 min_wall[i], max_wall[i], r[i].wall > 0 ? base / r[i].wall : 0.0,
                 r[i].user, r[i].sys, r[i].rss_mb, r[i].threads, r[i].vcsw,
                 r[i].ivcsw, r[i].conns, r[i].reuse ? "on" : "off", r[i].limit, r[i].p50_ms,

@@ -12,6 +12,7 @@
 struct compare_run {
     char   mode[16];
     size_t urls, ok, failed, conns;
+    size_t retries;             /* fetches tried again (--retry) */
     int    threads;             /* most threads alive at once */
     int    reuse;               /* the reuse policy that ran */
     int    limit;               /* transfers in flight at most; 0: all */

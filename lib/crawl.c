@@ -11,9 +11,11 @@
 #include <time.h>
 
 #include "crawl_internal.h"
+#include "fetch.h"
 #include "frontier.h"
 #include "html.h"
 #include "nofile.h"
+#include "retry.h"
 #include "url.h"
 
 const char *crawl_strerror(int err)
@@ -103,6 +105,8 @@ void crawl_opts_init(struct crawl_opts *o)
     o->max_size = (curl_off_t)64 << 20;
     o->loops = 1;
     o->robots = 1;
+    o->retry_delay = 1;
+    o->retry_max_delay = 30;
 }
 
 size_t crawl_utf8_len(const unsigned char *s)
@@ -145,6 +149,7 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
     }
     atomic_init(&c->cancelled, 0);
     atomic_init(&c->warned, 0);
+    c->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)(uintptr_t)c ^ 0x9e3779b97f4a7c15ULL;
     if (frontier_init(c) != 0) {
         pthread_cond_destroy(&c->cond);
         pthread_mutex_destroy(&c->lock);
@@ -253,6 +258,7 @@ void crawl_get_summary(struct crawl *c, struct crawl_summary *s)
     s->failed = c->nfailed;
     s->queued_left = c->queued_left;
     s->conns = c->conns;
+    s->retries = c->retries;
     s->robots_fetched = c->robots_fetched;
     s->robots_blocked = c->robots_blocked;
     s->wall = c->wall;
@@ -502,7 +508,8 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
                 pthread_mutex_lock(&c->lock);
                 continue;
             }
-            if (j->kind == JOB_PAGE && j->depth > 0 && !c->relay)
+            /* A retry keeps the row number of its first try. */
+            if (j->kind == JOB_PAGE && j->depth > 0 && !c->relay && j->res.attempts == 0)
                 j->seq = c->nseq++;
             publish(c);
             *job = j;
@@ -525,9 +532,13 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             pthread_mutex_lock(&c->lock);
             continue;
         }
+        /* Retries waiting for their time: look again within 100 ms, so that
+         * a cancellation (which signals nobody) ends the wait soon. */
+        if (frontier_delayed(c) && (wake == 0 || wake > crawl_now() + 0.1))
+            wake = crawl_now() + 0.1;
         if (wake > 0) {
-            /* Only a host's --delay holds the queued jobs back. The
-             * condition variable runs on CLOCK_REALTIME. */
+            /* Only a host's --delay or a retry's time holds the queued
+             * jobs back. The condition variable runs on CLOCK_REALTIME. */
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             double at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + (wake - crawl_now());
@@ -593,6 +604,11 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
         crawl__job_free(job);
         return;
     }
+    if (!JOB(job)->failed_early && !JOB(job)->unrun)
+        job->res.attempts++;
+    /* A transient failure goes back to the queue instead of to its row. */
+    if (c->opts->retry > 0 && crawl__retry_later(c, job))
+        return;
     /* The row first: once the job is no longer counted as running, the
      * crawl may end, and its row must be out by then. */
     if (page && c->on_done)
@@ -616,6 +632,7 @@ void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
     va_start(ap, fmt);
     set_error(job, fail, fmt, ap);
     va_end(ap);
+    JOB(job)->unrun = 1;
     crawl_done(c, job);
 }
 
@@ -702,13 +719,14 @@ void crawl_count_conns(struct crawl *c, long n)
 }
 
 /* frontier_drain's callback: a listed job that never ran gets its row,
- * cancelled (or with the failure it already had); a discovered link that
- * never started gets none and is counted. The lock is not held. */
+ * cancelled (or with the failure it already had), and so does a page
+ * whose retry was waiting; a discovered link that never started gets none
+ * and is counted. The lock is not held. */
 static void end_job(struct crawl *c, struct crawl_job *j)
 {
     if (j->kind != JOB_PAGE && !c->relay)
         return;
-    if (j->depth > 0 && !c->relay) {
+    if (j->depth > 0 && !c->relay && j->res.attempts == 0) {
         pthread_mutex_lock(&c->lock);
         c->queued_left++;
         pthread_mutex_unlock(&c->lock);
@@ -717,6 +735,7 @@ static void end_job(struct crawl *c, struct crawl_job *j)
     }
     if (!JOB(j)->failed_early)
         crawl_result_set_error(&j->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
+    JOB(j)->unrun = 1;
     pthread_mutex_lock(&c->lock);
     c->running++;
     pthread_mutex_unlock(&c->lock);
@@ -863,7 +882,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     c->nofile = nofile_raise();
     limit_by_descriptors(c, b);
-    if (run_headers(c) != 0) {
+    if (run_headers(c) != 0 || fetch_cookies_open(c) != 0) {
         cancel_rest(c);
         return CRAWL_ENOMEM;
     }
@@ -896,5 +915,6 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         c->input_streams = 0;       /* what is left is read by cancel_rest (joined: no lock) */
     }
     cancel_rest(c);
+    fetch_cookies_close(c);
     return rc;
 }

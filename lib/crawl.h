@@ -95,10 +95,16 @@ struct crawl_opts {
     long   buffer_size;       /* libcurl's receive buffer, bytes; 0: libcurl's default */
     int    insecure;          /* do not verify TLS certificates */
     const char *cacert;       /* CA certificates (PEM file) to verify with; NULL: the system's */
+    const char *cookie_jar;   /* libcurl's cookie engine on, its jar read from
+                               * and written to this file; NULL: off */
+    const char *cookie;       /* "NAME=VALUE; ..." sent with every request; NULL: none */
     size_t stack_size;        /* coroutine stack bytes; 0: default */
     int    loops;             /* coro: event loops (threads) */
     int    procs;             /* procs: worker processes; 0: the online CPUs */
     double deadline;          /* seconds for the whole run; 0: none */
+    int    retry;             /* more tries for a transient failure (--retry) */
+    double retry_delay;       /* seconds: the backoff's base */
+    double retry_max_delay;   /* seconds: the longest wait before a retry */
 
     /* Link following. */
     int    depth;             /* link hops followed from the listed URLs */
@@ -137,6 +143,10 @@ struct crawl_result {
     struct html_extract *extracts; /* values of --extract, in rule order */
     size_t nextracts;
     size_t nlinks;            /* links the page gave (before admission) */
+    int    attempts;          /* fetches made for it, this one included (the
+                               * core counts them; 0: it never ran) */
+    double retry_after;       /* seconds a 429 or 503 asked to wait
+                               * (Retry-After, read with --retry); -1: none */
 };
 
 
@@ -278,6 +288,7 @@ struct crawl_summary {
     size_t failed;            /* ... of which failed */
     size_t queued_left;       /* links found and never fetched */
     size_t conns;             /* connections opened */
+    size_t retries;           /* fetches tried again (--retry) */
     size_t robots_fetched, robots_blocked;
     double wall;              /* seconds the run took */
     int    limit;             /* transfers in flight at most; 0: all at once */

@@ -285,6 +285,7 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     put_u32(b, (uint32_t)r->worker);
     put_u32(b, (uint32_t)r->fail);
     put_str(b, r->error);
+    put_f64(b, r->retry_after);
     put_u64(b, r->nlinks);
     put_u32(b, (uint32_t)r->nextracts);
     for (size_t i = 0; i < r->nextracts; i++) {
@@ -668,6 +669,7 @@ static void take_result(struct procs *P, int i, struct rd *r)
     res->worker = i * 1000000 + (int)get_u32(r);
     enum crawl_fail fail = (enum crawl_fail)get_u32(r);
     char *error = get_bytes(r, NULL);
+    res->retry_after = get_f64(r);
     res->nlinks = (size_t)get_u64(r);
     uint32_t nx = get_u32(r);
     if (!r->bad && nx > 0 && nx <= r->n / 8 &&

@@ -49,10 +49,10 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,$p' <<<"$output" | tail -n +
 
 @test "CSV comparison parses with the named columns" {
 	run "$CRAWL" --mode=all --format=csv "$list"
-	[ "${lines[0]}" = "mode,urls,ok,failed,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,reuse,p50_ms,p99_ms" ]
+	[ "${lines[0]}" = "mode,urls,ok,failed,retries,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,reuse,p50_ms,p99_ms" ]
 	[ "${#lines[@]}" -eq $((NALL + 1)) ]
 	for i in $(seq "$NALL"); do
-		[ "$(awk -F, '{print NF}' <<<"${lines[$i]}")" -eq 18 ]
+		[ "$(awk -F, '{print NF}' <<<"${lines[$i]}")" -eq 19 ]
 	done
 }
 
