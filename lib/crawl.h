@@ -356,9 +356,16 @@ struct crawl_progress {
 /* Fills p with c's counters now. Thread-safe. */
 void crawl_get_progress(struct crawl *c, struct crawl_progress *p);
 
-/* Returns the q-quantile (0 < q <= 1, nearest rank) of the fetched URLs'
- * time_total in milliseconds, within 1%, or 0 when none was fetched. */
-double crawl_latency_ms(const struct crawl *c, double q);
+/* The times of a fetched URL that the core keeps percentiles of. */
+enum crawl_time {
+    CRAWL_TIME_TOTAL,         /* time_total: the whole transfer */
+    CRAWL_TIME_TTFB           /* time_ttfb: until the first byte of the response */
+};
+
+/* Returns the q-quantile (0 < q < 1, nearest rank) of the fetched URLs'
+ * time `which` in milliseconds, within 1% and never above their largest;
+ * q >= 1 gives the largest exactly. 0 when none was fetched. */
+double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q);
 
 /* Adds n to the count of connections opened (thread-safe). */
 void crawl_count_conns(struct crawl *c, long n);
