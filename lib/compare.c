@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "fetch.h"
 #include "report.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -275,4 +276,26 @@ void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
             line[k] = cells[i][k];
         print_line(out, line, w);
     }
+}
+
+char *compare_shared(const struct crawl_opts *o, const struct compare_run *r, int n,
+                     char *buf, size_t size)
+{
+    char desc[256], limits[256];
+    size_t at = 0;
+    limits[0] = '\0';
+    for (int i = 0; i < n && at < sizeof limits; i++) {
+        if (r[i].limit > 0)
+            at += (size_t)snprintf(limits + at, sizeof limits - at, "%s%s %d", i ? ", " : "",
+                                   r[i].mode, r[i].limit);
+        else
+            at += (size_t)snprintf(limits + at, sizeof limits - at, "%s%s all", i ? ", " : "",
+                                   r[i].mode);
+    }
+    snprintf(buf, size, "Shared: %s, reuse %s; in flight: %s",
+             fetch_describe_opts(o, desc, sizeof desc),
+             o->reuse == CRAWL_REUSE_AUTO ? "auto (on unless every URL is in flight at once and none is https)"
+             : o->reuse == CRAWL_REUSE_ON ? "on" : "off",
+             limits);
+    return buf;
 }

@@ -46,6 +46,11 @@ int compare_models(const struct crawl_backend *const *list, int repeat,
 /* Fills r's percentiles and counts from a finished crawl c. */
 void compare_fill(struct compare_run *r, struct crawl *c);
 
+/* Writes into buf (size n) the line that says what the n runs in r shared
+ * (the fetch options o) and each one's in-flight limit. Returns buf. */
+char *compare_shared(const struct crawl_opts *o, const struct compare_run *r, int n,
+                     char *buf, size_t size);
+
 /* Prints the comparison in format fmt. shared is the line that says what
  * every model shared (printed above a table). */
 void compare_print(FILE *out, enum crawl_format fmt, const char *shared,

@@ -145,6 +145,8 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
     }
     atomic_init(&c->cancelled, 0);
     atomic_init(&c->warned, 0);
+    atomic_init(&c->flight, 0);
+    atomic_init(&c->sockets, 0);
     if (frontier_init(c) != 0) {
         pthread_cond_destroy(&c->cond);
         pthread_mutex_destroy(&c->lock);

@@ -124,6 +124,13 @@ struct crawl_result {
     double start;             /* seconds from the crawl's start to this fetch's start */
     double end;               /* seconds from the crawl's start to its end */
     int    worker;            /* id of the thread or coroutine that ran it */
+    double queued;            /* seconds from the crawl's start to when the model
+                               * queued it for a worker (pool); 0: no queue */
+    int    flight_start, flight_end; /* transfers in flight in the process that
+                               * fetched it, itself counted, as it started; and
+                               * the others, as it ended */
+    int    conns_start, conns_end;   /* connections (sockets libcurl opened and
+                               * has not closed) of that process at those moments */
     enum crawl_fail fail;     /* CRAWL_FAIL_NONE on success */
     char  *error;             /* NULL on success, else why it failed (may be
                                * static: see crawl_result_set_error) */
@@ -170,6 +177,8 @@ struct crawl_backend {
     int default_concurrency;  /* transfers in flight without -c; 0: all at once */
     int max_concurrency;      /* the most the model can have in flight; 0: no bound */
     int fds_per_transfer;     /* descriptors a transfer in flight holds */
+    int processes;            /* its workers are processes: a worker id divided
+                               * by 1,000,000 numbers the process */
     int (*run)(struct crawl *c);
 };
 

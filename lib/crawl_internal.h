@@ -71,6 +71,9 @@ struct crawl {
     void (*relay)(struct crawl *c, struct crawl_job *job, void *data);
     void  *relay_data;        /* a relaying crawl's one destination of every
                                * finished job (see crawl_set_relay) */
+    atomic_int flight;        /* transfers between fetch_prepare and fetch_finish */
+    atomic_int sockets;       /* sockets libcurl opened through fetch's callback
+                               * and has not closed */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
                                * resident set, summed; 0: not measured */
 };
