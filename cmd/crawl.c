@@ -701,7 +701,7 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     int trc = 0;
     if (cli->trace_fd >= 0 &&
         (trc = trace_new(&outs.trace, cli->trace_fd, b->name, cli->trace_pid, b->processes,
-                         FLUSH_MS, output_failed, c)) != 0) {
+                         0, output_failed, c)) != 0) {
         report_free(rep);
         return write_status(trc, "trace");
     }
