@@ -57,3 +57,27 @@ load helpers
 	[ "$status" -eq 0 ]
 	[ "$(grep -cE '^(seq|thread|pool|coro|coro-all) +500 ' <<<"$output")" -eq 5 ]
 }
+
+@test "scripts/timeline.sh draws a lane per worker and a bar per transfer, as PNG and SVG" {
+	command -v gnuplot >/dev/null || skip "gnuplot is not installed"
+	list="$BATS_TEST_TMPDIR/list.txt"
+	for i in $(seq 20); do echo "$FIXTURE/delay/20/$i"; done >"$list"
+	"$CRAWL" --mode=pool -c 4 -q --trace "$BATS_TEST_TMPDIR/t.json" "$list"
+	run scripts/timeline.sh "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/pic"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "timeline: $BATS_TEST_TMPDIR/pic.png $BATS_TEST_TMPDIR/pic.svg (4 lanes, 20 transfers)" ]
+	[ "$(head -c 8 "$BATS_TEST_TMPDIR/pic.png" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ]
+	grep -q '<svg' "$BATS_TEST_TMPDIR/pic.svg"
+	grep -q 'pool worker 3' "$BATS_TEST_TMPDIR/pic.svg"
+	run scripts/timeline.sh /dev/null "$BATS_TEST_TMPDIR/none"
+	[ "$status" -ne 0 ]
+}
+
+@test "scripts/compare.sh draws the run of every model when gnuplot is there" {
+	command -v gnuplot >/dev/null || skip "gnuplot is not installed"
+	run env BUILD="$BUILD" DELAYS="50 100" TIMELINE="$BATS_TEST_TMPDIR/demo" scripts/compare.sh -q
+	[ "$status" -eq 0 ]
+	grep -q "^picture of the run (one lane per worker): $BATS_TEST_TMPDIR/demo.png $BATS_TEST_TMPDIR/demo.svg" <<<"$output"
+	[ -s "$BATS_TEST_TMPDIR/demo.png" ] && [ -s "$BATS_TEST_TMPDIR/demo.svg" ]
+}
