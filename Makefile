@@ -7,12 +7,16 @@
 #   make demo       install missing Debian packages, run the article experiment
 #   make sanitize   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan       the threaded end-to-end tests under ThreadSanitizer
+#   make install    crawl, the fixture server (as crawl-fixture-server), their
+#                   manual pages and the shell completions under $(PREFIX)
+#                   (default /usr/local), staged under $(DESTDIR) if set
+#   make uninstall  removes exactly what make install put there
 #   make clean
 
 BUILD   ?= build
 CC      ?= cc
 SAN     ?=
-PKGS    := libcurl libxml-2.0 zlib
+PKGS    := libcurl libxml-2.0 zlib icu-uc
 
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread -fstack-clash-protection
@@ -31,7 +35,8 @@ override CFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EV_CFLAGS)
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(EV_LIBS) -lm -pthread
 # The fixture server needs neither libcurl nor libxml2.
 FIX_LIBS  := $(shell pkg-config --libs zlib 2>/dev/null || echo -lz) $(EV_LIBS) -pthread
-TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+# The unit tests read their JSON test data with jansson.
+TEST_LIBS := $(shell pkg-config --libs cmocka jansson 2>/dev/null || echo -lcmocka -ljansson)
 
 LIB_SRC  := $(sort $(wildcard lib/*.c))
 LIB_ASM  := $(sort $(wildcard lib/*.S))
@@ -42,6 +47,8 @@ CMD_SRC  := $(sort $(wildcard cmd/*.c))
 PROGS    := $(CMD_SRC:cmd/%.c=$(BUILD)/%)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
+BENCHES  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 HDRS     := $(wildcard lib/*.h fixture/*.h tests/unit/*.h)
 
 Q := @
@@ -51,7 +58,7 @@ endif
 
 .SECONDARY:
 
-.PHONY: all deps check check-run units demo sanitize tsan clean fuzz bench
+.PHONY: all deps check check-run units benches demo sanitize tsan clean fuzz bench install uninstall
 
 all: $(PROGS)
 
@@ -95,6 +102,14 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libcrawl.a
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
 
 units: $(UNITS)
+
+# Measuring programs for scripts/ (tests/bench/*.c); built on demand.
+$(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(BUILD)/libcrawl.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
+
+benches: $(BENCHES)
 
 # test_errors makes the core's copies of error texts fail, through strdup.
 $(BUILD)/tests/test_errors: override LDFLAGS += -Wl,--wrap=strdup
@@ -157,6 +172,36 @@ fuzz: deps
 		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
 			-artifact_prefix=build/fuzz/crash-$$name- $$corpus 2>&1 | tail -12 || exit 1; \
 	done
+
+# Where make install puts things: the usual names, so that a packager can
+# move any of them (make install PREFIX=/usr DESTDIR=$PWD/stage).
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+MAN1DIR     ?= $(PREFIX)/share/man/man1
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+INSTALL     ?= install
+
+# Every file make install writes, and so every file make uninstall removes.
+# The fixture server gets crawl's prefix: "fixture-server" alone says
+# nothing in a shared bin directory.
+INSTALLED := $(BINDIR)/crawl $(BINDIR)/crawl-fixture-server \
+	$(MAN1DIR)/crawl.1 $(MAN1DIR)/crawl-fixture-server.1 \
+	$(BASHCOMPDIR)/crawl $(ZSHCOMPDIR)/_crawl
+
+install: all
+	$(INSTALL) -m 755 -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MAN1DIR)" \
+		"$(DESTDIR)$(BASHCOMPDIR)" "$(DESTDIR)$(ZSHCOMPDIR)"
+	$(INSTALL) -m 755 $(BUILD)/crawl "$(DESTDIR)$(BINDIR)/crawl"
+	$(INSTALL) -m 755 $(BUILD)/fixture-server "$(DESTDIR)$(BINDIR)/crawl-fixture-server"
+	$(INSTALL) -m 644 doc/crawl.1 "$(DESTDIR)$(MAN1DIR)/crawl.1"
+	$(INSTALL) -m 644 doc/crawl-fixture-server.1 "$(DESTDIR)$(MAN1DIR)/crawl-fixture-server.1"
+	$(INSTALL) -m 644 completion/crawl.bash "$(DESTDIR)$(BASHCOMPDIR)/crawl"
+	$(INSTALL) -m 644 completion/_crawl "$(DESTDIR)$(ZSHCOMPDIR)/_crawl"
+
+# Only the files: the directories may hold other programs' files.
+uninstall:
+	rm -f $(foreach f,$(INSTALLED),"$(DESTDIR)$(f)")
 
 clean:
 	rm -rf build

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -25,6 +26,7 @@
 #include "html.h"
 #include "progress.h"
 #include "report.h"
+#include "robots.h"
 #include "trace.h"
 #include "urllist.h"
 
@@ -88,6 +90,8 @@ static const char usage_text[] =
 "      --extract=[NAME=]XPATH  values to take from every page (repeatable),\n"
 "                         shown after the URL and in JSON lines and CSV\n"
 "      --no-robots        ignore robots.txt (obeyed by default with --depth)\n"
+"      --robots-agent=TOKEN  the product token robots.txt is read for (default:\n"
+"                         the one the user agent starts with, crawl)\n"
 "      --per-host=N       transfers in flight to one host at most\n"
 "      --delay=MS         milliseconds between requests to one host\n"
 "\n"
@@ -104,7 +108,8 @@ static const char usage_text[] =
 "  -q, --quiet            only the summary: the Use time line (with --mode=all\n"
 "                         the comparison table)\n"
 "      --progress         a live progress line on stderr (default when\n"
-"                         stderr is a terminal); --no-progress turns it off\n"
+"                         stderr is a terminal)\n"
+"      --no-progress      no progress line, even on a terminal\n"
 "\n"
 "Comparing (--mode=all):\n"
 "      --modes=LIST       the models to compare, comma-separated\n"
@@ -112,7 +117,7 @@ static const char usage_text[] =
 "      --repeat=N         run each model N times; report the median\n"
 "\n"
 "  -h, --help             this text\n"
-"  -V, --version          the version of crawl and of libcurl\n"
+"  -V, --version          the versions of crawl, libcurl, libev and libxml2\n"
 "\n"
 "Input lines: one URL a line; blank lines and lines starting with # are\n"
 "skipped. A line that is not an http or https URL is reported on stderr as\n"
@@ -121,7 +126,7 @@ static const char usage_text[] =
 "Exit status: 0 when every URL succeeded, 1 when any failed, 2 for usage and\n"
 "input errors, 23 when the output could not be written (the crawl stops),\n"
 "141 when the reader of the output went away (quietly), 130 when\n"
-"interrupted.\n";
+"interrupted (SIGINT), 143 when terminated (SIGTERM).\n";
 
 static void usage(FILE *out)
 {
@@ -189,7 +194,7 @@ enum {
     OPT_MAX_SIZE, OPT_BUFFER_SIZE, OPT_STACK_SIZE, OPT_LOOPS, OPT_PROCS, OPT_MODES, OPT_REPEAT,
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
-    OPT_LIST_MODES, OPT_TRACE,
+    OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_TRACE,
 };
 
 static const struct option long_opts[] = {
@@ -227,6 +232,7 @@ static const struct option long_opts[] = {
     {"follow", required_argument, 0, OPT_FOLLOW},
     {"extract", required_argument, 0, OPT_EXTRACT},
     {"no-robots", no_argument, 0, OPT_NO_ROBOTS},
+    {"robots-agent", required_argument, 0, OPT_ROBOTS_AGENT},
     {"per-host", required_argument, 0, OPT_PER_HOST},
     {"delay", required_argument, 0, OPT_DELAY},
     {"list-modes", no_argument, 0, OPT_LIST_MODES},
@@ -234,6 +240,12 @@ static const struct option long_opts[] = {
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {0, 0, 0, 0},
+};
+
+/* Flags that only some runs use, noted to say when one is ignored. */
+enum {
+    GIVEN_C = 1, GIVEN_LOOPS = 2, GIVEN_PROCS = 4, GIVEN_MODES = 8, GIVEN_REPEAT = 16,
+    GIVEN_INCLUDE = 32, GIVEN_EXCLUDE = 64, GIVEN_STACK = 128,
 };
 
 struct cli {
@@ -249,6 +261,7 @@ struct cli {
     int trace_pid;          /* the base pid of the model that runs next */
     int quiet;
     int progress;           /* -1 auto, 0 off, 1 on */
+    unsigned given;         /* GIVEN_* flags seen, for warn_ignored */
     char **inputs;
     int ninputs;
     const char *follow;
@@ -283,6 +296,7 @@ static int opt_fetching(struct cli *cli, int ch)
         return 1;
     case 'c':
         o->concurrency = (int)parse_long("--concurrency", optarg, 1, 1000000);
+        cli->given |= GIVEN_C;
         return 1;
     case OPT_TIMEOUT:
         o->timeout = parse_seconds("--timeout", optarg);
@@ -335,12 +349,15 @@ static int opt_fetching(struct cli *cli, int ch)
     }
     case OPT_STACK_SIZE:
         o->stack_size = (size_t)parse_size("--stack-size", optarg, 16 * 1024);
+        cli->given |= GIVEN_STACK;
         return 1;
     case OPT_LOOPS:
         o->loops = (int)parse_long("--loops", optarg, 1, 256);
+        cli->given |= GIVEN_LOOPS;
         return 1;
     case OPT_PROCS:
         o->procs = (int)parse_long("--procs", optarg, 1, 256);
+        cli->given |= GIVEN_PROCS;
         return 1;
     case OPT_DEADLINE:
         o->deadline = parse_seconds("--deadline", optarg);
@@ -381,9 +398,11 @@ static int opt_output(struct cli *cli, int ch)
         return 1;
     case OPT_MODES:
         cli->modes = optarg;
+        cli->given |= GIVEN_MODES;
         return 1;
     case OPT_REPEAT:
         cli->repeat = (int)parse_long("--repeat", optarg, 1, 100);
+        cli->given |= GIVEN_REPEAT;
         return 1;
     case OPT_LIST_MODES:
         for (int i = 0; crawl_backends[i]; i++)
@@ -412,12 +431,14 @@ static int opt_following(struct cli *cli, int ch)
             die_usage("--include: at most 32 patterns");
         compile_regex("--include", optarg, &cli->include[o->ninclude++]);
         o->include = cli->include;
+        cli->given |= GIVEN_INCLUDE;
         return 1;
     case OPT_EXCLUDE:
         if (o->nexclude == sizeof cli->exclude / sizeof cli->exclude[0])
             die_usage("--exclude: at most 32 patterns");
         compile_regex("--exclude", optarg, &cli->exclude[o->nexclude++]);
         o->exclude = cli->exclude;
+        cli->given |= GIVEN_EXCLUDE;
         return 1;
     case OPT_FOLLOW:
         cli->follow = optarg;
@@ -429,6 +450,12 @@ static int opt_following(struct cli *cli, int ch)
         return 1;
     case OPT_NO_ROBOTS:
         o->robots = 0;
+        return 1;
+    case OPT_ROBOTS_AGENT:
+        if (!robots_agent_valid(optarg))
+            die_usage("--robots-agent: expected a product token (letters, '-' and '_'), got '%s'",
+                      optarg);
+        o->robots_agent = optarg;
         return 1;
     case OPT_PER_HOST:
         o->per_host = (int)parse_long("--per-host", optarg, 1, 1000000);
@@ -462,9 +489,53 @@ static void compile_rules(struct cli *cli)
     cli->opts.rules = cli->rules;
 }
 
+/* Whether model m is in the comma-separated list. */
+static int model_listed(const char *list, const char *m)
+{
+    size_t n = strlen(m);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, m, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* Says once for each flag given that this run will not use. */
+static void warn_ignored(const struct cli *cli)
+{
+    int all = strcmp(cli->mode, "all") == 0;
+    /* With --mode=all, a model's flag is used if that model is compared. */
+    #define RUNS(m) (strcmp(cli->mode, m) == 0 || (all && model_listed(cli->modes, m)))
+    static const struct { unsigned flag; const char *name, *why; } notes[] = {
+        { GIVEN_MODES, "--modes", "it picks the models of --mode=all" },
+        { GIVEN_REPEAT, "--repeat", "it repeats the runs of --mode=all" },
+        { GIVEN_LOOPS, "--loops", "it sets the event loops of --mode=coro" },
+        { GIVEN_PROCS, "--procs", "it sets the worker processes of --mode=procs" },
+        { GIVEN_STACK, "--stack-size", "it sizes the coroutines of coro and procs" },
+        { GIVEN_C, "--concurrency", "seq fetches one URL at a time" },
+        { GIVEN_INCLUDE, "--include", "links are followed only with --depth" },
+        { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth" },
+    };
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++) {
+        unsigned f = notes[i].flag;
+        if (!(cli->given & f))
+            continue;
+        int used = f == GIVEN_MODES || f == GIVEN_REPEAT ? all
+                 : f == GIVEN_LOOPS ? RUNS("coro")
+                 : f == GIVEN_PROCS ? RUNS("procs")
+                 : f == GIVEN_STACK ? RUNS("coro") || RUNS("procs")
+                 : f == GIVEN_C ? !(strcmp(cli->mode, "seq") == 0)
+                 : cli->opts.depth > 0;
+        if (!used)
+            fprintf(stderr, "crawl: warning: %s is ignored here: %s\n", notes[i].name,
+                    notes[i].why);
+    }
+    #undef RUNS
+}
+
 static void parse_args(struct cli *cli, int argc, char **argv)
 {
     static char all_modes[256];
+    char version[256];
     int ch;
 
     crawl_opts_init(&cli->opts);
@@ -481,8 +552,7 @@ static void parse_args(struct cli *cli, int argc, char **argv)
             usage(stdout);
             exit(0);
         case 'V':
-            printf("crawl %s (libcurl %s)\n", CRAWL_VERSION,
-                   curl_version_info(CURLVERSION_NOW)->version);
+            puts(crawl_version_line(version, sizeof version));
             exit(0);
         case ':':
             if (optopt > 0 && optopt < 256)
@@ -500,6 +570,38 @@ static void parse_args(struct cli *cli, int argc, char **argv)
         die_usage("no URL, URL-list file or - given");
     if (cli->follow || cli->nextract || cli->opts.depth > 0)
         compile_rules(cli);
+    warn_ignored(cli);
+    /* robots.txt is read for a product token: the user agent must start
+     * with one, or --robots-agent give it. */
+    const struct crawl_opts *o = &cli->opts;
+    if (o->depth > 0 && o->robots && !o->robots_agent && robots_token_len(o->user_agent) == 0)
+        die_usage("--user-agent: '%s' does not start with a product token (letters, '-' and '_') "
+                  "to read robots.txt for; give one with --robots-agent", o->user_agent);
+}
+
+/* Whether s reads like a URL without its scheme: a host name with a dot
+ * (or localhost), then an optional port and path. curl and wget2 would
+ * guess http; crawl, whose arguments are also files, says so instead. */
+static int looks_like_host(const char *s)
+{
+    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-");
+    if (n == 0 || (s[n] != '\0' && s[n] != ':' && s[n] != '/'))
+        return 0;
+    if (s[n] == ':' && !(s[n + 1] >= '0' && s[n + 1] <= '9'))
+        return 0;
+    if (n == 9 && strncasecmp(s, "localhost", 9) == 0)
+        return 1;
+    const char *dot = memrchr(s, '.', n);
+    if (!dot || s[0] == '.' || dot == s + n - 1)
+        return 0;
+    /* list.txt is a list that is not there, not a host. */
+    static const char *const lists[] = { "txt", "csv", "tsv", "lst", "list", "urls", "json",
+                                         "jsonl", "log", "gz" };
+    size_t ext = (size_t)(s + n - dot - 1);
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+        if (strlen(lists[i]) == ext && strncasecmp(dot + 1, lists[i], ext) == 0)
+            return 0;
+    return 1;
 }
 
 /* Opens every input and hands them to c, to be read as the crawl needs
@@ -521,6 +623,11 @@ static struct urllist *open_inputs(struct cli *cli, struct crawl *c)
         } else {
             struct stat st;
             FILE *f = fopen(arg, "r");
+            if (!f && errno == ENOENT && looks_like_host(arg)) {
+                fprintf(stderr, "crawl: %s: no such file, and not a URL (did you mean "
+                        "http://%s?)\n", arg, arg);
+                exit(EXIT_USAGE);
+            }
             if (!f) {
                 fprintf(stderr, "crawl: %s: %s\n", arg, strerror(errno));
                 exit(EXIT_USAGE);
@@ -682,14 +789,21 @@ static int trace_close(struct cli *cli, int status)
     return rc < 0 && status != EXIT_OUTPUT ? write_status(rc, "trace") : status;
 }
 
-/* Runs the loaded crawl c through b, with the progress line if asked, and
- * writes its report to fd as it goes. Returns the exit status. */
-static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backend *b,
-                     int fd, enum crawl_format fmt, int quiet)
+/* Whether to draw the progress line. */
+static int want_progress(const struct cli *cli)
 {
-    struct progress prog;
+    return cli->progress == 1 || (cli->progress == -1 && isatty(2));
+}
+
+/* Runs the loaded crawl c through b, publishing its counters in live (the
+ * progress line's, drawn here when draw is set, else by whoever shares
+ * live), and writes its report to fd as it goes. Returns the exit status. */
+static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backend *b,
+                     int fd, enum crawl_format fmt, int quiet, struct crawl_live *live,
+                     int draw)
+{
+    struct progress *prog = NULL;
     struct report *rep;
-    int show_progress = cli->progress == 1 || (cli->progress == -1 && isatty(2));
 
     int rrc = report_new(&rep, fd, fmt, cli->order, quiet, FLUSH_MS, output_failed, c);
     if (rrc < 0) {
@@ -711,15 +825,16 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     atomic_store(&the_crawl, c);
     if (atomic_load(&interrupted))
         crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
-    if (show_progress && progress_start(&prog, c) != 0)
-        show_progress = 0;
+    crawl_set_live(c, live);
+    if (draw && live)
+        prog = progress_start(live, STDERR_FILENO);
     if (cli->opts.deadline > 0)
         deadline_set(cli->opts.deadline);
     int rc = crawl_run(c, b);
     if (cli->opts.deadline > 0)
         deadline_set(0);
-    if (show_progress)
-        progress_stop(&prog);
+    progress_stop(prog);
+    crawl_set_live(c, NULL);
     atomic_store(&the_crawl, NULL);
     if (rc < 0)
         fprintf(stderr, "crawl: %s: %s\n", b->name, crawl_strerror(rc));
@@ -746,10 +861,12 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
 
 static int run_one(struct cli *cli, struct crawl *c)
 {
+    static struct crawl_live live;
     int fd = open_output(cli);
     cli->trace_pid = TRACE_PID_STEP;
+    int draw = want_progress(cli);
     int status = run_model(cli, c, crawl_backend_find(cli->mode), fd, cli->format,
-                           cli->quiet);
+                           cli->quiet, draw ? &live : NULL, draw);
     if (fd != STDOUT_FILENO && close(fd) != 0 && status != EXIT_OUTPUT)
         status = output_status(-errno);
     return status;
@@ -760,6 +877,7 @@ struct all_ctx {
     struct crawl *c;
     int fd;
     const struct crawl_backend *const *list;
+    struct crawl_live *live;    /* shared with the parent, which draws the line */
 };
 
 /* compare_child_fn: one model's run, in its own child process. The article
@@ -774,12 +892,13 @@ static int all_child(const struct crawl_backend *b, struct compare_run *r, void 
     int tables = !a->cli->quiet && a->cli->format == CRAWL_FMT_TABLE;
     int status;
     if (tables) {
-        status = run_model(a->cli, a->c, b, a->fd, CRAWL_FMT_TABLE, 0);
+        status = run_model(a->cli, a->c, b, a->fd, CRAWL_FMT_TABLE, 0, a->live, 0);
         if (status != EXIT_OUTPUT && status != EXIT_PIPE && write(a->fd, "\n", 1) != 1)
             status = output_status(-errno);
     } else {
         int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        status = run_model(a->cli, a->c, b, devnull >= 0 ? devnull : a->fd, CRAWL_FMT_TABLE, 1);
+        status = run_model(a->cli, a->c, b, devnull >= 0 ? devnull : a->fd, CRAWL_FMT_TABLE, 1,
+                           a->live, 0);
         if (devnull >= 0)
             close(devnull);
     }
@@ -824,9 +943,23 @@ static int run_all(struct cli *cli, struct crawl *c)
         return EXIT_FAILED;
     }
     struct all_ctx a = { .cli = cli, .c = c, .fd = fd, .list = list };
+        /* The progress line is drawn here, from counters the children publish
+     * in shared memory: no measured process pays for it. */
+    struct progress *prog = NULL;
+    if (want_progress(cli)) {
+        a.live = mmap(NULL, sizeof *a.live, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                      -1, 0);
+        if (a.live == MAP_FAILED)
+            a.live = NULL;
+        else
+            prog = progress_start(a.live, STDERR_FILENO);
+    }
     struct compare_run res[16];
     double minw[16], maxw[16];
     int rc = compare_models(list, cli->repeat, all_child, &a, &interrupted, res, minw, maxw);
+    progress_stop(prog);
+    if (a.live)
+        munmap(a.live, sizeof *a.live);
     if (rc < 0) {
         fprintf(stderr, "crawl: cannot start a model's process: %s\n", strerror(-rc));
         return EXIT_FAILED;

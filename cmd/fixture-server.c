@@ -14,9 +14,13 @@
 
 #define EXIT_USAGE 2
 
+/* The name it was run as: build/fixture-server in the tree, installed as
+ * crawl-fixture-server (make install). */
+static const char *prog = "fixture-server";
+
 static const char usage_text[] =
-"usage: fixture-server [--port N] [--port-file FILE] [--root DIR]\n"
-"                      [--stall-port-file FILE] [--robots PATH] [-q]\n"
+"usage: %s [--port N] [--port-file FILE] [--root DIR]\n"
+"         [--stall-port-file FILE] [--robots PATH] [-q]\n"
 "\n"
 "A deterministic HTTP/1.1 server on 127.0.0.1 for tests and benchmarks.\n"
 "\n"
@@ -36,7 +40,7 @@ static const char usage_text[] =
 static void die_usage(const char *fmt, const char *arg) __attribute__((noreturn));
 static void die_usage(const char *fmt, const char *arg)
 {
-    fputs("fixture-server: ", stderr);
+    fprintf(stderr, "%s: ", prog);
     fprintf(stderr, fmt, arg);
     fputs(" (see --help)\n", stderr);
     exit(EXIT_USAGE);
@@ -59,6 +63,10 @@ int main(int argc, char **argv)
     const char *port_file = NULL, *stall_file = NULL;
     int quiet = 0, root_given = 0;
 
+    if (argc > 0 && argv[0][0]) {
+        const char *slash = strrchr(argv[0], '/');
+        prog = slash ? slash + 1 : argv[0];
+    }
     fixture_opts_init(&o);
     opterr = 0;
     for (;;) {
@@ -115,7 +123,7 @@ int main(int argc, char **argv)
             quiet = 1;
             break;
         case 'h':
-            fputs(usage_text, stdout);
+            printf(usage_text, prog);
             fixture_print_endpoints(stdout);
             return 0;
         }
@@ -132,25 +140,25 @@ int main(int argc, char **argv)
     struct fixture *fx;
     int err = fixture_new(&fx, &o);
     if (err == FIXTURE_ELISTEN) {
-        fprintf(stderr, "fixture-server: %s:%d: %s\n", fixture_strerror(err), o.port,
+        fprintf(stderr, "%s: %s:%d: %s\n", prog, fixture_strerror(err), o.port,
                 strerror(errno));
         return 1;
     }
     if (err == FIXTURE_ENOMEM || err == FIXTURE_ELOOP) {
-        fprintf(stderr, "fixture-server: %s\n", fixture_strerror(err));
+        fprintf(stderr, "%s: %s\n", prog, fixture_strerror(err));
         return 1;
     }
     if (err < 0) {
-        fprintf(stderr, "fixture-server: %s: %s\n", fixture_strerror(err), strerror(errno));
+        fprintf(stderr, "%s: %s: %s\n", prog, fixture_strerror(err), strerror(errno));
         return 1;
     }
     if (stall_file && fixture_write_port_file(stall_file, fixture_stall_port(fx)) < 0) {
-        fprintf(stderr, "fixture-server: cannot write %s: %s\n", stall_file, strerror(errno));
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, stall_file, strerror(errno));
         fixture_free(fx);
         return 1;
     }
     if (port_file && fixture_write_port_file(port_file, fixture_port(fx)) < 0) {
-        fprintf(stderr, "fixture-server: cannot write %s: %s\n", port_file, strerror(errno));
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, port_file, strerror(errno));
         fixture_free(fx);
         return 1;
     }

@@ -372,6 +372,19 @@ void crawl__fail_early(struct crawl_job *j, enum crawl_fail fail, const char *wh
     JOB(j)->failed_early = 1;
 }
 
+/* Publishes the counters that change under the lock; the lock is held. */
+static void publish(struct crawl *c)
+{
+    struct crawl_live *l = c->live;
+    if (!l)
+        return;
+    atomic_store_explicit(&l->done, c->nrows, memory_order_relaxed);
+    atomic_store_explicit(&l->failed, c->nfailed, memory_order_relaxed);
+    atomic_store_explicit(&l->queued, frontier_queued(c), memory_order_relaxed);
+    atomic_store_explicit(&l->total, !c->input_open && c->opts->depth == 0 ? (size_t)c->nseq : 0,
+                          memory_order_relaxed);
+}
+
 /* Wakes whoever waits for a job, after one was queued; the lock is held
  * on entry and released. The callback must not take the lock. Only the input thread's jobs (and a relay's)
  * need the model's loop woken: every other job is queued by a model's own
@@ -382,6 +395,7 @@ static void queued(struct crawl *c)
      * callback is not running and will not run. */
     if ((c->input_streams || c->relay) && c->on_queue)
         c->on_queue(c->on_queue_data);
+    publish(c);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
 }
@@ -480,6 +494,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             }
             if (j->kind == JOB_PAGE && j->depth > 0 && !c->relay)
                 j->seq = c->nseq++;
+            publish(c);
             *job = j;
             rc = 1;
             break;
@@ -580,6 +595,7 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     if (page)
         count_row(c, job);
     frontier_done(c, job);
+    publish(c);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
     if (page)
@@ -623,6 +639,29 @@ size_t crawl_queued(struct crawl *c)
     size_t n = frontier_queued(c);
     pthread_mutex_unlock(&c->lock);
     return n;
+}
+
+void crawl_set_live(struct crawl *c, struct crawl_live *l)
+{
+    if (l) {
+        atomic_store(&l->t0_ns, 0);
+        atomic_store(&l->done, 0);
+        atomic_store(&l->failed, 0);
+        atomic_store(&l->queued, 0);
+        atomic_store(&l->total, 0);
+        atomic_store(&l->transfers, 0);
+        memset(l->mode, 0, sizeof l->mode);
+    }
+    pthread_mutex_lock(&c->lock);
+    c->live = l;
+    pthread_mutex_unlock(&c->lock);
+}
+
+void crawl_count_transfers(struct crawl *c, long n)
+{
+    struct crawl_live *l = c->live;
+    if (l)
+        atomic_fetch_add_explicit(&l->transfers, n, memory_order_relaxed);
 }
 
 int crawl_input_over(struct crawl *c)
@@ -824,6 +863,11 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     pthread_mutex_lock(&c->lock);
     c->t0 = crawl_now();
     c->fetchable_at_start = c->fetchable;
+    if (c->live) {
+        snprintf(c->live->mode, sizeof c->live->mode, "%s", b->name);
+        publish(c);
+        atomic_store(&c->live->t0_ns, (long long)(c->t0 * 1e9));
+    }
     int reader = c->input_open && c->input_streams;
     if (!reader)
         c->input_streams = 0;       /* crawl_next reads, as for files */

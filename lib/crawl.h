@@ -15,6 +15,11 @@
 
 #define CRAWL_VERSION "0.1.0"
 
+/* Writes the version line into buf (size n), e.g. "crawl 0.1.0 (libcurl
+ * 7.88.1, libev 4.33, libxml2 2.9.14)", with the libraries' versions as
+ * loaded at run time. Returns buf. */
+char *crawl_version_line(char *buf, size_t n);
+
 /* Transfers in flight at most, without -c, in a crawl that follows links. */
 #define CRAWL_LINK_CONCURRENCY 100
 
@@ -105,6 +110,8 @@ struct crawl_opts {
     size_t nexclude;
     const struct html_rules *rules; /* what to follow and extract; NULL: no parsing */
     int    robots;            /* obey robots.txt when following links */
+    const char *robots_agent; /* the product token robots.txt is read for; NULL:
+                                 the one user_agent starts with */
     int    per_host;          /* transfers in flight to one host at most; 0: no bound */
     double delay;             /* seconds between the starts of requests to one host */
 };
@@ -364,6 +371,29 @@ struct crawl_progress {
 
 /* Fills p with c's counters now. Thread-safe. */
 void crawl_get_progress(struct crawl *c, struct crawl_progress *p);
+
+/* Counters a running crawl publishes as it goes, for a progress line drawn
+ * by another thread or another process (the block may be shared memory):
+ * read them without the crawl's lock, and without costing the crawl more
+ * than a few stores a job. */
+struct crawl_live {
+    atomic_size_t done;       /* rows written */
+    atomic_size_t failed;
+    atomic_size_t queued;     /* jobs waiting to be handed out */
+    atomic_size_t total;      /* rows the run will write, once known; else 0 */
+    atomic_long transfers;    /* transfers in flight now */
+    atomic_llong t0_ns;       /* monotonic nanoseconds at the run's start;
+                               * 0 before it (set after mode) */
+    char mode[16];            /* the model that runs */
+};
+
+/* Makes c publish its counters in l (zeroed here) from now on; NULL
+ * stops it. Call before crawl_run. */
+void crawl_set_live(struct crawl *c, struct crawl_live *l);
+
+/* Adds n (1 or -1) to the transfers in flight: the fetch layer counts its
+ * own; a model that fetches elsewhere (procs) counts what it gave out. */
+void crawl_count_transfers(struct crawl *c, long n);
 
 /* The times of a fetched URL that the core keeps percentiles of. */
 enum crawl_time {

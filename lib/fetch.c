@@ -273,6 +273,7 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
 int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                   int worker)
 {
+    crawl_count_transfers(c, 1);
     x->c = c;
     x->job = job;
     x->body = 0;
@@ -493,6 +494,7 @@ static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_resul
 
 void fetch_finish(struct fetch_xfer *x, CURLcode rc)
 {
+    crawl_count_transfers(x->c, -1);
     struct crawl_result *r = &x->job->res;
 
     take_info(x, r);

@@ -45,7 +45,7 @@ struct frontier {
     int per_host_queues;
     int robots;                 /* fetch and obey robots.txt */
     int follow;                 /* links are followed (--depth > 0) */
-    char agent[64];             /* robots.txt product token */
+    char *agent;                /* robots.txt product token */
     struct crawl_job *head, *tail;      /* the one FIFO */
     struct crawl_job *rhead, *rtail;    /* robots jobs */
     struct crawl_job *fhead, *ftail;    /* jobs that failed before a fetch */
@@ -192,11 +192,14 @@ int frontier_init(struct crawl *c)
     f->follow = o->depth > 0;
     f->robots = o->robots && f->follow;
     f->per_host_queues = f->robots || o->per_host > 0 || o->delay > 0;
-    /* The product token is the user agent up to its first '/' or space. */
-    size_t n = strcspn(o->user_agent ? o->user_agent : "crawl", "/ \t");
-    if (n == 0 || n >= sizeof f->agent)
-        n = 0;
-    snprintf(f->agent, sizeof f->agent, "%.*s", (int)n, n ? o->user_agent : "crawl");
+    /* The product token is the one the user agent starts with
+     * ("crawl/0.1.0" is crawl's), unless one is given. */
+    const char *ua = o->user_agent ? o->user_agent : "crawl";
+    f->agent = o->robots_agent ? strdup(o->robots_agent) : strndup(ua, robots_token_len(ua));
+    if (!f->agent) {
+        free(f);
+        return CRAWL_ENOMEM;
+    }
     c->fr = f;
     return 0;
 }
@@ -234,6 +237,7 @@ void frontier_free(struct crawl *c)
         }
     hset64_free(&f->seen);
     spool_free(f->spill);
+    free(f->agent);
     free(f);
     c->fr = NULL;
 }
@@ -530,15 +534,16 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
         return rc == CRAWL_ENOMEM ? rc : 0;
     if (!o->span_hosts && JOB(from)->scope && strcmp(p.host, JOB(from)->scope) != 0)
         goto out;
-    if (o->ninclude && !regex_any(o->include, o->ninclude, p.norm))
+    if (o->ninclude && !regex_any(o->include, o->ninclude, p.href))
         goto out;
-    if (o->nexclude && regex_any(o->exclude, o->nexclude, p.norm))
+    if (o->nexclude && regex_any(o->exclude, o->nexclude, p.href))
         goto out;
+    /* Seen by its normal form; fetched as the page wrote it. */
     if ((rc = seen_add(f, p.norm)) <= 0)
         goto out;
     const char *scope = JOB(from)->scope ? JOB(from)->scope : p.host;
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
-        rc = spill_push(f, p.norm, scope, from->depth + 1);
+        rc = spill_push(f, p.href, scope, from->depth + 1);
     else
         rc = place(c, &p, scope, from->depth + 1);
 out:
@@ -561,7 +566,7 @@ static int place(struct crawl *c, const struct url_parts *pp, const char *scope,
             goto out;
         if (h->robots_state == ROBOTS_PENDING) {
             struct pending *pe = calloc(1, sizeof *pe);
-            if (!pe || !(pe->url = strdup(p.norm)) || !(pe->scope = strdup(scope))) {
+            if (!pe || !(pe->url = strdup(p.href)) || !(pe->scope = strdup(scope))) {
                 if (pe)
                     free(pe->url);
                 free(pe);
@@ -582,7 +587,7 @@ static int place(struct crawl *c, const struct url_parts *pp, const char *scope,
             goto out;
         }
     }
-    rc = add_link_job(c, h, p.norm, scope, depth);
+    rc = add_link_job(c, h, p.href, scope, depth);
 out:
     return rc;
 }

@@ -126,13 +126,14 @@ int html_page_feed(struct html_page *p, const char *buf, size_t len);
  * base only absolute links are kept. A body that is not HTML gives no links
  * and no error; an empty one gives no values either. Links are cleaned
  * (url_clean: white space trimmed, fragments dropped, only http and https
- * kept), resolved and normalised (url_resolve: scheme and host in lower
- * case, default port and dot segments removed, spaces and control bytes
- * percent-encoded, percent escapes in upper case). An extract rule whose
- * XPath gives a node set gives one value per node (an attribute's value as
- * is, other nodes' text trimmed with white space collapsed); one that gives a string, number or boolean gives that
- * one value unchanged ("" for string(//missing)). Returns 0; CRAWL_ENOMEM
- * with *out empty; or -EINVAL, with *out empty, when called a second time. */
+ * kept) and resolved as a browser resolves them (url_resolve: the WHATWG
+ * URL Standard's parser, each link as a browser would request it), each
+ * distinct link once. An extract rule whose XPath gives a node set gives
+ * one value per node (an attribute's value as is, other nodes' text
+ * trimmed with white space collapsed); one that gives a string, number or
+ * boolean gives that one value unchanged ("" for string(//missing)).
+ * Returns 0; CRAWL_ENOMEM with *out empty; or -EINVAL, with *out empty,
+ * when called a second time. */
 int html_page_finish(struct html_page *p, const char *final_url,
                      struct html_links *out);
 

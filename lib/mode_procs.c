@@ -582,6 +582,7 @@ static int dispatch(struct procs *P, size_t id)
     P->slots[id].proc = i;
     P->p[i].in_flight++;
     P->in_flight++;
+    crawl_count_transfers(P->c, 1);
     return 0;
 }
 
@@ -682,6 +683,7 @@ static void take_result(struct procs *P, int i, struct rd *r)
     slot_free(P, id);
     P->p[i].in_flight--;
     P->in_flight--;
+    crawl_count_transfers(P->c, -1);
     crawl_done(P->c, j);
 }
 
@@ -755,6 +757,7 @@ static void proc_lost(struct procs *P, int i)
         struct crawl_job *job = s->job;
         p->in_flight--;
         P->in_flight--;
+        crawl_count_transfers(P->c, -1);
         s->proc = -1;
         if (!cancelled && s->reruns == 0) {
             s->reruns = 1;

@@ -1,12 +1,19 @@
 /* robots.c: a small robots.txt parser and matcher after RFC 9309. Only the
  * user-agent, allow and disallow lines matter here; everything else (sitemap,
- * crawl-delay, comments, garbage) is skipped. */
+ * crawl-delay, comments, garbage) is skipped. Google's parser, the reference
+ * implementation, adds rules of its own that crawl does not follow, since
+ * RFC 9309 does not have them: a line without its colon is garbage here
+ * (Google reads "disallow /" as "disallow: /"), a rule ending in
+ * "/index.html" matches that file only (Google also matches its directory),
+ * and lines are read whole (Google cuts them at 16,664 bytes). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "ascii.h"
 #include "robots.h"
+#include "url.h"
 #include "vec.h"
 
 struct rule {
@@ -47,16 +54,16 @@ void robots_free(struct robots *r)
     free(r);
 }
 
+/* Adds the rule p[0..len), its escapes in the form paths have (RFC 9309,
+ * 2.2.2: "/á" matches /%C3%A1, "%aa" matches %AA). Returns 0 or -1. */
 static int add_rule(struct robots *r, const char *p, size_t len, int allow)
 {
-    if (vec_reserve(&r->rules, &r->cap, r->n + 1, sizeof *r->rules, 8) != 0)
+    char *s;
+
+    if (vec_reserve(&r->rules, &r->cap, r->n + 1, sizeof *r->rules, 8) != 0 ||
+        url_norm_escapes(p, len, &s) != 0)
         return -1;
-    char *s = malloc(len + 1);
-    if (!s)
-        return -1;
-    memcpy(s, p, len);
-    s[len] = '\0';
-    r->rules[r->n++] = (struct rule){ s, len, allow };
+    r->rules[r->n++] = (struct rule){ s, strlen(s), allow };
     return 0;
 }
 
@@ -81,12 +88,32 @@ static const char *line_end(const char *p, const char *end)
     return p;
 }
 
-/* A user-agent line names us when its value is our product token (or "*",
- * which only counts when no group names us). */
+size_t robots_token_len(const char *s)
+{
+    size_t n = 0;
+
+    while (ascii_alpha((unsigned char)s[n]) || s[n] == '-' || s[n] == '_')
+        n++;
+    return n;
+}
+
+int robots_agent_valid(const char *agent)
+{
+    size_t n = robots_token_len(agent);
+    return n > 0 && agent[n] == '\0';
+}
+
+/* A user-agent line names us when the product token its value starts
+ * with is ours, in any case (RFC 9309, 2.2.1: "User-agent: crawl/1.0" and
+ * "User-agent: CRAWL bot" are lines for crawl). "*" counts only when no
+ * group names us. */
 static int names(const char *v, size_t len, const char *agent)
 {
-    size_t n = strlen(agent);
-    return len == n && strncasecmp(v, agent, n) == 0;
+    size_t n = strlen(agent), k = 0;
+
+    while (k < len && (ascii_alpha((unsigned char)v[k]) || v[k] == '-' || v[k] == '_'))
+        k++;
+    return n > 0 && k == n && strncasecmp(v, agent, n) == 0;
 }
 
 struct robots *robots_parse(const char *body, size_t len, const char *agent)
@@ -102,9 +129,11 @@ struct robots *robots_parse(const char *body, size_t len, const char *agent)
     int in_agents = 0, to_mine = 0, to_star = 0;
     const char *end = body + len;
     /* The file is UTF-8 (RFC 9309, 2.2), which some editors start with a
-     * byte order mark: it is not part of the first line. */
-    if (len >= 3 && memcmp(body, "\xEF\xBB\xBF", 3) == 0)
-        body += 3;
+     * byte order mark: it is not part of the first line. As in Google's
+     * parser, a mark cut short is skipped too. */
+    static const unsigned char mark[] = { 0xEF, 0xBB, 0xBF };
+    for (int i = 0; i < 3 && body < end && (unsigned char)*body == mark[i]; i++)
+        body++;
     for (const char *line = body; line < end;) {
         const char *le = line_end(line, end);
         const char *hash = memchr(line, '#', (size_t)(le - line));
@@ -129,7 +158,7 @@ struct robots *robots_parse(const char *body, size_t len, const char *agent)
             if (names(val, vlen, agent)) {
                 to_mine = 1;
                 named = 1;
-            } else if (vlen == 1 && *val == '*') {
+            } else if (vlen >= 1 && *val == '*' && (vlen == 1 || isspace((unsigned char)val[1]))) {
                 to_star = 1;
             }
             continue;

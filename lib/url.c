@@ -1,8 +1,9 @@
-/* url.c: every URL operation of crawl, and the only user of libcurl's URL
- * API. What a URL means on the wire is libcurl's business (fetch.c hands
- * it the URL as listed); what two spellings of one URL have in common is
- * decided here, once, in normal_form. The lists that keep a page's links
- * once each live here too. */
+/* url.c: every URL operation of crawl, on the URL Standard's parser
+ * (url_parse.c, url_host.c), and the only user of libcurl's URL API, which
+ * checks that a listed URL is one libcurl will fetch as listed. What two
+ * spellings of one URL have in common is decided here, once, in
+ * url_norm_escapes. The lists that keep a page's links once each live here
+ * too. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "ascii.h"
 #include "crawl.h"
 #include "url.h"
+#include "url_internal.h"
 #include "vec.h"
 
 /* ---- characters ---------------------------------------------------------
@@ -42,35 +44,11 @@ static int is_http(const char *s, size_t n)
            (n == 5 && strncasecmp(s, "https", 5) == 0);
 }
 
-/* Whether byte c is never literal in a URL a browser sends: white space,
- * control bytes and '"', '<', '>', '`'. libcurl would keep most of them as
- * they are, and turn a space in a query into '+'. */
-static int is_odd(unsigned char c)
-{
-    return c <= 0x20 || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '`';
-}
+static const char hex_digits[] = "0123456789ABCDEF";
 
-/* Writes c to w as %XX; returns the end. */
-static char *put_escape(char *w, unsigned char c)
+static int hex_value(int c)
 {
-    static const char hex[] = "0123456789ABCDEF";
-
-    *w++ = '%';
-    *w++ = hex[c >> 4];
-    *w++ = hex[c & 15];
-    return w;
-}
-
-/* Writes the escapes of s in upper case, in place: %7e and %7E name the
- * same byte (RFC 3986, 6.2.2.1), and one spelling keeps one fetch. */
-static void upper_escapes(char *s)
-{
-    for (char *p = s; *p; p++)
-        if (p[0] == '%' && ascii_hex((unsigned char)p[1]) && ascii_hex((unsigned char)p[2])) {
-            p[1] = (char)ascii_upper((unsigned char)p[1]);
-            p[2] = (char)ascii_upper((unsigned char)p[2]);
-            p += 2;
-        }
+    return ascii_digit(c) ? c - '0' : ascii_lower(c) - 'a' + 10;
 }
 
 /* ---- checking a listed URL ----------------------------------------------- */
@@ -112,6 +90,8 @@ int url_validate(const char *s, const char **why)
     CURLU *u;
     CURLUcode rc;
     char *host = NULL;
+    struct url__rec r;
+    int err;
 
     if ((*why = problem_of(s)))
         return -EINVAL;
@@ -131,39 +111,62 @@ int url_validate(const char *s, const char **why)
     curl_url_cleanup(u);
     if (rc == CURLUE_OUT_OF_MEMORY)
         return CRAWL_ENOMEM;
-    return *why ? -EINVAL : 0;
+    if (*why)
+        return -EINVAL;
+    /* Links are parsed by the standard's parser, and so is a listed URL
+     * when its links are followed: one it refuses (a host like a|b, an
+     * IPv4 address past 255) is malformed whatever libcurl makes of it. */
+    if ((err = url__parse(s, strlen(s), NULL, &r)) != 0) {
+        if (err == CRAWL_ENOMEM)
+            return err;
+        *why = problems[5];
+        return -EINVAL;
+    }
+    url__rec_free(&r);
+    return 0;
 }
 
 /* ---- cleaning an href ---------------------------------------------------- */
 
-int url_clean(const char *in, char **out)
+int url_clean_n(const char *in, size_t len, char **out)
 {
-    size_t len, n;
+    size_t n, cut, tail;
     char *s, *w;
 
     *out = NULL;
-    while (ascii_ws((unsigned char)*in))
+    while (len > 0 && (unsigned char)*in <= 0x20) {
         in++;
-    len = strlen(in);
-    while (len > 0 && ascii_ws((unsigned char)in[len - 1]))
+        len--;
+    }
+    while (len > 0 && (unsigned char)in[len - 1] <= 0x20)
         len--;
     if (len > URL_MAX)
         return 0;
+    /* The fragment goes; spaces and controls just before it are no longer
+     * at the end, and the parser must not trim them: they are written
+     * encoded, as the parser would write them (or refuse them, in a host). */
+    for (cut = 0; cut < len && in[cut] != '#'; cut++)
+        ;
+    for (tail = cut; cut < len && tail > 0 && (unsigned char)in[tail - 1] <= 0x20; tail--)
+        ;
 
     s = malloc(3 * len + 1);
     if (!s)
         return CRAWL_ENOMEM;
     w = s;
-    for (size_t i = 0; i < len && in[i] != '#'; i++) {
+    for (size_t i = 0; i < cut; i++) {
         unsigned char c = (unsigned char)in[i];
         /* The URL standard removes these wherever they are: an href
          * broken over lines in the source is one URL. */
         if (c == '\t' || c == '\n' || c == '\r')
             continue;
-        if (is_odd(c))
-            w = put_escape(w, c);
-        else
+        if (c == '\0' || i >= tail) {
+            *w++ = '%';
+            *w++ = hex_digits[c >> 4];
+            *w++ = hex_digits[c & 15];
+        } else {
             *w++ = (char)c;
+        }
     }
     *w = '\0';
 
@@ -176,265 +179,151 @@ int url_clean(const char *in, char **out)
     return 0;
 }
 
-/* ---- libcurl's handle ---------------------------------------------------- */
-
-/* Returns the code for rc: 0, CRAWL_ENOMEM, or -EINVAL for any refusal. */
-static int code_of(CURLUcode rc)
+int url_clean(const char *href, char **out)
 {
-    return rc == CURLUE_OK ? 0 : rc == CURLUE_OUT_OF_MEMORY ? CRAWL_ENOMEM : -EINVAL;
-}
-
-/* Sets u to s: absolute, or relative to the URL u holds. Bytes never
- * literal in a URL are escaped first, as url_clean does: with
- * CURLU_URLENCODE libcurl 7.88 escapes only spaces and bytes past ASCII,
- * and writes a space in the query as '+'. Returns 0, -EINVAL when libcurl
- * refuses s, or CRAWL_ENOMEM. */
-static int set_url(CURLU *u, const char *s)
-{
-    char *esc = NULL, *w;
-    const unsigned char *p;
-    int err;
-
-    for (p = (const unsigned char *)s; *p && !is_odd(*p); p++)
-        ;
-    if (*p) {
-        esc = w = malloc(3 * strlen(s) + 1);
-        if (!esc)
-            return CRAWL_ENOMEM;
-        for (p = (const unsigned char *)s; *p; p++) {
-            if (is_odd(*p))
-                w = put_escape(w, *p);
-            else
-                *w++ = (char)*p;
-        }
-        *w = '\0';
-        s = esc;
-    }
-    err = code_of(curl_url_set(u, CURLUPART_URL, s, CURLU_URLENCODE));
-    free(esc);
-    return err;
-}
-
-/* Returns 0 when u is an http or https URL, -EINVAL when it is not, or
- * CRAWL_ENOMEM. */
-static int check_scheme(CURLU *u)
-{
-    char *scheme = NULL;
-    CURLUcode rc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
-    int err = code_of(rc);
-
-    /* libcurl hands the scheme back in lower case. */
-    if (!err && strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)
-        err = -EINVAL;
-    curl_free(scheme);
-    return err;
-}
-
-/* Brings u to the normal form (see url_normalise) and writes it to *out
- * (malloc'd). Returns 0, -EINVAL when u is no http(s) URL, or CRAWL_ENOMEM. */
-static int normal_form(CURLU *u, char **out)
-{
-    char *host = NULL, *url = NULL;
-    CURLUcode rc;
-    int err;
-
-    *out = NULL;
-    if ((err = code_of(curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0))) != 0 ||
-        (err = check_scheme(u)) != 0)
-        return err;
-    /* libcurl 7.88 lower-cases the scheme but keeps the host as written
-     * (RFC 3986, 6.2.2.1: both are case-insensitive). */
-    rc = curl_url_get(u, CURLUPART_HOST, &host, 0);
-    if (rc == CURLUE_OK) {
-        for (char *h = host; *h; h++)
-            *h = (char)ascii_lower((unsigned char)*h);
-        rc = curl_url_set(u, CURLUPART_HOST, host, 0);
-    }
-    if (rc == CURLUE_OK)
-        rc = curl_url_get(u, CURLUPART_URL, &url, CURLU_NO_DEFAULT_PORT);
-    if (rc == CURLUE_OK) {
-        upper_escapes(url);
-        if (!(*out = strdup(url)))
-            rc = CURLUE_OUT_OF_MEMORY;
-    }
-    curl_free(url);
-    curl_free(host);
-    return code_of(rc);
+    return url_clean_n(href, strlen(href), out);
 }
 
 /* ---- bases and resolution ------------------------------------------------ */
 
 struct url_base {
-    CURLU *u;                   /* parsed once, copied per link: libcurl
-                                   resolves a reference in the handle */
+    struct url__rec rec;        /* parsed once, for every link of the page */
 };
-
-/* Sets b, a copy of the page's handle, to href, cleaned; keeps it in *u
- * (freeing the page's) when it makes an http(s) URL, else frees it.
- * Returns 0 or CRAWL_ENOMEM. */
-static int use_base_href(CURLU **u, CURLU *b, const char *href)
-{
-    int err = set_url(b, href);
-
-    if (!err)
-        err = check_scheme(b);
-    if (err) {
-        curl_url_cleanup(b);
-        return err == CRAWL_ENOMEM ? err : 0;
-    }
-    curl_url_cleanup(*u);
-    *u = b;
-    return 0;
-}
 
 int url_base_new(const char *page_url, const char *base_href, struct url_base **out)
 {
-    CURLU *u = NULL, *b;
-    char *href = NULL;
+    struct url__rec page, with_base;
     int err;
 
     *out = NULL;
     if (!page_url)
         return 0;
-    if (!(u = curl_url()))
-        return CRAWL_ENOMEM;
-    if ((err = set_url(u, page_url)) == 0)
-        err = check_scheme(u);
-    if (err) {
-        curl_url_cleanup(u);
+    if ((err = url__parse(page_url, strlen(page_url), NULL, &page)) != 0)
         return err == CRAWL_ENOMEM ? err : 0;
-    }
-    if (base_href && (err = url_clean(base_href, &href)) != 0)
-        goto fail;
-    /* An empty <base href> (or one that is only a fragment) is the page. */
-    if (href && href[0] != '\0') {
-        if (!(b = curl_url_dup(u)) || (err = use_base_href(&u, b, href)) != 0) {
-            err = CRAWL_ENOMEM;
-            goto fail;
+    /* HTML: the base href parsed against the page's URL replaces it,
+     * unless it does not parse; one of another scheme replaces it too. */
+    if (base_href) {
+        err = url__parse(base_href, strlen(base_href), &page, &with_base);
+        if (err == CRAWL_ENOMEM || err == -EPROTONOSUPPORT) {
+            url__rec_free(&page);
+            return err == CRAWL_ENOMEM ? err : 0;
+        }
+        if (err == 0) {
+            url__rec_free(&page);
+            page = with_base;
         }
     }
-    free(href);
-    href = NULL;
     if (!(*out = malloc(sizeof **out))) {
-        err = CRAWL_ENOMEM;
-        goto fail;
+        url__rec_free(&page);
+        return CRAWL_ENOMEM;
     }
-    (*out)->u = u;
+    (*out)->rec = page;
     return 0;
-fail:
-    free(href);
-    curl_url_cleanup(u);
-    return err;
 }
 
 void url_base_free(struct url_base *b)
 {
     if (!b)
         return;
-    curl_url_cleanup(b->u);
+    url__rec_free(&b->rec);
     free(b);
 }
 
 int url_resolve(const struct url_base *b, const char *href, char **out)
 {
-    CURLU *u;
-    int err = 0;
+    struct url__rec r;
+    int err;
 
     *out = NULL;
-    if (!b && href[0] == '\0')
+    if ((err = url__parse(href, strlen(href), b ? &b->rec : NULL, &r)) != 0)
+        return err == CRAWL_ENOMEM ? err : 0;
+    if (r.len > URL_MAX) {
+        url__rec_free(&r);
         return 0;
-    /* curl_url_dup of libcurl 7.88 takes no const; it only reads. */
-    u = b ? curl_url_dup(b->u) : curl_url();
-    if (!u)
-        return CRAWL_ENOMEM;
-    /* libcurl's relative resolution takes an empty href for a path, so the
-     * empty href (what a lone "#top" leaves) is handled here: it is the
-     * base itself (RFC 3986, 5.2.2). */
-    if (href[0] != '\0')
-        err = set_url(u, href);
-    if (!err)
-        err = normal_form(u, out);
-    curl_url_cleanup(u);
-    if (err == -EINVAL)
-        err = 0;
-    if (*out && strlen(*out) > URL_MAX) {
-        free(*out);
-        *out = NULL;
     }
-    return err;
+    *out = r.href;
+    return 0;
 }
 
 /* ---- normal form and parts ----------------------------------------------- */
 
+/* Is c one of RFC 3986's unreserved characters (2.3)? */
+static int unreserved(int c)
+{
+    return ascii_alpha(c) || ascii_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+/* Is c never literal in a URI (RFC 3986, 2: neither reserved nor
+ * unreserved)? A '%' that starts no escape is not either: written %25, it
+ * cannot make an escape of the bytes after it once they are decoded
+ * ("%3%63" would become "%3c"), and normalising stays idempotent. */
+static int never_literal(unsigned char c)
+{
+    return c <= 0x20 || c >= 0x7f || strchr("%\"<>\\^`{|}", c) != NULL;
+}
+
+int url_norm_escapes(const char *s, size_t n, char **out)
+{
+    char *w = malloc(3 * n + 1);
+
+    if (!(*out = w))
+        return CRAWL_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '%' && i + 2 < n && ascii_hex(s[i + 1]) && ascii_hex(s[i + 2])) {
+            c = (unsigned char)(hex_value(s[i + 1]) << 4 | hex_value(s[i + 2]));
+            i += 2;
+            if (unreserved(c)) {
+                *w++ = (char)c;
+                continue;
+            }
+        } else if (!never_literal(c)) {
+            *w++ = (char)c;
+            continue;
+        }
+        *w++ = '%';
+        *w++ = hex_digits[c >> 4];
+        *w++ = hex_digits[c & 15];
+    }
+    *w = '\0';
+    return 0;
+}
+
 int url_normalise(const char *url, char **out)
 {
-    CURLU *u = curl_url();
+    struct url__rec r;
     int err;
 
     *out = NULL;
-    if (!u)
-        return CRAWL_ENOMEM;
-    err = set_url(u, url);
-    if (!err)
-        err = normal_form(u, out);
-    curl_url_cleanup(u);
+    if ((err = url__parse(url, strlen(url), NULL, &r)) != 0)
+        return err == CRAWL_ENOMEM ? err : -EINVAL;
+    err = url_norm_escapes(r.href, r.len, out);
+    url__rec_free(&r);
     return err;
-}
-
-/* Fills the parts of p but norm from u, in normal form already. Returns 0,
- * -EINVAL or CRAWL_ENOMEM. */
-static int split_parts(CURLU *u, struct url_parts *p)
-{
-    char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL;
-    CURLUcode rc;
-    size_t kl, pl;
-
-    rc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
-    if (rc == CURLUE_OK)
-        rc = curl_url_get(u, CURLUPART_HOST, &host, 0);
-    if (rc == CURLUE_OK)
-        rc = curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
-    if (rc == CURLUE_OK)
-        rc = curl_url_get(u, CURLUPART_PATH, &path, 0);
-    if (rc == CURLUE_OK) {
-        rc = curl_url_get(u, CURLUPART_QUERY, &query, 0);
-        if (rc == CURLUE_NO_QUERY)
-            rc = CURLUE_OK;
-    }
-    if (rc == CURLUE_OK) {
-        kl = strlen(scheme) + strlen(host) + strlen(port) + sizeof "://:";
-        pl = strlen(path) + (query ? strlen(query) + 2 : 1);
-        if (!(p->key = malloc(kl)) || !(p->path = malloc(pl)) || !(p->host = strdup(host)))
-            rc = CURLUE_OUT_OF_MEMORY;
-    }
-    if (rc == CURLUE_OK) {
-        snprintf(p->key, kl, "%s://%s:%s", scheme, host, port);
-        snprintf(p->path, pl, "%s%s%s", path, query ? "?" : "", query ? query : "");
-        /* The same escapes as in norm: libcurl writes its own in lower case. */
-        upper_escapes(p->path);
-    }
-    curl_free(scheme);
-    curl_free(host);
-    curl_free(port);
-    curl_free(path);
-    curl_free(query);
-    return code_of(rc);
 }
 
 int url_split(const char *url, struct url_parts *p)
 {
-    CURLU *u = curl_url();
+    struct url__rec r;
+    size_t kl;
     int err;
 
     memset(p, 0, sizeof *p);
-    if (!u)
-        return CRAWL_ENOMEM;
-    err = set_url(u, url);
-    if (!err)
-        err = normal_form(u, &p->norm);
-    if (!err)
-        err = split_parts(u, p);
-    curl_url_cleanup(u);
+    if ((err = url__parse(url, strlen(url), NULL, &r)) != 0)
+        return err == CRAWL_ENOMEM ? err : -EINVAL;
+    kl = r.host_end - r.host + sizeof "https://:65535";
+    if ((err = url_norm_escapes(r.href, r.len, &p->norm)) == 0 &&
+        (err = url_norm_escapes(r.href + r.path, r.len - r.path, &p->path)) == 0) {
+        p->href = r.href;
+        r.href = NULL;
+        p->host = strndup(p->href + r.host, r.host_end - r.host);
+        p->key = malloc(kl);
+        if (!p->host || !p->key)
+            err = CRAWL_ENOMEM;
+        else
+            snprintf(p->key, kl, "%s://%s:%d", r.https ? "https" : "http", p->host, r.port);
+    }
+    url__rec_free(&r);
     if (err)
         url_parts_free(p);
     return err;
@@ -442,6 +331,7 @@ int url_split(const char *url, struct url_parts *p)
 
 void url_parts_free(struct url_parts *p)
 {
+    free(p->href);
     free(p->norm);
     free(p->key);
     free(p->host);

@@ -21,8 +21,10 @@ need make                 have_cmd make
 need libcurl4-openssl-dev sh -c 'pkg-config --exists libcurl'
 need libxml2-dev          sh -c 'pkg-config --exists libxml-2.0'
 need zlib1g-dev           sh -c 'pkg-config --exists zlib'
+need libicu-dev           sh -c 'pkg-config --exists icu-uc'
 need libev-dev            have_hdr ev.h
 need libcmocka-dev        sh -c 'pkg-config --exists cmocka'
+need libjansson-dev       sh -c 'pkg-config --exists jansson'
 need bats                 have_cmd bats
 need curl                 have_cmd curl
 need jq                   have_cmd jq
@@ -30,6 +32,9 @@ need time                 test -x /usr/bin/time
 need valgrind             have_cmd valgrind
 need openssl              have_cmd openssl
 need nghttp2-server       test -x /usr/sbin/nghttpd
+need groff-base           have_cmd groff
+need man-db               have_cmd man
+need zsh                  have_cmd zsh
 for extra in "$@"; do
 	case $extra in
 	*=*) pkg=${extra%%=*}; cmd=${extra#*=}; need "$pkg" have_cmd "$cmd" ;;

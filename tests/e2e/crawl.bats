@@ -145,7 +145,8 @@ rows() { grep '^Length:' <<<"$output"; }
 		start_private_fixture
 		urls=()
 		for i in $(seq 20); do urls+=("$PFIX/bytes/100"); done
-		run "$CRAWL" --mode=$m -c 2 --format=jsonl "${urls[@]}"
+		c=(-c 2); [ "$m" = seq ] && c=()        # seq is one at a time anyway
+		run "$CRAWL" --mode=$m "${c[@]}" --format=jsonl "${urls[@]}"
 		[ "$status" -eq 0 ]
 		accepted=$(stat_of "$PFIX" accepted)
 		echo "$m reuse: accepted $accepted"
@@ -203,7 +204,8 @@ rows() { grep '^Length:' <<<"$output"; }
 		# Reuse on (asked for, or fewer in flight than URLs): no such header.
 		run "$CRAWL" --mode=$m --reuse --format=jsonl "$FIXTURE/header/Connection"
 		[ "$(jq -r 'select(.url) | .status' <<<"$output")" = "404" ]
-		run "$CRAWL" --mode=$m -c 1 --format=jsonl "$FIXTURE/header/Connection" "$FIXTURE/header/Connection"
+		c=(-c 1); [ "$m" = seq ] && c=()
+		run "$CRAWL" --mode=$m "${c[@]}" --format=jsonl "$FIXTURE/header/Connection" "$FIXTURE/header/Connection"
 		[ "$(jq -r 'select(.url) | .status' <<<"$output" | tr '\n' ' ')" = "404 404 " ]
 		# A Connection header of the user's is sent as it is, and alone.
 		run "$CRAWL" --mode=$m -H "connection: keep-alive" --format=jsonl "$FIXTURE/header/Connection"
@@ -352,7 +354,16 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 	run "$CRAWL" --version
 	[ "$status" -eq 0 ]
-	[[ "$output" =~ ^crawl\ [0-9] ]]
+	[[ "$output" =~ ^crawl\ [0-9]+\.[0-9]+\.[0-9]+\ \(libcurl\ [0-9.]+,\ libev\ [0-9]+\.[0-9]+,\ libxml2\ [0-9]+\.[0-9]+\.[0-9]+\)$ ]]
+}
+
+@test "--version gives the versions of the libcurl, libev and libxml2 installed" {
+	run "$CRAWL" --version
+	[ "$status" -eq 0 ]
+	ev=$(awk '$2 == "EV_VERSION_MAJOR" { a = $3 } $2 == "EV_VERSION_MINOR" { b = $3 } END { print a "." b }' /usr/include/ev.h)
+	grep -qF "libcurl $(pkg-config --modversion libcurl)," <<<"$output"
+	grep -qF "libev $ev," <<<"$output"
+	grep -qF "libxml2 $(pkg-config --modversion libxml-2.0))" <<<"$output"
 }
 
 @test "an empty list gives an empty table and exit 0" {
@@ -367,9 +378,34 @@ rows() { grep '^Length:' <<<"$output"; }
 @test "--progress writes a live line on stderr" {
 	run bash -c "'$CRAWL' --mode=pool --progress '$FIXTURE/delay/500/a' 2>&1 >/dev/null"
 	[ "$status" -eq 0 ]
-	grep -q "1/1 done\|0/1 done" <<<"$output"
+	grep -q "^pool: 0/1 (0%) done, 1 in flight, 0 queued, 0 failed" <<<"$(tr '\r' '\n' <<<"$output")"
 	run bash -c "'$CRAWL' --mode=pool '$FIXTURE/delay/300/a' 2>&1 >/dev/null"
 	[ -z "$output" ]
+}
+
+@test "the progress line counts transfers in flight, not jobs handed out" {
+	for i in $(seq 400); do echo "$FIXTURE/delay/300/p$i"; done >"$BATS_TEST_TMPDIR/l.txt"
+	for m in $MODES; do
+		[ "$m" = seq ] && continue
+		run bash -c "'$CRAWL' --mode=$m -c 50 --progress -q '$BATS_TEST_TMPDIR/l.txt' 2>&1 >/dev/null"
+		[ "$status" -eq 0 ]
+		inflight=$(tr '\r' '\n' <<<"$output" | sed -n "s/^$m: .* done, \([0-9]*\) in flight.*/\1/p" | sort -n | tail -1)
+		echo "$m: at most $inflight in flight"
+		[ "$inflight" -ge 1 ] && [ "$inflight" -le 50 ]
+	done
+}
+
+@test "with --mode=all the line is drawn by the parent: the measured models have no extra thread" {
+	run bash -c "'$CRAWL' --mode=all --modes seq,coro --progress --format=jsonl -q '$FIXTURE/delay/2000/a' 2>'$BATS_TEST_TMPDIR/err'"
+	[ "$status" -eq 0 ]
+	tr '\r' '\n' <"$BATS_TEST_TMPDIR/err" | grep -q '^seq: 0/1 (0%) done'
+	tr '\r' '\n' <"$BATS_TEST_TMPDIR/err" | grep -q '^coro: 0/1 (0%) done'
+	with=$(jq -r 'select(.mode == "seq") | .vcsw' <<<"$output")
+	run "$CRAWL" --mode=all --modes seq --no-progress --format=jsonl -q "$FIXTURE/delay/2000/b"
+	without=$(jq -r 'select(.mode == "seq") | .vcsw' <<<"$output")
+	echo "seq vcsw: $with with the line, $without without"
+	# A line redrawn in the child would add one switch every 200 ms.
+	[ "$with" -le $((without + 4)) ]
 }
 
 @test "the models come from one registry: --list-modes, --help and the error messages agree" {

@@ -87,6 +87,25 @@ expected_graph() {
 	stop_private_fixture
 }
 
+@test "two spellings of one link are fetched once; an empty query is a query" {
+	start_private_fixture
+	port=${PFIX##*:}
+	# /bytes/5?x=%7e, ?x=~ and ?x=%7E; /bytes/6? and /bytes/6; /bytes/7
+	# absolute, with dot segments written %2E, and with backslashes.
+	links="u=%2Fbytes%2F5%3Fx%3D%257e&u=%2Fbytes%2F5%3Fx%3D~&u=%2Fbytes%2F5%3Fx%3D%257E"
+	links+="&u=%2Fbytes%2F6%3F&u=%2Fbytes%2F6"
+	links+="&u=http%3A%2F%2F127.0.0.1%3A$port%2Fbytes%2F7&u=%2Fa%2F%252E%252E%2Fbytes%2F7&u=%5Cbytes%5C7"
+	run "$CRAWL" --depth 1 --format=jsonl "$PFIX/links?$links"
+	[ "$status" -eq 0 ]
+	[ "$(urls_of | wc -l)" -eq 5 ]
+	urls_of | grep -qx "$PFIX/bytes/5?x=%7e"
+	urls_of | grep -qx "$PFIX/bytes/6?"
+	[ "$(curl -s "$PFIX/stats?path=/bytes/5" | jq .count)" -eq 1 ]
+	[ "$(curl -s "$PFIX/stats?path=/bytes/6" | jq .count)" -eq 2 ]
+	[ "$(curl -s "$PFIX/stats?path=/bytes/7" | jq .count)" -eq 1 ]
+	stop_private_fixture
+}
+
 @test "robots.txt: a disallowed path is never requested, and --no-robots ignores it" {
 	for m in $MODES; do
 		start_private_fixture --root "$PWD/testdata/site"
@@ -106,6 +125,52 @@ expected_graph() {
 		urls_of | grep -q "/site/private/secret.html$"
 		stop_private_fixture
 	done
+}
+
+@test "robots.txt is read for the user agent's product token, or --robots-agent's" {
+	root="$BATS_TEST_TMPDIR/root"
+	mkdir -p "$root/private"
+	printf '%s\n' 'User-agent: *' 'Disallow: /' '' \
+		'User-agent: crawl/0.1 (any version: the product token is crawl)' 'Disallow: /site/private/' '' \
+		'User-agent: OtherBot' 'Disallow: /site/' >"$root/robots.txt"
+	echo '<a href="a.html">a</a> <a href="private/b.html">b</a>' >"$root/index.html"
+	echo a >"$root/a.html"
+	echo b >"$root/private/b.html"
+	start_private_fixture --root "$root"
+	fetched() { jq -r 'select(.url and .fail == null) | .url' <<<"$output" | sort | tr '\n' ' '; }
+
+	# crawl/0.1.0 reads the group for crawl.
+	run "$CRAWL" --depth 1 --format=jsonl "$PFIX/site/"
+	[ "$status" -eq 0 ]
+	[ "$(fetched)" = "$PFIX/site/ $PFIX/site/a.html " ]
+	[ "$(curl -s "$PFIX/stats?path=/site/private/b.html" | jq .count)" -eq 0 ]
+	# Another product token, another group; one the file does not name, "*".
+	for ua in 'OtherBot/2.0 (+http://example.invalid/bot)' 'Mozilla/5.0 (compatible)'; do
+		run "$CRAWL" -A "$ua" --depth 1 --format=jsonl "$PFIX/site/"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.url) | .fail' <<<"$output")" = robots ]
+	done
+	# --robots-agent names the token whatever the User-Agent says.
+	run "$CRAWL" -A 'Mozilla/5.0 (compatible)' --robots-agent crawl --depth 1 --format=jsonl "$PFIX/site/"
+	[ "$status" -eq 0 ]
+	[ "$(fetched)" = "$PFIX/site/ $PFIX/site/a.html " ]
+	[ "$(curl -s "$PFIX/stats?path=/site/private/b.html" | jq .count)" -eq 0 ]
+	stop_private_fixture
+}
+
+@test "a product token is letters, '-' and '_': others are usage errors" {
+	run "$CRAWL" --robots-agent 'crawl/1.0' --depth 1 "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--robots-agent: expected a product token"*"'crawl/1.0'"* ]]
+	# A user agent that starts with no token cannot be read for, unless
+	# robots.txt is not read at all.
+	run "$CRAWL" -A '1bot' --depth 1 "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--user-agent: '1bot' does not start with a product token"*"--robots-agent"* ]]
+	run "$CRAWL" -A '1bot' --depth 1 --no-robots -q "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+	run "$CRAWL" -A '1bot' --robots-agent bot --depth 1 -q "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
 }
 
 @test "--per-host 2 never has more than two requests in flight" {

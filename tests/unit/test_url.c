@@ -1,12 +1,8 @@
 /* test_url.c: the URL module: the message a listed URL fails with, href
- * cleaning, resolution against a page and its <base href>, the one normal
- * form (shared by link text and seen-set key), host keys and the lists of
- * distinct links. Expected values are libcurl 7.88's parses.
- *
- * Later: the WHATWG URL test data (urltestdata.json, a few hundred
- * input/base/href cases) would widen the resolution cases; libcurl follows
- * RFC 3986, not the WHATWG parser, so each case taken over needs its
- * expected value checked against libcurl first. */
+ * cleaning, resolution against a page and its <base href> as a browser
+ * resolves (the WHATWG URL Standard; test_url_wpt.c runs the standard's
+ * own test data), the normal form the seen set keys on, host keys and the
+ * lists of distinct links. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,6 +158,13 @@ static void what_libcurl_refuses_is_malformed(void **state)
     assert_invalid("http://[::1/", "malformed URL");
 }
 
+static void what_the_url_standard_refuses_is_malformed(void **state)
+{
+    assert_invalid("http://a|b/", "malformed URL");
+    assert_invalid("http://256.256.256.256/", "malformed URL");
+    assert_invalid("http://user@/x", "malformed URL");
+}
+
 /* ---- cleaning hrefs ------------------------------------------------------ */
 
 static void white_space_is_trimmed_and_tabs_and_newlines_removed(void **state)
@@ -179,13 +182,26 @@ static void the_fragment_goes_and_a_lone_fragment_leaves_nothing(void **state)
     assert_clean("", "");
 }
 
-static void spaces_controls_and_never_literal_characters_are_escaped(void **state)
+static void cleaning_leaves_percent_encoding_to_the_parser(void **state)
 {
-    assert_clean("sp ace.html?a b", "sp%20ace.html?a%20b");
-    assert_clean("q.html?x=\"<y>\"", "q.html?x=%22%3Cy%3E%22");
-    assert_clean("a`b\x01" "c\x7f", "a%60b%01c%7F");
-    /* Escapes already there are left alone; other bytes are libcurl's. */
-    assert_clean("%7e%zz caf\xc3\xa9", "%7e%zz%20caf\xc3\xa9");
+    assert_clean("sp ace.html?a b", "sp ace.html?a b");
+    assert_clean("q.html?x=\"<y>\"", "q.html?x=\"<y>\"");
+    assert_clean("%7e%zz caf\xc3\xa9", "%7e%zz caf\xc3\xa9");
+    /* Spaces and controls just before a fragment are no longer at the end
+     * once it goes: they are kept, encoded, for the parser not to trim. */
+    assert_clean("a b \x01#frag", "a b%20%01");
+}
+
+static void a_nul_byte_is_written_as_an_escape(void **state)
+{
+    char *out = NULL;
+    assert_int_equal(url_clean_n("/a\0b?\0#\0", 8, &out), 0);
+    assert_non_null(out);
+    assert_string_equal(out, "/a%00b?%00");
+    free(out);
+    assert_int_equal(url_clean_n("\0\0 http://x/", 12, &out), 0);
+    assert_string_equal(out, "http://x/");
+    free(out);
 }
 
 static void only_http_and_https_schemes_survive_cleaning(void **state)
@@ -214,12 +230,13 @@ static void hrefs_longer_than_the_limit_are_skipped(void **state)
     s[URL_MAX] = 'x';
     s[URL_MAX + 1] = '\0';
     assert_null(clean(s));
-    /* Escaping can take it past the limit too. */
-    memset(s, ' ', URL_MAX);
+    /* Writing NUL bytes as escapes can take it past the limit too. */
+    char *out = (char *)"unset";
+    memset(s, '\0', URL_MAX);
     s[0] = 'a';
     s[URL_MAX - 1] = 'b';
-    s[URL_MAX] = '\0';
-    assert_null(clean(s));
+    assert_int_equal(url_clean_n(s, URL_MAX, &out), 0);
+    assert_null(out);
     free(s);
 }
 
@@ -340,15 +357,27 @@ static void a_relative_base_href_resolves_against_the_page(void **state)
     url_base_free(b);
 }
 
-static void a_base_href_that_makes_no_http_url_is_ignored(void **state)
+static void a_base_href_that_does_not_parse_leaves_the_page_as_base(void **state)
 {
     static const char *const v[] = {
-        "javascript:x()", "ftp://example.org/", "http://", "", "#only-a-fragment", "   ",
+        "http://", "http://a b/", "", "#only-a-fragment", "   ",
     };
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
         struct url_base *b = base_of(PAGE_URL, v[i]);
         assert_resolves(b, "a", "http://example.com/dir/a");
         url_base_free(b);
+    }
+}
+
+static void a_base_href_of_another_scheme_leaves_only_absolute_links(void **state)
+{
+    /* A browser takes it as the base; "a" against it is no http URL. */
+    static const char *const v[] = { "javascript:x()", "ftp://example.org/", "mailto:x@example.org" };
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        struct url_base *b = base_of(PAGE_URL, v[i]);
+        assert_null(b);
+        assert_resolves(b, "a", NULL);
+        assert_resolves(b, "https://example.net/", "https://example.net/");
     }
 }
 
@@ -378,18 +407,29 @@ static void the_fragment_is_dropped_and_dot_segments_removed(void **state)
     assert_normal("http://example.com?x", "http://example.com/?x");
 }
 
-static void percent_encoding_is_done_as_libcurl_does_it_with_upper_case_escapes(void **state)
+static void escapes_take_one_spelling_in_the_normal_form(void **state)
 {
-    assert_normal("http://example.org/%7e/x%2f", "http://example.org/%7E/x%2F");
-    /* Bytes past ASCII in path and query, escaped by libcurl's
-     * CURLU_URLENCODE; the host keeps them for libidn2. */
+    /* Unreserved characters decoded, other escapes in upper case. */
+    assert_normal("http://example.org/%7e/x%2f?%41%3d", "http://example.org/~/x%2F?A%3D");
+    /* Bytes past ASCII encoded, and what the standard leaves literal but
+     * a URI may not hold: '|', '^' in a query, '`', '{', '}'. */
     assert_normal("http://example.com/caf\xc3\xa9?q=\xc3\xa9", "http://example.com/caf%C3%A9?q=%C3%A9");
-    assert_normal("http://b\xc3\xbc" "cher.example/", "http://b\xc3\xbc" "cher.example/");
-    /* A space is %20 in the query too, never '+'; an escape that names no
-     * byte stays as it is. */
+    assert_normal("http://example.com/a|b?c^`{}", "http://example.com/a%7Cb?c%5E%60%7B%7D");
+    /* A space is %20 in the query too, never '+'; a '%' that starts no
+     * escape is %25, so that "%3%63" is not taken for "%3c" once %63 is c. */
     assert_normal("http://example.com/a b?c d", "http://example.com/a%20b?c%20d");
     assert_normal("http://example.com/a\"<b>`", "http://example.com/a%22%3Cb%3E%60");
-    assert_normal("http://example.com/%zz%4", "http://example.com/%zz%4");
+    assert_normal("http://example.com/%zz%4", "http://example.com/%25zz%254");
+    assert_normal("http://example.com/?%3%63", "http://example.com/?%253c");
+}
+
+static void international_hosts_are_punycode_whatever_the_locale(void **state)
+{
+    /* No setlocale has run in this program: ICU reads UTF-8 as UTF-8. */
+    assert_normal("http://b\xc3\xbc" "cher.example/", "http://xn--bcher-kva.example/");
+    assert_normal("http://\xe4\xbd\xa0\xe5\xa5\xbd\xe4\xbd\xa0\xe5\xa5\xbd", "http://xn--6qqa088eba/");
+    assert_normal("https://fa\xc3\x9f.ExAmPlE/", "https://xn--fa-hia.example/");
+    assert_normal("https://%e2%98%83.net/", "https://xn--n3h.net/");
 }
 
 static void non_http_urls_have_no_normal_form(void **state)
@@ -409,8 +449,9 @@ static void a_normal_form_is_its_own_normal_form(void **state)
 {
     static const char *const v[] = {
         "HTTP://WWW.Example.ORG:80/Path/./x/../Case?Q=%7e#f",
-        "https://example.com/caf\xc3\xa9 x?a b\"<>`",
-        "http://[::1]:8080/%2f%zz", "http://example.com",
+        "https://example.com/caf\xc3\xa9 x?a b\"<>`'{}|^",
+        "http://[::1]:8080/%2f%zz%2E%2e/%7E", "http://example.com", "http://0x7f.1/?",
+        "http://u%7e:p%40@b\xc3\xbc" "cher.example/a\\b", "http:/..?//u:p%63%3%63%30.01",
     };
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
         char *once = NULL, *twice = NULL;
@@ -422,37 +463,83 @@ static void a_normal_form_is_its_own_normal_form(void **state)
     }
 }
 
-static void a_resolved_link_is_in_normal_form(void **state)
+static void a_resolved_link_parses_back_to_itself(void **state)
 {
     static const char *const hrefs[] = {
         "HTTP://EXAMPLE.com:80/dir/a#x", "caf\xc3\xa9.html?q=a b", "%7e", "../X/./y",
+        "\\\\other.example\\x?'{}", "http:/%2e%2E/a/.%2e/b", "//@h\xc3\xa9.example:443",
     };
     struct url_base *b = base_of("https://Example.COM:443/dir/page", NULL);
     for (size_t i = 0; i < sizeof hrefs / sizeof *hrefs; i++) {
-        char *c = clean(hrefs[i]), *link = NULL, *norm = NULL;
+        char *c = clean(hrefs[i]), *link = NULL, *again = NULL;
         assert_int_equal(url_resolve(b, c, &link), 0);
         assert_non_null(link);
-        assert_int_equal(url_normalise(link, &norm), 0);
-        assert_string_equal(link, norm);
+        assert_int_equal(url_resolve(NULL, link, &again), 0);
+        assert_non_null(again);
+        assert_string_equal(link, again);
         free(c);
         free(link);
-        free(norm);
+        free(again);
     }
     url_base_free(b);
 }
 
+/* ---- where a browser and RFC 3986 part ---------------------------------- */
+
+static void links_resolve_as_in_a_browser_where_rfc_3986_differs(void **state)
+{
+    struct url_base *b = base_of("http://example.org/foo/bar", NULL);
+    /* A backslash is a slash in an http URL. */
+    assert_resolves(b, "\\x", "http://example.org/x");
+    assert_resolves(b, "\\\\host\\a", "http://host/a");
+    /* The base's own scheme without slashes is relative; another's is not. */
+    assert_resolves(b, "http:foo", "http://example.org/foo/foo");
+    assert_resolves(b, "http:/example.com/", "http://example.org/example.com/");
+    assert_resolves(b, "https:/example.com/", "https://example.com/");
+    assert_resolves(NULL, "http:/example.com/", "http://example.com/");
+    /* Dot segments, also written %2e. */
+    assert_resolves(b, "/a/%2e%2E/b/.%2e/c/%2e", "http://example.org/c/");
+    /* An empty query is kept; ' in a query and `{} in a path are encoded. */
+    assert_resolves(b, "?", "http://example.org/foo/bar?");
+    assert_resolves(b, "/`{}?'{}", "http://example.org/%60%7B%7D?%27{}");
+    /* User info: an empty one goes, an '@' before the last is encoded. */
+    assert_resolves(NULL, "http://@www.example.com", "http://www.example.com/");
+    assert_resolves(NULL, "http://a:b@c@d/", "http://a:b%40c@d/");
+    url_base_free(b);
+}
+
+static void hosts_are_parsed_as_in_a_browser(void **state)
+{
+    assert_resolves(NULL, "http://\xe4\xbd\xa0\xe5\xa5\xbd\xe4\xbd\xa0\xe5\xa5\xbd", "http://xn--6qqa088eba/");
+    assert_resolves(NULL, "http://192.168.257.", "http://192.168.1.1/");
+    assert_resolves(NULL, "http://0x7f.1/", "http://127.0.0.1/");
+    assert_resolves(NULL, "http://4294967295", "http://255.255.255.255/");
+    assert_resolves(NULL, "http://256.256.256.256/", NULL);
+    assert_resolves(NULL, "http://1.2.3.08/", NULL);
+    assert_resolves(NULL, "http://[0:0::1:2]/", "http://[::1:2]/");
+    assert_resolves(NULL, "http://[::127.0.0.1]/", "http://[::7f00:1]/");
+    assert_resolves(NULL, "http://EX%41MPLE.com/", "http://example.com/");
+    static const char *const forbidden[] = {
+        "http://a|b/", "http://a^b/", "http://a<b/", "http://a%25b/", "http://a%00b/", "http://[::1/",
+    };
+    for (size_t i = 0; i < sizeof forbidden / sizeof *forbidden; i++)
+        assert_resolves(NULL, forbidden[i], NULL);
+}
+
 /* ---- parts and host keys ------------------------------------------------- */
 
-static void split_gives_the_normal_form_host_key_host_and_path(void **state)
+static void split_gives_the_link_normal_form_host_key_host_and_path(void **state)
 {
     struct url_parts p;
-    assert_int_equal(url_split("HTTP://Example.COM:80/a/./b?x=%7e#frag", &p), 0);
-    assert_string_equal(p.norm, "http://example.com/a/b?x=%7E");
+    assert_int_equal(url_split("HTTP://Example.COM:80/a/./b?x=%7e%2f#frag", &p), 0);
+    assert_string_equal(p.href, "http://example.com/a/b?x=%7e%2f");
+    assert_string_equal(p.norm, "http://example.com/a/b?x=~%2F");
     assert_string_equal(p.key, "http://example.com:80");
     assert_string_equal(p.host, "example.com");
-    assert_string_equal(p.path, "/a/b?x=%7E");
+    assert_string_equal(p.path, "/a/b?x=~%2F");
     url_parts_free(&p);
     assert_null(p.norm);
+    assert_null(p.href);
 }
 
 static void the_host_key_always_names_the_port(void **state)
@@ -479,11 +566,13 @@ static void a_listed_url_and_a_link_to_it_share_one_seen_key(void **state)
     struct url_parts listed, found;
     char *link = NULL;
     assert_int_equal(url_resolve(b, "../Caf%c3%a9?q=%7e", &link), 0);
-    assert_int_equal(url_split("HTTP://EXAMPLE.COM:80/Caf\xc3\xa9?q=%7e#top", &listed), 0);
+    assert_int_equal(url_split("HTTP://EXAMPLE.COM:80/Caf\xc3\xa9?q=~#top", &listed), 0);
     assert_int_equal(url_split(link, &found), 0);
-    assert_string_equal(link, "http://example.com/Caf%C3%A9?q=%7E");
-    assert_string_equal(found.norm, link);
-    assert_string_equal(listed.norm, link);
+    /* The link as written; the key as one spelling. */
+    assert_string_equal(link, "http://example.com/Caf%c3%a9?q=%7e");
+    assert_string_equal(found.href, link);
+    assert_string_equal(found.norm, "http://example.com/Caf%C3%A9?q=~");
+    assert_string_equal(listed.norm, found.norm);
     assert_string_equal(listed.key, found.key);
     assert_string_equal(listed.host, found.host);
     assert_string_equal(listed.path, found.path);
@@ -491,6 +580,52 @@ static void a_listed_url_and_a_link_to_it_share_one_seen_key(void **state)
     url_parts_free(&found);
     free(link);
     url_base_free(b);
+}
+
+/* Asserts that a and b have one seen-set key (same != 0) or two. */
+static void assert_same_key(const char *a, const char *b, int same)
+{
+    char *ka = NULL, *kb = NULL;
+    assert_int_equal(url_normalise(a, &ka), 0);
+    assert_int_equal(url_normalise(b, &kb), 0);
+    if ((strcmp(ka, kb) == 0) != same)
+        fail_msg("\"%s\" (%s) and \"%s\" (%s): want %s", a, ka, b, kb, same ? "one key" : "two");
+    free(ka);
+    free(kb);
+}
+
+static void two_spellings_of_one_url_have_one_seen_key(void **state)
+{
+    assert_same_key("http://example.com/~a", "http://example.com/%7ea", 1);
+    assert_same_key("http://example.com/%7Ea", "http://example.com/%7ea", 1);
+    assert_same_key("http://example.com/a%2fb", "http://example.com/a%2Fb", 1);
+    assert_same_key("http://example.com:80/", "http://EXAMPLE.com", 1);
+    assert_same_key("https://example.com:443/x", "https://example.com/x", 1);
+    assert_same_key("http://example.com/a|b", "http://example.com/a%7Cb", 1);
+    assert_same_key("http://b\xc3\xbc" "cher.example/", "http://xn--bcher-kva.example/", 1);
+    assert_same_key("http://0x7f.1/", "http://127.0.0.1/", 1);
+    assert_same_key("http://example.com/a/./b/../c", "http://example.com/a/c", 1);
+    assert_same_key("http://example.com/x#one", "http://example.com/x#two", 1);
+    /* Not one URL: an empty query is a query, an escaped '/' is no '/'. */
+    assert_same_key("http://example.com/?", "http://example.com/", 0);
+    assert_same_key("http://example.com/a%2Fb", "http://example.com/a/b", 0);
+    assert_same_key("http://example.com/A", "http://example.com/a", 0);
+    assert_same_key("http://example.com:8080/", "http://example.com/", 0);
+}
+
+static void escapes_are_normalised_for_robots_rules_too(void **state)
+{
+    static const struct { const char *in, *out; } v[] = {
+        { "/a/b/c", "/a/b/c" }, { "\xc3\xa1", "%C3%A1" }, { "%aa", "%AA" },
+        { "/%62%61%7A", "/baz" }, { "/*.php$", "/*.php$" }, { "/a%2a", "/a%2A" }, { "%", "%25" },
+        { "/a b\"", "/a%20b%22" },
+    };
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        char *out = NULL;
+        assert_int_equal(url_norm_escapes(v[i].in, strlen(v[i].in), &out), 0);
+        assert_string_equal(out, v[i].out);
+        free(out);
+    }
 }
 
 static void non_http_urls_do_not_split(void **state)
@@ -562,9 +697,11 @@ int main(void)
         cmocka_unit_test(every_scheme_but_http_and_https_is_unsupported),
         cmocka_unit_test(spaces_are_named_once_the_scheme_is_right),
         cmocka_unit_test(what_libcurl_refuses_is_malformed),
+        cmocka_unit_test(what_the_url_standard_refuses_is_malformed),
         cmocka_unit_test(white_space_is_trimmed_and_tabs_and_newlines_removed),
         cmocka_unit_test(the_fragment_goes_and_a_lone_fragment_leaves_nothing),
-        cmocka_unit_test(spaces_controls_and_never_literal_characters_are_escaped),
+        cmocka_unit_test(cleaning_leaves_percent_encoding_to_the_parser),
+        cmocka_unit_test(a_nul_byte_is_written_as_an_escape),
         cmocka_unit_test(only_http_and_https_schemes_survive_cleaning),
         cmocka_unit_test(hrefs_longer_than_the_limit_are_skipped),
         cmocka_unit_test(relative_references_resolve_against_the_page),
@@ -577,17 +714,23 @@ int main(void)
         cmocka_unit_test(a_page_that_is_no_http_url_has_no_base),
         cmocka_unit_test(base_href_replaces_the_page_as_base),
         cmocka_unit_test(a_relative_base_href_resolves_against_the_page),
-        cmocka_unit_test(a_base_href_that_makes_no_http_url_is_ignored),
+        cmocka_unit_test(a_base_href_that_does_not_parse_leaves_the_page_as_base),
+        cmocka_unit_test(a_base_href_of_another_scheme_leaves_only_absolute_links),
         cmocka_unit_test(scheme_and_host_are_lower_cased_but_not_the_path),
         cmocka_unit_test(default_ports_are_removed_and_others_kept),
         cmocka_unit_test(the_fragment_is_dropped_and_dot_segments_removed),
-        cmocka_unit_test(percent_encoding_is_done_as_libcurl_does_it_with_upper_case_escapes),
+        cmocka_unit_test(escapes_take_one_spelling_in_the_normal_form),
+        cmocka_unit_test(international_hosts_are_punycode_whatever_the_locale),
         cmocka_unit_test(non_http_urls_have_no_normal_form),
         cmocka_unit_test(a_normal_form_is_its_own_normal_form),
-        cmocka_unit_test(a_resolved_link_is_in_normal_form),
-        cmocka_unit_test(split_gives_the_normal_form_host_key_host_and_path),
+        cmocka_unit_test(a_resolved_link_parses_back_to_itself),
+        cmocka_unit_test(links_resolve_as_in_a_browser_where_rfc_3986_differs),
+        cmocka_unit_test(hosts_are_parsed_as_in_a_browser),
+        cmocka_unit_test(split_gives_the_link_normal_form_host_key_host_and_path),
         cmocka_unit_test(the_host_key_always_names_the_port),
         cmocka_unit_test(a_listed_url_and_a_link_to_it_share_one_seen_key),
+        cmocka_unit_test(two_spellings_of_one_url_have_one_seen_key),
+        cmocka_unit_test(escapes_are_normalised_for_robots_rules_too),
         cmocka_unit_test(non_http_urls_do_not_split),
         cmocka_unit_test(a_list_keeps_first_seen_order_and_drops_duplicates),
         cmocka_unit_test(a_full_list_says_so_but_still_knows_its_own),
