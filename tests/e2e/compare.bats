@@ -9,7 +9,7 @@ setup() {
 }
 
 # table_rows: the comparison rows of the last output (after the header).
-table_rows() { sed -n '/^mode  *urls  *ok  *failed/,$p' <<<"$output" | tail -n +2; }
+table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -n +2 | grep -v '^$'; }
 
 @test "one comparison row per model with the right counts" {
 	run "$CRAWL" --mode=all "$list"
