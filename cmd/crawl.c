@@ -244,7 +244,7 @@ static const struct option long_opts[] = {
 
 /* Flags that only some runs use, noted to say when one is ignored. */
 enum {
-    GIVEN_C = 1, GIVEN_LOOPS = 2, GIVEN_PROCS = 4, GIVEN_MODES = 8, GIVEN_REPEAT = 16,
+    GIVEN_LOOPS = 2, GIVEN_PROCS = 4, GIVEN_MODES = 8, GIVEN_REPEAT = 16,
     GIVEN_INCLUDE = 32, GIVEN_EXCLUDE = 64, GIVEN_STACK = 128,
 };
 
@@ -296,7 +296,6 @@ static int opt_fetching(struct cli *cli, int ch)
         return 1;
     case 'c':
         o->concurrency = (int)parse_long("--concurrency", optarg, 1, 1000000);
-        cli->given |= GIVEN_C;
         return 1;
     case OPT_TIMEOUT:
         o->timeout = parse_seconds("--timeout", optarg);
@@ -499,7 +498,9 @@ static int model_listed(const char *list, const char *m)
     return 0;
 }
 
-/* Says once for each flag given that this run will not use. */
+/* Says once for each flag given that this run will not use. -c is a
+ * bound that seq, one URL at a time, always keeps: not ignored, and
+ * common in loops over every model, so nothing is said of it. */
 static void warn_ignored(const struct cli *cli)
 {
     int all = strcmp(cli->mode, "all") == 0;
@@ -511,7 +512,6 @@ static void warn_ignored(const struct cli *cli)
         { GIVEN_LOOPS, "--loops", "it sets the event loops of --mode=coro" },
         { GIVEN_PROCS, "--procs", "it sets the worker processes of --mode=procs" },
         { GIVEN_STACK, "--stack-size", "it sizes the coroutines of coro and procs" },
-        { GIVEN_C, "--concurrency", "seq fetches one URL at a time" },
         { GIVEN_INCLUDE, "--include", "links are followed only with --depth" },
         { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth" },
     };
@@ -523,7 +523,6 @@ static void warn_ignored(const struct cli *cli)
                  : f == GIVEN_LOOPS ? RUNS("coro")
                  : f == GIVEN_PROCS ? RUNS("procs")
                  : f == GIVEN_STACK ? RUNS("coro") || RUNS("procs")
-                 : f == GIVEN_C ? !(strcmp(cli->mode, "seq") == 0)
                  : cli->opts.depth > 0;
         if (!used)
             fprintf(stderr, "crawl: warning: %s is ignored here: %s\n", notes[i].name,

@@ -285,6 +285,18 @@ void crawl_on_queue(struct crawl *c, void (*fn)(void *data), void *data)
     pthread_mutex_unlock(&c->lock);
 }
 
+void crawl_on_waiting(struct crawl *c, void (*fn)(void *data), void *data)
+{
+    c->on_waiting = fn;
+    c->on_waiting_data = data;
+}
+
+void crawl_waiting(struct crawl *c)
+{
+    if (c->on_waiting)
+        c->on_waiting(c->on_waiting_data);
+}
+
 void crawl_set_relay(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *job,
                                                    void *data), void *data)
 {
@@ -471,7 +483,7 @@ int crawl_add_failed(struct crawl *c, const char *text, const char *source,
 
 int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
 {
-    int rc;
+    int rc, told = 0;
     pthread_mutex_lock(&c->lock);
     for (;;) {
         if (atomic_load(&c->cancelled)) {
@@ -506,6 +518,14 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
         if (!wait) {
             rc = CRAWL_EAGAIN;
             break;
+        }
+        if (c->on_waiting && !told) {
+            /* Once a wait: what a relay holds goes out before it. */
+            told = 1;
+            pthread_mutex_unlock(&c->lock);
+            c->on_waiting(c->on_waiting_data);
+            pthread_mutex_lock(&c->lock);
+            continue;
         }
         if (wake > 0) {
             /* Only a host's --delay holds the queued jobs back. The

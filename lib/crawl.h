@@ -254,6 +254,15 @@ double crawl_started(const struct crawl *c);
  * pipe). NULL: nobody. */
 void crawl_on_queue(struct crawl *c, void (*fn)(void *data), void *data);
 
+/* Called by a model just before it blocks to wait for its transfers or
+ * for jobs (an event loop about to poll; crawl_next about to wait), from
+ * that model's thread: a relay sends then what it holds. NULL: nobody. Set
+ * before crawl_run. */
+void crawl_on_waiting(struct crawl *c, void (*fn)(void *data), void *data);
+
+/* What a model calls before it blocks; calls the on_waiting callback. */
+void crawl_waiting(struct crawl *c);
+
 /* Relaying: a crawl that fetches jobs for another crawl (the procs model's
  * worker processes). Once fn is set, every job handed back, page or
  * robots.txt, goes to fn as it is (its links and body included) instead of

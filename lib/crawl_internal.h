@@ -74,6 +74,8 @@ struct crawl {
     atomic_int flight;        /* transfers between fetch_prepare and fetch_finish */
     atomic_int sockets;       /* sockets libcurl opened through fetch's callback
                                * and has not closed */
+    void (*on_waiting)(void *data);
+    void  *on_waiting_data;   /* a model is about to block (crawl_waiting) */
     struct crawl_live *live;  /* where the counters are published, or NULL */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
                                * resident set, summed; 0: not measured */

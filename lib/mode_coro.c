@@ -80,6 +80,7 @@ struct loop {
     ev_prepare more;            /* starts the next batch of transfers */
     ev_idle spin;               /* keeps the loop from blocking while it waits */
     ev_async wake;              /* another thread queued a job */
+    ev_prepare poll;            /* the loop is about to poll: crawl_waiting */
     int limit;                  /* transfers in flight at most; 0: no limit */
     int in_flight;
     int over;                   /* the core has no more jobs for this loop */
@@ -473,6 +474,11 @@ static void wake_loops(void *data)
         ev_async_send(ls->v[i].ev, &ls->v[i].wake);
 }
 
+static void on_poll(struct ev_loop *ev, ev_prepare *w, int revents)
+{
+    crawl_waiting(((struct loop *)((char *)w - offsetof(struct loop, poll)))->c);
+}
+
 static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
 {
     memset(L, 0, sizeof *L);
@@ -499,6 +505,8 @@ static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
     ev_timer_start(L->ev, &L->watch);
     ev_async_init(&L->wake, on_wake);
     ev_async_start(L->ev, &L->wake);
+    ev_prepare_init(&L->poll, on_poll);
+    ev_prepare_start(L->ev, &L->poll);
     return 0;
 err:
     coro_stack_free(L->stack);
@@ -542,6 +550,7 @@ static void loop_free(struct loop *L)
     ev_prepare_stop(L->ev, &L->more);
     ev_idle_stop(L->ev, &L->spin);
     ev_async_stop(L->ev, &L->wake);
+    ev_prepare_stop(L->ev, &L->poll);
     ev_loop_destroy(L->ev);
 }
 

@@ -215,18 +215,45 @@ struct worker {
     int fd;                 /* its socket to the coordinator */
     int idx;
     struct strbuf in;       /* frames read, not yet whole */
-    struct strbuf out;      /* the frame being sent */
-    pthread_mutex_t lock;   /* one frame out at a time */
+    struct strbuf out;      /* frames not yet sent */
+    pthread_mutex_t lock;   /* guards out */
     size_t conns_sent;      /* connections already reported */
 };
 
-/* Sends the frame in wk->out; the coordinator gone, the crawl is for
+/* Results go out in batches: when the worker's loop is about to wait
+ * (crawl_on_waiting), or when this much is held. One write for many
+ * results, where a write each cost the coordinator a wake-up each. */
+#define WORKER_BATCH (64 * 1024)
+
+/* Sends what wk->out holds; the coordinator gone, the crawl is for
  * nobody. The lock is held. */
-static void worker_send(struct worker *wk)
+static void worker_flush(struct worker *wk)
 {
-    if (frame_end(&wk->out, 0) != 0 || send_all(wk->fd, &wk->out) != 0)
+    if (wk->out.len && send_all(wk->fd, &wk->out) != 0)
         crawl_cancel(wk->w, CRAWL_CANCEL_OUTPUT);
     sb_reset(&wk->out);
+}
+
+/* Ends the frame that starts at `at`, sending the batch when it is full
+ * (or now). The lock is held. */
+static void worker_frame(struct worker *wk, size_t at, int now)
+{
+    if (frame_end(&wk->out, at) != 0) {
+        wk->out.len = at;       /* a frame cut short by memory is dropped: */
+        wk->out.nomem = 0;      /* the coordinator re-runs its job if need be */
+        crawl_cancel(wk->w, CRAWL_CANCEL_OUTPUT);
+    }
+    if (now || wk->out.len >= WORKER_BATCH)
+        worker_flush(wk);
+}
+
+/* crawl_on_waiting: the loop is about to wait; what is held goes now. */
+static void worker_waiting(void *data)
+{
+    struct worker *wk = data;
+    pthread_mutex_lock(&wk->lock);
+    worker_flush(wk);
+    pthread_mutex_unlock(&wk->lock);
 }
 
 /* The relay: every job the worker's crawl hands back goes to the
@@ -241,8 +268,7 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     double t0 = crawl_started(w);
     pthread_mutex_lock(&wk->lock);
     struct strbuf *b = &wk->out;
-    sb_reset(b);
-    frame_begin(b, MSG_RESULT);
+    size_t at = frame_begin(b, MSG_RESULT);
     put_u64(b, j->seq);
     put_str(b, r->final_url);
     put_u64(b, (uint64_t)r->status);
@@ -276,7 +302,7 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     put_bytes(b, j->body, j->body_len);
     put_u64(b, s.conns - wk->conns_sent);
     wk->conns_sent = s.conns;
-    worker_send(wk);
+    worker_frame(wk, at, 0);
     pthread_mutex_unlock(&wk->lock);
 }
 
@@ -284,10 +310,9 @@ static void worker_warn(const char *msg, void *data)
 {
     struct worker *wk = data;
     pthread_mutex_lock(&wk->lock);
-    sb_reset(&wk->out);
-    frame_begin(&wk->out, MSG_WARN);
+    size_t at = frame_begin(&wk->out, MSG_WARN);
     put_str(&wk->out, msg);
-    worker_send(wk);
+    worker_frame(wk, at, 1);
     pthread_mutex_unlock(&wk->lock);
 }
 
@@ -369,14 +394,14 @@ static void worker_main(struct crawl *c, int idx, int fd, int limit, pid_t coord
         crawl_set_relay(wk.w, worker_relay, &wk);
         crawl_on_warn(wk.w, worker_warn, &wk);
         crawl_set_input(wk.w, worker_input, &wk, 1);
+        crawl_on_waiting(wk.w, worker_waiting, &wk);
         rc = crawl_run(wk.w, &crawl_backend_coro);
         struct crawl_summary s;
         crawl_get_summary(wk.w, &s);
         pthread_mutex_lock(&wk.lock);
-        sb_reset(&wk.out);
-        frame_begin(&wk.out, MSG_END);
+        size_t at = frame_begin(&wk.out, MSG_END);
         put_u32(&wk.out, (uint32_t)s.threads + 1);     /* its loops and the reader */
-        worker_send(&wk);
+        worker_frame(&wk, at, 1);
         pthread_mutex_unlock(&wk.lock);
     }
     _exit(rc == 0 ? 0 : 3);

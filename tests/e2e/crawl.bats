@@ -422,3 +422,33 @@ rows() { grep '^Length:' <<<"$output"; }
 	[ "$status" -eq 2 ]
 	grep -qF "($(sed 's/ $//; s/ /, /g' <<<"$names") or all)" <<<"$output"
 }
+
+@test "an argument without a scheme is not a guess: it says so and exits 2" {
+	run "$CRAWL" example.com
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: example.com: no such file, and not a URL (did you mean http://example.com?)" ]
+	run "$CRAWL" "localhost:$FIXTURE_PORT/bytes/1"
+	[ "$status" -eq 2 ]
+	grep -q "(did you mean http://localhost:$FIXTURE_PORT/bytes/1?)" <<<"$output"
+	# A missing list is a missing list.
+	run "$CRAWL" missing-list.txt
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: missing-list.txt: No such file or directory" ]
+}
+
+@test "a flag the run does not use is named, once, and the run goes on" {
+	run "$CRAWL" --mode=pool --loops 2 --procs 2 --repeat 3 --modes seq --include x -q "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+	grep -qx "crawl: warning: --loops is ignored here: it sets the event loops of --mode=coro" <<<"$output"
+	grep -qx "crawl: warning: --procs is ignored here: it sets the worker processes of --mode=procs" <<<"$output"
+	grep -qx "crawl: warning: --repeat is ignored here: it repeats the runs of --mode=all" <<<"$output"
+	grep -qx "crawl: warning: --modes is ignored here: it picks the models of --mode=all" <<<"$output"
+	grep -qx "crawl: warning: --include is ignored here: links are followed only with --depth" <<<"$output"
+	[ "$(grep -c 'warning' <<<"$output")" -eq 5 ]
+	# Used: no word of them.
+	run "$CRAWL" --mode=all --modes coro,procs --loops 2 --procs 2 --repeat 1 -q "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+	! grep -q warning <<<"$output"
+	run "$CRAWL" --mode=seq -c 5 --depth 1 --include . -q "$FIXTURE/bytes/1"
+	! grep -q warning <<<"$output"
+}

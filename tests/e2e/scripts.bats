@@ -91,3 +91,29 @@ load helpers
 	grep -q "^picture of the run (one lane per worker): $BATS_TEST_TMPDIR/demo.png $BATS_TEST_TMPDIR/demo.svg" <<<"$output"
 	[ -s "$BATS_TEST_TMPDIR/demo.png" ] && [ -s "$BATS_TEST_TMPDIR/demo.svg" ]
 }
+
+@test "scripts/bench-docs.sh QUICK=1 fetches the same pages with every tool, as nginx counted them" {
+	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || skip "nginx is not installed (scripts/bench-docs.sh installs it)"
+	[ -f /usr/share/doc/python3.11/html/index.html ] || skip "python3.11-doc is not installed (scripts/bench-docs.sh installs it)"
+	out="$BATS_TEST_TMPDIR/bench-docs"
+	run env BUILD="$BUILD" QUICK=1 OUT="$out" scripts/bench-docs.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^# scripts/bench-docs.sh, .*, [0-9]* cores .*python3.11-doc .*: [0-9]* pages .* MB of HTML, crawl commit ' "$out/bench-docs.txt"
+	grep -q '^# load average (1, 5, 15 min) at the start: ' "$out/bench-docs.txt"
+	# One round: a row per tool in each table, every one with the first
+	# crawl's pages (the tree) or every URL once (the flat list).
+	rows=3
+	command -v wget2 >/dev/null && rows=4
+	[ "$(head -1 "$out/bench-docs.csv")" = "table,tool,round,wall_s,cpu_s,rss_kb,requests,bytes,conns,crawl_urls,same,status" ]
+	[ "$(grep -c '^docs,' "$out/bench-docs.csv")" -eq "$rows" ]
+	[ "$(grep -c '^flat,' "$out/bench-docs.csv")" -eq "$rows" ]
+	[ "$(awk -F, 'NR > 1 && $11 != "yes"' "$out/bench-docs.csv" | wc -l)" -eq 0 ]
+	[ "$(awk -F, '$1 == "flat" && $7 != 2000' "$out/bench-docs.csv" | wc -l)" -eq 0 ]
+	# crawl's own count of URLs fetched is what nginx logged.
+	[ "$(awk -F, 'NR > 1 && $2 != "wget2" && $10 != $7' "$out/bench-docs.csv" | wc -l)" -eq 0 ]
+	for t in "crawl coro -c 16 " "crawl coro --loops 2 -c 16 " "crawl procs --procs 2 -c 16 " \
+		"crawl coro -c 100 " "crawl coro --loops 2 -c 100 " "crawl procs --procs 2 -c 100 "; do
+		grep -q "^$t" "$out/bench-docs.txt"
+	done
+}
