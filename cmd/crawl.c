@@ -27,6 +27,7 @@
 #include "progress.h"
 #include "report.h"
 #include "robots.h"
+#include "trace.h"
 #include "urllist.h"
 
 #define EXIT_FAILED 1
@@ -111,6 +112,10 @@ static const char usage_text[] =
 "      --order=ORDER      input (default: rows held back until the rows\n"
 "                         before them are out) or completion\n"
 "  -o, --output=FILE      write the output to FILE\n"
+"      --trace=FILE       write a Chrome trace-event file (Perfetto,\n"
+"                         chrome://tracing): a track per worker, a slice per\n"
+"                         transfer with its phases, counters of transfers in\n"
+"                         flight and connections open\n"
 "  -q, --quiet            only the summary: the Use time line (with --mode=all\n"
 "                         the comparison table)\n"
 "      --progress         a live progress line on stderr (default when\n"
@@ -201,7 +206,7 @@ enum {
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
     OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
-    OPT_COOKIE, OPT_COOKIE_JAR,
+    OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE,
 };
 
 static const struct option long_opts[] = {
@@ -248,6 +253,7 @@ static const struct option long_opts[] = {
     {"per-host", required_argument, 0, OPT_PER_HOST},
     {"delay", required_argument, 0, OPT_DELAY},
     {"list-modes", no_argument, 0, OPT_LIST_MODES},
+    {"trace", required_argument, 0, OPT_TRACE},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {0, 0, 0, 0},
@@ -267,6 +273,9 @@ struct cli {
     enum crawl_format format;
     enum crawl_order order;
     const char *output;
+    const char *trace;      /* --trace FILE */
+    int trace_fd;           /* its descriptor, or -1 */
+    int trace_pid;          /* the base pid of the model that runs next */
     int quiet;
     int progress;           /* -1 auto, 0 off, 1 on */
     unsigned given;         /* GIVEN_* flags seen, for warn_ignored */
@@ -422,6 +431,9 @@ static int opt_output(struct cli *cli, int ch)
         return 1;
     case 'q':
         cli->quiet = 1;
+        return 1;
+    case OPT_TRACE:
+        cli->trace = optarg;
         return 1;
     case OPT_PROGRESS:
         cli->progress = 1;
@@ -760,19 +772,67 @@ static void output_failed(int err, void *data)
     crawl_cancel(data, CRAWL_CANCEL_OUTPUT);
 }
 
-/* crawl's on_done: every finished page's row goes to the report. */
+/* Where a model's finished pages go: the report, and the trace if asked. */
+struct outputs {
+    struct report *rep;
+    struct trace *trace;
+};
+
+/* crawl's on_done: every finished page's row goes to the report, its
+ * events to the trace. */
 static void row_done(struct crawl *c, struct crawl_job *job, void *data)
 {
-    report_job(data, job);
+    struct outputs *out = data;
+    report_job(out->rep, job);
+    if (out->trace)
+        trace_job(out->trace, job);
 }
 
-/* The exit status for an output error err (-errno), after saying so. */
-static int output_status(int err)
+/* The exit status for an error err (-errno) writing what (output, trace),
+ * after saying so. */
+static int write_status(int err, const char *what)
 {
     if (err == -EPIPE)
         return EXIT_PIPE;
-    fprintf(stderr, "crawl: writing output: %s\n", strerror(-err));
+    fprintf(stderr, "crawl: writing %s: %s\n", what, strerror(-err));
     return EXIT_OUTPUT;
+}
+
+static int output_status(int err)
+{
+    return write_status(err, "output");
+}
+
+/* Opens --trace FILE and writes its head: the models' parts follow, each
+ * written by the process that runs the model (with --mode=all, a child of
+ * this one, one after another on this descriptor), then trace_close's
+ * tail. Exits 2 when the file cannot be made, 23 when it cannot be written. */
+static void trace_open(struct cli *cli)
+{
+    cli->trace_fd = -1;
+    if (!cli->trace)
+        return;
+    cli->trace_fd = open(cli->trace, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (cli->trace_fd < 0) {
+        fprintf(stderr, "crawl: %s: %s\n", cli->trace, strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    int rc = trace_head(cli->trace_fd);
+    if (rc < 0) {
+        fprintf(stderr, "crawl: writing trace: %s\n", strerror(-rc));
+        exit(EXIT_OUTPUT);
+    }
+}
+
+/* Ends the trace file; returns status, or 23 when it could not be written. */
+static int trace_close(struct cli *cli, int status)
+{
+    if (cli->trace_fd < 0)
+        return status;
+    int rc = status == EXIT_OUTPUT ? 0 : trace_tail(cli->trace_fd);
+    if (close(cli->trace_fd) != 0 && rc == 0)
+        rc = -errno;
+    return rc < 0 && status != EXIT_OUTPUT ? write_status(rc, "trace") : status;
 }
 
 /* Whether to draw the progress line. */
@@ -797,8 +857,16 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         return rrc == -EPIPE || rrc == -EBADF || rrc == -ENOSPC || rrc == -EIO ?
                output_status(rrc) : EXIT_FAILED;
     }
+    struct outputs outs = { .rep = rep };
+    int trc = 0;
+    if (cli->trace_fd >= 0 &&
+        (trc = trace_new(&outs.trace, cli->trace_fd, b->name, cli->trace_pid, b->processes,
+                         0, output_failed, c)) != 0) {
+        report_free(rep);
+        return write_status(trc, "trace");
+    }
     crawl_on_warn(c, warn_stderr, NULL);
-    crawl_on_done(c, row_done, rep);
+    crawl_on_done(c, row_done, &outs);
     atomic_store(&the_report, rep);
     atomic_store(&the_crawl, c);
     if (atomic_load(&interrupted))
@@ -820,8 +888,11 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     atomic_store(&the_report, NULL);
     report_free(rep);
     crawl_on_done(c, NULL, NULL);
+    trc = trace_free(outs.trace);
     if (wrc < 0)
         return output_status(wrc);
+    if (trc < 0)
+        return write_status(trc, "trace");
     int sig = atomic_load(&interrupted);
     if (sig == SIGINT)
         return 130;
@@ -838,6 +909,7 @@ static int run_one(struct cli *cli, struct crawl *c)
 {
     static struct crawl_live live;
     int fd = open_output(cli);
+    cli->trace_pid = TRACE_PID_STEP;
     int draw = want_progress(cli);
     int status = run_model(cli, c, crawl_backend_find(cli->mode), fd, cli->format,
                            cli->quiet, draw ? &live : NULL, draw);
@@ -850,6 +922,7 @@ struct all_ctx {
     struct cli *cli;
     struct crawl *c;
     int fd;
+    const struct crawl_backend *const *list;
     struct crawl_live *live;    /* shared with the parent, which draws the line */
 };
 
@@ -858,6 +931,10 @@ struct all_ctx {
 static int all_child(const struct crawl_backend *b, struct compare_run *r, void *data)
 {
     struct all_ctx *a = data;
+    /* Each model's tracks under a pid of its own, in the order compared. */
+    for (int i = 0; a->list[i]; i++)
+        if (a->list[i] == b)
+            a->cli->trace_pid = TRACE_PID_STEP * (i + 1);
     int tables = !a->cli->quiet && a->cli->format == CRAWL_FMT_TABLE;
     int status;
     if (tables) {
@@ -911,8 +988,8 @@ static int run_all(struct cli *cli, struct crawl *c)
         fprintf(stderr, "crawl: out of memory\n");
         return EXIT_FAILED;
     }
-    struct all_ctx a = { .cli = cli, .c = c, .fd = fd };
-    /* The progress line is drawn here, from counters the children publish
+    struct all_ctx a = { .cli = cli, .c = c, .fd = fd, .list = list };
+        /* The progress line is drawn here, from counters the children publish
      * in shared memory: no measured process pays for it. */
     struct progress *prog = NULL;
     if (want_progress(cli)) {
@@ -934,21 +1011,8 @@ static int run_all(struct cli *cli, struct crawl *c)
         return EXIT_FAILED;
     }
     n = rc;
-    char shared[512], desc[256], limits[256];
-    size_t o = 0;
-    for (int i = 0; i < n; i++) {
-        if (res[i].limit > 0)
-            o += (size_t)snprintf(limits + o, sizeof limits - o, "%s%s %d", i ? ", " : "",
-                                  res[i].mode, res[i].limit);
-        else
-            o += (size_t)snprintf(limits + o, sizeof limits - o, "%s%s all", i ? ", " : "",
-                                  res[i].mode);
-    }
-    snprintf(shared, sizeof shared, "Shared: %s, reuse %s; in flight: %s",
-             fetch_describe_opts(&cli->opts, desc, sizeof desc),
-             cli->opts.reuse == CRAWL_REUSE_AUTO ? "auto (on unless every URL is in flight at once and none is https)"
-             : cli->opts.reuse == CRAWL_REUSE_ON ? "on" : "off",
-             limits);
+    char shared[512];
+    compare_shared(&cli->opts, res, n, shared, sizeof shared);
     compare_print(out, cli->format, shared, res, minw, maxw, n);
     int status = 0;
     for (int i = 0; i < n; i++) {
@@ -994,10 +1058,12 @@ int main(int argc, char **argv)
     }
     struct urllist *inputs = open_inputs(&cli, c);
     int status;
+    trace_open(&cli);
     if (strcmp(cli.mode, "all") == 0)
         status = run_all(&cli, c);
     else
         status = run_one(&cli, c);
+    status = trace_close(&cli, status);
     crawl_free(c);
     urllist_free(inputs);
     html_rules_free(cli.rules);

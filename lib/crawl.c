@@ -150,6 +150,8 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
     atomic_init(&c->cancelled, 0);
     atomic_init(&c->warned, 0);
     c->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)(uintptr_t)c ^ 0x9e3779b97f4a7c15ULL;
+    atomic_init(&c->flight, 0);
+    atomic_init(&c->sockets, 0);
     if (frontier_init(c) != 0) {
         pthread_cond_destroy(&c->cond);
         pthread_mutex_destroy(&c->lock);
@@ -555,29 +557,38 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
 
 /* Counts a fetched URL's time in its bucket: bucket k holds times from
  * 1.01^k to 1.01^(k+1) microseconds. */
-static void hist_add(struct crawl *c, double seconds)
+static void hist_add(struct crawl_hist *h, double seconds)
 {
     double us = seconds * 1e6;
     long k = us > 1 ? lround(floor(log(us) / log(1.01))) : 0;
     if (k >= CRAWL_HIST_BUCKETS)
         k = CRAWL_HIST_BUCKETS - 1;
-    c->hist[k]++;
-    c->hist_n++;
+    h->b[k]++;
+    h->n++;
+    if (seconds > h->max)
+        h->max = seconds;
 }
 
-double crawl_latency_ms(const struct crawl *c, double q)
+double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q)
 {
-    if (c->hist_n == 0)
+    const struct crawl_hist *h = &c->hist[which == CRAWL_TIME_TTFB];
+    if (h->n == 0)
         return 0;
-    size_t rank = (size_t)ceil(q * (double)c->hist_n), seen = 0;
+    double max = h->max * 1000.0;
+    if (q >= 1)
+        return max;
+    size_t rank = (size_t)ceil(q * (double)h->n), seen = 0;
     if (rank == 0)
         rank = 1;
     for (int k = 0; k < CRAWL_HIST_BUCKETS; k++) {
-        seen += c->hist[k];
-        if (seen >= rank)
-            return pow(1.01, k + 0.5) / 1000.0;
+        seen += h->b[k];
+        if (seen >= rank) {
+            /* The bucket's middle may lie past the largest time in it. */
+            double v = pow(1.01, k + 0.5) / 1000.0;
+            return v < max ? v : max;
+        }
     }
-    return 0;
+    return max;
 }
 
 /* Counts a page's row; the lock is held. */
@@ -586,8 +597,10 @@ static void count_row(struct crawl *c, const struct crawl_job *job)
     c->nrows++;
     if (job->res.fail != CRAWL_FAIL_NONE)
         c->nfailed++;
-    else if (!JOB(job)->failed_early)
-        hist_add(c, job->res.time_total);
+    else if (!JOB(job)->failed_early) {
+        hist_add(&c->hist[CRAWL_TIME_TOTAL], job->res.time_total);
+        hist_add(&c->hist[CRAWL_TIME_TTFB], job->res.time_ttfb);
+    }
 }
 
 void crawl_done(struct crawl *c, struct crawl_job *job)

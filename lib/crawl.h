@@ -137,6 +137,13 @@ struct crawl_result {
     double start;             /* seconds from the crawl's start to this fetch's start */
     double end;               /* seconds from the crawl's start to its end */
     int    worker;            /* id of the thread or coroutine that ran it */
+    double queued;            /* seconds from the crawl's start to when the model
+                               * queued it for a worker (pool); 0: no queue */
+    int    flight_start, flight_end; /* transfers in flight in the process that
+                               * fetched it, itself counted, as it started; and
+                               * the others, as it ended */
+    int    conns_start, conns_end;   /* connections (sockets libcurl opened and
+                               * has not closed) of that process at those moments */
     enum crawl_fail fail;     /* CRAWL_FAIL_NONE on success */
     char  *error;             /* NULL on success, else why it failed (may be
                                * static: see crawl_result_set_error) */
@@ -187,6 +194,8 @@ struct crawl_backend {
     int default_concurrency;  /* transfers in flight without -c; 0: all at once */
     int max_concurrency;      /* the most the model can have in flight; 0: no bound */
     int fds_per_transfer;     /* descriptors a transfer in flight holds */
+    int processes;            /* its workers are processes: a worker id divided
+                               * by 1,000,000 numbers the process */
     int (*run)(struct crawl *c);
 };
 
@@ -406,9 +415,16 @@ void crawl_set_live(struct crawl *c, struct crawl_live *l);
  * own; a model that fetches elsewhere (procs) counts what it gave out. */
 void crawl_count_transfers(struct crawl *c, long n);
 
-/* Returns the q-quantile (0 < q <= 1, nearest rank) of the fetched URLs'
- * time_total in milliseconds, within 1%, or 0 when none was fetched. */
-double crawl_latency_ms(const struct crawl *c, double q);
+/* The times of a fetched URL that the core keeps percentiles of. */
+enum crawl_time {
+    CRAWL_TIME_TOTAL,         /* time_total: the whole transfer */
+    CRAWL_TIME_TTFB           /* time_ttfb: until the first byte of the response */
+};
+
+/* Returns the q-quantile (0 < q < 1, nearest rank) of the fetched URLs'
+ * time `which` in milliseconds, within 1% and never above their largest;
+ * q >= 1 gives the largest exactly. 0 when none was fetched. */
+double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q);
 
 /* Adds n to the count of connections opened (thread-safe). */
 void crawl_count_conns(struct crawl *c, long n);

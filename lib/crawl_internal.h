@@ -11,6 +11,14 @@ struct frontier;
  * the same memory for ten URLs and for ten million. */
 #define CRAWL_HIST_BUCKETS 2400
 
+/* One of a fetched URL's times: bucket k counts times from 1.01^k to
+ * 1.01^(k+1) microseconds; the largest is kept exactly. */
+struct crawl_hist {
+    uint32_t b[CRAWL_HIST_BUCKETS];
+    size_t n;
+    double max;               /* seconds */
+};
+
 /* The core's state: crawl.c, frontier.c and the fetch layer read it; the
  * rest of the program goes through crawl.h's calls. */
 struct crawl {
@@ -45,8 +53,7 @@ struct crawl {
     int    input_streams;     /* read by input_tid, not by crawl_next */
     int    input_stop;        /* the reader thread is to end */
     pthread_t input_tid;
-    uint32_t hist[CRAWL_HIST_BUCKETS];  /* time_total of fetched URLs */
-    size_t hist_n;
+    struct crawl_hist hist[2];  /* fetched URLs' times, by enum crawl_time */
     double t0;                /* monotonic seconds at crawl_run's start */
     double wall;              /* seconds crawl_run took */
     atomic_int cancelled;     /* set by crawl_cancel (the reason): take no more jobs */
@@ -66,6 +73,9 @@ struct crawl {
     void (*relay)(struct crawl *c, struct crawl_job *job, void *data);
     void  *relay_data;        /* a relaying crawl's one destination of every
                                * finished job (see crawl_set_relay) */
+    atomic_int flight;        /* transfers between fetch_prepare and fetch_finish */
+    atomic_int sockets;       /* sockets libcurl opened through fetch's callback
+                               * and has not closed */
     void (*on_waiting)(void *data);
     void  *on_waiting_data;   /* a model is about to block (crawl_waiting) */
     struct fetch_share *cookies;  /* with --cookie-jar: the one cookie jar of

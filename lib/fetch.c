@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "crawl_internal.h"
 #include "fetch.h"
@@ -198,6 +200,27 @@ int fetch_set_locale(void)
     return set ? 0 : -1;
 }
 
+/* CURLOPT_OPENSOCKETFUNCTION: libcurl's own socket(), counted, so that a
+ * trace can show the connections open as each transfer starts and ends. */
+static curl_socket_t open_socket(void *data, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    struct crawl *c = data;
+    curl_socket_t fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    if (fd != CURL_SOCKET_BAD)
+        atomic_fetch_add(&c->sockets, 1);
+    return fd;
+}
+
+/* CURLOPT_CLOSESOCKETFUNCTION: libcurl calls it with the clientp of the
+ * handle that opened the socket, whichever handle closes it (a connection
+ * cache's cleanup included): c outlives every handle of its run. */
+static int close_socket(void *data, curl_socket_t fd)
+{
+    struct crawl *c = data;
+    atomic_fetch_sub(&c->sockets, 1);
+    return close(fd);
+}
+
 CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
 {
     int automatic;
@@ -249,6 +272,10 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
         share = c->cookies;
         curl_easy_setopt(h, CURLOPT_COOKIEFILE, "");
     }
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, c);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, c);
     if (share)
         curl_easy_setopt(h, CURLOPT_SHARE, share->sh);
     return h;
@@ -266,6 +293,8 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     x->errbuf[0] = '\0';
     job->res.worker = worker;
     job->res.start = crawl_now() - c->t0;
+    job->res.flight_start = atomic_fetch_add(&c->flight, 1) + 1;
+    job->res.conns_start = atomic_load(&c->sockets);
     x->page_checked = 0;
     x->buf_len = 0;
     x->robots_cut = 0;
@@ -391,6 +420,8 @@ static void take_info(struct fetch_xfer *x, struct crawl_result *r)
     long conns = 0;
 
     r->end = crawl_now() - x->c->t0;
+    r->flight_end = atomic_fetch_sub(&x->c->flight, 1) - 1;
+    r->conns_end = atomic_load(&x->c->sockets);
     r->length = x->body;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
     curl_easy_getinfo(h, CURLINFO_REDIRECT_COUNT, &r->redirects);

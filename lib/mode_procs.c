@@ -283,6 +283,11 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     put_f64(b, r->start > 0 || r->end > 0 ? t0 + r->start : 0);
     put_f64(b, r->end > 0 ? t0 + r->end : 0);
     put_u32(b, (uint32_t)r->worker);
+    put_f64(b, r->queued > 0 ? t0 + r->queued : 0);
+    put_u32(b, (uint32_t)r->flight_start);
+    put_u32(b, (uint32_t)r->flight_end);
+    put_u32(b, (uint32_t)r->conns_start);
+    put_u32(b, (uint32_t)r->conns_end);
     put_u32(b, (uint32_t)r->fail);
     put_str(b, r->error);
     put_f64(b, r->retry_after);
@@ -667,6 +672,12 @@ static void take_result(struct procs *P, int i, struct rd *r)
     res->start = start > 0 ? start - t0 : 0;
     res->end = end > 0 ? end - t0 : 0;
     res->worker = i * 1000000 + (int)get_u32(r);
+    double queued = get_f64(r);
+    res->queued = queued > 0 ? queued - t0 : 0;
+    res->flight_start = (int)get_u32(r);
+    res->flight_end = (int)get_u32(r);
+    res->conns_start = (int)get_u32(r);
+    res->conns_end = (int)get_u32(r);
     enum crawl_fail fail = (enum crawl_fail)get_u32(r);
     char *error = get_bytes(r, NULL);
     res->retry_after = get_f64(r);
@@ -984,6 +995,7 @@ const struct crawl_backend crawl_backend_procs = {
     .name = "procs",
     .summary = "worker processes (--procs), each running the coro model, hosts shared out",
     .default_concurrency = 0,
+    .processes = 1,
     .fds_per_transfer = 1,      /* a worker's socket; the workers have limits of their own */
     .run = procs_run,
 };

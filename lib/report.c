@@ -320,6 +320,15 @@ static void json_summary(struct strbuf *b, struct crawl *c)
               s.mode, s.rows, s.rows - s.failed, s.failed, s.retries, s.queued_left, s.wall, s.conns,
               s.reuse ? "on" : "off", s.limit, s.threads, s.robots_fetched, s.robots_blocked);
     report_json_sb(b, fetch_describe(c, desc, sizeof desc));
+    /* Percentiles of the fetched URLs' times: the whole transfer, and until
+     * the first byte of the response. */
+    static const struct { const char *name; double q; } qs[] = {
+        { "p50", 0.50 }, { "p90", 0.90 }, { "p99", 0.99 }, { "max", 1 },
+    };
+    for (int t = 0; t < 2; t++)
+        for (size_t k = 0; k < sizeof qs / sizeof *qs; k++)
+            sb_printf(b, ",\"%s%s_ms\":%.3f", t ? "ttfb_" : "", qs[k].name,
+                      crawl_latency_ms(c, t ? CRAWL_TIME_TTFB : CRAWL_TIME_TOTAL, qs[k].q));
     sb_adds(b, "}\n");
 }
 
