@@ -49,7 +49,10 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 BENCHES  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
-HDRS     := $(wildcard lib/*.h fixture/*.h tests/unit/*.h)
+HDRS     := $(wildcard lib/*.h fixture/*.h tests/unit/*.h cmd/*/*.h)
+# A program whose main file needs company has a folder of its own next to it
+# (cmd/crawl/ for cmd/crawl.c), whose files are linked into it.
+CRAWL_CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cmd/crawl/*.c)))
 
 Q := @
 ifneq ($(V),)
@@ -86,6 +89,10 @@ $(BUILD)/%.o: %.S
 $(BUILD)/fixture-server: $(BUILD)/cmd/fixture-server.o $(BUILD)/libfixture.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(FIX_LIBS)
+
+$(BUILD)/crawl: $(BUILD)/cmd/crawl.o $(CRAWL_CLI_OBJ) $(BUILD)/libcrawl.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%: $(BUILD)/cmd/%.o $(BUILD)/libcrawl.a
 	@echo "  LD      $@"

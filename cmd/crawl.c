@@ -21,617 +21,20 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "crawl/cli.h"
 #include "crawl.h"
 #include "fetch.h"
 #include "html.h"
 #include "progress.h"
 #include "report.h"
 #include "robots.h"
+#include "trace.h"
 #include "urllist.h"
 
-#define EXIT_FAILED 1
-#define EXIT_USAGE  2
-#define EXIT_OUTPUT 23          /* as curl: the output could not be written */
-#define EXIT_PIPE   141         /* as a tool that SIGPIPE ends: the reader left */
 
 /* Rows written are flushed at least this often, so that a run that is
  * killed keeps what was final a moment before. */
 #define FLUSH_MS 50
-
-static const char usage_text[] =
-"Usage: crawl [options] FILE|URL|- ...\n"
-"Fetch every URL (arguments starting with http:// or https://, lines of the\n"
-"URL-list FILEs, or of standard input for -) with one concurrency model, and\n"
-"print the body lengths and the wall time as the asyncio crawler article does.\n"
-"\n"
-"Models:\n"
-"%s"
-"  --mode=MODE            one of the above, or all to compare them (default\n"
-"                         %s)\n"
-"      --list-modes       the models' names, one a line\n"
-"\n"
-"Fetching (the same libcurl options in every model):\n"
-"  -c, --concurrency=N    transfers in flight at most (pool: workers, default\n"
-"                         10; thread, coro and procs: all at once by\n"
-"                         default, 100 when following links)\n"
-"      --timeout=SEC      limit for a whole transfer (default 30)\n"
-"      --connect-timeout=SEC  limit for connecting (default 10)\n"
-"      --deadline=SEC     limit for the whole run: what has not finished by\n"
-"                         then is cancelled (with --mode=all, for each model)\n"
-"      --max-redirs=N     redirects to follow (default 10; 0 follows none)\n"
-"      --no-reuse         a fresh connection for every URL\n"
-"      --reuse            keep connections for reuse even when every URL is\n"
-"                         in flight at once (default: reuse unless so and\n"
-"                         none is https, where HTTP/2 may multiplex)\n"
-"  -A, --user-agent=UA    User-Agent header (default crawl/" CRAWL_VERSION ")\n"
-"  -H, --header='K: V'    extra request header (repeatable)\n"
-"      --fail             HTTP status 400 and above counts as a failure\n"
-"      --max-size=BYTES   largest body accepted, decoded (default 64M;\n"
-"                         suffixes K, M, G; 0 for no limit)\n"
-"      --buffer-size=BYTES  libcurl receive buffer (default 16K, or 2K when\n"
-"                         more than 1,000 transfers are in flight)\n"
-"  -k, --insecure         do not verify TLS certificates\n"
-"      --cacert=FILE      verify TLS certificates against the CA certificates\n"
-"                         in FILE (PEM) instead of the system's\n"
-"      --stack-size=BYTES coroutine stack size (coro; default 64K)\n"
-"      --loops=N          coro: event loops, one thread each (default 1)\n"
-"      --procs=N          procs: worker processes, each with one event loop\n"
-"                         (default: the online CPUs)\n"
-"\n"
-"Following links (HTML parsed with libxml2 as it arrives):\n"
-"      --depth=N          follow links up to N hops from the listed URLs\n"
-"                         (default 0: only the listed URLs)\n"
-"      --max-pages=N      fetch at most N pages, listed ones included\n"
-"      --span-hosts       follow links to other hosts than the listed URL's\n"
-"      --include=REGEX    follow only links matching REGEX (repeatable)\n"
-"      --exclude=REGEX    never follow links matching REGEX (repeatable)\n"
-"      --follow=XPATH     the links to follow (default //a/@href)\n"
-"      --extract=[NAME=]XPATH  values to take from every page (repeatable),\n"
-"                         shown after the URL and in JSON lines and CSV\n"
-"      --no-robots        ignore robots.txt (obeyed by default with --depth)\n"
-"      --robots-agent=TOKEN  the product token robots.txt is read for (default:\n"
-"                         the one the user agent starts with, crawl)\n"
-"      --per-host=N       transfers in flight to one host at most\n"
-"      --delay=MS         milliseconds between requests to one host\n"
-"\n"
-"Output (JSON lines and CSV rows are written as URLs finish; the table's\n"
-"rows follow its Use time line at the end):\n"
-"      --format=FMT       table (default), jsonl or csv\n"
-"      --order=ORDER      input (default: rows held back until the rows\n"
-"                         before them are out) or completion\n"
-"  -o, --output=FILE      write the output to FILE\n"
-"  -q, --quiet            only the summary: the Use time line (with --mode=all\n"
-"                         the comparison table)\n"
-"      --progress         a live progress line on stderr (default when\n"
-"                         stderr is a terminal)\n"
-"      --no-progress      no progress line, even on a terminal\n"
-"\n"
-"Comparing (--mode=all):\n"
-"      --modes=LIST       the models to compare, comma-separated\n"
-"                         (default %s)\n"
-"      --repeat=N         run each model N times; report the median\n"
-"\n"
-"  -h, --help             this text\n"
-"  -V, --version          the versions of crawl, libcurl, libev and libxml2\n"
-"\n"
-"Input lines: one URL a line; blank lines and lines starting with # are\n"
-"skipped. A line that is not an http or https URL is reported on stderr as\n"
-"FILE:LINE: reason and gets a failed row.\n"
-"\n"
-"Exit status: 0 when every URL succeeded, 1 when any failed, 2 for usage and\n"
-"input errors, 23 when the output could not be written (the crawl stops),\n"
-"141 when the reader of the output went away (quietly), 130 when\n"
-"interrupted (SIGINT), 143 when terminated (SIGTERM).\n";
-
-static void usage(FILE *out)
-{
-    char models[1024];
-    size_t o = 0;
-    for (int i = 0; crawl_backends[i]; i++)
-        o += (size_t)snprintf(models + o, sizeof models - o, "  %-7s %s\n",
-                              crawl_backends[i]->name, crawl_backends[i]->summary);
-    char all[256];
-    fprintf(out, usage_text, models, crawl_backend_default()->name,
-            crawl_backend_names(all, sizeof all, ","));
-}
-
-static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die_usage(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("crawl: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\ncrawl: try 'crawl --help'\n", stderr);
-    exit(EXIT_USAGE);
-}
-
-static long parse_long(const char *flag, const char *s, long min, long max)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        die_usage("%s: expected a whole number from %ld to %ld, got '%s'", flag,
-                  min, max, s);
-    return v;
-}
-
-static double parse_seconds(const char *flag, const char *s)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 86400 * 365)
-        die_usage("%s: expected a number of seconds above 0, got '%s'", flag, s);
-    return v;
-}
-
-static long long parse_size(const char *flag, const char *s, long long min)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    long long mul = 1;
-    if (*end == 'k' || *end == 'K') mul = 1LL << 10, end++;
-    else if (*end == 'm' || *end == 'M') mul = 1LL << 20, end++;
-    else if (*end == 'g' || *end == 'G') mul = 1LL << 30, end++;
-    if (errno || end == s || *end || v < 0 || v > LLONG_MAX / mul || v * mul < min)
-        die_usage("%s: expected a size in bytes (suffix K, M or G) of at least %lld, got '%s'",
-                  flag, min, s);
-    return v * mul;
-}
-
-enum {
-    OPT_MODE = 256, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_MAX_REDIRS, OPT_NO_REUSE,
-    OPT_REUSE, OPT_FORMAT, OPT_ORDER, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_FAIL,
-    OPT_MAX_SIZE, OPT_BUFFER_SIZE, OPT_STACK_SIZE, OPT_LOOPS, OPT_PROCS, OPT_MODES, OPT_REPEAT,
-    OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
-    OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
-    OPT_LIST_MODES, OPT_ROBOTS_AGENT,
-};
-
-static const struct option long_opts[] = {
-    {"mode", required_argument, 0, OPT_MODE},
-    {"concurrency", required_argument, 0, 'c'},
-    {"timeout", required_argument, 0, OPT_TIMEOUT},
-    {"connect-timeout", required_argument, 0, OPT_CONNECT_TIMEOUT},
-    {"max-redirs", required_argument, 0, OPT_MAX_REDIRS},
-    {"no-reuse", no_argument, 0, OPT_NO_REUSE},
-    {"reuse", no_argument, 0, OPT_REUSE},
-    {"user-agent", required_argument, 0, 'A'},
-    {"header", required_argument, 0, 'H'},
-    {"fail", no_argument, 0, OPT_FAIL},
-    {"max-size", required_argument, 0, OPT_MAX_SIZE},
-    {"buffer-size", required_argument, 0, OPT_BUFFER_SIZE},
-    {"insecure", no_argument, 0, 'k'},
-    {"cacert", required_argument, 0, OPT_CACERT},
-    {"stack-size", required_argument, 0, OPT_STACK_SIZE},
-    {"loops", required_argument, 0, OPT_LOOPS},
-    {"procs", required_argument, 0, OPT_PROCS},
-    {"format", required_argument, 0, OPT_FORMAT},
-    {"order", required_argument, 0, OPT_ORDER},
-    {"output", required_argument, 0, 'o'},
-    {"quiet", no_argument, 0, 'q'},
-    {"progress", no_argument, 0, OPT_PROGRESS},
-    {"no-progress", no_argument, 0, OPT_NO_PROGRESS},
-    {"modes", required_argument, 0, OPT_MODES},
-    {"repeat", required_argument, 0, OPT_REPEAT},
-    {"deadline", required_argument, 0, OPT_DEADLINE},
-    {"depth", required_argument, 0, OPT_DEPTH},
-    {"max-pages", required_argument, 0, OPT_MAX_PAGES},
-    {"span-hosts", no_argument, 0, OPT_SPAN_HOSTS},
-    {"include", required_argument, 0, OPT_INCLUDE},
-    {"exclude", required_argument, 0, OPT_EXCLUDE},
-    {"follow", required_argument, 0, OPT_FOLLOW},
-    {"extract", required_argument, 0, OPT_EXTRACT},
-    {"no-robots", no_argument, 0, OPT_NO_ROBOTS},
-    {"robots-agent", required_argument, 0, OPT_ROBOTS_AGENT},
-    {"per-host", required_argument, 0, OPT_PER_HOST},
-    {"delay", required_argument, 0, OPT_DELAY},
-    {"list-modes", no_argument, 0, OPT_LIST_MODES},
-    {"help", no_argument, 0, 'h'},
-    {"version", no_argument, 0, 'V'},
-    {0, 0, 0, 0},
-};
-
-/* Flags that only some runs use, noted to say when one is ignored. */
-enum {
-    GIVEN_LOOPS = 2, GIVEN_PROCS = 4, GIVEN_MODES = 8, GIVEN_REPEAT = 16,
-    GIVEN_INCLUDE = 32, GIVEN_EXCLUDE = 64, GIVEN_STACK = 128,
-};
-
-struct cli {
-    struct crawl_opts opts;
-    const char *mode;
-    const char *modes;
-    int repeat;
-    enum crawl_format format;
-    enum crawl_order order;
-    const char *output;
-    int quiet;
-    int progress;           /* -1 auto, 0 off, 1 on */
-    unsigned given;         /* GIVEN_* flags seen, for warn_ignored */
-    char **inputs;
-    int ninputs;
-    const char *follow;
-    const char *extract[64];
-    int nextract;
-    regex_t include[32], exclude[32];
-    struct html_rules *rules;
-};
-
-/* Compiles pattern for flag into *re, or exits 2 naming the flag. */
-static void compile_regex(const char *flag, const char *pattern, regex_t *re)
-{
-    int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        char msg[256];
-        regerror(rc, re, msg, sizeof msg);
-        die_usage("%s: bad regular expression '%s': %s", flag, pattern, msg);
-    }
-}
-
-/* Options of the fetch and the model. Returns 1 when ch was one of them. */
-static int opt_fetching(struct cli *cli, int ch)
-{
-    struct crawl_opts *o = &cli->opts;
-    char names[256];
-    switch (ch) {
-    case OPT_MODE:
-        if (strcmp(optarg, "all") != 0 && !crawl_backend_find(optarg))
-            die_usage("--mode: unknown mode '%s' (%s or all)", optarg,
-                      crawl_backend_names(names, sizeof names, ", "));
-        cli->mode = optarg;
-        return 1;
-    case 'c':
-        o->concurrency = (int)parse_long("--concurrency", optarg, 1, 1000000);
-        return 1;
-    case OPT_TIMEOUT:
-        o->timeout = parse_seconds("--timeout", optarg);
-        return 1;
-    case OPT_CONNECT_TIMEOUT:
-        o->connect_timeout = parse_seconds("--connect-timeout", optarg);
-        return 1;
-    case OPT_MAX_REDIRS:
-        o->max_redirs = parse_long("--max-redirs", optarg, 0, 1000);
-        return 1;
-    case OPT_NO_REUSE:
-        o->reuse = CRAWL_REUSE_OFF;
-        return 1;
-    case OPT_REUSE:
-        o->reuse = CRAWL_REUSE_ON;
-        return 1;
-    case 'A':
-        o->user_agent = optarg;
-        return 1;
-    case 'H': {
-        if (!strchr(optarg, ':') && !strchr(optarg, ';'))
-            die_usage("--header: expected 'Name: value', got '%s'", optarg);
-        struct curl_slist *l = curl_slist_append(o->headers, optarg);
-        if (!l)
-            die_usage("--header: out of memory");
-        o->headers = l;
-        return 1;
-    }
-    case OPT_FAIL:
-        o->fail_http = 1;
-        return 1;
-    case OPT_MAX_SIZE:
-        o->max_size = parse_size("--max-size", optarg, 0);
-        return 1;
-    case OPT_BUFFER_SIZE:
-        o->buffer_size = (long)parse_size("--buffer-size", optarg, 1024);
-        if (o->buffer_size > 512 * 1024)
-            die_usage("--buffer-size: at most 512K, got '%s'", optarg);
-        return 1;
-    case 'k':
-        o->insecure = 1;
-        return 1;
-    case OPT_CACERT: {
-        FILE *f = fopen(optarg, "r");
-        if (!f)
-            die_usage("--cacert: cannot read '%s': %s", optarg, strerror(errno));
-        fclose(f);
-        o->cacert = optarg;
-        return 1;
-    }
-    case OPT_STACK_SIZE:
-        o->stack_size = (size_t)parse_size("--stack-size", optarg, 16 * 1024);
-        cli->given |= GIVEN_STACK;
-        return 1;
-    case OPT_LOOPS:
-        o->loops = (int)parse_long("--loops", optarg, 1, 256);
-        cli->given |= GIVEN_LOOPS;
-        return 1;
-    case OPT_PROCS:
-        o->procs = (int)parse_long("--procs", optarg, 1, 256);
-        cli->given |= GIVEN_PROCS;
-        return 1;
-    case OPT_DEADLINE:
-        o->deadline = parse_seconds("--deadline", optarg);
-        return 1;
-    }
-    return 0;
-}
-
-/* Options of the output and of --mode=all. Returns 1 when ch was one of them. */
-static int opt_output(struct cli *cli, int ch)
-{
-    switch (ch) {
-    case OPT_FORMAT:
-        if (strcmp(optarg, "table") == 0) cli->format = CRAWL_FMT_TABLE;
-        else if (strcmp(optarg, "jsonl") == 0) cli->format = CRAWL_FMT_JSONL;
-        else if (strcmp(optarg, "csv") == 0) cli->format = CRAWL_FMT_CSV;
-        else die_usage("--format: expected table, jsonl or csv, got '%s'", optarg);
-        return 1;
-    case OPT_ORDER:
-        if (strcmp(optarg, "input") == 0) cli->order = CRAWL_ORDER_INPUT;
-        else if (strcmp(optarg, "completion") == 0) cli->order = CRAWL_ORDER_COMPLETION;
-        else die_usage("--order: expected input or completion, got '%s'", optarg);
-        return 1;
-    case 'o':
-        cli->output = optarg;
-        return 1;
-    case 'q':
-        cli->quiet = 1;
-        return 1;
-    case OPT_PROGRESS:
-        cli->progress = 1;
-        return 1;
-    case OPT_NO_PROGRESS:
-        cli->progress = 0;
-        return 1;
-    case OPT_MODES:
-        cli->modes = optarg;
-        cli->given |= GIVEN_MODES;
-        return 1;
-    case OPT_REPEAT:
-        cli->repeat = (int)parse_long("--repeat", optarg, 1, 100);
-        cli->given |= GIVEN_REPEAT;
-        return 1;
-    case OPT_LIST_MODES:
-        for (int i = 0; crawl_backends[i]; i++)
-            printf("%s\n", crawl_backends[i]->name);
-        exit(0);
-    }
-    return 0;
-}
-
-/* Options of link following. Returns 1 when ch was one of them. */
-static int opt_following(struct cli *cli, int ch)
-{
-    struct crawl_opts *o = &cli->opts;
-    switch (ch) {
-    case OPT_DEPTH:
-        o->depth = (int)parse_long("--depth", optarg, 0, 1000);
-        return 1;
-    case OPT_MAX_PAGES:
-        o->max_pages = parse_long("--max-pages", optarg, 1, 1000000000);
-        return 1;
-    case OPT_SPAN_HOSTS:
-        o->span_hosts = 1;
-        return 1;
-    case OPT_INCLUDE:
-        if (o->ninclude == sizeof cli->include / sizeof cli->include[0])
-            die_usage("--include: at most 32 patterns");
-        compile_regex("--include", optarg, &cli->include[o->ninclude++]);
-        o->include = cli->include;
-        cli->given |= GIVEN_INCLUDE;
-        return 1;
-    case OPT_EXCLUDE:
-        if (o->nexclude == sizeof cli->exclude / sizeof cli->exclude[0])
-            die_usage("--exclude: at most 32 patterns");
-        compile_regex("--exclude", optarg, &cli->exclude[o->nexclude++]);
-        o->exclude = cli->exclude;
-        cli->given |= GIVEN_EXCLUDE;
-        return 1;
-    case OPT_FOLLOW:
-        cli->follow = optarg;
-        return 1;
-    case OPT_EXTRACT:
-        if (cli->nextract == (int)(sizeof cli->extract / sizeof cli->extract[0]))
-            die_usage("--extract: at most 64 rules");
-        cli->extract[cli->nextract++] = optarg;
-        return 1;
-    case OPT_NO_ROBOTS:
-        o->robots = 0;
-        return 1;
-    case OPT_ROBOTS_AGENT:
-        if (!robots_agent_valid(optarg))
-            die_usage("--robots-agent: expected a product token (letters, '-' and '_'), got '%s'",
-                      optarg);
-        o->robots_agent = optarg;
-        return 1;
-    case OPT_PER_HOST:
-        o->per_host = (int)parse_long("--per-host", optarg, 1, 1000000);
-        return 1;
-    case OPT_DELAY:
-        o->delay = (double)parse_long("--delay", optarg, 0, 3600000) / 1000.0;
-        return 1;
-    }
-    return 0;
-}
-
-/* Compiles the --follow and --extract rules into cli->rules, or exits 2
- * naming the flag that is wrong. */
-static void compile_rules(struct cli *cli)
-{
-    char err[512];
-    /* The follow XPath alone first, so that a message names the right flag. */
-    int rc = html_rules_new(cli->follow, NULL, 0, &cli->rules, err, sizeof err);
-    if (rc == 0) {
-        html_rules_free(cli->rules);
-        cli->rules = NULL;
-        rc = html_rules_new(cli->follow, cli->extract, cli->nextract, &cli->rules,
-                            err, sizeof err);
-        if (rc != 0 && rc != CRAWL_ENOMEM)
-            die_usage("--extract: %s", err);
-    } else if (rc != CRAWL_ENOMEM) {
-        die_usage("--follow: %s", err);
-    }
-    if (rc == CRAWL_ENOMEM)
-        die_usage("out of memory");
-    cli->opts.rules = cli->rules;
-}
-
-/* Whether model m is in the comma-separated list. */
-static int model_listed(const char *list, const char *m)
-{
-    size_t n = strlen(m);
-    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-        if (strncmp(p, m, n) == 0 && (p[n] == ',' || p[n] == '\0'))
-            return 1;
-    return 0;
-}
-
-/* Says once for each flag given that this run will not use. -c is a
- * bound that seq, one URL at a time, always keeps: not ignored, and
- * common in loops over every model, so nothing is said of it. */
-static void warn_ignored(const struct cli *cli)
-{
-    int all = strcmp(cli->mode, "all") == 0;
-    /* With --mode=all, a model's flag is used if that model is compared. */
-    #define RUNS(m) (strcmp(cli->mode, m) == 0 || (all && model_listed(cli->modes, m)))
-    static const struct { unsigned flag; const char *name, *why; } notes[] = {
-        { GIVEN_MODES, "--modes", "it picks the models of --mode=all" },
-        { GIVEN_REPEAT, "--repeat", "it repeats the runs of --mode=all" },
-        { GIVEN_LOOPS, "--loops", "it sets the event loops of --mode=coro" },
-        { GIVEN_PROCS, "--procs", "it sets the worker processes of --mode=procs" },
-        { GIVEN_STACK, "--stack-size", "it sizes the coroutines of coro and procs" },
-        { GIVEN_INCLUDE, "--include", "links are followed only with --depth" },
-        { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth" },
-    };
-    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++) {
-        unsigned f = notes[i].flag;
-        if (!(cli->given & f))
-            continue;
-        int used = f == GIVEN_MODES || f == GIVEN_REPEAT ? all
-                 : f == GIVEN_LOOPS ? RUNS("coro")
-                 : f == GIVEN_PROCS ? RUNS("procs")
-                 : f == GIVEN_STACK ? RUNS("coro") || RUNS("procs")
-                 : cli->opts.depth > 0;
-        if (!used)
-            fprintf(stderr, "crawl: warning: %s is ignored here: %s\n", notes[i].name,
-                    notes[i].why);
-    }
-    #undef RUNS
-}
-
-static void parse_args(struct cli *cli, int argc, char **argv)
-{
-    static char all_modes[256];
-    char version[256];
-    int ch;
-
-    crawl_opts_init(&cli->opts);
-    cli->mode = crawl_backend_default()->name;
-    cli->modes = crawl_backend_names(all_modes, sizeof all_modes, ",");
-    cli->repeat = 1;
-    cli->progress = -1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":c:A:H:o:qkhV", long_opts, NULL)) != -1) {
-        if (opt_fetching(cli, ch) || opt_output(cli, ch) || opt_following(cli, ch))
-            continue;
-        switch (ch) {
-        case 'h':
-            usage(stdout);
-            exit(0);
-        case 'V':
-            puts(crawl_version_line(version, sizeof version));
-            exit(0);
-        case ':':
-            if (optopt > 0 && optopt < 256)
-                die_usage("-%c: needs a value", optopt);
-            die_usage("%s: needs a value", argv[optind - 1]);
-        default:
-            if (optopt > 0 && optopt < 256)
-                die_usage("-%c: unknown option", optopt);
-            die_usage("%s: unknown option", argv[optind - 1]);
-        }
-    }
-    cli->inputs = argv + optind;
-    cli->ninputs = argc - optind;
-    if (cli->ninputs == 0)
-        die_usage("no URL, URL-list file or - given");
-    if (cli->follow || cli->nextract || cli->opts.depth > 0)
-        compile_rules(cli);
-    warn_ignored(cli);
-    /* robots.txt is read for a product token: the user agent must start
-     * with one, or --robots-agent give it. */
-    const struct crawl_opts *o = &cli->opts;
-    if (o->depth > 0 && o->robots && !o->robots_agent && robots_token_len(o->user_agent) == 0)
-        die_usage("--user-agent: '%s' does not start with a product token (letters, '-' and '_') "
-                  "to read robots.txt for; give one with --robots-agent", o->user_agent);
-}
-
-/* Whether s reads like a URL without its scheme: a host name with a dot
- * (or localhost), then an optional port and path. curl and wget2 would
- * guess http; crawl, whose arguments are also files, says so instead. */
-static int looks_like_host(const char *s)
-{
-    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-");
-    if (n == 0 || (s[n] != '\0' && s[n] != ':' && s[n] != '/'))
-        return 0;
-    if (s[n] == ':' && !(s[n + 1] >= '0' && s[n + 1] <= '9'))
-        return 0;
-    if (n == 9 && strncasecmp(s, "localhost", 9) == 0)
-        return 1;
-    const char *dot = memrchr(s, '.', n);
-    if (!dot || s[0] == '.' || dot == s + n - 1)
-        return 0;
-    /* list.txt is a list that is not there, not a host. */
-    static const char *const lists[] = { "txt", "csv", "tsv", "lst", "list", "urls", "json",
-                                         "jsonl", "log", "gz" };
-    size_t ext = (size_t)(s + n - dot - 1);
-    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
-        if (strlen(lists[i]) == ext && strncasecmp(dot + 1, lists[i], ext) == 0)
-            return 0;
-    return 1;
-}
-
-/* Opens every input and hands them to c, to be read as the crawl needs
- * them. Exits 2 when a file cannot be opened. */
-static struct urllist *open_inputs(struct cli *cli, struct crawl *c)
-{
-    int stdin_used = 0, rc = 0;
-    struct urllist *l = urllist_new(stderr);
-    if (!l)
-        die_usage("out of memory");
-    for (int i = 0; i < cli->ninputs && rc == 0; i++) {
-        const char *arg = cli->inputs[i];
-        if (strncasecmp(arg, "http://", 7) == 0 || strncasecmp(arg, "https://", 8) == 0) {
-            rc = urllist_add_url(l, arg, i + 1);
-        } else if (strcmp(arg, "-") == 0) {
-            if (stdin_used++)
-                die_usage("-: standard input given twice");
-            rc = urllist_add_file(l, stdin, "-", 0);
-        } else {
-            struct stat st;
-            FILE *f = fopen(arg, "r");
-            if (!f && errno == ENOENT && looks_like_host(arg)) {
-                fprintf(stderr, "crawl: %s: no such file, and not a URL (did you mean "
-                        "http://%s?)\n", arg, arg);
-                urllist_free(l);
-                exit(EXIT_USAGE);
-            }
-            if (!f) {
-                fprintf(stderr, "crawl: %s: %s\n", arg, strerror(errno));
-                exit(EXIT_USAGE);
-            }
-            if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-                fprintf(stderr, "crawl: %s: is a directory\n", arg);
-                exit(EXIT_USAGE);
-            }
-            rc = urllist_add_file(l, f, arg, 1);
-        }
-    }
-    if (rc != 0)
-        die_usage("out of memory");
-    crawl_set_input(c, urllist_input, l, urllist_streams(l));
-    return l;
-}
 
 static _Atomic(struct crawl *) the_crawl;
 static _Atomic(struct report *) the_report;
@@ -714,19 +117,67 @@ static void output_failed(int err, void *data)
     crawl_cancel(data, CRAWL_CANCEL_OUTPUT);
 }
 
-/* crawl's on_done: every finished page's row goes to the report. */
+/* Where a model's finished pages go: the report, and the trace if asked. */
+struct outputs {
+    struct report *rep;
+    struct trace *trace;
+};
+
+/* crawl's on_done: every finished page's row goes to the report, its
+ * events to the trace. */
 static void row_done(struct crawl *c, struct crawl_job *job, void *data)
 {
-    report_job(data, job);
+    struct outputs *out = data;
+    report_job(out->rep, job);
+    if (out->trace)
+        trace_job(out->trace, job);
 }
 
-/* The exit status for an output error err (-errno), after saying so. */
-static int output_status(int err)
+/* The exit status for an error err (-errno) writing what (output, trace),
+ * after saying so. */
+static int write_status(int err, const char *what)
 {
     if (err == -EPIPE)
         return EXIT_PIPE;
-    fprintf(stderr, "crawl: writing output: %s\n", strerror(-err));
+    fprintf(stderr, "crawl: writing %s: %s\n", what, strerror(-err));
     return EXIT_OUTPUT;
+}
+
+static int output_status(int err)
+{
+    return write_status(err, "output");
+}
+
+/* Opens --trace FILE and writes its head: the models' parts follow, each
+ * written by the process that runs the model (with --mode=all, a child of
+ * this one, one after another on this descriptor), then trace_close's
+ * tail. Exits 2 when the file cannot be made, 23 when it cannot be written. */
+static void trace_open(struct cli *cli)
+{
+    cli->trace_fd = -1;
+    if (!cli->trace)
+        return;
+    cli->trace_fd = open(cli->trace, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (cli->trace_fd < 0) {
+        fprintf(stderr, "crawl: %s: %s\n", cli->trace, strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    int rc = trace_head(cli->trace_fd);
+    if (rc < 0) {
+        fprintf(stderr, "crawl: writing trace: %s\n", strerror(-rc));
+        exit(EXIT_OUTPUT);
+    }
+}
+
+/* Ends the trace file; returns status, or 23 when it could not be written. */
+static int trace_close(struct cli *cli, int status)
+{
+    if (cli->trace_fd < 0)
+        return status;
+    int rc = status == EXIT_OUTPUT ? 0 : trace_tail(cli->trace_fd);
+    if (close(cli->trace_fd) != 0 && rc == 0)
+        rc = -errno;
+    return rc < 0 && status != EXIT_OUTPUT ? write_status(rc, "trace") : status;
 }
 
 /* Whether to draw the progress line. */
@@ -751,8 +202,16 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         return rrc == -EPIPE || rrc == -EBADF || rrc == -ENOSPC || rrc == -EIO ?
                output_status(rrc) : EXIT_FAILED;
     }
+    struct outputs outs = { .rep = rep };
+    int trc = 0;
+    if (cli->trace_fd >= 0 &&
+        (trc = trace_new(&outs.trace, cli->trace_fd, b->name, cli->trace_pid, b->processes,
+                         0, output_failed, c)) != 0) {
+        report_free(rep);
+        return write_status(trc, "trace");
+    }
     crawl_on_warn(c, warn_stderr, NULL);
-    crawl_on_done(c, row_done, rep);
+    crawl_on_done(c, row_done, &outs);
     atomic_store(&the_report, rep);
     atomic_store(&the_crawl, c);
     if (atomic_load(&interrupted))
@@ -774,8 +233,11 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     atomic_store(&the_report, NULL);
     report_free(rep);
     crawl_on_done(c, NULL, NULL);
+    trc = trace_free(outs.trace);
     if (wrc < 0)
         return output_status(wrc);
+    if (trc < 0)
+        return write_status(trc, "trace");
     int sig = atomic_load(&interrupted);
     if (sig == SIGINT)
         return 130;
@@ -792,6 +254,7 @@ static int run_one(struct cli *cli, struct crawl *c)
 {
     static struct crawl_live live;
     int fd = open_output(cli);
+    cli->trace_pid = TRACE_PID_STEP;
     int draw = want_progress(cli);
     int status = run_model(cli, c, crawl_backend_find(cli->mode), fd, cli->format,
                            cli->quiet, draw ? &live : NULL, draw);
@@ -804,6 +267,7 @@ struct all_ctx {
     struct cli *cli;
     struct crawl *c;
     int fd;
+    const struct crawl_backend *const *list;
     struct crawl_live *live;    /* shared with the parent, which draws the line */
 };
 
@@ -812,6 +276,10 @@ struct all_ctx {
 static int all_child(const struct crawl_backend *b, struct compare_run *r, void *data)
 {
     struct all_ctx *a = data;
+    /* Each model's tracks under a pid of its own, in the order compared. */
+    for (int i = 0; a->list[i]; i++)
+        if (a->list[i] == b)
+            a->cli->trace_pid = TRACE_PID_STEP * (i + 1);
     int tables = !a->cli->quiet && a->cli->format == CRAWL_FMT_TABLE;
     int status;
     if (tables) {
@@ -865,8 +333,8 @@ static int run_all(struct cli *cli, struct crawl *c)
         fprintf(stderr, "crawl: out of memory\n");
         return EXIT_FAILED;
     }
-    struct all_ctx a = { .cli = cli, .c = c, .fd = fd };
-    /* The progress line is drawn here, from counters the children publish
+    struct all_ctx a = { .cli = cli, .c = c, .fd = fd, .list = list };
+        /* The progress line is drawn here, from counters the children publish
      * in shared memory: no measured process pays for it. */
     struct progress *prog = NULL;
     if (want_progress(cli)) {
@@ -888,21 +356,8 @@ static int run_all(struct cli *cli, struct crawl *c)
         return EXIT_FAILED;
     }
     n = rc;
-    char shared[512], desc[256], limits[256];
-    size_t o = 0;
-    for (int i = 0; i < n; i++) {
-        if (res[i].limit > 0)
-            o += (size_t)snprintf(limits + o, sizeof limits - o, "%s%s %d", i ? ", " : "",
-                                  res[i].mode, res[i].limit);
-        else
-            o += (size_t)snprintf(limits + o, sizeof limits - o, "%s%s all", i ? ", " : "",
-                                  res[i].mode);
-    }
-    snprintf(shared, sizeof shared, "Shared: %s, reuse %s; in flight: %s",
-             fetch_describe_opts(&cli->opts, desc, sizeof desc),
-             cli->opts.reuse == CRAWL_REUSE_AUTO ? "auto (on unless every URL is in flight at once and none is https)"
-             : cli->opts.reuse == CRAWL_REUSE_ON ? "on" : "off",
-             limits);
+    char shared[512];
+    compare_shared(&cli->opts, res, n, shared, sizeof shared);
     compare_print(out, cli->format, shared, res, minw, maxw, n);
     int status = 0;
     for (int i = 0; i < n; i++) {
@@ -939,19 +394,21 @@ int main(int argc, char **argv)
     }
     html_global_init();
     fetch_set_locale();     /* for international host names; C without it */
-    parse_args(&cli, argc, argv);
+    cli_parse(&cli, argc, argv);
     install_signals();
     struct crawl *c = crawl_new(&cli.opts);
     if (!c) {
         fprintf(stderr, "crawl: out of memory\n");
         return EXIT_USAGE;
     }
-    struct urllist *inputs = open_inputs(&cli, c);
+    struct urllist *inputs = cli_open_inputs(&cli, c);
     int status;
+    trace_open(&cli);
     if (strcmp(cli.mode, "all") == 0)
         status = run_all(&cli, c);
     else
         status = run_one(&cli, c);
+    status = trace_close(&cli, status);
     crawl_free(c);
     urllist_free(inputs);
     html_rules_free(cli.rules);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "fetch.h"
 #include "report.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -26,12 +27,16 @@ void compare_fill(struct compare_run *r, struct crawl *c)
     r->failed = s.failed;
     r->ok = s.rows - s.failed;
     r->conns = s.conns;
+    r->retries = s.retries;
     r->threads = s.threads;
     r->reuse = s.reuse;
     r->limit = s.limit;
     r->wall = s.wall;
-    r->p50_ms = crawl_latency_ms(c, 0.50);
-    r->p99_ms = crawl_latency_ms(c, 0.99);
+    static const double qs[4] = { 0.50, 0.90, 0.99, 1 };
+    for (int k = 0; k < 4; k++) {
+        r->total_ms[k] = crawl_latency_ms(c, CRAWL_TIME_TOTAL, qs[k]);
+        r->ttfb_ms[k] = crawl_latency_ms(c, CRAWL_TIME_TTFB, qs[k]);
+    }
     /* A model of several processes measures their summed resident set
      * itself; wait4 gives only the largest one's. */
     r->procs = s.rss_peak_kb > 0;
@@ -165,9 +170,10 @@ done:
 }
 
 static const char *columns[] = {
-    "mode", "urls", "ok", "failed", "wall_s", "min_s", "max_s", "speedup",
+    "mode", "urls", "ok", "failed", "retries", "wall_s", "min_s", "max_s", "speedup",
     "user_s", "sys_s", "rss_mb", "threads", "vcsw", "ivcsw", "conns", "reuse",
-    "p50_ms", "p99_ms",
+    "p50_ms", "p90_ms", "p99_ms", "max_ms",
+    "ttfb_p50_ms", "ttfb_p90_ms", "ttfb_p99_ms", "ttfb_max_ms",
 };
 #define NCOLS (sizeof columns / sizeof columns[0])
 
@@ -181,36 +187,42 @@ static void fill_cells(const struct compare_run *x, double min_wall, double max_
     snprintf(c[1], CELL, "%zu", x->urls);
     snprintf(c[2], CELL, "%zu", x->ok);
     snprintf(c[3], CELL, "%zu", x->failed);
-    snprintf(c[4], CELL, "%.2f", x->wall);
-    snprintf(c[5], CELL, "%.2f", min_wall);
-    snprintf(c[6], CELL, "%.2f", max_wall);
-    snprintf(c[7], CELL, "%.2fx", x->wall > 0 ? base / x->wall : 0.0);
-    snprintf(c[8], CELL, "%.2f", x->user);
-    snprintf(c[9], CELL, "%.2f", x->sys);
-    snprintf(c[10], CELL, "%.1f", x->rss_mb);
-    snprintf(c[11], CELL, "%d", x->threads);
-    snprintf(c[12], CELL, "%ld", x->vcsw);
-    snprintf(c[13], CELL, "%ld", x->ivcsw);
-    snprintf(c[14], CELL, "%zu", x->conns);
-    snprintf(c[15], CELL, "%s", x->reuse ? "on" : "off");
-    snprintf(c[16], CELL, "%.1f", x->p50_ms);
-    snprintf(c[17], CELL, "%.1f", x->p99_ms);
+    snprintf(c[4], CELL, "%zu", x->retries);
+    snprintf(c[5], CELL, "%.2f", x->wall);
+    snprintf(c[6], CELL, "%.2f", min_wall);
+    snprintf(c[7], CELL, "%.2f", max_wall);
+    snprintf(c[8], CELL, "%.2fx", x->wall > 0 ? base / x->wall : 0.0);
+    snprintf(c[9], CELL, "%.2f", x->user);
+    snprintf(c[10], CELL, "%.2f", x->sys);
+    snprintf(c[11], CELL, "%.1f", x->rss_mb);
+    snprintf(c[12], CELL, "%d", x->threads);
+    snprintf(c[13], CELL, "%ld", x->vcsw);
+    snprintf(c[14], CELL, "%ld", x->ivcsw);
+    snprintf(c[15], CELL, "%zu", x->conns);
+    snprintf(c[16], CELL, "%s", x->reuse ? "on" : "off");
+    for (int k = 0; k < 4; k++) {
+        snprintf(c[17 + k], CELL, "%.1f", x->total_ms[k]);
+        snprintf(c[21 + k], CELL, "%.1f", x->ttfb_ms[k]);
+    }
 }
 
 static void print_jsonl(FILE *out, const struct compare_run *r, const double *min_wall,
                         const double *max_wall, double base, int rows)
 {
     for (int i = 0; i < rows; i++)
-        fprintf(out, "{\"mode\":\"%s\",\"urls\":%zu,\"ok\":%zu,\"failed\":%zu,"
+        fprintf(out, "{\"mode\":\"%s\",\"urls\":%zu,\"ok\":%zu,\"failed\":%zu,\"retries\":%zu,"
                 "\"wall_s\":%.6f,\"min_s\":%.6f,\"max_s\":%.6f,\"speedup\":%.4f,"
                 "\"user_s\":%.6f,\"sys_s\":%.6f,\"rss_mb\":%.2f,\"threads\":%d,"
                 "\"vcsw\":%ld,\"ivcsw\":%ld,\"conns\":%zu,\"reuse\":\"%s\","
-                "\"concurrency\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f}\n",
-                r[i].mode, r[i].urls, r[i].ok, r[i].failed, r[i].wall,
+                "\"concurrency\":%d,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
+                "\"max_ms\":%.3f,\"ttfb_p50_ms\":%.3f,\"ttfb_p90_ms\":%.3f,"
+                "\"ttfb_p99_ms\":%.3f,\"ttfb_max_ms\":%.3f}\n",
+                r[i].mode, r[i].urls, r[i].ok, r[i].failed, r[i].retries, r[i].wall,
                 min_wall[i], max_wall[i], r[i].wall > 0 ? base / r[i].wall : 0.0,
                 r[i].user, r[i].sys, r[i].rss_mb, r[i].threads, r[i].vcsw,
-                r[i].ivcsw, r[i].conns, r[i].reuse ? "on" : "off", r[i].limit, r[i].p50_ms,
-                r[i].p99_ms);
+                r[i].ivcsw, r[i].conns, r[i].reuse ? "on" : "off", r[i].limit,
+                r[i].total_ms[0], r[i].total_ms[1], r[i].total_ms[2], r[i].total_ms[3],
+                r[i].ttfb_ms[0], r[i].ttfb_ms[1], r[i].ttfb_ms[2], r[i].ttfb_ms[3]);
 }
 
 /* One line of cells: CSV, or the table's aligned columns (width set). */
@@ -266,4 +278,26 @@ void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
             line[k] = cells[i][k];
         print_line(out, line, w);
     }
+}
+
+char *compare_shared(const struct crawl_opts *o, const struct compare_run *r, int n,
+                     char *buf, size_t size)
+{
+    char desc[256], limits[256];
+    size_t at = 0;
+    limits[0] = '\0';
+    for (int i = 0; i < n && at < sizeof limits; i++) {
+        if (r[i].limit > 0)
+            at += (size_t)snprintf(limits + at, sizeof limits - at, "%s%s %d", i ? ", " : "",
+                                   r[i].mode, r[i].limit);
+        else
+            at += (size_t)snprintf(limits + at, sizeof limits - at, "%s%s all", i ? ", " : "",
+                                   r[i].mode);
+    }
+    snprintf(buf, size, "Shared: %s, reuse %s; in flight: %s",
+             fetch_describe_opts(o, desc, sizeof desc),
+             o->reuse == CRAWL_REUSE_AUTO ? "auto (on unless every URL is in flight at once and none is https)"
+             : o->reuse == CRAWL_REUSE_ON ? "on" : "off",
+             limits);
+    return buf;
 }

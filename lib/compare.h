@@ -12,6 +12,7 @@
 struct compare_run {
     char   mode[16];
     size_t urls, ok, failed, conns;
+    size_t retries;             /* fetches tried again (--retry) */
     int    threads;             /* most threads alive at once */
     int    reuse;               /* the reuse policy that ran */
     int    limit;               /* transfers in flight at most; 0: all */
@@ -22,7 +23,8 @@ struct compare_run {
                                  * and threads summed, rss_mb the peak of the
                                  * sampled sum */
     long   vcsw, ivcsw;         /* voluntary and involuntary context switches */
-    double p50_ms, p99_ms;      /* time_total of the fetched URLs */
+    double total_ms[4];         /* time_total of the fetched URLs: p50, p90, p99, max */
+    double ttfb_ms[4];          /* time_ttfb the same way */
     int    status;              /* the child's exit status; -1 if it died */
 };
 
@@ -42,8 +44,13 @@ int compare_models(const struct crawl_backend *const *list, int repeat,
                    compare_child_fn fn, void *data, atomic_int *stop,
                    struct compare_run *results, double *min_wall, double *max_wall);
 
-/* Fills r's p50/p99 and counts from a finished crawl c. */
+/* Fills r's percentiles and counts from a finished crawl c. */
 void compare_fill(struct compare_run *r, struct crawl *c);
+
+/* Writes into buf (size n) the line that says what the n runs in r shared
+ * (the fetch options o) and each one's in-flight limit. Returns buf. */
+char *compare_shared(const struct crawl_opts *o, const struct compare_run *r, int n,
+                     char *buf, size_t size);
 
 /* Prints the comparison in format fmt. shared is the line that says what
  * every model shared (printed above a table). */

@@ -11,86 +11,12 @@
 #include <time.h>
 
 #include "crawl_internal.h"
+#include "fetch.h"
 #include "frontier.h"
 #include "html.h"
 #include "nofile.h"
+#include "retry.h"
 #include "url.h"
-
-const char *crawl_strerror(int err)
-{
-    switch (err) {
-    case CRAWL_OK:      return "success";
-    case CRAWL_ENOMEM:  return "out of memory";
-    case CRAWL_EINPUT:  return "cannot read the URL list";
-    case CRAWL_ECURL:   return "libcurl could not be initialised";
-    case CRAWL_EMODE:   return "no such mode";
-    case CRAWL_ETHREAD: return "no thread could be started";
-    case CRAWL_EAGAIN:  return "no job queued yet";
-    case CRAWL_EOUTPUT: return "the output could not be written";
-    }
-    if (err < 0 && err > -4096)
-        return strerror(-err);
-    return "unknown error";
-}
-
-const char *crawl_fail_name(enum crawl_fail f)
-{
-    static const char *const names[] = {
-        [CRAWL_FAIL_NONE] = "none",         [CRAWL_FAIL_INPUT] = "input",
-        [CRAWL_FAIL_DNS] = "dns",           [CRAWL_FAIL_CONNECT] = "connect",
-        [CRAWL_FAIL_TIMEOUT] = "timeout",   [CRAWL_FAIL_TLS] = "tls",
-        [CRAWL_FAIL_PROTOCOL] = "protocol", [CRAWL_FAIL_RECV] = "recv",
-        [CRAWL_FAIL_REDIRECTS] = "redirects", [CRAWL_FAIL_TOO_LARGE] = "too-large",
-        [CRAWL_FAIL_HTTP] = "http",         [CRAWL_FAIL_THREAD] = "thread",
-        [CRAWL_FAIL_CANCELLED] = "cancelled", [CRAWL_FAIL_ROBOTS] = "robots",
-        [CRAWL_FAIL_OTHER] = "other",
-    };
-    if ((unsigned)f < sizeof names / sizeof names[0] && names[f])
-        return names[f];
-    return "other";
-}
-
-/* The error of a failure whose text could not be copied, per class. */
-static const char *const fail_texts[] = {
-    [CRAWL_FAIL_NONE] = "failed",
-    [CRAWL_FAIL_INPUT] = "not a URL crawl fetches",
-    [CRAWL_FAIL_DNS] = "host name not resolved",
-    [CRAWL_FAIL_CONNECT] = "could not connect",
-    [CRAWL_FAIL_TIMEOUT] = "timed out",
-    [CRAWL_FAIL_TLS] = "TLS failed",
-    [CRAWL_FAIL_PROTOCOL] = "protocol error",
-    [CRAWL_FAIL_RECV] = "receiving the response failed",
-    [CRAWL_FAIL_REDIRECTS] = "too many redirects",
-    [CRAWL_FAIL_TOO_LARGE] = "body larger than --max-size",
-    [CRAWL_FAIL_HTTP] = "HTTP error status",
-    [CRAWL_FAIL_THREAD] = "no thread could be started",
-    [CRAWL_FAIL_CANCELLED] = "cancelled",
-    [CRAWL_FAIL_ROBOTS] = "disallowed by robots.txt",
-    [CRAWL_FAIL_OTHER] = "failed",
-};
-
-void crawl_result_set_error(struct crawl_result *r, enum crawl_fail fail, const char *text)
-{
-    crawl_error_free(r->error);
-    r->fail = fail;
-    /* The copy fails exactly when memory is short, which is also when
-     * threads and transfers fail: a row that says nothing then would hide
-     * the one thing worth knowing. */
-    r->error = strdup(text);
-    if (!r->error) {
-        size_t k = (unsigned)fail < sizeof fail_texts / sizeof *fail_texts ? (size_t)fail
-                                                                           : CRAWL_FAIL_OTHER;
-        r->error = (char *)fail_texts[k];   /* never written to, never freed */
-    }
-}
-
-void crawl_error_free(char *error)
-{
-    for (size_t k = 0; k < sizeof fail_texts / sizeof *fail_texts; k++)
-        if (error == fail_texts[k])
-            return;
-    free(error);
-}
 
 void crawl_opts_init(struct crawl_opts *o)
 {
@@ -103,6 +29,8 @@ void crawl_opts_init(struct crawl_opts *o)
     o->max_size = (curl_off_t)64 << 20;
     o->loops = 1;
     o->robots = 1;
+    o->retry_delay = 1;
+    o->retry_max_delay = 30;
 }
 
 size_t crawl_utf8_len(const unsigned char *s)
@@ -145,6 +73,9 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
     }
     atomic_init(&c->cancelled, 0);
     atomic_init(&c->warned, 0);
+    c->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)(uintptr_t)c ^ 0x9e3779b97f4a7c15ULL;
+    atomic_init(&c->flight, 0);
+    atomic_init(&c->sockets, 0);
     if (frontier_init(c) != 0) {
         pthread_cond_destroy(&c->cond);
         pthread_mutex_destroy(&c->lock);
@@ -253,6 +184,7 @@ void crawl_get_summary(struct crawl *c, struct crawl_summary *s)
     s->failed = c->nfailed;
     s->queued_left = c->queued_left;
     s->conns = c->conns;
+    s->retries = c->retries;
     s->robots_fetched = c->robots_fetched;
     s->robots_blocked = c->robots_blocked;
     s->wall = c->wall;
@@ -502,7 +434,8 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
                 pthread_mutex_lock(&c->lock);
                 continue;
             }
-            if (j->kind == JOB_PAGE && j->depth > 0 && !c->relay)
+            /* A retry keeps the row number of its first try. */
+            if (j->kind == JOB_PAGE && j->depth > 0 && !c->relay && j->res.attempts == 0)
                 j->seq = c->nseq++;
             publish(c);
             *job = j;
@@ -525,9 +458,13 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             pthread_mutex_lock(&c->lock);
             continue;
         }
+        /* Retries waiting for their time: look again within 100 ms, so that
+         * a cancellation (which signals nobody) ends the wait soon. */
+        if (frontier_delayed(c) && (wake == 0 || wake > crawl_now() + 0.1))
+            wake = crawl_now() + 0.1;
         if (wake > 0) {
-            /* Only a host's --delay holds the queued jobs back. The
-             * condition variable runs on CLOCK_REALTIME. */
+            /* Only a host's --delay or a retry's time holds the queued
+             * jobs back. The condition variable runs on CLOCK_REALTIME. */
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             double at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + (wake - crawl_now());
@@ -544,29 +481,38 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
 
 /* Counts a fetched URL's time in its bucket: bucket k holds times from
  * 1.01^k to 1.01^(k+1) microseconds. */
-static void hist_add(struct crawl *c, double seconds)
+static void hist_add(struct crawl_hist *h, double seconds)
 {
     double us = seconds * 1e6;
     long k = us > 1 ? lround(floor(log(us) / log(1.01))) : 0;
     if (k >= CRAWL_HIST_BUCKETS)
         k = CRAWL_HIST_BUCKETS - 1;
-    c->hist[k]++;
-    c->hist_n++;
+    h->b[k]++;
+    h->n++;
+    if (seconds > h->max)
+        h->max = seconds;
 }
 
-double crawl_latency_ms(const struct crawl *c, double q)
+double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q)
 {
-    if (c->hist_n == 0)
+    const struct crawl_hist *h = &c->hist[which == CRAWL_TIME_TTFB];
+    if (h->n == 0)
         return 0;
-    size_t rank = (size_t)ceil(q * (double)c->hist_n), seen = 0;
+    double max = h->max * 1000.0;
+    if (q >= 1)
+        return max;
+    size_t rank = (size_t)ceil(q * (double)h->n), seen = 0;
     if (rank == 0)
         rank = 1;
     for (int k = 0; k < CRAWL_HIST_BUCKETS; k++) {
-        seen += c->hist[k];
-        if (seen >= rank)
-            return pow(1.01, k + 0.5) / 1000.0;
+        seen += h->b[k];
+        if (seen >= rank) {
+            /* The bucket's middle may lie past the largest time in it. */
+            double v = pow(1.01, k + 0.5) / 1000.0;
+            return v < max ? v : max;
+        }
     }
-    return 0;
+    return max;
 }
 
 /* Counts a page's row; the lock is held. */
@@ -575,8 +521,10 @@ static void count_row(struct crawl *c, const struct crawl_job *job)
     c->nrows++;
     if (job->res.fail != CRAWL_FAIL_NONE)
         c->nfailed++;
-    else if (!JOB(job)->failed_early)
-        hist_add(c, job->res.time_total);
+    else if (!JOB(job)->failed_early) {
+        hist_add(&c->hist[CRAWL_TIME_TOTAL], job->res.time_total);
+        hist_add(&c->hist[CRAWL_TIME_TTFB], job->res.time_ttfb);
+    }
 }
 
 void crawl_done(struct crawl *c, struct crawl_job *job)
@@ -593,6 +541,11 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
         crawl__job_free(job);
         return;
     }
+    if (!JOB(job)->failed_early && !JOB(job)->unrun)
+        job->res.attempts++;
+    /* A transient failure goes back to the queue instead of to its row. */
+    if (c->opts->retry > 0 && crawl__retry_later(c, job))
+        return;
     /* The row first: once the job is no longer counted as running, the
      * crawl may end, and its row must be out by then. */
     if (page && c->on_done)
@@ -616,6 +569,7 @@ void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
     va_start(ap, fmt);
     set_error(job, fail, fmt, ap);
     va_end(ap);
+    JOB(job)->unrun = 1;
     crawl_done(c, job);
 }
 
@@ -702,13 +656,14 @@ void crawl_count_conns(struct crawl *c, long n)
 }
 
 /* frontier_drain's callback: a listed job that never ran gets its row,
- * cancelled (or with the failure it already had); a discovered link that
- * never started gets none and is counted. The lock is not held. */
+ * cancelled (or with the failure it already had), and so does a page
+ * whose retry was waiting; a discovered link that never started gets none
+ * and is counted. The lock is not held. */
 static void end_job(struct crawl *c, struct crawl_job *j)
 {
     if (j->kind != JOB_PAGE && !c->relay)
         return;
-    if (j->depth > 0 && !c->relay) {
+    if (j->depth > 0 && !c->relay && j->res.attempts == 0) {
         pthread_mutex_lock(&c->lock);
         c->queued_left++;
         pthread_mutex_unlock(&c->lock);
@@ -717,6 +672,7 @@ static void end_job(struct crawl *c, struct crawl_job *j)
     }
     if (!JOB(j)->failed_early)
         crawl_result_set_error(&j->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
+    JOB(j)->unrun = 1;
     pthread_mutex_lock(&c->lock);
     c->running++;
     pthread_mutex_unlock(&c->lock);
@@ -863,7 +819,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     c->nofile = nofile_raise();
     limit_by_descriptors(c, b);
-    if (run_headers(c) != 0) {
+    if (run_headers(c) != 0 || fetch_cookies_open(c) != 0) {
         cancel_rest(c);
         return CRAWL_ENOMEM;
     }
@@ -896,5 +852,6 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         c->input_streams = 0;       /* what is left is read by cancel_rest (joined: no lock) */
     }
     cancel_rest(c);
+    fetch_cookies_close(c);
     return rc;
 }

@@ -95,10 +95,16 @@ struct crawl_opts {
     long   buffer_size;       /* libcurl's receive buffer, bytes; 0: libcurl's default */
     int    insecure;          /* do not verify TLS certificates */
     const char *cacert;       /* CA certificates (PEM file) to verify with; NULL: the system's */
+    const char *cookie_jar;   /* libcurl's cookie engine on, its jar read from
+                               * and written to this file; NULL: off */
+    const char *cookie;       /* "NAME=VALUE; ..." sent with every request; NULL: none */
     size_t stack_size;        /* coroutine stack bytes; 0: default */
     int    loops;             /* coro: event loops (threads) */
     int    procs;             /* procs: worker processes; 0: the online CPUs */
     double deadline;          /* seconds for the whole run; 0: none */
+    int    retry;             /* more tries for a transient failure (--retry) */
+    double retry_delay;       /* seconds: the backoff's base */
+    double retry_max_delay;   /* seconds: the longest wait before a retry */
 
     /* Link following. */
     int    depth;             /* link hops followed from the listed URLs */
@@ -131,12 +137,23 @@ struct crawl_result {
     double start;             /* seconds from the crawl's start to this fetch's start */
     double end;               /* seconds from the crawl's start to its end */
     int    worker;            /* id of the thread or coroutine that ran it */
+    double queued;            /* seconds from the crawl's start to when the model
+                               * queued it for a worker (pool); 0: no queue */
+    int    flight_start, flight_end; /* transfers in flight in the process that
+                               * fetched it, itself counted, as it started; and
+                               * the others, as it ended */
+    int    conns_start, conns_end;   /* connections (sockets libcurl opened and
+                               * has not closed) of that process at those moments */
     enum crawl_fail fail;     /* CRAWL_FAIL_NONE on success */
     char  *error;             /* NULL on success, else why it failed (may be
                                * static: see crawl_result_set_error) */
     struct html_extract *extracts; /* values of --extract, in rule order */
     size_t nextracts;
     size_t nlinks;            /* links the page gave (before admission) */
+    int    attempts;          /* fetches made for it, this one included (the
+                               * core counts them; 0: it never ran) */
+    double retry_after;       /* seconds a 429 or 503 asked to wait
+                               * (Retry-After, read with --retry); -1: none */
 };
 
 
@@ -177,6 +194,8 @@ struct crawl_backend {
     int default_concurrency;  /* transfers in flight without -c; 0: all at once */
     int max_concurrency;      /* the most the model can have in flight; 0: no bound */
     int fds_per_transfer;     /* descriptors a transfer in flight holds */
+    int processes;            /* its workers are processes: a worker id divided
+                               * by 1,000,000 numbers the process */
     int (*run)(struct crawl *c);
 };
 
@@ -278,6 +297,7 @@ struct crawl_summary {
     size_t failed;            /* ... of which failed */
     size_t queued_left;       /* links found and never fetched */
     size_t conns;             /* connections opened */
+    size_t retries;           /* fetches tried again (--retry) */
     size_t robots_fetched, robots_blocked;
     double wall;              /* seconds the run took */
     int    limit;             /* transfers in flight at most; 0: all at once */
@@ -395,9 +415,16 @@ void crawl_set_live(struct crawl *c, struct crawl_live *l);
  * own; a model that fetches elsewhere (procs) counts what it gave out. */
 void crawl_count_transfers(struct crawl *c, long n);
 
-/* Returns the q-quantile (0 < q <= 1, nearest rank) of the fetched URLs'
- * time_total in milliseconds, within 1%, or 0 when none was fetched. */
-double crawl_latency_ms(const struct crawl *c, double q);
+/* The times of a fetched URL that the core keeps percentiles of. */
+enum crawl_time {
+    CRAWL_TIME_TOTAL,         /* time_total: the whole transfer */
+    CRAWL_TIME_TTFB           /* time_ttfb: until the first byte of the response */
+};
+
+/* Returns the q-quantile (0 < q < 1, nearest rank) of the fetched URLs'
+ * time `which` in milliseconds, within 1% and never above their largest;
+ * q >= 1 gives the largest exactly. 0 when none was fetched. */
+double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q);
 
 /* Adds n to the count of connections opened (thread-safe). */
 void crawl_count_conns(struct crawl *c, long n);

@@ -11,6 +11,14 @@ struct frontier;
  * the same memory for ten URLs and for ten million. */
 #define CRAWL_HIST_BUCKETS 2400
 
+/* One of a fetched URL's times: bucket k counts times from 1.01^k to
+ * 1.01^(k+1) microseconds; the largest is kept exactly. */
+struct crawl_hist {
+    uint32_t b[CRAWL_HIST_BUCKETS];
+    size_t n;
+    double max;               /* seconds */
+};
+
 /* The core's state: crawl.c, frontier.c and the fetch layer read it; the
  * rest of the program goes through crawl.h's calls. */
 struct crawl {
@@ -24,6 +32,8 @@ struct crawl {
     size_t nfailed;           /* ... of which failed */
     size_t queued_left;       /* links found and queued but never fetched */
     size_t conns;             /* connections opened, as libcurl counts them */
+    size_t retries;           /* jobs queued again for another try (--retry) */
+    uint64_t rng;             /* the retry waits' jitter (xorshift64*) */
     int    limit;             /* transfers in flight at most; 0: all at once.
                                * The core sets it from -c, the model's default
                                * and the descriptors there are: models obey it */
@@ -43,8 +53,7 @@ struct crawl {
     int    input_streams;     /* read by input_tid, not by crawl_next */
     int    input_stop;        /* the reader thread is to end */
     pthread_t input_tid;
-    uint32_t hist[CRAWL_HIST_BUCKETS];  /* time_total of fetched URLs */
-    size_t hist_n;
+    struct crawl_hist hist[2];  /* fetched URLs' times, by enum crawl_time */
     double t0;                /* monotonic seconds at crawl_run's start */
     double wall;              /* seconds crawl_run took */
     atomic_int cancelled;     /* set by crawl_cancel (the reason): take no more jobs */
@@ -64,8 +73,14 @@ struct crawl {
     void (*relay)(struct crawl *c, struct crawl_job *job, void *data);
     void  *relay_data;        /* a relaying crawl's one destination of every
                                * finished job (see crawl_set_relay) */
+    atomic_int flight;        /* transfers between fetch_prepare and fetch_finish */
+    atomic_int sockets;       /* sockets libcurl opened through fetch's callback
+                               * and has not closed */
     void (*on_waiting)(void *data);
     void  *on_waiting_data;   /* a model is about to block (crawl_waiting) */
+    struct fetch_share *cookies;  /* with --cookie-jar: the one cookie jar of
+                                   * every easy handle of the run (fetch.c) */
+    CURL  *cookie_easy;       /* the handle that reads and writes the jar's file */
     struct crawl_live *live;  /* where the counters are published, or NULL */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
                                * resident set, summed; 0: not measured */
@@ -89,8 +104,10 @@ struct crawl__job {
                                * (bad input line, robots.txt): the core writes
                                * its row when the job's turn comes */
     struct crawl_host *host;  /* its per-host queue, when the crawl keeps them */
+    int    unrun;             /* handed back by crawl_fail: not fetched */
     char  *scope;             /* host name of the listed URL it was reached from */
     struct crawl_job *qnext;  /* next job in its queue */
+    double not_before;        /* a retry's earliest start (monotonic seconds) */
 };
 
 /* The core's part of job j. */
@@ -105,5 +122,11 @@ void crawl__job_free(struct crawl_job *j);
 /* Records in j a failure decided before any fetch, with reason why
  * (copied); the job keeps its place and gets its row in its turn. */
 void crawl__fail_early(struct crawl_job *j, enum crawl_fail fail, const char *why);
+
+/* --retry (retry.c): when job, just handed back to crawl_done, failed in a
+ * way worth another try and has tries left, queues it again to start after
+ * its wait, with its result cleared but for its attempts, and returns 1 (the
+ * job is the queue's again); else returns 0. Takes the lock itself. */
+int crawl__retry_later(struct crawl *c, struct crawl_job *job);
 
 #endif

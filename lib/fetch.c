@@ -6,10 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "crawl_internal.h"
 #include "fetch.h"
 #include "html.h"
+#include "retry.h"
 #include "vec.h"
 
 /* The charset parameter of a Content-Type's parameters p (after the media
@@ -197,6 +200,27 @@ int fetch_set_locale(void)
     return set ? 0 : -1;
 }
 
+/* CURLOPT_OPENSOCKETFUNCTION: libcurl's own socket(), counted, so that a
+ * trace can show the connections open as each transfer starts and ends. */
+static curl_socket_t open_socket(void *data, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    struct crawl *c = data;
+    curl_socket_t fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    if (fd != CURL_SOCKET_BAD)
+        atomic_fetch_add(&c->sockets, 1);
+    return fd;
+}
+
+/* CURLOPT_CLOSESOCKETFUNCTION: libcurl calls it with the clientp of the
+ * handle that opened the socket, whichever handle closes it (a connection
+ * cache's cleanup included): c outlives every handle of its run. */
+static int close_socket(void *data, curl_socket_t fd)
+{
+    struct crawl *c = data;
+    atomic_fetch_sub(&c->sockets, 1);
+    return close(fd);
+}
+
 CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
 {
     int automatic;
@@ -238,6 +262,20 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
         curl_easy_setopt(h, CURLOPT_NOPROXY, "");
     }
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    if (o->cookie)
+        curl_easy_setopt(h, CURLOPT_COOKIE, o->cookie);
+    /* The run's one cookie jar, so that a cookie one response sets goes
+     * with every later request to its site, whichever handle, thread, loop
+     * or pool worker sends it. libcurl 7.88 uses a share's cookies only on
+     * a handle whose engine is on: a COOKIEFILE, "" for no file. */
+    if (c->cookies) {
+        share = c->cookies;
+        curl_easy_setopt(h, CURLOPT_COOKIEFILE, "");
+    }
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, c);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, c);
     if (share)
         curl_easy_setopt(h, CURLOPT_SHARE, share->sh);
     return h;
@@ -255,6 +293,8 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     x->errbuf[0] = '\0';
     job->res.worker = worker;
     job->res.start = crawl_now() - c->t0;
+    job->res.flight_start = atomic_fetch_add(&c->flight, 1) + 1;
+    job->res.conns_start = atomic_load(&c->sockets);
     x->page_checked = 0;
     x->buf_len = 0;
     x->robots_cut = 0;
@@ -380,6 +420,8 @@ static void take_info(struct fetch_xfer *x, struct crawl_result *r)
     long conns = 0;
 
     r->end = crawl_now() - x->c->t0;
+    r->flight_end = atomic_fetch_sub(&x->c->flight, 1) - 1;
+    r->conns_end = atomic_load(&x->c->sockets);
     r->length = x->body;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
     curl_easy_getinfo(h, CURLINFO_REDIRECT_COUNT, &r->redirects);
@@ -461,12 +503,26 @@ static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_resul
     crawl_result_set_error(r, fail, buf);
 }
 
+/* The seconds a 429 or 503 asks to wait (Retry-After), or -1; read only
+ * when the crawl retries, since looking costs a search of the headers. */
+static double retry_after(struct fetch_xfer *x, long status)
+{
+    struct curl_header *h;
+    double secs;
+    if (x->c->opts->retry <= 0 || !retry_after_applies(status) ||
+        curl_easy_header(x->easy, "Retry-After", 0, CURLH_HEADER, -1, &h) != CURLHE_OK ||
+        retry_after_parse(h->value, time(NULL), &secs) != 0)
+        return -1;
+    return secs;
+}
+
 void fetch_finish(struct fetch_xfer *x, CURLcode rc)
 {
     crawl_count_transfers(x->c, -1);
     struct crawl_result *r = &x->job->res;
 
     take_info(x, r);
+    r->retry_after = retry_after(x, r->status);
     crawl_error_free(r->error);
     r->error = NULL;
     r->fail = CRAWL_FAIL_NONE;
@@ -512,7 +568,7 @@ static void share_unlock(CURL *h, curl_lock_data d, void *data)
     pthread_mutex_unlock(&s->locks[d]);
 }
 
-static struct fetch_share *share_new(struct crawl *c, int locked)
+static struct fetch_share *share_new(struct crawl *c, int locked, int cookies)
 {
     struct fetch_share *s = calloc(1, sizeof *s);
     if (!s)
@@ -535,6 +591,8 @@ static struct fetch_share *share_new(struct crawl *c, int locked)
      * thousands of handles in flight. Shared, a session also resumes on the
      * other handles. */
     curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    if (cookies && curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE) != CURLSHE_OK)
+        goto err;
     return s;
 err:
     fetch_share_free(s);
@@ -543,12 +601,46 @@ err:
 
 struct fetch_share *fetch_share_new(struct crawl *c)
 {
-    return share_new(c, 1);
+    return share_new(c, 1, 0);
 }
 
 struct fetch_share *fetch_share_new_local(struct crawl *c)
 {
-    return share_new(c, 0);
+    return share_new(c, 0, 0);
+}
+
+int fetch_cookies_open(struct crawl *c)
+{
+    const char *jar = c->opts->cookie_jar;
+    if (!jar)
+        return 0;
+    if (!(c->cookies = share_new(c, 1, 1)) || !(c->cookie_easy = curl_easy_init())) {
+        fetch_share_free(c->cookies);
+        c->cookies = NULL;
+        return CRAWL_ENOMEM;
+    }
+    /* This handle never fetches: it reads the file into the shared jar
+     * once, before any transfer, and writes the jar at the end. A
+     * COOKIEFILE on every handle would read the file again as each one
+     * starts, over cookies the run has set since. */
+    curl_easy_setopt(c->cookie_easy, CURLOPT_SHARE, c->cookies->sh);
+    curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIEFILE, jar);
+    curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIELIST, "RELOAD");
+    if (!c->relay)
+        curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIEJAR, jar);
+    return 0;
+}
+
+void fetch_cookies_close(struct crawl *c)
+{
+    if (!c->cookie_easy)
+        return;
+    if (!c->relay)
+        curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIELIST, "FLUSH");
+    curl_easy_cleanup(c->cookie_easy);      /* with no COOKIEJAR, writes nothing */
+    c->cookie_easy = NULL;
+    fetch_share_free(c->cookies);
+    c->cookies = NULL;
 }
 
 void fetch_share_free(struct fetch_share *s)

@@ -79,6 +79,16 @@ struct fetch_share *fetch_share_new(struct crawl *c);
 struct fetch_share *fetch_share_new_local(struct crawl *c);
 void fetch_share_free(struct fetch_share *s);
 
+/* With --cookie-jar: makes c's one cookie jar, shared (with locks) by every
+ * easy handle that fetch_easy_new makes from now on whatever share it is
+ * given, and loads the jar's file if it exists. Returns 0 (also without
+ * --cookie-jar) or CRAWL_ENOMEM. */
+int fetch_cookies_open(struct crawl *c);
+
+/* Writes c's cookie jar to its file, unless c relays (a procs worker: its
+ * jar is its own), and frees it. Call it once every handle is done. */
+void fetch_cookies_close(struct crawl *c);
+
 /* Returns a one-line description of the libcurl options every model shares,
  * in buf (of size n), e.g. "timeout 30s, connect 10s, redirects 10, ...". */
 const char *fetch_describe(const struct crawl *c, char *buf, size_t n);

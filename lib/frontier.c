@@ -5,7 +5,10 @@
  * (scheme://host:port) gets a queue of its own, and hosts with queued jobs
  * take turns. A host's robots.txt is fetched by an internal job that goes
  * before every other; until it is in, the host's jobs wait and the links
- * found for it are held back, so that no forbidden path is ever requested. */
+ * found for it are held back, so that no forbidden path is ever requested.
+ * A job to be tried again (--retry) waits apart, in a heap by time, and
+ * goes back to the front of its queue when its time comes: it holds no
+ * thread and no transfer while it waits. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -58,6 +61,9 @@ struct frontier {
     struct spool *spill;        /* links admitted past FRONTIER_MEM_JOBS, in order */
     uint64_t spill_at;          /* where the next one to read back starts */
     size_t spilled;             /* links waiting there */
+    struct crawl_job **later;   /* retries waiting for their time: a binary
+                                 * heap on not_before, soonest first */
+    size_t nlater, later_cap;
 };
 
 /* Links queued in memory at most (as jobs, or held back for robots.txt);
@@ -235,6 +241,10 @@ void frontier_free(struct crawl *c)
             nx = JOB(j)->qnext;
             crawl__job_free(j);
         }
+    for (size_t i = 0; i < f->nlater; i++)
+        if (f->later[i]->kind == JOB_PAGE)     /* robots jobs go with their hosts */
+            crawl__job_free(f->later[i]);
+    free(f->later);
     hset64_free(&f->seen);
     spool_free(f->spill);
     free(f->agent);
@@ -348,6 +358,96 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
     return 0;
 }
 
+/* ---- retries waiting for their time ------------------------------------- */
+
+static double later_at(const struct frontier *f, size_t i)
+{
+    return JOB(f->later[i])->not_before;
+}
+
+static void later_swap(struct frontier *f, size_t a, size_t b)
+{
+    struct crawl_job *t = f->later[a];
+    f->later[a] = f->later[b];
+    f->later[b] = t;
+}
+
+/* Takes the soonest waiting retry off the heap. */
+static struct crawl_job *later_pop(struct frontier *f)
+{
+    struct crawl_job *top = f->later[0];
+    f->later[0] = f->later[--f->nlater];
+    for (size_t i = 0;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < f->nlater && later_at(f, l) < later_at(f, m))
+            m = l;
+        if (r < f->nlater && later_at(f, r) < later_at(f, m))
+            m = r;
+        if (m == i)
+            break;
+        later_swap(f, i, m);
+        i = m;
+    }
+    return top;
+}
+
+/* Puts j at the front of the queue it came from: its turn has come. */
+static void requeue_front(struct frontier *f, struct crawl_job *j)
+{
+    struct crawl_job **head, **tail;
+    struct crawl_host *h = JOB(j)->host;
+    if (j->kind == JOB_ROBOTS)
+        head = &f->rhead, tail = &f->rtail;
+    else if (h)
+        head = &h->head, tail = &h->tail;
+    else
+        head = &f->head, tail = &f->tail;
+    JOB(j)->qnext = *head;
+    *head = j;
+    if (!*tail)
+        *tail = j;
+    if (h && j->kind != JOB_ROBOTS)
+        ring_add(f, h);
+    f->queued++;
+}
+
+void frontier_retry(struct crawl *c, struct crawl_job *j, double at)
+{
+    struct frontier *f = c->fr;
+    if (JOB(j)->host)
+        JOB(j)->host->running--;
+    JOB(j)->not_before = at;
+    if (vec_reserve(&f->later, &f->later_cap, f->nlater + 1, sizeof *f->later, 16) != 0) {
+        requeue_front(f, j);    /* no room to wait: it goes again at once */
+        return;
+    }
+    size_t i = f->nlater++;
+    f->later[i] = j;
+    while (i > 0 && later_at(f, (i - 1) / 2) > later_at(f, i)) {
+        later_swap(f, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    f->queued++;
+}
+
+size_t frontier_delayed(const struct crawl *c)
+{
+    return c->fr ? c->fr->nlater : 0;
+}
+
+/* Moves the retries whose time has come back to their queues; sets *wake
+ * to the time of the next one. */
+static void later_release(struct frontier *f, double *wake)
+{
+    double now = crawl_now();
+    while (f->nlater && later_at(f, 0) <= now) {
+        f->queued--;
+        requeue_front(f, later_pop(f));
+    }
+    if (f->nlater && wake && (*wake == 0 || later_at(f, 0) < *wake))
+        *wake = later_at(f, 0);
+}
+
 /* Takes the next job that may start now, without the --max-pages test. */
 static struct crawl_job *pick(struct crawl *c, double *wake)
 {
@@ -410,8 +510,10 @@ struct crawl_job *frontier_pick(struct crawl *c, double *wake)
     struct crawl_job *j;
     if (f->spilled)
         spill_refill(c);
+    if (f->nlater)
+        later_release(f, wake);
     while ((j = pick(c, wake))) {
-        if (j->kind == JOB_PAGE && !JOB(j)->failed_early) {
+        if (j->kind == JOB_PAGE && !JOB(j)->failed_early && j->res.attempts == 0) {
             if (j->depth > 0 && max > 0 && f->started >= (size_t)max) {
                 if (JOB(j)->host)
                     JOB(j)->host->running--;
@@ -707,6 +809,14 @@ void frontier_drain(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_jo
         ;
     take_all(&f->fhead, &f->ftail, &lh, &lt);
     take_all(&f->head, &f->tail, &lh, &lt);
+    /* Waiting retries: pages get their rows; robots jobs stay their hosts'. */
+    while (f->nlater) {
+        struct crawl_job *w = later_pop(f);
+        if (w->kind == JOB_PAGE) {
+            JOB(w)->host = NULL;
+            enqueue(&lh, &lt, w);
+        }
+    }
     for (size_t i = 0; i < f->hosts.cap; i++) {
         struct crawl_host *h = f->hosts.slot[i].item;
         if (h) {

@@ -38,7 +38,16 @@ struct crawl_job *frontier_pick(struct crawl *c, double *wake);
  * --include/--exclude, --max-pages, de-duplication and robots.txt). */
 void frontier_done(struct crawl *c, struct crawl_job *j);
 
-/* Returns the number of jobs queued and not yet handed out. */
+/* Takes back job j, handed out and not finished, to start again no sooner
+ * than `at` (monotonic seconds): it waits apart, counted as queued, and
+ * goes back to the front of its queue when its time comes. */
+void frontier_retry(struct crawl *c, struct crawl_job *j, double at);
+
+/* Returns the number of retries waiting for their time. */
+size_t frontier_delayed(const struct crawl *c);
+
+/* Returns the number of jobs queued and not yet handed out (waiting retries
+ * included). */
 size_t frontier_queued(const struct crawl *c);
 
 /* Empties every queue and hands each page job to fn, in queue order,

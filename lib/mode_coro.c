@@ -273,12 +273,17 @@ static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
 }
 
 /* A cancelled crawl abandons every transfer in flight: each coroutine wakes
- * with CURLE_ABORTED_BY_CALLBACK and records itself as cancelled. */
+ * with CURLE_ABORTED_BY_CALLBACK and records itself as cancelled. With
+ * --retry, a retry whose time has come while transfers are in flight (no
+ * transfer ending to look for it) starts from here, within 100 ms. */
 static void on_watch(struct ev_loop *ev, ev_timer *w, int revents)
 {
     struct loop *L = (struct loop *)((char *)w - offsetof(struct loop, watch));
-    if (!crawl_is_cancelled(L->c))
+    if (!crawl_is_cancelled(L->c)) {
+        if (crawl_options(L->c)->retry > 0)
+            fill(L);
         return;
+    }
     while (L->busy)
         complete(L, L->busy, CURLE_ABORTED_BY_CALLBACK);
     fill(L);

@@ -94,6 +94,9 @@ static int pool_run(struct crawl *c)
         }
         t->m = &m;
         t->job = job;
+        /* From here until a worker starts it, the job waits in the pool's
+         * queue (a trace shows the wait). */
+        job->res.queued = crawl_now() - crawl_started(c);
         struct future *f = pool_submit(p, pool_task, t);
         if (!f) {
             free(t);

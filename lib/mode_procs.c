@@ -40,6 +40,7 @@
 #include "crawl.h"
 #include "html.h"
 #include "strbuf.h"
+#include "wire.h"
 #include "url.h"
 
 extern const struct crawl_backend crawl_backend_coro;
@@ -60,153 +61,6 @@ enum {
 
 /* How long workers have to hand back cancelled jobs before they are killed. */
 #define CANCEL_GRACE 10.0
-
-/* ---- frames ------------------------------------------------------------ */
-
-static void put_u32(struct strbuf *b, uint32_t v) { sb_add(b, &v, sizeof v); }
-static void put_u64(struct strbuf *b, uint64_t v) { sb_add(b, &v, sizeof v); }
-static void put_f64(struct strbuf *b, double v) { sb_add(b, &v, sizeof v); }
-
-/* A byte string, or NULL. */
-static void put_bytes(struct strbuf *b, const char *s, size_t n)
-{
-    put_u32(b, s ? (uint32_t)n : UINT32_MAX);
-    if (s)
-        sb_add(b, s, n);
-}
-
-static void put_str(struct strbuf *b, const char *s)
-{
-    put_bytes(b, s, s ? strlen(s) : 0);
-}
-
-/* Starts a frame of type t at the end of b; returns where it starts, for
- * frame_end, which fills in its length. */
-static size_t frame_begin(struct strbuf *b, char t)
-{
-    size_t at = b->len;
-    put_u32(b, 0);
-    sb_addc(b, t);
-    return at;
-}
-
-static int frame_end(struct strbuf *b, size_t at)
-{
-    if (b->nomem || b->len - at - 4 > UINT32_MAX)
-        return CRAWL_ENOMEM;
-    uint32_t n = (uint32_t)(b->len - at - 4);
-    memcpy(b->data + at, &n, sizeof n);
-    return 0;
-}
-
-/* Writes all of b to the socket fd. Returns 0 or -errno. */
-static int send_all(int fd, const struct strbuf *b)
-{
-    const char *p = b->data;
-    size_t n = b->len;
-    while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -errno;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-struct rd {
-    const char *p;
-    size_t n;
-    int bad;                /* read past the end, or out of memory */
-};
-
-static void get(struct rd *r, void *v, size_t n)
-{
-    if (r->n < n) {
-        r->bad = 1;
-        memset(v, 0, n);
-        return;
-    }
-    memcpy(v, r->p, n);
-    r->p += n;
-    r->n -= n;
-}
-
-static uint32_t get_u32(struct rd *r) { uint32_t v; get(r, &v, sizeof v); return v; }
-static uint64_t get_u64(struct rd *r) { uint64_t v; get(r, &v, sizeof v); return v; }
-static double get_f64(struct rd *r) { double v; get(r, &v, sizeof v); return v; }
-
-/* Returns a malloc'd copy of the next byte string (NUL-terminated), with
- * its length in *len if len is not NULL, or NULL for a NULL. */
-static char *get_bytes(struct rd *r, size_t *len)
-{
-    uint32_t n = get_u32(r);
-    if (len)
-        *len = 0;
-    if (n == UINT32_MAX || r->bad)
-        return NULL;
-    if (r->n < n) {
-        r->bad = 1;
-        return NULL;
-    }
-    char *s = malloc((size_t)n + 1);
-    if (!s) {
-        r->bad = 1;
-        return NULL;
-    }
-    memcpy(s, r->p, n);
-    s[n] = '\0';
-    r->p += n;
-    r->n -= n;
-    if (len)
-        *len = n;
-    return s;
-}
-
-/* Takes the next whole frame from the bytes buffered in in: *r reads it.
- * Returns 1 with a frame, 0 when none is whole yet. */
-static int frame_next(struct strbuf *in, size_t *at, struct rd *r, char *type)
-{
-    uint32_t n;
-    if (in->len - *at < sizeof n)
-        return 0;
-    memcpy(&n, in->data + *at, sizeof n);
-    if (n == 0 || in->len - *at - sizeof n < n)
-        return 0;
-    *type = in->data[*at + sizeof n];
-    r->p = in->data + *at + sizeof n + 1;
-    r->n = n - 1;
-    r->bad = 0;
-    *at += sizeof n + n;
-    return 1;
-}
-
-/* Drops the first `at` bytes of in, the frames read from it. */
-static void frames_taken(struct strbuf *in, size_t at)
-{
-    if (at == 0)
-        return;
-    memmove(in->data, in->data + at, in->len - at);
-    in->len -= at;
-}
-
-/* Reads what fd has into in (at most 256 KiB at a time). Returns the bytes
- * read, 0 at the end, or -errno. */
-static ssize_t fill_from(int fd, struct strbuf *in)
-{
-    if (sb_reserve(in, 256 * 1024) != 0)
-        return CRAWL_ENOMEM;
-    ssize_t n;
-    do
-        n = read(fd, in->data + in->len, in->cap - in->len - 1);
-    while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return -errno;
-    in->len += (size_t)n;
-    return n;
-}
 
 /* ---- the worker process -------------------------------------------------- */
 
@@ -229,7 +83,7 @@ struct worker {
  * nobody. The lock is held. */
 static void worker_flush(struct worker *wk)
 {
-    if (wk->out.len && send_all(wk->fd, &wk->out) != 0)
+    if (wk->out.len && wire_send_all(wk->fd, &wk->out) != 0)
         crawl_cancel(wk->w, CRAWL_CANCEL_OUTPUT);
     sb_reset(&wk->out);
 }
@@ -238,7 +92,7 @@ static void worker_flush(struct worker *wk)
  * (or now). The lock is held. */
 static void worker_frame(struct worker *wk, size_t at, int now)
 {
-    if (frame_end(&wk->out, at) != 0) {
+    if (wire_frame_end(&wk->out, at) != 0) {
         wk->out.len = at;       /* a frame cut short by memory is dropped: */
         wk->out.nomem = 0;      /* the coordinator re-runs its job if need be */
         crawl_cancel(wk->w, CRAWL_CANCEL_OUTPUT);
@@ -268,34 +122,40 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     double t0 = crawl_started(w);
     pthread_mutex_lock(&wk->lock);
     struct strbuf *b = &wk->out;
-    size_t at = frame_begin(b, MSG_RESULT);
-    put_u64(b, j->seq);
-    put_str(b, r->final_url);
-    put_u64(b, (uint64_t)r->status);
-    put_u64(b, (uint64_t)r->length);
-    put_u64(b, (uint64_t)r->wire_bytes);
-    put_u64(b, (uint64_t)r->redirects);
-    put_f64(b, r->time_dns);
-    put_f64(b, r->time_connect);
-    put_f64(b, r->time_tls);
-    put_f64(b, r->time_ttfb);
-    put_f64(b, r->time_total);
-    put_f64(b, r->start > 0 || r->end > 0 ? t0 + r->start : 0);
-    put_f64(b, r->end > 0 ? t0 + r->end : 0);
-    put_u32(b, (uint32_t)r->worker);
-    put_u32(b, (uint32_t)r->fail);
-    put_str(b, r->error);
-    put_u64(b, r->nlinks);
-    put_u32(b, (uint32_t)r->nextracts);
+    size_t at = wire_frame_begin(b, MSG_RESULT);
+    wire_put_u64(b, j->seq);
+    wire_put_str(b, r->final_url);
+    wire_put_u64(b, (uint64_t)r->status);
+    wire_put_u64(b, (uint64_t)r->length);
+    wire_put_u64(b, (uint64_t)r->wire_bytes);
+    wire_put_u64(b, (uint64_t)r->redirects);
+    wire_put_f64(b, r->time_dns);
+    wire_put_f64(b, r->time_connect);
+    wire_put_f64(b, r->time_tls);
+    wire_put_f64(b, r->time_ttfb);
+    wire_put_f64(b, r->time_total);
+    wire_put_f64(b, r->start > 0 || r->end > 0 ? t0 + r->start : 0);
+    wire_put_f64(b, r->end > 0 ? t0 + r->end : 0);
+    wire_put_u32(b, (uint32_t)r->worker);
+    wire_put_f64(b, r->queued > 0 ? t0 + r->queued : 0);
+    wire_put_u32(b, (uint32_t)r->flight_start);
+    wire_put_u32(b, (uint32_t)r->flight_end);
+    wire_put_u32(b, (uint32_t)r->conns_start);
+    wire_put_u32(b, (uint32_t)r->conns_end);
+    wire_put_u32(b, (uint32_t)r->fail);
+    wire_put_str(b, r->error);
+    wire_put_f64(b, r->retry_after);
+    wire_put_u64(b, r->nlinks);
+    wire_put_u32(b, (uint32_t)r->nextracts);
     for (size_t i = 0; i < r->nextracts; i++) {
-        put_str(b, r->extracts[i].name);
-        put_str(b, r->extracts[i].value);
+        wire_put_str(b, r->extracts[i].name);
+        wire_put_str(b, r->extracts[i].value);
     }
-    put_u32(b, (uint32_t)j->nlinks);
+    wire_put_u32(b, (uint32_t)j->nlinks);
     for (size_t i = 0; i < j->nlinks; i++)
-        put_str(b, j->links[i]);
-    put_bytes(b, j->body, j->body_len);
-    put_u64(b, s.conns - wk->conns_sent);
+        wire_put_str(b, j->links[i]);
+    wire_put_bytes(b, j->body, j->body_len);
+    wire_put_u64(b, s.conns - wk->conns_sent);
     wk->conns_sent = s.conns;
     worker_frame(wk, at, 0);
     pthread_mutex_unlock(&wk->lock);
@@ -305,8 +165,8 @@ static void worker_warn(const char *msg, void *data)
 {
     struct worker *wk = data;
     pthread_mutex_lock(&wk->lock);
-    size_t at = frame_begin(&wk->out, MSG_WARN);
-    put_str(&wk->out, msg);
+    size_t at = wire_frame_begin(&wk->out, MSG_WARN);
+    wire_put_str(&wk->out, msg);
     worker_frame(wk, at, 1);
     pthread_mutex_unlock(&wk->lock);
 }
@@ -323,22 +183,22 @@ static int worker_input(struct crawl *w, size_t want, void *data)
     int n = poll(&pfd, 1, 1000);
     if (n <= 0)
         return 1;
-    ssize_t got = fill_from(wk->fd, &wk->in);
+    ssize_t got = wire_fill(wk->fd, &wk->in);
     if (got == 0)
         return 0;
     if (got < 0)
         return got == -EINTR || got == -EAGAIN ? 1 : (int)got;
     size_t at = 0;
-    struct rd r;
+    struct wire_rd r;
     char type;
-    while (frame_next(&wk->in, &at, &r, &type)) {
+    while (wire_frame_next(&wk->in, &at, &r, &type)) {
         if (type == MSG_CANCEL) {
-            crawl_cancel(w, (enum crawl_cancel_why)get_u32(&r));
+            crawl_cancel(w, (enum crawl_cancel_why)wire_get_u32(&r));
         } else if (type == MSG_JOB) {
-            uint64_t id = get_u64(&r);
-            uint32_t kind = get_u32(&r);
-            int depth = (int)get_u32(&r);
-            char *url = get_bytes(&r, NULL);
+            uint64_t id = wire_get_u64(&r);
+            uint32_t kind = wire_get_u32(&r);
+            int depth = (int)wire_get_u32(&r);
+            char *url = wire_get_bytes(&r, NULL);
             int rc = r.bad ? CRAWL_ENOMEM
                            : crawl_push_job(w, kind == JOB_ROBOTS ? JOB_ROBOTS : JOB_PAGE,
                                             url, depth, id);
@@ -347,7 +207,7 @@ static int worker_input(struct crawl *w, size_t want, void *data)
                 return CRAWL_ENOMEM;    /* the coordinator re-runs what is lost */
         }
     }
-    frames_taken(&wk->in, at);
+    wire_frames_taken(&wk->in, at);
     return 1;
 }
 
@@ -394,8 +254,8 @@ static void worker_main(struct crawl *c, int idx, int fd, int limit, pid_t coord
         struct crawl_summary s;
         crawl_get_summary(wk.w, &s);
         pthread_mutex_lock(&wk.lock);
-        size_t at = frame_begin(&wk.out, MSG_END);
-        put_u32(&wk.out, (uint32_t)s.threads + 1);     /* its loops and the reader */
+        size_t at = wire_frame_begin(&wk.out, MSG_END);
+        wire_put_u32(&wk.out, (uint32_t)s.threads + 1);     /* its loops and the reader */
         worker_frame(&wk, at, 1);
         pthread_mutex_unlock(&wk.lock);
     }
@@ -589,12 +449,12 @@ static int dispatch(struct procs *P, size_t id)
     if (i < 0)
         return -1;
     struct strbuf *b = &P->p[i].out;
-    size_t at = frame_begin(b, MSG_JOB);
-    put_u64(b, id);
-    put_u32(b, (uint32_t)job->kind);
-    put_u32(b, (uint32_t)job->depth);
-    put_str(b, job->url);
-    if (frame_end(b, at) != 0) {
+    size_t at = wire_frame_begin(b, MSG_JOB);
+    wire_put_u64(b, id);
+    wire_put_u32(b, (uint32_t)job->kind);
+    wire_put_u32(b, (uint32_t)job->depth);
+    wire_put_str(b, job->url);
+    if (wire_frame_end(b, at) != 0) {
         b->len = at;
         b->nomem = 0;
         return -1;
@@ -617,7 +477,7 @@ static void flush(struct procs *P)
             struct proc *p = &P->p[i];
             if (p->fd < 0 || p->out.len == 0)
                 continue;
-            int rc = send_all(p->fd, &p->out);
+            int rc = wire_send_all(p->fd, &p->out);
             sb_reset(&p->out);
             if (rc != 0) {
                 proc_lost(P, i);
@@ -643,51 +503,58 @@ static void give(struct procs *P, struct crawl_job *job)
 }
 
 /* Fills the job of a result frame and hands it back. */
-static void take_result(struct procs *P, int i, struct rd *r)
+static void take_result(struct procs *P, int i, struct wire_rd *r)
 {
-    uint64_t id = get_u64(r);
+    uint64_t id = wire_get_u64(r);
     if (r->bad || id >= P->nslots || !P->slots[id].job || P->slots[id].proc != i)
         return;
     struct crawl_job *j = P->slots[id].job;
     struct crawl_result *res = &j->res;
     double t0 = crawl_started(P->c);
     free(res->final_url);
-    res->final_url = get_bytes(r, NULL);
-    res->status = (long)get_u64(r);
-    res->length = (curl_off_t)get_u64(r);
-    res->wire_bytes = (curl_off_t)get_u64(r);
-    res->redirects = (long)get_u64(r);
-    res->time_dns = get_f64(r);
-    res->time_connect = get_f64(r);
-    res->time_tls = get_f64(r);
-    res->time_ttfb = get_f64(r);
-    res->time_total = get_f64(r);
-    double start = get_f64(r), end = get_f64(r);
+    res->final_url = wire_get_bytes(r, NULL);
+    res->status = (long)wire_get_u64(r);
+    res->length = (curl_off_t)wire_get_u64(r);
+    res->wire_bytes = (curl_off_t)wire_get_u64(r);
+    res->redirects = (long)wire_get_u64(r);
+    res->time_dns = wire_get_f64(r);
+    res->time_connect = wire_get_f64(r);
+    res->time_tls = wire_get_f64(r);
+    res->time_ttfb = wire_get_f64(r);
+    res->time_total = wire_get_f64(r);
+    double start = wire_get_f64(r), end = wire_get_f64(r);
     res->start = start > 0 ? start - t0 : 0;
     res->end = end > 0 ? end - t0 : 0;
-    res->worker = i * 1000000 + (int)get_u32(r);
-    enum crawl_fail fail = (enum crawl_fail)get_u32(r);
-    char *error = get_bytes(r, NULL);
-    res->nlinks = (size_t)get_u64(r);
-    uint32_t nx = get_u32(r);
+    res->worker = i * 1000000 + (int)wire_get_u32(r);
+    double queued = wire_get_f64(r);
+    res->queued = queued > 0 ? queued - t0 : 0;
+    res->flight_start = (int)wire_get_u32(r);
+    res->flight_end = (int)wire_get_u32(r);
+    res->conns_start = (int)wire_get_u32(r);
+    res->conns_end = (int)wire_get_u32(r);
+    enum crawl_fail fail = (enum crawl_fail)wire_get_u32(r);
+    char *error = wire_get_bytes(r, NULL);
+    res->retry_after = wire_get_f64(r);
+    res->nlinks = (size_t)wire_get_u64(r);
+    uint32_t nx = wire_get_u32(r);
     if (!r->bad && nx > 0 && nx <= r->n / 8 &&
         (res->extracts = calloc(nx, sizeof *res->extracts))) {
         for (uint32_t k = 0; k < nx && !r->bad; k++, res->nextracts++) {
-            res->extracts[k].name = get_bytes(r, NULL);
-            res->extracts[k].value = get_bytes(r, NULL);
+            res->extracts[k].name = wire_get_bytes(r, NULL);
+            res->extracts[k].value = wire_get_bytes(r, NULL);
         }
     }
-    uint32_t nl = get_u32(r);
+    uint32_t nl = wire_get_u32(r);
     if (!r->bad && nl > 0 && nl <= r->n / 4 && (j->links = calloc(nl, sizeof *j->links))) {
         for (uint32_t k = 0; k < nl && !r->bad; k++) {
-            char *l = get_bytes(r, NULL);
+            char *l = wire_get_bytes(r, NULL);
             if (l)
                 j->links[j->nlinks++] = l;
         }
     }
     free(j->body);
-    j->body = get_bytes(r, &j->body_len);
-    uint64_t conns = get_u64(r);
+    j->body = wire_get_bytes(r, &j->body_len);
+    uint64_t conns = wire_get_u64(r);
     if (fail != CRAWL_FAIL_NONE || error)
         crawl_result_set_error(res, fail, error ? error : crawl_fail_name(fail));
     free(error);
@@ -705,28 +572,28 @@ static void take_result(struct procs *P, int i, struct rd *r)
 static void proc_read(struct procs *P, int i)
 {
     struct proc *p = &P->p[i];
-    ssize_t got = fill_from(p->fd, &p->in);
+    ssize_t got = wire_fill(p->fd, &p->in);
     if (got == 0 || (got < 0 && got != -EINTR && got != -EAGAIN)) {
         proc_lost(P, i);
         return;
     }
     size_t at = 0;
-    struct rd r;
+    struct wire_rd r;
     char type;
-    while (p->fd >= 0 && frame_next(&p->in, &at, &r, &type)) {
+    while (p->fd >= 0 && wire_frame_next(&p->in, &at, &r, &type)) {
         if (type == MSG_RESULT) {
             take_result(P, i, &r);
         } else if (type == MSG_WARN) {
-            char *msg = get_bytes(&r, NULL);
+            char *msg = wire_get_bytes(&r, NULL);
             if (msg)
                 crawl_warn_once(P->c, "%s", msg);
             free(msg);
         } else if (type == MSG_END) {
-            p->threads = (int)get_u32(&r);
+            p->threads = (int)wire_get_u32(&r);
             p->ended = 1;
         }
     }
-    frames_taken(&p->in, at);
+    wire_frames_taken(&p->in, at);
 }
 
 /* Says in buf how process pid ended (it is reaped here). */
@@ -824,9 +691,9 @@ static void cancel_all(struct procs *P)
     for (int i = 0; i < P->n; i++)
         if (P->p[i].fd >= 0) {
             struct strbuf *b = &P->p[i].out;
-            size_t at = frame_begin(b, MSG_CANCEL);
-            put_u32(b, (uint32_t)crawl_is_cancelled(P->c));
-            frame_end(b, at);
+            size_t at = wire_frame_begin(b, MSG_CANCEL);
+            wire_put_u32(b, (uint32_t)crawl_is_cancelled(P->c));
+            wire_frame_end(b, at);
         }
     flush(P);
     for (int i = 0; i < P->n; i++)
@@ -982,6 +849,7 @@ const struct crawl_backend crawl_backend_procs = {
     .name = "procs",
     .summary = "worker processes (--procs), each running the coro model, hosts shared out",
     .default_concurrency = 0,
+    .processes = 1,
     .fds_per_transfer = 1,      /* a worker's socket; the workers have limits of their own */
     .run = procs_run,
 };

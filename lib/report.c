@@ -136,11 +136,12 @@ static void json_row(struct strbuf *b, const struct crawl_job *j)
               ",\"status\":%ld,\"length\":%lld,\"wire_bytes\":%lld,\"redirects\":%ld"
               ",\"time_dns\":%.6f,\"time_connect\":%.6f,\"time_tls\":%.6f"
               ",\"time_ttfb\":%.6f,\"time_total\":%.6f,\"start\":%.6f"
-              ",\"worker\":%d,\"line\":%ld,\"depth\":%d,\"links\":%zu,\"fail\":",
+              ",\"worker\":%d,\"line\":%ld,\"depth\":%d,\"links\":%zu,\"attempts\":%d"
+              ",\"fail\":",
               r->status, (long long)r->length, (long long)r->wire_bytes,
               r->redirects, r->time_dns, r->time_connect, r->time_tls,
               r->time_ttfb, r->time_total, r->start, r->worker, j->line, j->depth,
-              r->nlinks);
+              r->nlinks, r->attempts);
     report_json_sb(b, r->fail ? crawl_fail_name(r->fail) : NULL);
     sb_adds(b, ",\"error\":");
     report_json_sb(b, r->fail && !r->error ? crawl_fail_name(r->fail) : r->error);
@@ -170,7 +171,7 @@ static void json_row(struct strbuf *b, const struct crawl_job *j)
 
 static const char csv_header[] =
     "url,final_url,status,length,wire_bytes,redirects,time_dns,time_connect,"
-    "time_tls,time_ttfb,time_total,start,worker,line,depth,fail,error,extract\n";
+    "time_tls,time_ttfb,time_total,start,worker,line,depth,attempts,fail,error,extract\n";
 
 static void csv_row(struct strbuf *b, const struct crawl_job *j)
 {
@@ -178,10 +179,11 @@ static void csv_row(struct strbuf *b, const struct crawl_job *j)
     report_csv_sb(b, j->url);
     sb_addc(b, ',');
     report_csv_sb(b, r->final_url);
-    sb_printf(b, ",%ld,%lld,%lld,%ld,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%ld,%d,",
+    sb_printf(b, ",%ld,%lld,%lld,%ld,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%ld,%d,%d,",
               r->status, (long long)r->length, (long long)r->wire_bytes,
               r->redirects, r->time_dns, r->time_connect, r->time_tls,
-              r->time_ttfb, r->time_total, r->start, r->worker, j->line, j->depth);
+              r->time_ttfb, r->time_total, r->start, r->worker, j->line, j->depth,
+              r->attempts);
     if (r->fail)
         sb_adds(b, crawl_fail_name(r->fail));
     sb_addc(b, ',');
@@ -312,12 +314,21 @@ static void json_summary(struct strbuf *b, struct crawl *c)
     crawl_get_summary(c, &s);
     sb_printf(b,
               "{\"summary\":true,\"mode\":\"%s\",\"urls\":%zu,\"ok\":%zu,"
-              "\"failed\":%zu,\"queued_left\":%zu,\"wall\":%.6f,\"connections\":%zu,"
+              "\"failed\":%zu,\"retries\":%zu,\"queued_left\":%zu,\"wall\":%.6f,\"connections\":%zu,"
               "\"reuse\":\"%s\",\"concurrency\":%d,\"threads\":%d,\"robots_fetched\":%zu,"
               "\"robots_blocked\":%zu,\"options\":",
-              s.mode, s.rows, s.rows - s.failed, s.failed, s.queued_left, s.wall, s.conns,
+              s.mode, s.rows, s.rows - s.failed, s.failed, s.retries, s.queued_left, s.wall, s.conns,
               s.reuse ? "on" : "off", s.limit, s.threads, s.robots_fetched, s.robots_blocked);
     report_json_sb(b, fetch_describe(c, desc, sizeof desc));
+    /* Percentiles of the fetched URLs' times: the whole transfer, and until
+     * the first byte of the response. */
+    static const struct { const char *name; double q; } qs[] = {
+        { "p50", 0.50 }, { "p90", 0.90 }, { "p99", 0.99 }, { "max", 1 },
+    };
+    for (int t = 0; t < 2; t++)
+        for (size_t k = 0; k < sizeof qs / sizeof *qs; k++)
+            sb_printf(b, ",\"%s%s_ms\":%.3f", t ? "ttfb_" : "", qs[k].name,
+                      crawl_latency_ms(c, t ? CRAWL_TIME_TTFB : CRAWL_TIME_TOTAL, qs[k].q));
     sb_adds(b, "}\n");
 }
 
@@ -328,6 +339,8 @@ static void table_summary(struct strbuf *b, struct crawl *c)
     crawl_get_summary(c, &s);
     sb_printf(b, "Mode: %s; %zu URLs, %zu ok, %zu failed", s.mode, s.rows, s.rows - s.failed,
               s.failed);
+    if (s.retries)
+        sb_printf(b, ", %zu %s", s.retries, s.retries == 1 ? "retry" : "retries");
     if (s.queued_left)
         sb_printf(b, ", %zu links found and not fetched", s.queued_left);
     sb_printf(b, "; %zu connections; %s\n", s.conns, fetch_describe(c, desc, sizeof desc));

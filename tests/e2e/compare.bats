@@ -9,7 +9,7 @@ setup() {
 }
 
 # table_rows: the comparison rows of the last output (after the header).
-table_rows() { sed -n '/^mode  *urls  *ok  *failed/,$p' <<<"$output" | tail -n +2; }
+table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -n +2 | grep -v '^$'; }
 
 @test "one comparison row per model with the right counts" {
 	run "$CRAWL" --mode=all "$list"
@@ -49,10 +49,39 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,$p' <<<"$output" | tail -n +
 
 @test "CSV comparison parses with the named columns" {
 	run "$CRAWL" --mode=all --format=csv "$list"
-	[ "${lines[0]}" = "mode,urls,ok,failed,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,reuse,p50_ms,p99_ms" ]
+	[ "${lines[0]}" = "mode,urls,ok,failed,retries,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,reuse,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
 	[ "${#lines[@]}" -eq $((NALL + 1)) ]
 	for i in $(seq "$NALL"); do
-		[ "$(awk -F, '{print NF}' <<<"${lines[$i]}")" -eq 18 ]
+		[ "$(awk -F, '{print NF}' <<<"${lines[$i]}")" -eq 25 ]
+	done
+}
+
+@test "percentiles of total time and time to first byte are present and ordered" {
+	run "$CRAWL" --mode=all --format=jsonl "$list"
+	[ "$(wc -l <<<"$output")" -eq "$NALL" ]
+	for m in $MODES; do
+		row=$(jq -c "select(.mode == \"$m\")" <<<"$output")
+		# Three URLs were fetched, the slowest after 300 ms.
+		jq -e '0 < .p50_ms and .p50_ms <= .p90_ms and .p90_ms <= .p99_ms and .p99_ms <= .max_ms
+			and .max_ms >= 300 and .max_ms < 2000
+			and 0 < .ttfb_p50_ms and .ttfb_p50_ms <= .ttfb_p90_ms and .ttfb_p90_ms <= .ttfb_p99_ms
+			and .ttfb_p99_ms <= .ttfb_max_ms and .ttfb_max_ms <= .max_ms' <<<"$row"
+	done
+	run "$CRAWL" --mode=all -q "$list"
+	header=$(grep '^mode ' <<<"$output")
+	[ "$(awk '{for (i = NF - 7; i <= NF; i++) printf "%s ", $i}' <<<"$header")" = "p50_ms p90_ms p99_ms max_ms ttfb_p50_ms ttfb_p90_ms ttfb_p99_ms ttfb_max_ms " ]
+}
+
+@test "the JSON summary of every model has the percentiles, ordered" {
+	for m in $MODES; do
+		run "$CRAWL" --mode="$m" --format=jsonl "$list"
+		[ "$status" -eq 1 ]
+		sum=$(jq -c 'select(.summary)' <<<"$output")
+		jq -e '.urls == 4 and .ok == 3
+			and 0 < .p50_ms and .p50_ms <= .p90_ms and .p90_ms <= .p99_ms and .p99_ms <= .max_ms
+			and .max_ms >= 300
+			and 0 < .ttfb_p50_ms and .ttfb_p50_ms <= .ttfb_p90_ms and .ttfb_p90_ms <= .ttfb_p99_ms
+			and .ttfb_p99_ms <= .ttfb_max_ms' <<<"$sum"
 	done
 }
 

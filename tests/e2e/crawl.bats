@@ -117,7 +117,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	for m in $MODES; do
 		run bash -c "'$CRAWL' --mode=$m --format=csv '$BATS_TEST_TMPDIR/list' 2>/dev/null"
 		[ "$status" -eq 1 ]
-		[ "${lines[0]}" = "url,final_url,status,length,wire_bytes,redirects,time_dns,time_connect,time_tls,time_ttfb,time_total,start,worker,line,depth,fail,error,extract" ]
+		[ "${lines[0]}" = "url,final_url,status,length,wire_bytes,redirects,time_dns,time_connect,time_tls,time_ttfb,time_total,start,worker,line,depth,attempts,fail,error,extract" ]
 		grep -q "^$FIXTURE/bytes/5,$FIXTURE/bytes/5,200,5,5,0," <<<"$output"
 		grep -q '^"bad line, with comma",,0,0,0,0,.*,input,not an absolute http or https URL (no scheme),$' <<<"$output"
 	done

@@ -8,16 +8,26 @@ load helpers
 	run env BUILD="$BUILD" QUICK=1 OUT="$out" scripts/bench.sh
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$(head -1 "$out/sweep.csv")" = "tool,urls,delay_ms,wall_s,rss_mb,runs_ok,runs" ]
-	# Every crawl model at both sizes, every run saw all its requests.
-	for t in crawl-seq crawl-thread crawl-pool crawl-coro; do
-		[ "$(grep -c "^$t," "$out/sweep.csv")" -eq 2 ]
+	for sw in sweep sweep-fixed; do
+		[ "$(head -1 "$out/$sw.csv")" = "tool,urls,delay_ms,limit,wall_s,rss_mb,runs_ok,runs,note" ]
+		# Every crawl model at both sizes, every run saw all its requests.
+		for t in crawl-seq crawl-thread crawl-pool crawl-coro crawl-procs; do
+			[ "$(grep -c "^$t," "$out/$sw.csv")" -eq 2 ]
+		done
+		[ "$(awk -F, 'NR > 1 && $7 != $8' "$out/$sw.csv" | wc -l)" -eq 0 ]
 	done
-	[ "$(awk -F, 'NR > 1 && $6 != $7' "$out/sweep.csv" | wc -l)" -eq 0 ]
+	# Matched limits: each peer at its crawl model's (QUICK: POOL 100, 50 URLs).
+	lim() { awk -F, -v t="$2" -v n="$3" '$1 == t && $2 == n { print $4 }' "$out/$1.csv"; }
+	[ "$(lim sweep crawl-seq 50) $(lim sweep crawl-coro 50) $(lim sweep crawl-pool 50)" = "1 50 100" ]
+	if command -v curl >/dev/null; then [ "$(lim sweep curl 50)" = 50 ]; fi
+	if /usr/bin/python3 -c 'import requests' 2>/dev/null; then [ "$(lim sweep threadpool 10)" = 100 ]; fi
+	# The fixed sweep: everyone at FIXED (QUICK: 100), seq at 1.
+	[ "$(lim sweep-fixed crawl-coro 10) $(lim sweep-fixed crawl-pool 50) $(lim sweep-fixed crawl-seq 10)" = "100 100 1" ]
+	grep -q '^load: ' "$out/machine.txt"
 	[ "$(tail -n +2 "$out/pool.csv" | cut -d, -f1 | tr '\n' ' ')" = "1 4 16 " ]
 	grep -q '^machine: ' "$out/machine.txt"
 	if command -v gnuplot >/dev/null; then
-		for p in wall rss pool; do [ -s "$out/$p.png" ] && [ -s "$out/$p.svg" ]; done
+		for p in wall rss wall-fixed rss-fixed pool; do [ -s "$out/$p.png" ] && [ -s "$out/$p.svg" ]; done
 	fi
 }
 
@@ -56,6 +66,30 @@ load helpers
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(grep -cE '^(seq|thread|pool|coro|coro-all) +500 ' <<<"$output")" -eq 5 ]
+}
+
+@test "scripts/timeline.sh draws a lane per worker and a bar per transfer, as PNG and SVG" {
+	command -v gnuplot >/dev/null || skip "gnuplot is not installed"
+	list="$BATS_TEST_TMPDIR/list.txt"
+	for i in $(seq 20); do echo "$FIXTURE/delay/20/$i"; done >"$list"
+	"$CRAWL" --mode=pool -c 4 -q --trace "$BATS_TEST_TMPDIR/t.json" "$list"
+	run scripts/timeline.sh "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/pic"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "timeline: $BATS_TEST_TMPDIR/pic.png $BATS_TEST_TMPDIR/pic.svg (4 lanes, 20 transfers)" ]
+	[ "$(head -c 8 "$BATS_TEST_TMPDIR/pic.png" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ]
+	grep -q '<svg' "$BATS_TEST_TMPDIR/pic.svg"
+	grep -q 'pool worker 3' "$BATS_TEST_TMPDIR/pic.svg"
+	run scripts/timeline.sh /dev/null "$BATS_TEST_TMPDIR/none"
+	[ "$status" -ne 0 ]
+}
+
+@test "scripts/compare.sh draws the run of every model when gnuplot is there" {
+	command -v gnuplot >/dev/null || skip "gnuplot is not installed"
+	run env BUILD="$BUILD" DELAYS="50 100" TIMELINE="$BATS_TEST_TMPDIR/demo" scripts/compare.sh -q
+	[ "$status" -eq 0 ]
+	grep -q "^picture of the run (one lane per worker): $BATS_TEST_TMPDIR/demo.png $BATS_TEST_TMPDIR/demo.svg" <<<"$output"
+	[ -s "$BATS_TEST_TMPDIR/demo.png" ] && [ -s "$BATS_TEST_TMPDIR/demo.svg" ]
 }
 
 @test "scripts/bench-docs.sh QUICK=1 fetches the same pages with every tool, as nginx counted them" {

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -365,6 +366,61 @@ static void test_a_relay_gets_every_job_whole_and_applies_no_rules(void **state)
     t_free(t);
 }
 
+/* 100 fetched URLs taking 1 to 100 ms, first bytes at half that, and one
+ * failed URL that is not counted. */
+static void test_percentiles_of_total_and_first_byte_times_are_ordered_and_exact_at_the_max(void **state)
+{
+    struct t *t = t_new(NULL);
+    char url[64];
+    assert_true(crawl_latency_ms(&t->c, CRAWL_TIME_TOTAL, 0.5) == 0);
+    for (int i = 1; i <= 101; i++) {
+        snprintf(url, sizeof url, "http://a.test/%d", i);
+        crawl_add(&t->c, url, "-", i, NULL);
+    }
+    for (int i = 1; i <= 101; i++) {
+        snprintf(url, sizeof url, "http://a.test/%d", i);
+        struct crawl_job *j = take(t, url);
+        if (i == 101) {
+            j->res.time_total = 9;
+            crawl_result_set_error(&j->res, CRAWL_FAIL_TIMEOUT, "timed out");
+        } else {
+            j->res.time_total = i / 1000.0;
+            j->res.time_ttfb = i / 2000.0;
+        }
+        crawl_done(&t->c, j);
+    }
+    static const double q[] = { 0.50, 0.90, 0.99 };
+    for (int k = 0; k < 3; k++) {
+        double want = q[k] * 100;
+        double v = crawl_latency_ms(&t->c, CRAWL_TIME_TOTAL, q[k]);
+        assert_true(v > want * 0.99 && v < want * 1.01);
+        v = crawl_latency_ms(&t->c, CRAWL_TIME_TTFB, q[k]);
+        assert_true(v > want / 2 * 0.99 && v < want / 2 * 1.01);
+    }
+    assert_true(crawl_latency_ms(&t->c, CRAWL_TIME_TOTAL, 1) == 100.0);
+    assert_true(crawl_latency_ms(&t->c, CRAWL_TIME_TTFB, 1) == 50.0);
+    t_free(t);
+}
+
+/* One URL: every percentile is its time, none above the max (a bucket's
+ * middle may lie past it). */
+static void test_percentiles_of_one_url_never_pass_its_time(void **state)
+{
+    struct t *t = t_new(NULL);
+    crawl_add(&t->c, "http://a.test/", "-", 1, NULL);
+    struct crawl_job *j = take(t, "http://a.test/");
+    j->res.time_total = 0.0123;
+    j->res.time_ttfb = 0.0100;
+    crawl_done(&t->c, j);
+    double p50 = crawl_latency_ms(&t->c, CRAWL_TIME_TOTAL, 0.5);
+    double p99 = crawl_latency_ms(&t->c, CRAWL_TIME_TOTAL, 0.99);
+    double max = crawl_latency_ms(&t->c, CRAWL_TIME_TOTAL, 1);
+    assert_true(max == 12.3);
+    assert_true(p50 <= p99 && p99 <= max && p50 > 12.3 * 0.99);
+    assert_true(crawl_latency_ms(&t->c, CRAWL_TIME_TTFB, 0.99) <= 10.0);
+    t_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +432,8 @@ int main(void)
         cmocka_unit_test(test_every_job_gives_one_row_when_threads_take_and_give_back),
         cmocka_unit_test(test_lists_are_read_as_the_crawl_needs_them),
         cmocka_unit_test(test_a_relay_gets_every_job_whole_and_applies_no_rules),
+        cmocka_unit_test(test_percentiles_of_total_and_first_byte_times_are_ordered_and_exact_at_the_max),
+        cmocka_unit_test(test_percentiles_of_one_url_never_pass_its_time),
     };
     return cmocka_run_group_tests_name("crawl", tests, NULL, NULL);
 }

@@ -1,0 +1,56 @@
+/* cli.h: the crawl command's flags, shared by its two files: args.c turns
+ * the command line into a struct cli and opens the lists; crawl.c runs. */
+#ifndef CRAWL_CLI_H
+#define CRAWL_CLI_H
+
+#include <regex.h>
+
+#include "crawl.h"
+#include "urllist.h"
+
+#define EXIT_FAILED 1
+#define EXIT_USAGE  2
+#define EXIT_OUTPUT 23          /* as curl: the output could not be written */
+#define EXIT_PIPE   141         /* as a tool that SIGPIPE ends: the reader left */
+
+/* Flags that only some runs use, noted to say when one is ignored. */
+enum {
+    GIVEN_LOOPS = 2, GIVEN_PROCS = 4, GIVEN_MODES = 8, GIVEN_REPEAT = 16,
+    GIVEN_INCLUDE = 32, GIVEN_EXCLUDE = 64, GIVEN_STACK = 128,
+};
+
+struct cli {
+    struct crawl_opts opts;
+    const char *mode;
+    const char *modes;
+    int repeat;
+    enum crawl_format format;
+    enum crawl_order order;
+    const char *output;
+    const char *trace;      /* --trace FILE */
+    int trace_fd;           /* its descriptor, or -1 */
+    int trace_pid;          /* the base pid of the model that runs next */
+    int quiet;
+    int progress;           /* -1 auto, 0 off, 1 on */
+    unsigned given;         /* GIVEN_* flags seen, for warn_ignored */
+    char **inputs;
+    int ninputs;
+    const char *follow;
+    const char *extract[64];
+    int nextract;
+    regex_t include[32], exclude[32];
+    struct html_rules *rules;
+};
+
+/* Fills cli from the command line; prints help or the version and exits 0,
+ * or exits 2 naming the flag that is wrong. */
+void cli_parse(struct cli *cli, int argc, char **argv);
+
+/* Opens every input and hands them to c, to be read as the crawl needs
+ * them. Exits 2 when a file cannot be opened. */
+struct urllist *cli_open_inputs(struct cli *cli, struct crawl *c);
+
+/* Prints "crawl: MESSAGE" and the hint to try --help, and exits 2. */
+void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif
