@@ -589,6 +589,11 @@ const char *crawl_cancel_text(struct crawl *c)
     }
 }
 
+void crawl_abandon(struct crawl *c, const char *why)
+{
+    c->abandoned = why;
+}
+
 int crawl_is_cancelled(struct crawl *c)
 {
     return atomic_load(&c->cancelled);
@@ -670,7 +675,11 @@ static void end_job(struct crawl *c, struct crawl_job *j)
         crawl__job_free(j);
         return;
     }
-    if (!JOB(j)->failed_early)
+    if (JOB(j)->failed_early)
+        ;
+    else if (c->abandoned && !atomic_load(&c->cancelled))
+        crawl_result_set_error(&j->res, CRAWL_FAIL_OTHER, c->abandoned);
+    else
         crawl_result_set_error(&j->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
     JOB(j)->unrun = 1;
     pthread_mutex_lock(&c->lock);

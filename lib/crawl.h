@@ -366,6 +366,12 @@ enum crawl_cancel_why {
  * the first reason given sticks. Async-signal-safe. */
 void crawl_cancel(struct crawl *c, enum crawl_cancel_why why);
 
+/* Called by a model that can run no more jobs (every worker process is
+ * gone) before it returns: the listed URLs it never took get failed rows
+ * (CRAWL_FAIL_OTHER) with the text why, a static string, instead of
+ * "cancelled". */
+void crawl_abandon(struct crawl *c, const char *why);
+
 /* Returns the reason once crawl_cancel was called, else 0. */
 int crawl_is_cancelled(struct crawl *c);
 

@@ -57,6 +57,7 @@ struct crawl {
     double t0;                /* monotonic seconds at crawl_run's start */
     double wall;              /* seconds crawl_run took */
     atomic_int cancelled;     /* set by crawl_cancel (the reason): take no more jobs */
+    const char *abandoned;    /* set by crawl_abandon: why the jobs left never ran */
     size_t nofile;            /* file descriptors this process may open */
     struct frontier *fr;      /* queues, hosts, seen URLs (frontier.c) */
     size_t robots_fetched;    /* robots.txt files fetched */

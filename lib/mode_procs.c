@@ -799,8 +799,10 @@ static int procs_run(struct crawl *c)
             }
             told = 1;
         }
-        if (P.alive == 0)
+        if (P.alive == 0) {
+            crawl_abandon(c, "no worker process left");
             break;
+        }
         if (cancel_at > 0 && crawl_now() - cancel_at > CANCEL_GRACE)
             for (int i = 0; i < P.n; i++)
                 if (P.p[i].fd >= 0)

@@ -49,8 +49,9 @@ h2_start() {
 		/usr/sbin/nghttpd -d "$dir/h2root" --address=127.0.0.1 "$port" "$dir/key.pem" \
 			"$dir/cert.pem" >"$dir/nghttpd.log" 2>&1 </dev/null 3>&- &
 		H2_PID=$!
-		for _ in $(seq 40); do
-			[ "$(curl -sk --http2 -o /dev/null -w '%{http_version}' "https://127.0.0.1:$port/$file")" = 2 ] &&
+		for _ in $(seq 100); do
+			[ "$(curl -sk --http2 --max-time 2 -o /dev/null -w '%{http_version}' \
+				"https://127.0.0.1:$port/$file")" = 2 ] &&
 				{ H2="https://127.0.0.1:$port"; return 0; }
 			kill -0 "$H2_PID" 2>/dev/null || break
 			sleep 0.05
@@ -58,6 +59,8 @@ h2_start() {
 		kill "$H2_PID" 2>/dev/null; wait "$H2_PID" 2>/dev/null
 	done
 	H2_PID=
+	echo "h2_start: nghttpd did not serve $file over HTTP/2; its last log:" >&2
+	tail -5 "$dir/nghttpd.log" >&2
 	return 1
 }
 
