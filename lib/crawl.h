@@ -98,6 +98,12 @@ struct crawl_opts {
     const char *cookie_jar;   /* libcurl's cookie engine on, its jar read from
                                * and written to this file; NULL: off */
     const char *cookie;       /* "NAME=VALUE; ..." sent with every request; NULL: none */
+    const char *proxy;        /* the proxy of every request (-x); "": none, even
+                               * if the environment names one; NULL: the
+                               * environment's (http_proxy, ...), if any */
+    const char *noproxy;      /* hosts reached without the proxy, comma-separated
+                               * as curl's --noproxy ("*": all); NULL: the
+                               * environment's no_proxy */
     size_t stack_size;        /* coroutine stack bytes; 0: default */
     int    loops;             /* coro: event loops (threads) */
     int    procs;             /* procs: worker processes; 0: the online CPUs */

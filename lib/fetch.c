@@ -254,13 +254,15 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
         curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
         curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
     }
-    /* No proxy variable set: say so, and libcurl looks for none. With
-     * one, libcurl's own rules (and no_proxy) apply as usual. */
+    /* -x and --noproxy as curl reads them: each replaces its environment
+     * variables. With neither given nor any proxy variable set, say so,
+     * and libcurl looks for none; with one set, libcurl's own rules (and
+     * no_proxy) apply as usual. */
     pthread_once(&proxy_once, proxy_check);
-    if (!proxy_in_env) {
-        curl_easy_setopt(h, CURLOPT_PROXY, "");
-        curl_easy_setopt(h, CURLOPT_NOPROXY, "");
-    }
+    if (o->proxy || !proxy_in_env)
+        curl_easy_setopt(h, CURLOPT_PROXY, o->proxy ? o->proxy : "");
+    if (o->noproxy || (!o->proxy && !proxy_in_env))
+        curl_easy_setopt(h, CURLOPT_NOPROXY, o->noproxy ? o->noproxy : "");
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     if (o->cookie)
         curl_easy_setopt(h, CURLOPT_COOKIE, o->cookie);

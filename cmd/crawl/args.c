@@ -52,6 +52,13 @@ static const char usage_text[] =
 "      --cookie-jar=FILE  keep cookies: read FILE if it exists, send what\n"
 "                         responses set on later requests to their sites,\n"
 "                         write the jar to FILE at the end\n"
+"  -x, --proxy=URL        send every request through the proxy at URL\n"
+"                         (http://, https://, socks5://...; \"\" for none),\n"
+"                         instead of the one http_proxy/https_proxy/all_proxy\n"
+"                         name\n"
+"      --noproxy=LIST     hosts reached directly, comma-separated (a name\n"
+"                         matches its subdomains too; * alone for all),\n"
+"                         instead of no_proxy's list\n"
 "      --fail             HTTP status 400 and above counts as a failure\n"
 "      --max-size=BYTES   largest body accepted, decoded (default 64M;\n"
 "                         suffixes K, M, G; 0 for no limit)\n"
@@ -180,7 +187,7 @@ enum {
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
     OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
-    OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE,
+    OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_NOPROXY,
 };
 
 static const struct option long_opts[] = {
@@ -198,6 +205,8 @@ static const struct option long_opts[] = {
     {"header", required_argument, 0, 'H'},
     {"cookie", required_argument, 0, OPT_COOKIE},
     {"cookie-jar", required_argument, 0, OPT_COOKIE_JAR},
+    {"proxy", required_argument, 0, 'x'},
+    {"noproxy", required_argument, 0, OPT_NOPROXY},
     {"fail", no_argument, 0, OPT_FAIL},
     {"max-size", required_argument, 0, OPT_MAX_SIZE},
     {"buffer-size", required_argument, 0, OPT_BUFFER_SIZE},
@@ -315,6 +324,12 @@ static int opt_fetching(struct cli *cli, int ch)
     case OPT_COOKIE_JAR:
         check_jar(optarg);
         o->cookie_jar = optarg;
+        return 1;
+    case 'x':
+        o->proxy = optarg;
+        return 1;
+    case OPT_NOPROXY:
+        o->noproxy = optarg;
         return 1;
     case OPT_FAIL:
         o->fail_http = 1;
@@ -535,7 +550,7 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     cli->repeat = 1;
     cli->progress = -1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":c:A:H:o:qkhV", long_opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":c:A:H:o:x:qkhV", long_opts, NULL)) != -1) {
         if (opt_fetching(cli, ch) || opt_output(cli, ch) || opt_following(cli, ch))
             continue;
         switch (ch) {
