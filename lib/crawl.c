@@ -458,12 +458,13 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             pthread_mutex_lock(&c->lock);
             continue;
         }
-        /* Retries waiting for their time: look again within 100 ms, so that
-         * a cancellation (which signals nobody) ends the wait soon. */
-        if (frontier_delayed(c) && (wake == 0 || wake > crawl_now() + 0.1))
+        /* Retries and hosts waiting for their time: look again within 100
+         * ms, so that a cancellation (which signals nobody) ends the wait
+         * soon. */
+        if ((frontier_delayed(c) || wake > 0) && (wake == 0 || wake > crawl_now() + 0.1))
             wake = crawl_now() + 0.1;
         if (wake > 0) {
-            /* Only a host's --delay or a retry's time holds the queued
+            /* Only a host's delay or pause or a retry's time holds the queued
              * jobs back. The condition variable runs on CLOCK_REALTIME. */
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);

@@ -126,6 +126,9 @@ struct crawl_opts {
                                  the one user_agent starts with */
     int    per_host;          /* transfers in flight to one host at most; 0: no bound */
     double delay;             /* seconds between the starts of requests to one host */
+    int    ignore_crawl_delay;  /* robots.txt's Crawl-delay does not space requests */
+    int    auto_throttle;     /* each host's delay follows its latency and errors */
+    int    sitemaps;          /* the listed hosts' sitemaps add their URLs at depth 0 */
 };
 
 /* Fills o with the defaults of every option. */

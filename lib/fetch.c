@@ -505,13 +505,13 @@ static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_resul
     crawl_result_set_error(r, fail, buf);
 }
 
-/* The seconds a 429 or 503 asks to wait (Retry-After), or -1; read only
- * when the crawl retries, since looking costs a search of the headers. */
+/* The seconds a 429 or 503 asks to wait (Retry-After), or -1: for a
+ * retry's wait, and for the pause of its host. */
 static double retry_after(struct fetch_xfer *x, long status)
 {
     struct curl_header *h;
     double secs;
-    if (x->c->opts->retry <= 0 || !retry_after_applies(status) ||
+    if (!retry_after_applies(status) ||
         curl_easy_header(x->easy, "Retry-After", 0, CURLH_HEADER, -1, &h) != CURLHE_OK ||
         retry_after_parse(h->value, time(NULL), &secs) != 0)
         return -1;

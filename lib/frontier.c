@@ -15,6 +15,8 @@
 
 #include "crawl_internal.h"
 #include "frontier.h"
+#include "polite.h"
+#include "retry.h"
 #include "robots.h"
 #include "hset.h"
 #include "spool.h"
@@ -33,7 +35,15 @@ enum robots_state { ROBOTS_NONE, ROBOTS_PENDING, ROBOTS_READY };
 struct crawl_host {
     char *key;                  /* scheme://host:port */
     int running;
-    double next_at;             /* earliest start of its next request (--delay) */
+    double next_at;             /* earliest start of its next request: its
+                                 * delay after the last, or the end of a
+                                 * pause a 429 or 503 asked for */
+    double delay;               /* seconds between its requests' starts: --delay,
+                                 * raised to its Crawl-delay, moved by
+                                 * --auto-throttle */
+    double floor;               /* the least delay: --delay or Crawl-delay */
+    double last_start;          /* when its last request started */
+    int sampled;                /* --auto-throttle: a response set its delay */
     enum robots_state robots_state;
     struct robots *robots;
     char *robots_why;           /* why its listed URLs fail robots.txt; NULL: its rules */
@@ -46,6 +56,9 @@ struct crawl_host {
 
 struct frontier {
     int per_host_queues;
+    int timed;                  /* a host may have to wait: pick reads the clock */
+    int throttle;               /* --auto-throttle */
+    double delay;               /* --delay, every host's first delay */
     int robots;                 /* fetch and obey robots.txt */
     int follow;                 /* links are followed (--depth > 0) */
     char *agent;                /* robots.txt product token */
@@ -72,6 +85,10 @@ struct frontier {
  * with its URL, so the bound keeps the queue near 10 MB however large the
  * site. */
 #define FRONTIER_MEM_JOBS 32768
+
+/* The longest Crawl-delay honoured, in seconds (as --delay's bound): a
+ * file that asks for a day between requests gets an hour. */
+#define FRONTIER_CRAWL_DELAY_MAX 3600.0
 
 /* A spilled link: this header, then the scope and the URL. */
 struct spilled {
@@ -130,6 +147,7 @@ static struct crawl_host *host_get(struct frontier *f, const char *key)
         free(h);
         return NULL;
     }
+    h->delay = h->floor = f->delay;
     return h;
 }
 
@@ -197,7 +215,13 @@ int frontier_init(struct crawl *c)
         return CRAWL_ENOMEM;
     f->follow = o->depth > 0;
     f->robots = o->robots && f->follow;
-    f->per_host_queues = f->robots || o->per_host > 0 || o->delay > 0;
+    f->throttle = o->auto_throttle;
+    f->delay = o->delay;
+    f->timed = o->delay > 0;
+    /* A 429 or 503 pauses its host, and only a crawl that keeps hosts
+     * apart can pause one: one that retries, follows links or paces. */
+    f->per_host_queues = f->robots || o->per_host > 0 || o->delay > 0 || o->auto_throttle ||
+                         o->retry > 0;
     /* The product token is the one the user agent starts with
      * ("crawl/0.1.0" is crawl's), unless one is given. */
     const char *ua = o->user_agent ? o->user_agent : "crawl";
@@ -411,6 +435,43 @@ static void requeue_front(struct frontier *f, struct crawl_job *j)
     f->queued++;
 }
 
+/* What a host's answer to page job j (which ran) tells its pacing: a 429
+ * or 503 with Retry-After pauses the host, not the crawl, for as long as
+ * it asks, at most --retry-max-delay and never past --deadline; with
+ * --auto-throttle its latency and outcome set the host's delay. */
+static void host_observe(struct crawl *c, struct crawl_host *h, const struct crawl_job *j)
+{
+    struct frontier *f = c->fr;
+    const struct crawl_opts *o = c->opts;
+    const struct crawl_result *r = &j->res;
+    if (JOB(j)->unrun || r->fail == CRAWL_FAIL_CANCELLED)
+        return;
+    if (r->retry_after >= 0 && retry_after_applies(r->status)) {
+        double at = crawl_now() + (r->retry_after < o->retry_max_delay ? r->retry_after
+                                                                       : o->retry_max_delay);
+        if (o->deadline > 0 && c->t0 > 0 && at > c->t0 + o->deadline)
+            at = c->t0 + o->deadline;
+        if (at > h->next_at)
+            h->next_at = at;
+        f->timed = 1;
+    }
+    if (f->throttle) {
+        double latency = r->time_ttfb > 0 ? r->time_ttfb : r->time_total;
+        h->delay = polite_throttle(h->delay, latency, retry_transient(r), h->floor,
+                                   POLITE_MAX_DELAY);
+        h->sampled = 1;
+        if (h->last_start + h->delay > h->next_at)
+            h->next_at = h->last_start + h->delay;
+        f->timed = 1;
+    }
+}
+
+void frontier_observe(struct crawl *c, const struct crawl_job *j)
+{
+    if (JOB(j)->host && j->kind == JOB_PAGE)
+        host_observe(c, JOB(j)->host, j);
+}
+
 void frontier_retry(struct crawl *c, struct crawl_job *j, double at)
 {
     struct frontier *f = c->fr;
@@ -467,13 +528,16 @@ static struct crawl_job *pick(struct crawl *c, double *wake)
     if (!f->ring)
         return NULL;
     const struct crawl_opts *o = c->opts;
-    double now = o->delay > 0 ? crawl_now() : 0;
+    double now = f->timed ? crawl_now() : 0;
     struct crawl_host *h = f->ring, *start = h;
     do {
         struct crawl_host *next = h->ring_next;
+        /* --auto-throttle sends a host's first request alone: its delay
+         * comes from that request's latency. */
         int ok = h->robots_state != ROBOTS_PENDING &&
-                 (o->per_host <= 0 || h->running < o->per_host);
-        if (ok && o->delay > 0 && now < h->next_at) {
+                 (o->per_host <= 0 || h->running < o->per_host) &&
+                 !(f->throttle && !h->sampled && h->running > 0);
+        if (ok && now < h->next_at) {
             if (wake && (*wake == 0 || h->next_at < *wake))
                 *wake = h->next_at;
             ok = 0;
@@ -492,10 +556,13 @@ static struct crawl_job *pick(struct crawl *c, double *wake)
     return NULL;
 got:
     f->queued--;
-    if (JOB(j)->host) {
-        JOB(j)->host->running++;
-        if (c->opts->delay > 0)
-            JOB(j)->host->next_at = crawl_now() + c->opts->delay;
+    if ((h = JOB(j)->host)) {
+        h->running++;
+        h->last_start = crawl_now();
+        if (h->delay > 0) {
+            h->next_at = h->last_start + h->delay;
+            f->timed = 1;
+        }
     }
     return j;
 }
@@ -694,14 +761,35 @@ out:
     return rc;
 }
 
+/* Crawl-delay: the host's requests are spaced by it, from the start of its
+ * robots.txt request on, unless --ignore-crawl-delay; --delay stays the
+ * floor, and --auto-throttle never goes below it. */
+static void crawl_delay(struct crawl *c, struct crawl_host *h)
+{
+    double d = robots_crawl_delay(h->robots);
+    if (d <= 0 || c->opts->ignore_crawl_delay)
+        return;
+    if (d > FRONTIER_CRAWL_DELAY_MAX)
+        d = FRONTIER_CRAWL_DELAY_MAX;
+    if (d > h->floor)
+        h->floor = d;
+    if (h->delay < h->floor)
+        h->delay = h->floor;
+    if (h->last_start + h->delay > h->next_at)
+        h->next_at = h->last_start + h->delay;
+    c->fr->timed = 1;
+}
+
 /* The robots.txt of h is in (or failed): from now on its rules decide, for
  * the listed jobs waiting in its queue and for the links held back. */
 static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job *rj)
 {
     struct frontier *f = c->fr;
     long st = rj->res.status;
-    if (rj->res.fail == CRAWL_FAIL_NONE && st >= 200 && st < 300)
+    if (rj->res.fail == CRAWL_FAIL_NONE && st >= 200 && st < 300) {
         h->robots = robots_parse(rj->body ? rj->body : "", rj->body_len, f->agent);
+        crawl_delay(c, h);
+    }
     else if (rj->res.fail == CRAWL_FAIL_NONE && st >= 400 && st < 500)
         h->robots = robots_all(1);       /* no robots.txt: everything allowed */
     else {
@@ -770,8 +858,12 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
 
 void frontier_done(struct crawl *c, struct crawl_job *j)
 {
-    if (JOB(j)->host)
-        JOB(j)->host->running--;
+    struct crawl_host *h = JOB(j)->host;
+    if (h) {
+        h->running--;
+        if (j->kind == JOB_PAGE)
+            host_observe(c, h, j);
+    }
     if (j->kind == JOB_ROBOTS) {
         robots_ready(c, JOB(j)->host, j);
         free(j->body);

@@ -87,6 +87,11 @@ static const char usage_text[] =
 "                         the one the user agent starts with, crawl)\n"
 "      --per-host=N       transfers in flight to one host at most\n"
 "      --delay=MS         milliseconds between requests to one host\n"
+"      --ignore-crawl-delay  do not space requests by robots.txt's Crawl-delay\n"
+"                         (honoured by default where robots.txt is read,\n"
+"                         --delay being the least)\n"
+"      --auto-throttle    adapt each host's delay to its latency and errors\n"
+"                         (after Scrapy's AutoThrottle; --delay the least)\n"
 "\n"
 "Output (JSON lines and CSV rows are written as URLs finish; the table's\n"
 "rows follow its Use time line at the end):\n"
@@ -187,7 +192,8 @@ enum {
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
     OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
-    OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_NOPROXY,
+    OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_NOPROXY, OPT_IGNORE_CRAWL_DELAY,
+    OPT_AUTO_THROTTLE,
 };
 
 static const struct option long_opts[] = {
@@ -235,6 +241,8 @@ static const struct option long_opts[] = {
     {"robots-agent", required_argument, 0, OPT_ROBOTS_AGENT},
     {"per-host", required_argument, 0, OPT_PER_HOST},
     {"delay", required_argument, 0, OPT_DELAY},
+    {"ignore-crawl-delay", no_argument, 0, OPT_IGNORE_CRAWL_DELAY},
+    {"auto-throttle", no_argument, 0, OPT_AUTO_THROTTLE},
     {"list-modes", no_argument, 0, OPT_LIST_MODES},
     {"trace", required_argument, 0, OPT_TRACE},
     {"help", no_argument, 0, 'h'},
@@ -468,6 +476,12 @@ static int opt_following(struct cli *cli, int ch)
         return 1;
     case OPT_DELAY:
         o->delay = (double)parse_long("--delay", optarg, 0, 3600000) / 1000.0;
+        return 1;
+    case OPT_IGNORE_CRAWL_DELAY:
+        o->ignore_crawl_delay = 1;
+        return 1;
+    case OPT_AUTO_THROTTLE:
+        o->auto_throttle = 1;
         return 1;
     }
     return 0;
