@@ -323,7 +323,7 @@ static void publish(struct crawl *c)
     atomic_store_explicit(&l->done, c->nrows, memory_order_relaxed);
     atomic_store_explicit(&l->failed, c->nfailed, memory_order_relaxed);
     atomic_store_explicit(&l->queued, frontier_queued(c), memory_order_relaxed);
-    atomic_store_explicit(&l->total, !c->input_open && c->opts->depth == 0 ? (size_t)c->nseq : 0,
+    atomic_store_explicit(&l->total, !c->input_open && !crawl__finds(c->opts) ? (size_t)c->nseq : 0,
                           memory_order_relaxed);
 }
 
@@ -435,7 +435,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
                 continue;
             }
             /* A retry keeps the row number of its first try. */
-            if (j->kind == JOB_PAGE && j->depth > 0 && !c->relay && j->res.attempts == 0)
+            if (j->kind == JOB_PAGE && JOB(j)->found && !c->relay && j->res.attempts == 0)
                 j->seq = c->nseq++;
             publish(c);
             *job = j;
@@ -551,6 +551,9 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
      * crawl may end, and its row must be out by then. */
     if (page && c->on_done)
         c->on_done(c, job, c->on_done_data);
+    if (job->kind == JOB_SITEMAP && (job->res.fail != CRAWL_FAIL_NONE || job->res.error))
+        crawl_warn(c, "sitemap %s: %s", job->url,
+                   job->res.error ? job->res.error : crawl_fail_name(job->res.fail));
     pthread_mutex_lock(&c->lock);
     c->running--;
     if (page)
@@ -559,7 +562,7 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     publish(c);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
-    if (page)
+    if (job->kind != JOB_ROBOTS)        /* robots jobs are their hosts' */
         crawl__job_free(job);
 }
 
@@ -647,7 +650,7 @@ void crawl_get_progress(struct crawl *c, struct crawl_progress *p)
     p->running = c->running;
     p->queued = frontier_queued(c);
     /* Known once the lists are read, unless links add to them. */
-    p->total = !c->input_open && c->opts->depth == 0 ? (size_t)c->nseq : 0;
+    p->total = !c->input_open && !crawl__finds(c->opts) ? (size_t)c->nseq : 0;
     p->elapsed = c->t0 > 0 ? crawl_now() - c->t0 : 0;
     pthread_mutex_unlock(&c->lock);
 }
@@ -667,9 +670,12 @@ void crawl_count_conns(struct crawl *c, long n)
  * and is counted. The lock is not held. */
 static void end_job(struct crawl *c, struct crawl_job *j)
 {
-    if (j->kind != JOB_PAGE && !c->relay)
+    if (j->kind != JOB_PAGE && !c->relay) {
+        if (j->kind == JOB_SITEMAP)
+            crawl__job_free(j);
         return;
-    if (j->depth > 0 && !c->relay && j->res.attempts == 0) {
+    }
+    if (JOB(j)->found && !c->relay && j->res.attempts == 0) {
         pthread_mutex_lock(&c->lock);
         c->queued_left++;
         pthread_mutex_unlock(&c->lock);
@@ -777,7 +783,7 @@ static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
     size_t per = b->fds_per_transfer > 0 ? (size_t)b->fds_per_transfer : 1;
     size_t spare = 64 + c->nofile / 100;
     size_t budget = c->nofile > spare + per ? (c->nofile - spare) / per : 1;
-    size_t want = c->input_open || c->opts->depth > 0 ? (size_t)-1 : c->fetchable;
+    size_t want = c->input_open || crawl__finds(c->opts) ? (size_t)-1 : c->fetchable;
     if ((c->limit == 0 || (size_t)c->limit > budget) && want > budget) {
         /* A list of unknown length "all at once" is bounded quietly: it
          * may never come near the bound. */
@@ -800,7 +806,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         c->limit = b->max_concurrency;
     /* "All at once" means the list; a crawl that follows links has no list
      * to bound it, and would put every link it finds in flight. */
-    if (o->concurrency <= 0 && o->depth > 0 &&
+    if (o->concurrency <= 0 && crawl__finds(o) &&
         (c->limit == 0 || c->limit > CRAWL_LINK_CONCURRENCY))
         c->limit = CRAWL_LINK_CONCURRENCY;
     /* Read ahead of the run what the policies below look at: the whole
@@ -823,7 +829,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     case CRAWL_REUSE_AUTO:
         /* A link-following crawl finds its pages as it goes: keep reuse. */
         /* A streamed list with no limit goes in flight as it comes. */
-        c->reuse = o->depth > 0 || (c->input_open && c->limit > 0) ||
+        c->reuse = crawl__finds(o) || (c->input_open && c->limit > 0) ||
                    !(c->limit == 0 || (size_t)c->limit >= c->fetchable) || c->https;
         break;
     }

@@ -167,8 +167,9 @@ struct crawl_result {
 
 
 /* A page is a row of the output; a robots job fetches a host's robots.txt
- * for the core and is never shown. */
-enum crawl_job_kind { JOB_PAGE, JOB_ROBOTS };
+ * for the core, a sitemap job a sitemap (--sitemaps), and neither is
+ * shown. */
+enum crawl_job_kind { JOB_PAGE, JOB_ROBOTS, JOB_SITEMAP };
 
 struct html_rules;
 struct html_extract;
@@ -185,9 +186,11 @@ struct crawl_job {
     int    depth;             /* link hops from a listed URL */
     enum crawl_job_kind kind;
     struct crawl_result res;
-    char **links;             /* links found by fetch, taken by the core */
+    char **links;             /* links found by fetch (a sitemap's page URLs),
+                               * taken by the core */
     size_t nlinks;
-    char  *body;              /* a robots job's body */
+    char  *body;              /* a robots job's body; a sitemap job's: the
+                               * sitemap URLs of an index, one a line */
     size_t body_len;
 };
 

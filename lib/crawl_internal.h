@@ -87,6 +87,13 @@ struct crawl {
                                * resident set, summed; 0: not measured */
 };
 
+/* Whether a run with options o finds pages beyond its lists (links,
+ * sitemaps): its length is then unknown until it ends. */
+static inline int crawl__finds(const struct crawl_opts *o)
+{
+    return o->depth > 0 || o->sitemaps;
+}
+
 /* Initialises c (the caller's memory) for options o. Returns 0 or
  * CRAWL_ENOMEM. For tests that keep a crawl on the stack. */
 int crawl__init(struct crawl *c, const struct crawl_opts *o);
@@ -109,6 +116,9 @@ struct crawl__job {
     char  *scope;             /* host name of the listed URL it was reached from */
     struct crawl_job *qnext;  /* next job in its queue */
     double not_before;        /* a retry's earliest start (monotonic seconds) */
+    int    found;             /* a page the crawl found (a link, a sitemap's
+                               * URL), not a listed one: its row number is
+                               * given as it starts, and none if it never does */
 };
 
 /* The core's part of job j. */

@@ -201,7 +201,7 @@ static int worker_input(struct crawl *w, size_t want, void *data)
             int depth = (int)wire_get_u32(&r);
             char *url = wire_get_bytes(&r, NULL);
             int rc = r.bad ? CRAWL_ENOMEM
-                           : crawl_push_job(w, kind == JOB_ROBOTS ? JOB_ROBOTS : JOB_PAGE,
+                           : crawl_push_job(w, kind == JOB_ROBOTS || kind == JOB_SITEMAP ? kind : JOB_PAGE,
                                             url, depth, id);
             free(url);
             if (rc != 0)

@@ -29,7 +29,7 @@ static const char usage_text[] =
 "Fetching (the same libcurl options in every model):\n"
 "  -c, --concurrency=N    transfers in flight at most (pool: workers, default\n"
 "                         10; thread, coro and procs: all at once by\n"
-"                         default, 100 when following links)\n"
+"                         default, 100 when following links or sitemaps)\n"
 "      --timeout=SEC      limit for a whole transfer (default 30)\n"
 "      --connect-timeout=SEC  limit for connecting (default 10)\n"
 "      --deadline=SEC     limit for the whole run: what has not finished by\n"
@@ -82,14 +82,18 @@ static const char usage_text[] =
 "      --follow=XPATH     the links to follow (default //a/@href)\n"
 "      --extract=[NAME=]XPATH  values to take from every page (repeatable),\n"
 "                         shown after the URL and in JSON lines and CSV\n"
-"      --no-robots        ignore robots.txt (obeyed by default with --depth)\n"
+"      --sitemaps         read the listed hosts' sitemaps (robots.txt's\n"
+"                         Sitemap lines, or /sitemap.xml): their URLs join\n"
+"                         the crawl at depth 0, under the rules links follow\n"
+"      --no-robots        ignore robots.txt (obeyed by default with --depth\n"
+"                         or --sitemaps)\n"
 "      --robots-agent=TOKEN  the product token robots.txt is read for (default:\n"
 "                         the one the user agent starts with, crawl)\n"
 "      --per-host=N       transfers in flight to one host at most\n"
 "      --delay=MS         milliseconds between requests to one host\n"
 "      --ignore-crawl-delay  do not space requests by robots.txt's Crawl-delay\n"
-"                         (honoured by default where robots.txt is read,\n"
-"                         --delay being the least)\n"
+"                         (honoured by default where robots.txt is read, at\n"
+"                         least --delay)\n"
 "      --auto-throttle    adapt each host's delay to its latency and errors\n"
 "                         (after Scrapy's AutoThrottle; --delay the least)\n"
 "\n"
@@ -193,7 +197,7 @@ enum {
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
     OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
     OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_NOPROXY, OPT_IGNORE_CRAWL_DELAY,
-    OPT_AUTO_THROTTLE,
+    OPT_AUTO_THROTTLE, OPT_SITEMAPS,
 };
 
 static const struct option long_opts[] = {
@@ -237,6 +241,7 @@ static const struct option long_opts[] = {
     {"exclude", required_argument, 0, OPT_EXCLUDE},
     {"follow", required_argument, 0, OPT_FOLLOW},
     {"extract", required_argument, 0, OPT_EXTRACT},
+    {"sitemaps", no_argument, 0, OPT_SITEMAPS},
     {"no-robots", no_argument, 0, OPT_NO_ROBOTS},
     {"robots-agent", required_argument, 0, OPT_ROBOTS_AGENT},
     {"per-host", required_argument, 0, OPT_PER_HOST},
@@ -462,6 +467,9 @@ static int opt_following(struct cli *cli, int ch)
             die_usage("--extract: at most 64 rules");
         cli->extract[cli->nextract++] = optarg;
         return 1;
+    case OPT_SITEMAPS:
+        o->sitemaps = 1;
+        return 1;
     case OPT_NO_ROBOTS:
         o->robots = 0;
         return 1;
@@ -533,8 +541,8 @@ static void warn_ignored(const struct cli *cli)
         { GIVEN_LOOPS, "--loops", "it sets the event loops of --mode=coro" },
         { GIVEN_PROCS, "--procs", "it sets the worker processes of --mode=procs" },
         { GIVEN_STACK, "--stack-size", "it sizes the coroutines of coro and procs" },
-        { GIVEN_INCLUDE, "--include", "links are followed only with --depth" },
-        { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth" },
+        { GIVEN_INCLUDE, "--include", "links are followed only with --depth or --sitemaps" },
+        { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth or --sitemaps" },
     };
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++) {
         unsigned f = notes[i].flag;
@@ -544,7 +552,7 @@ static void warn_ignored(const struct cli *cli)
                  : f == GIVEN_LOOPS ? RUNS("coro")
                  : f == GIVEN_PROCS ? RUNS("procs")
                  : f == GIVEN_STACK ? RUNS("coro") || RUNS("procs")
-                 : cli->opts.depth > 0;
+                 : cli->opts.depth > 0 || cli->opts.sitemaps;
         if (!used)
             fprintf(stderr, "crawl: warning: %s is ignored here: %s\n", notes[i].name,
                     notes[i].why);
@@ -594,7 +602,8 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     /* robots.txt is read for a product token: the user agent must start
      * with one, or --robots-agent give it. */
     const struct crawl_opts *o = &cli->opts;
-    if (o->depth > 0 && o->robots && !o->robots_agent && robots_token_len(o->user_agent) == 0)
+    if ((o->depth > 0 || o->sitemaps) && o->robots && !o->robots_agent &&
+        robots_token_len(o->user_agent) == 0)
         die_usage("--user-agent: '%s' does not start with a product token (letters, '-' and '_') "
                   "to read robots.txt for; give one with --robots-agent", o->user_agent);
 }
