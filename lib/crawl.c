@@ -551,7 +551,8 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
      * crawl may end, and its row must be out by then. */
     if (page && c->on_done)
         c->on_done(c, job, c->on_done_data);
-    if (job->kind == JOB_SITEMAP && (job->res.fail != CRAWL_FAIL_NONE || job->res.error))
+    if (job->kind == JOB_SITEMAP && job->res.fail != CRAWL_FAIL_CANCELLED &&
+        (job->res.fail != CRAWL_FAIL_NONE || job->res.error))
         crawl_warn(c, "sitemap %s: %s", job->url,
                    job->res.error ? job->res.error : crawl_fail_name(job->res.fail));
     pthread_mutex_lock(&c->lock);

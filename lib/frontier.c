@@ -695,11 +695,10 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
     }
     h->robots_state = ROBOTS_READY;
     c->robots_fetched++;
-    if (f->sitemaps && h->scope)
-        frontier__sitemaps_start(c, h);
+    struct robots *read = NULL;     /* the file as read, for its Sitemap lines */
     if (!f->robots) {
         /* Read for its Sitemap lines only (--no-robots): no rules. */
-        robots_free(h->robots);
+        read = h->robots;
         h->robots = robots_all(1);
         free(h->robots_why);
         h->robots_why = NULL;
@@ -712,7 +711,8 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
         struct url_parts p;
         int rc = url_split(j->url, &p), allowed = 1;
         if (rc == 0) {
-            allowed = robots_allowed(h->robots, p.path);
+            /* A sitemap is read whatever the rules say of its path. */
+            allowed = j->kind == JOB_SITEMAP || robots_allowed(h->robots, p.path);
             url_parts_free(&p);
         }
         if (rc == CRAWL_ENOMEM) {
@@ -750,6 +750,9 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
         free(pe);
     }
     h->pend = h->pend_tail = NULL;
+    if (f->sitemaps && h->scope)
+        frontier__sitemaps_start(c, h, read ? read : h->robots);
+    robots_free(read);
 }
 
 void frontier_done(struct crawl *c, struct crawl_job *j)

@@ -8,6 +8,8 @@
 #include "crawl_internal.h"
 #include "hset.h"
 
+struct robots;
+
 struct pending {                /* a link waiting for its host's robots.txt */
     char *url;
     char *scope;
@@ -91,9 +93,9 @@ void frontier__observe(struct crawl *c, struct crawl_host *h, const struct crawl
 /* frontier_pace.c: h's robots.txt is parsed: its Crawl-delay applies. */
 void frontier__crawl_delay(struct crawl *c, struct crawl_host *h);
 
-/* frontier_sitemap.c: listed host h's robots.txt is in: its sitemaps are
- * queued (its Sitemap lines', or /sitemap.xml). */
-void frontier__sitemaps_start(struct crawl *c, struct crawl_host *h);
+/* frontier_sitemap.c: listed host h's robots.txt is in, read as r: its
+ * sitemaps are queued (r's Sitemap lines', or /sitemap.xml). */
+void frontier__sitemaps_start(struct crawl *c, struct crawl_host *h, const struct robots *r);
 
 /* frontier_sitemap.c: sitemap job j is back: its URLs join the crawl. */
 void frontier__sitemap_done(struct crawl *c, struct crawl_job *j);

@@ -51,10 +51,10 @@ out:
 
 /* The robots.txt of listed host h is in: its Sitemap lines are read, or
  * /sitemap.xml when it has none. */
-void frontier__sitemaps_start(struct crawl *c, struct crawl_host *h)
+void frontier__sitemaps_start(struct crawl *c, struct crawl_host *h, const struct robots *r)
 {
     char *const *urls;
-    size_t n = robots_sitemaps(h->robots, &urls);
+    size_t n = robots_sitemaps(r, &urls);
     for (size_t i = 0; i < n; i++)
         sitemap_queue(c, urls[i], h->scope, 0);
     if (n == 0) {
