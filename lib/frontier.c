@@ -159,10 +159,11 @@ int frontier_init(struct crawl *c)
     f->throttle = o->auto_throttle;
     f->delay = o->delay;
     f->timed = o->delay > 0;
-    /* A 429 or 503 pauses its host, and only a crawl that keeps hosts
-     * apart can pause one: one that retries, follows links or paces. */
+    /* A 429 or 503 pauses its host only where hosts are kept apart (links,
+     * sitemaps, pacing): a plain list, --retry or not, does without the
+     * per-host queues, which cost a URL parse a job (bench-polite.sh). */
     f->per_host_queues = f->fetch_robots || o->per_host > 0 || o->delay > 0 ||
-                         o->auto_throttle || o->retry > 0;
+                         o->auto_throttle;
     /* The product token is the one the user agent starts with
      * ("crawl/0.1.0" is crawl's), unless one is given. */
     const char *ua = o->user_agent ? o->user_agent : "crawl";

@@ -117,3 +117,10 @@ load helpers
 		grep -q "^$t" "$out/bench-docs.txt"
 	done
 }
+
+@test "scripts/bench-polite.sh QUICK=1 prints a median for both builds in both cases" {
+	run env BUILD="$BUILD" BASE="$CRAWL" QUICK=1 scripts/bench-polite.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cE '^(plain|--retry 3) +[0-9.]+ +[0-9.]+$' <<<"$output")" -eq 2 ]
+}
