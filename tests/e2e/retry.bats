@@ -113,17 +113,14 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 }
 
 @test "a waiting retry holds no slot: with -c 1 the other URLs run meanwhile" {
-	# The others are on another host: a Retry-After pauses its own host
-	# (politeness.bats).
-	other="http://localhost:$FIXTURE_PORT"
 	for m in $MODES; do
 		u="$FIXTURE/flaky/1/$(key $m)?retry-after=1"
-		run "$CRAWL" --mode=$m $(one $m) --format=jsonl --retry 1 "$u" "$other/bytes/1" "$other/bytes/2"
+		run "$CRAWL" --mode=$m $(one $m) --format=jsonl --retry 1 "$u" "$FIXTURE/bytes/1" "$FIXTURE/bytes/2"
 		echo "$m: $output"
 		[ "$status" -eq 0 ]
 		# Rows stay in input order; the others started while it waited.
 		[ "$(jq -r 'select(.url) | .url' <<<"$output" | head -1)" = "$u" ]
-		holds "$other/bytes/2" '.start < 0.9'
+		holds "$FIXTURE/bytes/2" '.start < 0.9'
 		holds "$u" '.start >= 1.0'
 	done
 }
@@ -143,7 +140,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 	for m in $MODES; do
 		u="$FIXTURE/flaky/5/$(key $m)?retry-after=10"
 		t0=$(date +%s%N)
-		run "$CRAWL" --mode=$m --format=jsonl --retry 3 --deadline 1 "$u" "http://localhost:$FIXTURE_PORT/bytes/3"
+		run "$CRAWL" --mode=$m --format=jsonl --retry 3 --deadline 1 "$u" "$FIXTURE/bytes/3"
 		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 		echo "$m: $ms ms: $output"
 		[ "$status" -eq 1 ]
@@ -151,7 +148,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 		[ "$(field "$u" fail)" = cancelled ]
 		[ "$(field "$u" error)" = "cancelled: --deadline reached" ]
 		[ "$(field "$u" attempts)" = 1 ]
-		[ "$(field "http://localhost:$FIXTURE_PORT/bytes/3" status)" = 200 ]
+		[ "$(field "$FIXTURE/bytes/3" status)" = 200 ]
 	done
 }
 

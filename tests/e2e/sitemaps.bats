@@ -113,3 +113,17 @@ summary() { rows | jq -r "select(.summary) | .$1"; }
 	[ "$(urls)" = "/bytes/10 " ]
 	[ "$(stat_of "$PFIX" requests)" -eq 1 ]
 }
+
+@test "a sitemap's URLs on another host are left out, unless --span-hosts" {
+	# The private server's sitemap lists /bytes/1 and /bytes/2 of the shared
+	# one, named localhost: another host.
+	start_private_fixture --robots "/robots/sitemap/urls/2/1.xml?host=localhost:$FIXTURE_PORT"
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --sitemaps --format=jsonl "$PFIX/bytes/7"
+		echo "$m: $output"
+		[ "$(rows | jq -r 'select(.url) | .url' | tr '\n' ' ')" = "$PFIX/bytes/7 " ]
+		run "$CRAWL" --mode=$m --sitemaps --span-hosts --format=jsonl "$PFIX/bytes/7"
+		[ "$(urls)" = "/bytes/1 /bytes/2 /bytes/7 " ]
+		[ "$(rows | jq -r 'select(.url) | .url' | grep -c "^http://localhost:$FIXTURE_PORT/bytes/")" -eq 2 ]
+	done
+}
