@@ -299,9 +299,14 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
         }
         if (rc == 0 && f->per_host_queues) {
             struct crawl_host *h = frontier__host_get(f, p.key);
-            if (!h || (f->sitemaps && !h->scope && !(h->scope = strdup(p.host)))) {
+            int newly = h && f->sitemaps && !h->scope;
+            if (!h || (newly && !(h->scope = strdup(p.host)))) {
                 rc = CRAWL_ENOMEM;
             } else {
+                /* A host listed once its robots.txt is in (a link reached
+                 * it first): its sitemaps are read now. */
+                if (newly && h->robots_state == ROBOTS_READY)
+                    frontier__sitemaps_start(c, h, h->robots);
                 if (f->fetch_robots && h->robots_state == ROBOTS_NONE)
                     rc = robots_start(c, h);
                 if (rc == 0) {
