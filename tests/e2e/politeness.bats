@@ -53,6 +53,7 @@ at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 @test "--delay is the floor under a shorter Crawl-delay" {
 	start_private_fixture --robots /robots/delay/100
 	for m in coro procs; do
+		[[ " $MODES " == *" $m "* ]] || continue     # SKIP_MODES
 		run "$CRAWL" --mode=$m --delay 500 --depth 1 --format=jsonl "$PFIX/wide/2"
 		[ "$status" -eq 0 ]
 		[ "$(jq -r 'select(.url) | .url' <<<"$output" | wc -l)" -eq 3 ]

@@ -83,6 +83,7 @@ summary() { rows | jq -r "select(.summary) | .$1"; }
 	for f in 50.xml.gz 49.xml 50.xml; do
 		start_private_fixture --robots /robots/sitemap/big/$f
 		for m in coro procs; do
+			[[ " $MODES " == *" $m "* ]] || continue     # SKIP_MODES
 			run "$CRAWL" --mode=$m --sitemaps --no-robots --format=jsonl "$PFIX/bytes/5"
 			echo "$f $m: $output"
 			[ "$status" -eq 0 ]
