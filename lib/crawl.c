@@ -111,6 +111,8 @@ void crawl__job_free(struct crawl_job *j)
 
 void crawl__fini(struct crawl *c)
 {
+    if (c->model_data && c->model_done)
+        c->model_done(c->model_data);
     frontier_free(c);
     curl_slist_free_all(c->headers);
     pthread_cond_destroy(&c->cond);
@@ -126,6 +128,28 @@ struct crawl *crawl_new(const struct crawl_opts *o)
         c = NULL;
     }
     return c;
+}
+
+int crawl_prepare(struct crawl *c, const struct crawl_backend *b)
+{
+    if (!b->prepare || c->prepared == b)
+        return 0;
+    c->prepared = b;
+    return b->prepare(c);
+}
+
+void crawl_set_model_data(struct crawl *c, void *data, void (*done)(void *data))
+{
+    c->model_data = data;
+    c->model_done = done;
+}
+
+void *crawl_take_model_data(struct crawl *c)
+{
+    void *d = c->model_data;
+    c->model_data = NULL;
+    c->model_done = NULL;
+    return d;
 }
 
 void crawl_free(struct crawl *c)
@@ -794,6 +818,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
 {
     const struct crawl_opts *o = c->opts;
     c->backend = b;
+    crawl_prepare(c, b);        /* its failure is the run's to report */
     c->limit = o->concurrency > 0 ? o->concurrency : b->default_concurrency;
     if (b->max_concurrency > 0 && (c->limit == 0 || c->limit > b->max_concurrency))
         c->limit = b->max_concurrency;

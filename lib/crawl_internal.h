@@ -58,6 +58,9 @@ struct crawl {
     double wall;              /* seconds crawl_run took */
     atomic_int cancelled;     /* set by crawl_cancel (the reason): take no more jobs */
     const char *abandoned;    /* set by crawl_abandon: why the jobs left never ran */
+    const struct crawl_backend *prepared;   /* crawl_prepare ran for it */
+    void *model_data;         /* crawl_set_model_data's */
+    void (*model_done)(void *data);
     size_t nofile;            /* file descriptors this process may open */
     struct frontier *fr;      /* queues, hosts, seen URLs (frontier.c) */
     size_t robots_fetched;    /* robots.txt files fetched */
