@@ -31,6 +31,7 @@ void crawl_opts_init(struct crawl_opts *o)
     o->robots = 1;
     o->retry_delay = 1;
     o->retry_max_delay = 30;
+    o->warc_worker = -1;
 }
 
 size_t crawl_utf8_len(const unsigned char *s)
@@ -832,6 +833,12 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         cancel_rest(c);
         return CRAWL_ENOMEM;
     }
+    /* A procs coordinator fetches nothing: its workers write the WARC. */
+    if (!b->processes && fetch_keep_open(c) != 0) {
+        cancel_rest(c);
+        fetch_cookies_close(c);
+        return CRAWL_EOUTPUT;
+    }
     pthread_mutex_lock(&c->lock);
     c->t0 = crawl_now();
     c->fetchable_at_start = c->fetchable;
@@ -862,5 +869,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     cancel_rest(c);
     fetch_cookies_close(c);
+    if (fetch_keep_close(c) != 0 && rc == 0)
+        rc = CRAWL_EOUTPUT;
     return rc;
 }

@@ -239,6 +239,7 @@ static void worker_main(struct crawl *c, int idx, int fd, int limit, pid_t coord
     o.delay = 0;
     o.max_pages = 0;
     o.deadline = 0;
+    o.warc_worker = idx;        /* a WARC file of its own */
     struct worker wk;
     memset(&wk, 0, sizeof wk);
     wk.fd = fd;
