@@ -43,10 +43,14 @@ int keep_prepare(struct fetch_xfer *x)
     if (!k)
         return CRAWL_ENOMEM;
     k->file.fd = -1;
-    if (c->warc && !(k->cap = warc_capture_new())) {
+    if (!c->warc)
+        return 0;
+    if (!(k->cap = warc_capture_new())) {
         keep_fail(k, CRAWL_FAIL_OTHER, "--warc: out of memory");
         return CRAWL_ENOMEM;
     }
+    /* Only with the header callback fetch_easy_new sets for --warc:
+     * without one, libcurl hands the head to the write callback. */
     curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_DEBUGDATA, x);
     return 0;

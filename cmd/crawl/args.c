@@ -121,7 +121,7 @@ static const char usage_text[] =
 "FILE:LINE: reason and gets a failed row.\n"
 "\n"
 "Exit status: 0 when every URL succeeded, 1 when any failed, 2 for usage and\n"
-"input errors, 23 when the output could not be written (the crawl stops),\n"
+"input errors, 23 when the output or the --warc file could not be written,\n"
 "141 when the reader of the output went away (quietly), 130 when\n"
 "interrupted (SIGINT), 143 when terminated (SIGTERM).\n";
 

@@ -11,8 +11,12 @@ CHECK=$BATS_TEST_DIRNAME/../tools/warc-check.py
 WARCIO=$BATS_TEST_DIRNAME/../tools/node_modules/.bin/warcio
 
 setup() {
-	[ -x "$WARCIO" ] || skip "warcio.js is not installed (scripts/deps.sh)"
 	D=$BATS_TEST_TMPDIR
+}
+
+# need_warcio: fails the test, saying why, when warcio.js is not installed.
+need_warcio() {
+	[ -x "$WARCIO" ] || { echo "warcio.js is not installed: run scripts/deps.sh" >&2; return 1; }
 }
 
 teardown() {
@@ -51,6 +55,7 @@ b32sha1() {
 }
 
 @test "warcio.js indexes every record: the same target URIs, in order, and a warcinfo first" {
+	need_warcio
 	run "$CRAWL" --mode=coro -c 1 -q --warc "$D/a.warc.gz" "$FIXTURE/redirect/2" "$FIXTURE/gzip/1000" "$FIXTURE/site/about.html"
 	[ "$status" -eq 0 ]
 	run "$WARCIO" index "$D/a.warc.gz" --fields warc-type,warc-target-uri,offset
@@ -152,6 +157,7 @@ while True:
 }
 
 @test "--warc-max-size starts numbered files, each with a warcinfo first" {
+	need_warcio
 	run "$CRAWL" --mode=seq -q --warc "$D/r.warc.gz" --warc-max-size 1K "$FIXTURE/bytes/2000" \
 		"$FIXTURE/bytes/10" "$FIXTURE/bytes/20"
 	[ "$status" -eq 0 ]
@@ -198,7 +204,6 @@ while True:
 }
 
 @test "wget 1.21 --warc-file on the same crawl of the fixture site gives the same URIs and payload digests" {
-	command -v wget >/dev/null || skip "wget is not installed"
 	start_private_fixture --root "$PWD/testdata/site"
 	cd "$D"
 	wget -q -r -l 3 -np -e robots=off --warc-file=wget -P wget-mirror "$PFIX/site/" "$PFIX/site/cinema" || true
