@@ -775,6 +775,9 @@ nomem:
 static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
 {
     size_t per = b->fds_per_transfer > 0 ? (size_t)b->fds_per_transfer : 1;
+    /* A transfer kept holds a spooled body's file (--warc) and a file
+     * being saved (--save) besides. */
+    per += (c->opts->warc ? 1 : 0) + (c->opts->save_dir ? 1 : 0);
     size_t spare = 64 + c->nofile / 100;
     size_t budget = c->nofile > spare + per ? (c->nofile - spare) / per : 1;
     size_t want = c->input_open || c->opts->depth > 0 ? (size_t)-1 : c->fetchable;
