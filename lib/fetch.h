@@ -27,6 +27,7 @@ struct fetch_xfer {
     int    robots_cut;          /* the robots.txt body reached FETCH_ROBOTS_MAX: the
                                    transfer was stopped there, and that is no failure */
     struct fetch_keep *keep;    /* what --warc and --save keep of it, or NULL */
+    int    keep_nomem;          /* ... which there was no memory for: it fails */
     char   errbuf[CURL_ERROR_SIZE];
 };
 

@@ -40,6 +40,7 @@ int keep_prepare(struct fetch_xfer *x)
     if (!c->warc && !c->opts->save_dir)
         return 0;
     struct fetch_keep *k = x->keep = calloc(1, sizeof *k);
+    x->keep_nomem = !k;
     if (!k)
         return CRAWL_ENOMEM;
     k->file.fd = -1;
@@ -272,8 +273,12 @@ void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
 {
     struct fetch_keep *k = x->keep;
     long status = 0;
-    if (!k)
+    if (!k) {
+        if (x->keep_nomem)
+            crawl_result_set_error(r, CRAWL_FAIL_OTHER, "out of memory for --warc or --save");
+        x->keep_nomem = 0;
         return;
+    }
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     /* A body of no bytes never met decide(): an empty file all the same. */
     if (!k->decided && rc == CURLE_OK && x->c->opts->save_dir && k->fail == CRAWL_FAIL_NONE &&
