@@ -251,6 +251,8 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         return EXIT_USAGE;
     struct crawl_summary sum;
     crawl_get_summary(c, &sum);
+    if (rc == CRAWL_EOUTPUT)
+        return EXIT_OUTPUT;         /* the WARC, whose warning said why */
     return sum.failed || rc < 0 ? EXIT_FAILED : 0;
 }
 

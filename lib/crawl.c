@@ -31,6 +31,7 @@ void crawl_opts_init(struct crawl_opts *o)
     o->robots = 1;
     o->retry_delay = 1;
     o->retry_max_delay = 30;
+    o->warc_worker = -1;
 }
 
 size_t crawl_utf8_len(const unsigned char *s)
@@ -798,6 +799,9 @@ nomem:
 static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
 {
     size_t per = b->fds_per_transfer > 0 ? (size_t)b->fds_per_transfer : 1;
+    /* A transfer kept holds a spooled body's file (--warc) and a file
+     * being saved (--save) besides. */
+    per += (c->opts->warc ? 1 : 0) + (c->opts->save_dir ? 1 : 0);
     size_t spare = 64 + c->nofile / 100;
     size_t budget = c->nofile > spare + per ? (c->nofile - spare) / per : 1;
     size_t want = c->input_open || c->opts->depth > 0 ? (size_t)-1 : c->fetchable;
@@ -857,6 +861,12 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         cancel_rest(c);
         return CRAWL_ENOMEM;
     }
+    /* A procs coordinator fetches nothing: its workers write the WARC. */
+    if (!b->processes && fetch_keep_open(c) != 0) {
+        cancel_rest(c);
+        fetch_cookies_close(c);
+        return CRAWL_EOUTPUT;
+    }
     pthread_mutex_lock(&c->lock);
     c->t0 = crawl_now();
     c->fetchable_at_start = c->fetchable;
@@ -887,5 +897,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     cancel_rest(c);
     fetch_cookies_close(c);
+    if (fetch_keep_close(c) != 0 && rc == 0)
+        rc = CRAWL_EOUTPUT;
     return rc;
 }

@@ -120,6 +120,14 @@ struct crawl_opts {
                                  the one user_agent starts with */
     int    per_host;          /* transfers in flight to one host at most; 0: no bound */
     double delay;             /* seconds between the starts of requests to one host */
+
+    /* Keeping what was fetched. */
+    const char *warc;         /* --warc: FILE.warc.gz, or NULL */
+    long long warc_max_size;  /* a new file past this many bytes; 0: one file */
+    const char *cdx;          /* --cdx: a CDXJ index of the WARC, or NULL */
+    const char *warc_options; /* the command line, for the warcinfo record */
+    int    warc_worker;       /* a procs worker's number, in its files' names; -1: none */
+    const char *save_dir;     /* --save: every body as a file under it, or NULL */
 };
 
 /* Fills o with the defaults of every option. */

@@ -6,6 +6,7 @@
 #include "crawl.h"
 
 struct frontier;
+struct warc;
 
 /* Latency of fetched URLs, in buckets 1% wide, for percentiles that cost
  * the same memory for ten URLs and for ten million. */
@@ -86,6 +87,7 @@ struct crawl {
                                    * every easy handle of the run (fetch.c) */
     CURL  *cookie_easy;       /* the handle that reads and writes the jar's file */
     struct crawl_live *live;  /* where the counters are published, or NULL */
+    struct warc *warc;        /* --warc's writer, open while the run fetches */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
                                * resident set, summed; 0: not measured */
 };

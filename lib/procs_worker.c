@@ -238,6 +238,7 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     o.delay = 0;
     o.max_pages = 0;
     o.deadline = 0;
+    o.warc_worker = idx;        /* a WARC file of its own */
     wk.fd = fd;
     wk.idx = idx;
     pthread_mutex_init(&wk.lock, NULL);
