@@ -558,6 +558,7 @@ static int opt_following(struct cli *cli, int ch)
         return 1;
     case OPT_IGNORE_CRAWL_DELAY:
         o->ignore_crawl_delay = 1;
+        cli->given |= GIVEN_IGNORE_CD;
         return 1;
     case OPT_AUTO_THROTTLE:
         o->auto_throttle = 1;
@@ -614,6 +615,8 @@ static void warn_ignored(const struct cli *cli)
         { GIVEN_STACK, "--stack-size", "it sizes the coroutines of coro and procs" },
         { GIVEN_INCLUDE, "--include", "links are followed only with --depth or --sitemaps" },
         { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth or --sitemaps" },
+        { GIVEN_IGNORE_CD, "--ignore-crawl-delay",
+          "robots.txt is obeyed only with --depth or --sitemaps, and not with --no-robots" },
     };
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++) {
         unsigned f = notes[i].flag;
@@ -623,6 +626,8 @@ static void warn_ignored(const struct cli *cli)
                  : f == GIVEN_LOOPS ? RUNS("coro")
                  : f == GIVEN_PROCS ? RUNS("procs")
                  : f == GIVEN_STACK ? RUNS("coro") || RUNS("procs")
+                 : f == GIVEN_IGNORE_CD ? (cli->opts.depth > 0 || cli->opts.sitemaps) &&
+                                          cli->opts.robots
                  : cli->opts.depth > 0 || cli->opts.sitemaps;
         if (!used)
             fprintf(stderr, "crawl: warning: %s is ignored here: %s\n", notes[i].name,

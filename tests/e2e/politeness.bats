@@ -128,3 +128,11 @@ at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 		at_least "$(awk -v a="${s[1]}" -v b="${s[2]}" 'BEGIN { print b - a }')" 0.95
 	done
 }
+
+@test "--ignore-crawl-delay where robots.txt is not obeyed is named as ignored" {
+	run "$CRAWL" --ignore-crawl-delay "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+	grep -qx "crawl: warning: --ignore-crawl-delay is ignored here: robots.txt is obeyed only with --depth or --sitemaps, and not with --no-robots" <<<"$output"
+	run "$CRAWL" --ignore-crawl-delay --depth 1 "$FIXTURE/bytes/1"
+	! grep -q "warning" <<<"$output"
+}
