@@ -582,6 +582,12 @@ const char *crawl_cancel_text(struct crawl *c)
     }
 }
 
+void crawl_on_cookies(struct crawl *c, void (*fn)(const char *line, void *data), void *data)
+{
+    c->on_cookies = fn;
+    c->on_cookies_data = data;
+}
+
 void crawl_abandon(struct crawl *c, const char *why)
 {
     c->abandoned = why;

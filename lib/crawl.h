@@ -403,6 +403,16 @@ enum crawl_cancel_why {
  * the first reason given sticks. Async-signal-safe. */
 void crawl_cancel(struct crawl *c, enum crawl_cancel_why why);
 
+/* With --cookie-jar, a relaying crawl (a procs worker) hands every cookie
+ * of its jar to fn at the end of its run, one Netscape cookie-file line at
+ * a time, instead of writing the jar's file. */
+void crawl_on_cookies(struct crawl *c, void (*fn)(const char *line, void *data), void *data);
+
+/* Adds a cookie (a Netscape cookie-file line, as crawl_on_cookies gives)
+ * to the jar of a crawl that runs with --cookie-jar; the jar's file gets it
+ * at the end. Returns 0, or CRAWL_ENOMEM. Without a jar it does nothing. */
+int crawl_add_cookie(struct crawl *c, const char *line);
+
 /* Called by a model that can run no more jobs (every worker process is
  * gone) before it returns: the listed URLs it never took get failed rows
  * (CRAWL_FAIL_OTHER) with the text why, a static string, instead of

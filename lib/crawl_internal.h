@@ -90,6 +90,8 @@ struct crawl {
     struct fetch_share *cookies;  /* with --cookie-jar: the one cookie jar of
                                    * every easy handle of the run (fetch.c) */
     CURL  *cookie_easy;       /* the handle that reads and writes the jar's file */
+    void (*on_cookies)(const char *line, void *data);   /* crawl_on_cookies */
+    void *on_cookies_data;
     struct crawl_live *live;  /* where the counters are published, or NULL */
     struct warc *warc;        /* --warc's writer, open while the run fetches */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
