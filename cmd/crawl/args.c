@@ -87,6 +87,10 @@ static const char usage_text[] =
 "      --order=ORDER      input (default: rows held back until the rows\n"
 "                         before them are out) or completion\n"
 "  -o, --output=FILE      write the output to FILE\n"
+"      --state=FILE       keep the crawl in FILE (SQLite): run the same command\n"
+"                         again after a kill and it continues, each page\n"
+"                         once across the outputs (needs -o and jsonl or csv;\n"
+"                         rows in completion order)\n"
 "      --trace=FILE       write a Chrome trace-event file (Perfetto,\n"
 "                         chrome://tracing): a track per worker, a slice per\n"
 "                         transfer with its phases, counters of transfers in\n"
@@ -180,7 +184,7 @@ enum {
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
     OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
-    OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE,
+    OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_STATE,
 };
 
 static const struct option long_opts[] = {
@@ -228,6 +232,7 @@ static const struct option long_opts[] = {
     {"delay", required_argument, 0, OPT_DELAY},
     {"list-modes", no_argument, 0, OPT_LIST_MODES},
     {"trace", required_argument, 0, OPT_TRACE},
+    {"state", required_argument, 0, OPT_STATE},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {0, 0, 0, 0},
@@ -371,6 +376,7 @@ static int opt_output(struct cli *cli, int ch)
         if (strcmp(optarg, "input") == 0) cli->order = CRAWL_ORDER_INPUT;
         else if (strcmp(optarg, "completion") == 0) cli->order = CRAWL_ORDER_COMPLETION;
         else die_usage("--order: expected input or completion, got '%s'", optarg);
+        cli->given |= GIVEN_ORDER;
         return 1;
     case 'o':
         cli->output = optarg;
@@ -380,6 +386,9 @@ static int opt_output(struct cli *cli, int ch)
         return 1;
     case OPT_TRACE:
         cli->trace = optarg;
+        return 1;
+    case OPT_STATE:
+        cli->state = optarg;
         return 1;
     case OPT_PROGRESS:
         cli->progress = 1;
@@ -420,6 +429,7 @@ static int opt_following(struct cli *cli, int ch)
     case OPT_INCLUDE:
         if (o->ninclude == sizeof cli->include / sizeof cli->include[0])
             die_usage("--include: at most 32 patterns");
+        cli->include_src[o->ninclude] = optarg;
         compile_regex("--include", optarg, &cli->include[o->ninclude++]);
         o->include = cli->include;
         cli->given |= GIVEN_INCLUDE;
@@ -427,6 +437,7 @@ static int opt_following(struct cli *cli, int ch)
     case OPT_EXCLUDE:
         if (o->nexclude == sizeof cli->exclude / sizeof cli->exclude[0])
             die_usage("--exclude: at most 32 patterns");
+        cli->exclude_src[o->nexclude] = optarg;
         compile_regex("--exclude", optarg, &cli->exclude[o->nexclude++]);
         o->exclude = cli->exclude;
         cli->given |= GIVEN_EXCLUDE;
@@ -562,6 +573,19 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     if (cli->follow || cli->nextract || cli->opts.depth > 0)
         compile_rules(cli);
     warn_ignored(cli);
+    if (cli->state) {
+        if (strcmp(cli->mode, "all") == 0)
+            die_usage("--state: one model at a time, not --mode=all");
+        if (cli->format == CRAWL_FMT_TABLE)
+            die_usage("--state: needs --format=jsonl or --format=csv (rows written as pages finish)");
+        if (!cli->output)
+            die_usage("--state: needs -o FILE, which the next run continues");
+        if (cli->quiet)
+            die_usage("--state: the rows are the crawl's record; -q would drop them");
+        if ((cli->given & GIVEN_ORDER) && cli->order == CRAWL_ORDER_INPUT)
+            die_usage("--state: rows are written in completion order, not --order=input");
+        cli->order = CRAWL_ORDER_COMPLETION;
+    }
     /* robots.txt is read for a product token: the user agent must start
      * with one, or --robots-agent give it. */
     const struct crawl_opts *o = &cli->opts;

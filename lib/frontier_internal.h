@@ -1,0 +1,116 @@
+/* frontier_internal.h: the frontier's state, shared by frontier.c (the
+ * queues in memory) and frontier_store.c (the queue, the seen set and
+ * robots.txt in the --state store). Nothing else includes it. */
+#ifndef CRAWL_FRONTIER_INTERNAL_H
+#define CRAWL_FRONTIER_INTERNAL_H
+
+#include "crawl_internal.h"
+#include "hset.h"
+#include "url.h"
+
+struct robots;
+struct spool;
+
+struct name {                   /* an input file name, kept for its jobs */
+    char *s;
+    struct name *next;
+};
+
+struct pending {                /* a link waiting for its host's robots.txt */
+    char *url;
+    char *scope;
+    int depth;
+    uint64_t mark;              /* its id in the --state store; 0: none */
+    struct pending *next;
+};
+
+enum robots_state { ROBOTS_NONE, ROBOTS_PENDING, ROBOTS_READY };
+
+struct crawl_host {
+    char *key;                  /* scheme://host:port */
+    int running;
+    double next_at;             /* earliest start of its next request (--delay) */
+    enum robots_state robots_state;
+    struct robots *robots;
+    char *robots_why;           /* why its listed URLs fail robots.txt; NULL: its rules */
+    struct crawl_job *robots_job;
+    struct crawl_job *head, *tail;      /* queued jobs */
+    struct pending *pend, *pend_tail;   /* links held back for robots.txt */
+    struct crawl_host *ring_next, *ring_prev;   /* hosts with queued jobs */
+    int in_ring;
+};
+
+struct frontier {
+    int per_host_queues;
+    int robots;                 /* fetch and obey robots.txt */
+    int follow;                 /* links are followed (--depth > 0) */
+    char *agent;                /* robots.txt product token */
+    struct crawl_job *head, *tail;      /* the one FIFO */
+    struct crawl_job *rhead, *rtail;    /* robots jobs */
+    struct crawl_job *fhead, *ftail;    /* jobs that failed before a fetch */
+    struct hset hosts;          /* every host, by key */
+    struct crawl_host *ring;    /* the next host to take a turn */
+    size_t queued;              /* jobs in the queues above */
+    size_t pending;             /* links held back for robots.txt */
+    struct hset64 seen;         /* the URL hashes seen */
+    size_t started;             /* pages handed out, for --max-pages */
+    struct spool *spill;        /* links admitted past FRONTIER_MEM_JOBS, in order */
+    uint64_t spill_at;          /* where the next one to read back starts */
+    size_t spilled;             /* links waiting there */
+    struct crawl_job **later;   /* retries waiting for their time: a binary
+                                 * heap on not_before, soonest first */
+    size_t nlater, later_cap;
+    /* --state: the queue lives in the store; memory holds its head. */
+    uint64_t st_cursor;         /* the last page id taken into memory */
+    int st_more;                /* the store may hold queued pages past it */
+    struct name *names;         /* input file names of listed pages loaded */
+};
+
+/* Links queued in memory at most (as jobs, or held back for robots.txt);
+ * the ones found past it wait in a temporary file, in the order found, and
+ * are read back as the queue drains. A queued job costs about 300 bytes
+ * with its URL, so the bound keeps the queue near 10 MB however large the
+ * site. */
+#define FRONTIER_MEM_JOBS 32768
+
+/* A second, independent 64-bit hash of URL s, for the seen set. */
+uint64_t frontier__hash_url(const char *s);
+
+/* Returns the host called key, made on first use (with its robots.txt
+ * from the store, if there), or NULL when out of memory. */
+struct crawl_host *frontier__host_get(struct crawl *c, const char *key);
+
+/* Queues an admitted link p (mark: its store id, or 0) on its host, held
+ * back while the host's robots.txt is on its way. Returns 0 or
+ * CRAWL_ENOMEM. */
+int frontier__place(struct crawl *c, const struct url_parts *p, const char *scope, int depth,
+                    uint64_t mark);
+
+/* Sets h's rules from its robots.txt: fail (its failure class), status and
+ * body; cancel: why a cancelled fetch stopped. */
+void frontier__robots_rules(struct crawl *c, struct crawl_host *h, enum crawl_fail fail,
+                            long status, const char *body, size_t len);
+
+/* frontier_store.c: --state. */
+
+/* Admits link p, new to memory's knowledge: adds it to the store's seen
+ * set and queue, and to memory's queue when that holds the store's head.
+ * Returns 0 or CRAWL_ENOMEM. */
+int frontier__store_admit(struct crawl *c, const struct url_parts *p, const char *scope,
+                          int depth);
+
+/* Takes queued pages from the store into memory while memory's queue is
+ * less than half full. */
+void frontier__store_refill(struct crawl *c);
+
+/* Looks host h's robots.txt up in the store; sets its rules when there. */
+void frontier__store_robots_load(struct crawl *c, struct crawl_host *h);
+
+/* Records robots job rj's outcome for its host, unless it was cancelled. */
+void frontier__store_robots_save(struct crawl *c, const struct crawl_job *rj);
+
+/* Marks the page of job j done without a row (robots.txt or --max-pages
+ * dropped it). */
+void frontier__store_drop(struct crawl *c, uint64_t mark);
+
+#endif
