@@ -275,17 +275,17 @@ static void state_options(const struct cli *cli, char *buf, size_t n)
     #define ADD(...) (k += (size_t)snprintf(buf + k, k < n ? n - k : 0, __VA_ARGS__))
     ADD("format=%s\n", cli->format == CRAWL_FMT_CSV ? "csv" : "jsonl");
     ADD("depth=%d\nmax-pages=%ld\nspan-hosts=%d\n", o->depth, o->max_pages, o->span_hosts);
+    ADD("includes=%zu\n", o->ninclude);
     for (size_t i = 0; i < o->ninclude; i++)
         ADD("include.%zu=%s\n", i, cli->include_src[i]);
-    ADD("includes=%zu\n", o->ninclude);
+    ADD("excludes=%zu\n", o->nexclude);
     for (size_t i = 0; i < o->nexclude; i++)
         ADD("exclude.%zu=%s\n", i, cli->exclude_src[i]);
-    ADD("excludes=%zu\n", o->nexclude);
     ADD("follow=%s\nrobots=%d\nrobots-agent=%s\n", cli->follow ? cli->follow : "",
         o->robots, o->robots_agent ? o->robots_agent : "");
+    ADD("extracts=%d\n", cli->nextract);
     for (int i = 0; i < cli->nextract; i++)
         ADD("extract.%d=%s\n", i, cli->extract[i]);
-    ADD("extracts=%d\n", cli->nextract);
     #undef ADD
     if (k >= n)
         buf[n - 1] = '\0';
@@ -341,11 +341,11 @@ static int run_state(struct cli *cli, struct crawl *c)
         return 0;
     }
     uint64_t offset = crawl_state_offset(c);
+    int fd = open_state_output(cli, offset);
     if (phase == CRAWL_STATE_RESUMED)
         fprintf(stderr, "crawl: --state %s: continuing (%ld pages fetched before; %s cut "
                 "back to %llu bytes)\n", cli->state, crawl_state_fetched(c), cli->output,
                 (unsigned long long)offset);
-    int fd = open_state_output(cli, offset);
     int draw = want_progress(cli);
     static struct crawl_live live;
     cli->trace_pid = TRACE_PID_STEP;

@@ -686,6 +686,10 @@ void frontier__robots_rules(struct crawl *c, struct crawl_host *h, enum crawl_fa
 static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job *rj)
 {
     struct frontier *f = c->fr;
+    /* --state: a fetch the cancellation stopped decides nothing; the
+     * host's pages stay queued in the store for the next run. */
+    if (c->st && rj->res.fail == CRAWL_FAIL_CANCELLED && crawl_is_cancelled(c))
+        return;
     frontier__robots_rules(c, h, rj->res.fail, rj->res.status, rj->body, rj->body_len);
     c->robots_fetched++;
     frontier__store_robots_save(c, rj);
@@ -750,7 +754,9 @@ void frontier_done(struct crawl *c, struct crawl_job *j)
         return;
     }
     for (size_t i = 0; i < j->nlinks; i++) {
-        if (j->depth < c->opts->depth && !crawl_is_cancelled(c))
+        /* --state: a page's row commits it, so its links must be in the
+         * store even when the crawl is being cancelled. */
+        if (j->depth < c->opts->depth && (c->st || !crawl_is_cancelled(c)))
             admit(c, j, j->links[i]);
         free(j->links[i]);
     }

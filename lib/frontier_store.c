@@ -88,12 +88,10 @@ int frontier__store_admit(struct crawl *c, const struct url_parts *p, const char
                           int depth)
 {
     struct frontier *f = c->fr;
-    int rc = state_seen_add(c->st, frontier__hash_url(p->norm));
-    if (rc <= 0)
-        goto out;
     struct state_page sp = { .url = p->href, .scope = scope, .depth = depth };
     uint64_t id;
-    if ((rc = state_queue_add(c->st, &sp, &id)) != 0)
+    int rc = state_admit(c->st, frontier__hash_url(p->norm), &sp, &id);
+    if (rc <= 0)
         goto out;
     /* Memory holds the store's head: a link joins it only when every page
      * before it is in memory too, and there is room. */

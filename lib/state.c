@@ -145,13 +145,8 @@ int state_open(struct state **out, const char *path, const char *opts,
     if (exec(st, "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL;"
                  "PRAGMA synchronous=NORMAL; PRAGMA cache_size=-8192") != 0)
         goto err;
-    if (exec(st, "BEGIN IMMEDIATE") != 0) {
-        if (sqlite3_errcode(st->db) == SQLITE_BUSY) {
-            snprintf(why, n, "in use by another crawl");
-            goto fail;
-        }
+    if (exec(st, "BEGIN IMMEDIATE") != 0)
         goto err;
-    }
     if (exec(st, schema) != 0)
         goto err;
     for (int i = 0; i < Q_COUNT; i++)
@@ -174,7 +169,10 @@ int state_open(struct state **out, const char *path, const char *opts,
     *out = st;
     return 0;
 err:
-    snprintf(why, n, "%s", st->db ? sqlite3_errmsg(st->db) : "out of memory");
+    if (st->db && (sqlite3_errcode(st->db) & 0xff) == SQLITE_BUSY)
+        snprintf(why, n, "in use by another crawl");
+    else
+        snprintf(why, n, "%s", st->db ? sqlite3_errmsg(st->db) : "out of memory");
 fail:
     state_close(st);
     return -1;
@@ -226,6 +224,16 @@ int state_queue_add(struct state *st, const struct state_page *p, uint64_t *id)
     int rc = run(s);
     if (rc == 0)
         *id = (uint64_t)sqlite3_last_insert_rowid(st->db);
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+int state_admit(struct state *st, uint64_t hash, const struct state_page *p, uint64_t *id)
+{
+    pthread_mutex_lock(&st->lock);
+    int rc = state_seen_add(st, hash);
+    if (rc == 1 && state_queue_add(st, p, id) != 0)
+        rc = -1;
     pthread_mutex_unlock(&st->lock);
     return rc;
 }

@@ -54,6 +54,11 @@ int state_seen_add(struct state *st, uint64_t hash);
 /* Queues page p; its id (ids grow) goes to *id. Returns 0 or -1. */
 int state_queue_add(struct state *st, const struct state_page *p, uint64_t *id);
 
+/* state_seen_add and, when the hash was new, state_queue_add, with no
+ * commit between them (a link seen is a link queued). Returns 1 with *id
+ * set, 0 when seen before, or -1. */
+int state_admit(struct state *st, uint64_t hash, const struct state_page *p, uint64_t *id);
+
 /* Calls fn for up to max queued pages (not done) with ids above after, in
  * id order, without the store's lock held (fn may not call the store).
  * Returns the number of pages passed, or -1. */
