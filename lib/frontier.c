@@ -201,6 +201,7 @@ void frontier_free(struct crawl *c)
         free(nm);
     }
     spool_free(f->spill);
+    free(f->st_seen);
     free(f->agent);
     free(f);
     c->fr = NULL;

@@ -64,6 +64,8 @@ struct frontier {
     uint64_t st_cursor;         /* the last page id taken into memory */
     int st_more;                /* the store may hold queued pages past it */
     struct name *names;         /* input file names of listed pages loaded */
+    uint64_t *st_seen;          /* URL hashes known to be in the store's seen
+                                 * set, direct-mapped (FRONTIER_SEEN_CACHE) */
 };
 
 /* Links queued in memory at most (as jobs, or held back for robots.txt);
@@ -72,6 +74,11 @@ struct frontier {
  * with its URL, so the bound keeps the queue near 10 MB however large the
  * site. */
 #define FRONTIER_MEM_JOBS 32768
+
+/* Slots of the --state crawl's cache of seen URL hashes: a link seen a
+ * moment ago (a page's link to itself, to its parent) costs no store
+ * lookup. 512 KiB, whatever the crawl's size. */
+#define FRONTIER_SEEN_CACHE 65536
 
 /* A second, independent 64-bit hash of URL s, for the seen set. */
 uint64_t frontier__hash_url(const char *s);

@@ -89,8 +89,15 @@ int frontier__store_admit(struct crawl *c, const struct url_parts *p, const char
 {
     struct frontier *f = c->fr;
     struct state_page sp = { .url = p->href, .scope = scope, .depth = depth };
-    uint64_t id;
-    int rc = state_admit(c->st, frontier__hash_url(p->norm), &sp, &id);
+    uint64_t id, hash = frontier__hash_url(p->norm);
+    if (!f->st_seen)
+        f->st_seen = calloc(FRONTIER_SEEN_CACHE, sizeof *f->st_seen);
+    uint64_t *slot = f->st_seen ? &f->st_seen[hash % FRONTIER_SEEN_CACHE] : NULL;
+    if (slot && *slot == hash)
+        return 0;
+    int rc = state_admit(c->st, hash, &sp, &id);
+    if (rc >= 0 && slot)
+        *slot = hash;
     if (rc <= 0)
         goto out;
     /* Memory holds the store's head: a link joins it only when every page

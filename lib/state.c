@@ -33,15 +33,14 @@ static const char *const sql[Q_COUNT] = {
     [Q_DROP] = "UPDATE page SET state = 1 WHERE id = ? AND state = 0",
 };
 
-/* Page states: 0 queued, 1 done without a fetch, 2 done and fetched. The
- * partial index lists the queued ones, so that a resumed crawl finds
- * them without walking the pages done before. */
+/* Page states: 0 queued, 1 done without a fetch, 2 done and fetched.
+ * The queue is read in id order from a cursor that only moves forward, so
+ * a run walks the pages done before it once, and no index is needed. */
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);"
     "CREATE TABLE IF NOT EXISTS page(id INTEGER PRIMARY KEY, url TEXT NOT NULL, scope TEXT,"
     " depth INTEGER NOT NULL, line INTEGER NOT NULL, source TEXT, why TEXT,"
     " state INTEGER NOT NULL DEFAULT 0);"
-    "CREATE INDEX IF NOT EXISTS page_queued ON page(id) WHERE state = 0;"
     "CREATE TABLE IF NOT EXISTS seen(h INTEGER PRIMARY KEY);"
     "CREATE TABLE IF NOT EXISTS robots(host TEXT PRIMARY KEY, status INTEGER, fail INTEGER,"
     " body BLOB);";
