@@ -112,6 +112,9 @@ page_requests() {
 		echo "$m: $r page requests"
 		[ "$r" -ge $N ]
 		[ "$r" -le $((N + kills * 60)) ]
+		# robots.txt was fetched once, by the first run: the others read
+		# it from the state.
+		[ "$(count /robots.txt)" -eq 1 ]
 		stop_private_fixture
 	done
 }
