@@ -32,6 +32,7 @@ void crawl_opts_init(struct crawl_opts *o)
     o->robots = 1;
     o->retry_delay = 1;
     o->retry_max_delay = 30;
+    o->warc_worker = -1;
 }
 
 size_t crawl_utf8_len(const unsigned char *s)
@@ -112,6 +113,8 @@ void crawl__job_free(struct crawl_job *j)
 
 void crawl__fini(struct crawl *c)
 {
+    if (c->model_data && c->model_done)
+        c->model_done(c->model_data);
     frontier_free(c);
     state_close(c->st);
     curl_slist_free_all(c->headers);
@@ -128,6 +131,28 @@ struct crawl *crawl_new(const struct crawl_opts *o)
         c = NULL;
     }
     return c;
+}
+
+int crawl_prepare(struct crawl *c, const struct crawl_backend *b)
+{
+    if (!b->prepare || c->prepared == b)
+        return 0;
+    c->prepared = b;
+    return b->prepare(c);
+}
+
+void crawl_set_model_data(struct crawl *c, void *data, void (*done)(void *data))
+{
+    c->model_data = data;
+    c->model_done = done;
+}
+
+void *crawl_take_model_data(struct crawl *c)
+{
+    void *d = c->model_data;
+    c->model_data = NULL;
+    c->model_done = NULL;
+    return d;
 }
 
 void crawl_free(struct crawl *c)
@@ -482,50 +507,14 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
     return rc;
 }
 
-/* Counts a fetched URL's time in its bucket: bucket k holds times from
- * 1.01^k to 1.01^(k+1) microseconds. */
-static void hist_add(struct crawl_hist *h, double seconds)
-{
-    double us = seconds * 1e6;
-    long k = us > 1 ? lround(floor(log(us) / log(1.01))) : 0;
-    if (k >= CRAWL_HIST_BUCKETS)
-        k = CRAWL_HIST_BUCKETS - 1;
-    h->b[k]++;
-    h->n++;
-    if (seconds > h->max)
-        h->max = seconds;
-}
-
-double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q)
-{
-    const struct crawl_hist *h = &c->hist[which == CRAWL_TIME_TTFB];
-    if (h->n == 0)
-        return 0;
-    double max = h->max * 1000.0;
-    if (q >= 1)
-        return max;
-    size_t rank = (size_t)ceil(q * (double)h->n), seen = 0;
-    if (rank == 0)
-        rank = 1;
-    for (int k = 0; k < CRAWL_HIST_BUCKETS; k++) {
-        seen += h->b[k];
-        if (seen >= rank) {
-            /* The bucket's middle may lie past the largest time in it. */
-            double v = pow(1.01, k + 0.5) / 1000.0;
-            return v < max ? v : max;
-        }
-    }
-    return max;
-}
-
 void crawl__count_row(struct crawl *c, const struct crawl_job *job)
 {
     c->nrows++;
     if (job->res.fail != CRAWL_FAIL_NONE)
         c->nfailed++;
     else if (!JOB(job)->failed_early) {
-        hist_add(&c->hist[CRAWL_TIME_TOTAL], job->res.time_total);
-        hist_add(&c->hist[CRAWL_TIME_TTFB], job->res.time_ttfb);
+        crawl__hist_add(&c->hist[CRAWL_TIME_TOTAL], job->res.time_total);
+        crawl__hist_add(&c->hist[CRAWL_TIME_TTFB], job->res.time_ttfb);
     }
 }
 
@@ -785,6 +774,9 @@ nomem:
 static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
 {
     size_t per = b->fds_per_transfer > 0 ? (size_t)b->fds_per_transfer : 1;
+    /* A transfer kept holds a spooled body's file (--warc) and a file
+     * being saved (--save) besides. */
+    per += (c->opts->warc ? 1 : 0) + (c->opts->save_dir ? 1 : 0);
     size_t spare = 64 + c->nofile / 100;
     size_t budget = c->nofile > spare + per ? (c->nofile - spare) / per : 1;
     size_t want = c->input_open || c->opts->depth > 0 ? (size_t)-1 : c->fetchable;
@@ -805,6 +797,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
 {
     const struct crawl_opts *o = c->opts;
     c->backend = b;
+    crawl_prepare(c, b);        /* its failure is the run's to report */
     c->limit = o->concurrency > 0 ? o->concurrency : b->default_concurrency;
     if (b->max_concurrency > 0 && (c->limit == 0 || c->limit > b->max_concurrency))
         c->limit = b->max_concurrency;
@@ -843,6 +836,12 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         cancel_rest(c);
         return CRAWL_ENOMEM;
     }
+    /* A procs coordinator fetches nothing: its workers write the WARC. */
+    if (!b->processes && fetch_keep_open(c) != 0) {
+        cancel_rest(c);
+        fetch_cookies_close(c);
+        return CRAWL_EOUTPUT;
+    }
     pthread_mutex_lock(&c->lock);
     c->t0 = crawl_now();
     c->fetchable_at_start = c->fetchable;
@@ -874,5 +873,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     cancel_rest(c);
     fetch_cookies_close(c);
+    if (fetch_keep_close(c) != 0 && rc == 0)
+        rc = CRAWL_EOUTPUT;
     return rc;
 }
