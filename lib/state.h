@@ -1,4 +1,4 @@
-/* state.h: the store of a resumable crawl (--state FILE): one SQLite file
+/* state.h: the store of a resumable crawl (--state FILE): one LMDB file
  * that holds the pages to fetch and their outcome (queued or done), the
  * hashes of the URLs seen, each host's robots.txt, the options the crawl
  * was started with and how far its output file was written. Everything

@@ -45,7 +45,7 @@ measure() {
 	echo "$(med "${walls[@]}") $(med "${rss[@]}") $rows"
 }
 
-echo "# scripts/bench-state.sh: $PAGES pages of /graph/$PAGES/$FANOUT/, depth $depth, medians of $RUNS ($(nproc) cores, SQLite $(pkg-config --modversion sqlite3 2>/dev/null), $(date -u '+%Y-%m-%d %H:%M UTC'))"
+echo "# scripts/bench-state.sh: $PAGES pages of /graph/$PAGES/$FANOUT/, depth $depth, medians of $RUNS ($(nproc) cores, LMDB $(pkg-config --modversion lmdb 2>/dev/null), $(date -u '+%Y-%m-%d %H:%M UTC'))"
 printf '%-7s %6s %9s %9s %9s %9s %7s\n' model rows mem_s state_s mem_kb state_kb ratio
 for m in $MODES; do
 	read -r mw mr mn < <(measure "$m")

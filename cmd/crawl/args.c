@@ -87,7 +87,7 @@ static const char usage_text[] =
 "      --order=ORDER      input (default: rows held back until the rows\n"
 "                         before them are out) or completion\n"
 "  -o, --output=FILE      write the output to FILE\n"
-"      --state=FILE       keep the crawl in FILE (SQLite): run the same command\n"
+"      --state=FILE       keep the crawl in FILE (LMDB): run the same command\n"
 "                         again after a kill and it continues, each page\n"
 "                         once across the outputs (needs -o and jsonl or csv;\n"
 "                         rows in completion order)\n"

@@ -220,7 +220,7 @@ page_requests() {
 	rm -f "$BATS_TEST_TMPDIR"/s.db* "$BATS_TEST_TMPDIR/out.jsonl"
 	"$CRAWL" --depth 2 --delay 2 --format=jsonl --state "$BATS_TEST_TMPDIR/s.db" \
 		-o "$BATS_TEST_TMPDIR/out.jsonl" -c 2 "$(graph)" 2>/dev/null &
-	pid=$!; sleep 0.05; kill -9 $pid; wait $pid || true
+	pid=$!; sleep 0.05; kill -9 $pid 2>/dev/null || true; wait $pid || true
 	run "$CRAWL" --depth 2 --format=jsonl --state "$BATS_TEST_TMPDIR/s.db" \
 		-o "$BATS_TEST_TMPDIR/out.jsonl" "$(graph)"
 	[ "$status" -eq 0 ]
@@ -233,7 +233,7 @@ page_requests() {
 	for _ in 1 2; do
 		"$CRAWL" --depth 5 --delay 2 --format=csv --state "$BATS_TEST_TMPDIR/s.db" \
 			-o "$BATS_TEST_TMPDIR/out.csv" -c 2 "$(graph)" 2>/dev/null &
-		pid=$!; sleep 0.3; kill -9 $pid; wait $pid || true
+		pid=$!; sleep 0.3; kill -9 $pid 2>/dev/null || true; wait $pid || true
 	done
 	run "$CRAWL" --depth 5 --format=csv --state "$BATS_TEST_TMPDIR/s.db" -o "$BATS_TEST_TMPDIR/out.csv" "$(graph)"
 	[ "$status" -eq 0 ]

@@ -182,7 +182,7 @@ static void test_a_file_that_is_no_store_is_refused(void **st)
     enum state_phase ph;
     char why[256] = "";
     assert_int_equal(state_open(&s, d->db, opts, &ph, why, sizeof why), -1);
-    assert_string_equal(why, "file is not a database");
+    assert_string_equal(why, "not a state file");
 }
 
 static void test_a_finished_crawl_says_so(void **st)
