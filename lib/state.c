@@ -154,8 +154,11 @@ static int open_dbs(struct state *st)
     st->next = 1;
     if ((rc = mdb_cursor_open(st->txn, st->page, &cur)))
         return fail(st, "open", rc);
-    if (mdb_cursor_get(cur, &k, &v, MDB_LAST) == 0 && k.mv_size == sizeof(size_t))
-        st->next = (uint64_t)*(size_t *)k.mv_data + 1;
+    size_t last;
+    if (mdb_cursor_get(cur, &k, &v, MDB_LAST) == 0 && k.mv_size == sizeof last) {
+        memcpy(&last, k.mv_data, sizeof last);
+        st->next = (uint64_t)last + 1;
+    }
     mdb_cursor_close(cur);
     st->queued = meta_int(st, "queued");
     st->fetched = meta_int(st, "fetched");
@@ -318,7 +321,9 @@ int state_queue_load(struct state *st, uint64_t after, size_t max,
     if (rc == 0) {
         for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && n < max;
              rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-            if (((const struct rec *)v.mv_data)->state != QUEUED)
+            /* LMDB aligns records to 2 bytes only: bytes are read, not a
+             * struct rec in place. */
+            if (*(const uint8_t *)v.mv_data != QUEUED)
                 continue;
             size_t need = sizeof(uint64_t) + sizeof(size_t) + v.mv_size;
             if (used + need > cap) {
@@ -332,7 +337,9 @@ int state_queue_load(struct state *st, uint64_t after, size_t max,
                 }
                 buf = nb, cap = c;
             }
-            uint64_t id = (uint64_t)*(size_t *)k.mv_data;
+            size_t key_id;
+            memcpy(&key_id, k.mv_data, sizeof key_id);
+            uint64_t id = key_id;
             memcpy(buf + used, &id, sizeof id);
             memcpy(buf + used + sizeof id, &v.mv_size, sizeof v.mv_size);
             memcpy(buf + used + sizeof id + sizeof v.mv_size, v.mv_data, v.mv_size);
@@ -386,7 +393,7 @@ static int set_state(struct state *st, uint64_t id, uint8_t to)
         return 0;
     if (rc)
         return fail(st, "mark", rc);
-    if (((const struct rec *)v.mv_data)->state != QUEUED)
+    if (*(const uint8_t *)v.mv_data != QUEUED)
         return 0;
     /* A page changes in place: the copy put back is the record with its
      * first byte changed. */
