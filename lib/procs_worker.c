@@ -269,6 +269,7 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
         pthread_mutex_lock(&wk.lock);
         size_t at = wire_frame_begin(&wk.out, MSG_END);
         wire_put_u32(&wk.out, (uint32_t)s.threads + 1);     /* its loops and the reader */
+        wire_put_u32(&wk.out, rc == CRAWL_EOUTPUT);         /* its WARC failed */
         worker_frame(&wk, at, 1);
         pthread_mutex_unlock(&wk.lock);
     }
