@@ -28,6 +28,7 @@ void crawl_opts_init(struct crawl_opts *o)
     o->user_agent = "crawl/" CRAWL_VERSION;
     o->max_size = (curl_off_t)64 << 20;
     o->loops = 1;
+    o->parse_threads = -1;
     o->robots = 1;
     o->retry_delay = 1;
     o->retry_max_delay = 30;

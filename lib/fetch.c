@@ -92,6 +92,50 @@ static void drop_partial_line(struct fetch_xfer *x)
         x->buf[x->buf_len] = '\0';
 }
 
+/* Frees the kept body and gives its bytes back to the budget. */
+static void kept_free(struct fetch_xfer *x)
+{
+    if (x->kept_cap)
+        atomic_fetch_sub(&x->keep->held, x->kept_cap);
+    free(x->kept);
+    x->kept = NULL;
+    x->kept_len = x->kept_cap = 0;
+}
+
+/* Adds n bytes to the page's kept body. When the budget has no room for
+ * them, or memory is short, the body so far goes to the parser and the page
+ * is parsed as it arrives from here on: returns -1. A buffer grows by
+ * doubling, from the Content-Length when one is given; what it holds, not
+ * what is filled, counts against the budget. */
+static int keep_page(struct fetch_xfer *x, const char *p, size_t n)
+{
+    if (x->kept_len + n > x->kept_cap) {
+        size_t want = x->kept_len + n, cap = x->kept_cap ? x->kept_cap : 16384;
+        curl_off_t cl = -1;
+        if (!x->kept_cap &&
+            curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
+            cl > 0 && (uint64_t)cl < x->keep->max)
+            cap = (size_t)cl;
+        while (cap < want)
+            cap *= 2;
+        size_t add = cap - x->kept_cap;
+        char *nb = NULL;
+        if (atomic_fetch_add(&x->keep->held, add) + add > x->keep->max ||
+            !(nb = realloc(x->kept, cap))) {
+            atomic_fetch_sub(&x->keep->held, add);
+            x->kept_over = 1;
+            html_page_feed(x->page, x->kept, x->kept_len);
+            kept_free(x);
+            return -1;
+        }
+        x->kept = nb;
+        x->kept_cap = cap;
+    }
+    memcpy(x->kept + x->kept_len, p, n);
+    x->kept_len += n;
+    return 0;
+}
+
 /* CURLOPT_WRITEFUNCTION: counts the decoded body and stops one that grows
  * past --max-size (Content-Length may be absent or the body compressed, so
  * CURLOPT_MAXFILESIZE alone cannot catch every case). */
@@ -115,8 +159,9 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
     if (x->page) {
         if (!x->page_checked)
             check_content_type(x);
-        /* Parsed here, on the worker that fetched it, as bytes arrive. */
-        if (x->page)
+        /* Kept for fetch_parse while the budget allows; else parsed here,
+         * on the worker that fetched it, as bytes arrive. */
+        if (x->page && !(x->keep && !x->kept_over && keep_page(x, ptr, n) == 0))
             html_page_feed(x->page, ptr, n);
     }
     return n;
@@ -300,6 +345,8 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     x->robots_cut = 0;
     html_page_free(x->page);
     x->page = NULL;
+    kept_free(x);
+    x->kept_over = 0;
     const struct crawl_opts *o = c->opts;
     if (job->kind == JOB_PAGE && o->rules &&
         (job->depth < o->depth || html_rules_nextract(o->rules) > 0))
@@ -442,11 +489,10 @@ static void take_info(struct fetch_xfer *x, struct crawl_result *r)
 /* Ends the page's parse: its links go to the job (for the frontier), its
  * extracts to the result. Links and values come only from pages that
  * arrived whole and well. */
-static void take_page(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
+static void end_page(struct fetch_xfer *x, struct crawl_result *r)
 {
     struct html_links l;
-    if (rc == CURLE_OK && r->status >= 200 && r->status < 300 &&
-        html_page_finish(x->page, r->final_url, &l) == 0) {
+    if (html_page_finish(x->page, r->final_url, &l) == 0) {
         r->nlinks = l.nlinks;
         warn_stopped(x, l.stopped);
         if (x->job->depth < x->c->opts->depth) {
@@ -463,6 +509,32 @@ static void take_page(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
     }
     html_page_free(x->page);
     x->page = NULL;
+}
+
+/* Returns 1 when the page's kept body waits for fetch_parse; else ends the
+ * page here (a page fed as it arrived, or one whose links are not wanted)
+ * and returns 0. */
+static int take_page(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
+{
+    if (rc == CURLE_OK && r->status >= 200 && r->status < 300) {
+        if (x->kept_len > 0)
+            return 1;
+        end_page(x, r);
+        return 0;
+    }
+    kept_free(x);
+    html_page_free(x->page);
+    x->page = NULL;
+    return 0;
+}
+
+void fetch_parse(struct fetch_xfer *x)
+{
+    if (!x->page)
+        return;
+    html_page_feed(x->page, x->kept, x->kept_len);
+    kept_free(x);
+    end_page(x, &x->job->res);
 }
 
 /* A robots job keeps its body for the core; a body cut at FETCH_ROBOTS_MAX
@@ -516,8 +588,9 @@ static double retry_after(struct fetch_xfer *x, long status)
     return secs;
 }
 
-void fetch_finish(struct fetch_xfer *x, CURLcode rc)
+int fetch_finish(struct fetch_xfer *x, CURLcode rc)
 {
+    int later = 0;
     crawl_count_transfers(x->c, -1);
     struct crawl_result *r = &x->job->res;
 
@@ -527,7 +600,7 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
     r->error = NULL;
     r->fail = CRAWL_FAIL_NONE;
     if (x->page)
-        take_page(x, rc, r);
+        later = take_page(x, rc, r);
     if (x->job->kind == JOB_ROBOTS)
         rc = take_robots(x, rc);
     if (rc != CURLE_OK) {
@@ -537,6 +610,7 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
         snprintf(buf, sizeof buf, "HTTP status %ld", r->status);
         crawl_result_set_error(r, CRAWL_FAIL_HTTP, buf);
     }
+    return later;
 }
 
 void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,

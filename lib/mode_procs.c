@@ -39,6 +39,7 @@
 
 #include "crawl.h"
 #include "html.h"
+#include "parse_pool.h"
 #include "strbuf.h"
 #include "wire.h"
 #include "url.h"
@@ -214,9 +215,10 @@ static int worker_input(struct crawl *w, size_t want, void *data)
 /* The body of worker idx: runs the coroutine model on what comes in on fd
  * until the coordinator shuts its side, then ends the process. Never
  * returns. */
-static void worker_main(struct crawl *c, int idx, int fd, int limit, pid_t coordinator)
-    __attribute__((noreturn));
-static void worker_main(struct crawl *c, int idx, int fd, int limit, pid_t coordinator)
+static void worker_main(struct crawl *c, int idx, int nprocs, int fd, int limit,
+                        pid_t coordinator) __attribute__((noreturn));
+static void worker_main(struct crawl *c, int idx, int nprocs, int fd, int limit,
+                        pid_t coordinator)
 {
     /* Signals are the coordinator's to act on: it tells the workers. */
     signal(SIGINT, SIG_IGN);
@@ -234,6 +236,9 @@ static void worker_main(struct crawl *c, int idx, int fd, int limit, pid_t coord
     o.concurrency = limit;
     o.reuse = crawl_reuse(c) ? CRAWL_REUSE_ON : CRAWL_REUSE_OFF;
     o.loops = 1;
+    /* The workers share the cores they leave free for parse threads. */
+    if (o.parse_threads < 0)
+        o.parse_threads = parse_pool_default(nprocs) / nprocs;
     o.robots = 0;               /* the coordinator's frontier applies these */
     o.per_host = 0;
     o.delay = 0;
@@ -676,7 +681,7 @@ static int proc_start(struct procs *P, int i, int limit)
                 close(P->p[k].fd);
         close(P->wake[0]);
         close(P->wake[1]);
-        worker_main(P->c, i, sv[1], limit, coordinator);
+        worker_main(P->c, i, P->n, sv[1], limit, coordinator);
     }
     close(sv[1]);
     P->p[i].pid = pid;

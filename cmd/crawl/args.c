@@ -64,6 +64,9 @@ static const char usage_text[] =
 "      --loops=N          coro: event loops, one thread each (default 1)\n"
 "      --procs=N          procs: worker processes, each with one event loop\n"
 "                         (default: the online CPUs)\n"
+"      --parse-threads=N  coro and procs: threads that parse pages while the\n"
+"                         event loops fetch (default: the online CPUs the\n"
+"                         loops or processes leave; 0: parse on the loops)\n"
 "\n"
 "Following links (HTML parsed with libxml2 as it arrives):\n"
 "      --depth=N          follow links up to N hops from the listed URLs\n"
@@ -180,7 +183,7 @@ enum {
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
     OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
-    OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE,
+    OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_PARSE_THREADS,
 };
 
 static const struct option long_opts[] = {
@@ -206,6 +209,7 @@ static const struct option long_opts[] = {
     {"stack-size", required_argument, 0, OPT_STACK_SIZE},
     {"loops", required_argument, 0, OPT_LOOPS},
     {"procs", required_argument, 0, OPT_PROCS},
+    {"parse-threads", required_argument, 0, OPT_PARSE_THREADS},
     {"format", required_argument, 0, OPT_FORMAT},
     {"order", required_argument, 0, OPT_ORDER},
     {"output", required_argument, 0, 'o'},
@@ -349,6 +353,10 @@ static int opt_fetching(struct cli *cli, int ch)
     case OPT_PROCS:
         o->procs = (int)parse_long("--procs", optarg, 1, 256);
         cli->given |= GIVEN_PROCS;
+        return 1;
+    case OPT_PARSE_THREADS:
+        o->parse_threads = (int)parse_long("--parse-threads", optarg, 0, 256);
+        cli->given |= GIVEN_PARSE;
         return 1;
     case OPT_DEADLINE:
         o->deadline = parse_seconds("--deadline", optarg);
@@ -504,6 +512,8 @@ static void warn_ignored(const struct cli *cli)
         { GIVEN_LOOPS, "--loops", "it sets the event loops of --mode=coro" },
         { GIVEN_PROCS, "--procs", "it sets the worker processes of --mode=procs" },
         { GIVEN_STACK, "--stack-size", "it sizes the coroutines of coro and procs" },
+        { GIVEN_PARSE, "--parse-threads", "it sets the parse threads of coro and procs, "
+          "which parse pages only with --depth or --extract" },
         { GIVEN_INCLUDE, "--include", "links are followed only with --depth" },
         { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth" },
     };
@@ -515,6 +525,8 @@ static void warn_ignored(const struct cli *cli)
                  : f == GIVEN_LOOPS ? RUNS("coro")
                  : f == GIVEN_PROCS ? RUNS("procs")
                  : f == GIVEN_STACK ? RUNS("coro") || RUNS("procs")
+                 : f == GIVEN_PARSE ? (RUNS("coro") || RUNS("procs")) &&
+                                      (cli->opts.depth > 0 || cli->nextract > 0)
                  : cli->opts.depth > 0;
         if (!used)
             fprintf(stderr, "crawl: warning: %s is ignored here: %s\n", notes[i].name,
