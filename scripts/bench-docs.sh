@@ -228,7 +228,7 @@ run() {
 	fi
 	echo "$table,$tool,$round,$wall,$cpu,$rss,$reqs,$bytes,$conns,${urls:--},$same,$rc" >>"$tmp/runs.csv"
 	[ "$same" = yes ] || note=", $same"
-	printf '%s: round %d/%d, %-5s %-32s %6.2f s, %5.2f s CPU, %6d requests, %4d conns, exit %d%s\n' "$me" "$round" "$RUNS" \
+	printf '%s: round %d/%d, %-5s %-36s %6.2f s, %5.2f s CPU, %6d requests, %4d conns, exit %d%s\n' "$me" "$round" "$RUNS" \
 		"$table" "$(label "$table" "$tool")" "$wall" "$cpu" "$reqs" "$conns" "$rc" "$note" >&2
 	[ "$rc" -eq 124 ] && echo "$me: timed out after ${TMAX}s: ${cmd[*]}" >&2
 	return 0
@@ -274,7 +274,7 @@ declare -A W P
 table() {
 	local tb=$1 t wall cpu rss reqs bytes conns urls bad name st list=("${tools[@]}")
 	[ "$tb" = docs ] && list=("${docs_tools[@]}")
-	printf '%-32s %7s %6s %8s %7s %6s %10s %7s %6s %5s %4s  %s\n' tool wall_s cpu_s cpu_us/pg rss_mb pages crawl_urls pages/s MB/s conns exit "same pages"
+	printf '%-36s %7s %6s %8s %7s %6s %10s %7s %6s %5s %4s  %s\n' tool wall_s cpu_s cpu_us/pg rss_mb pages crawl_urls pages/s MB/s conns exit "same pages"
 	for t in "${list[@]}"; do
 		wall=$(col "$tb" "$t" 4 | median); cpu=$(col "$tb" "$t" 5 | median)
 		rss=$(col "$tb" "$t" 6 | median); reqs=$(col "$tb" "$t" 7 | median)
@@ -286,7 +286,7 @@ table() {
 		W[$tb.$t]=$wall; P[$tb.$t]=$cpu
 		awk -v n="$name" -v w="$wall" -v c="$cpu" -v m="$rss" -v q="$reqs" -v u="$urls" -v b="$bytes" \
 			-v k="$conns" -v e="$st" -v s="$([ "$bad" -eq 0 ] && echo yes || echo "no, in $bad of $RUNS rounds")" 'BEGIN {
-			printf "%-32s %7.3f %6.2f %8.0f %7.1f %6d %10s %7.0f %6.1f %5d %4s  %s\n", n, w, c, c / q * 1e6, m / 1024, q, u, q / w, b / 1e6 / w, k, e, s }'
+			printf "%-36s %7.3f %6.2f %8.0f %7.1f %6d %10s %7.0f %6.1f %5d %4s  %s\n", n, w, c, c / q * 1e6, m / 1024, q, u, q / w, b / 1e6 / w, k, e, s }'
 	done
 }
 # ratio NAME A B: B's wall time and CPU over A's (above 1: A takes less).
@@ -294,7 +294,7 @@ ratio() {
 	local tb=${2%%.*}
 	[ -n "${W[$2]:-}" ] && [ -n "${W[$3]:-}" ] || return 0
 	awk -v n="$1" -v wa="${W[$2]}" -v wb="${W[$3]}" -v ca="${P[$2]}" -v cb="${P[$3]}" 'BEGIN {
-		printf "  %-46s wall %5.2fx, CPU %5.2fx\n", n, wb / wa, cb / ca }'
+		printf "  %-50s wall %5.2fx, CPU %5.2fx\n", n, wb / wa, cb / ca }'
 }
 
 {
