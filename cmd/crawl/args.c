@@ -68,7 +68,7 @@ static const char usage_text[] =
 "                         event loops fetch (default: the online CPUs the\n"
 "                         loops or processes leave; 0: parse on the loops)\n"
 "\n"
-"Following links (HTML parsed with libxml2 as it arrives):\n"
+"Following links (HTML parsed by a link scanner, or libxml2 for XPath rules):\n"
 "      --depth=N          follow links up to N hops from the listed URLs\n"
 "                         (default 0: only the listed URLs)\n"
 "      --max-pages=N      fetch at most N pages, listed ones included\n"
