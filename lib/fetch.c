@@ -11,6 +11,7 @@
 
 #include "crawl_internal.h"
 #include "fetch.h"
+#include "fetch_keep.h"
 #include "html.h"
 #include "retry.h"
 #include "vec.h"
@@ -65,7 +66,7 @@ static void check_content_type(struct fetch_xfer *x)
 /* Keeps the first FETCH_ROBOTS_MAX bytes of a robots.txt body, and sets
  * x->robots_cut once they are in. Returns 0, or -1 when out of memory (the
  * rules of a part of the file could allow what the rest forbids). */
-static int keep_body(struct fetch_xfer *x, const char *p, size_t n)
+static int keep_robots(struct fetch_xfer *x, const char *p, size_t n)
 {
     if (n > FETCH_ROBOTS_MAX - x->buf_len) {
         n = FETCH_ROBOTS_MAX - x->buf_len;
@@ -92,79 +93,87 @@ static void drop_partial_line(struct fetch_xfer *x)
         x->buf[x->buf_len] = '\0';
 }
 
-/* Frees the kept body and gives its bytes back to the budget. */
-static void kept_free(struct fetch_xfer *x)
+/* Frees the body held for fetch_parse and gives its bytes back to the budget. */
+static void deferred_free(struct fetch_xfer *x)
 {
-    if (x->kept_cap)
-        atomic_fetch_sub(&x->keep->held, x->kept_cap);
-    free(x->kept);
-    x->kept = NULL;
-    x->kept_len = x->kept_cap = 0;
+    if (x->deferred_cap)
+        atomic_fetch_sub(&x->defer->held, x->deferred_cap);
+    free(x->deferred);
+    x->deferred = NULL;
+    x->deferred_len = x->deferred_cap = 0;
 }
 
-/* Adds n bytes to the page's kept body. When the budget has no room for
+/* Adds n bytes to the page's body held for fetch_parse. When the budget has no room for
  * them, or memory is short, the body so far goes to the parser and the page
  * is parsed as it arrives from here on: returns -1. A buffer grows by
  * doubling, from the Content-Length when one is given; what it holds, not
  * what is filled, counts against the budget. */
-static int keep_page(struct fetch_xfer *x, const char *p, size_t n)
+static int defer_page(struct fetch_xfer *x, const char *p, size_t n)
 {
-    if (x->kept_len + n > x->kept_cap) {
-        size_t want = x->kept_len + n, cap = x->kept_cap ? x->kept_cap : 16384;
+    if (x->deferred_len + n > x->deferred_cap) {
+        size_t want = x->deferred_len + n, cap = x->deferred_cap ? x->deferred_cap : 16384;
         curl_off_t cl = -1;
-        if (!x->kept_cap &&
+        if (!x->deferred_cap &&
             curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
-            cl > 0 && (uint64_t)cl < x->keep->max)
+            cl > 0 && (uint64_t)cl < x->defer->max)
             cap = (size_t)cl;
         while (cap < want)
             cap *= 2;
-        size_t add = cap - x->kept_cap;
+        size_t add = cap - x->deferred_cap;
         char *nb = NULL;
-        if (atomic_fetch_add(&x->keep->held, add) + add > x->keep->max ||
-            !(nb = realloc(x->kept, cap))) {
-            atomic_fetch_sub(&x->keep->held, add);
-            x->kept_over = 1;
-            html_page_feed(x->page, x->kept, x->kept_len);
-            kept_free(x);
+        if (atomic_fetch_add(&x->defer->held, add) + add > x->defer->max ||
+            !(nb = realloc(x->deferred, cap))) {
+            atomic_fetch_sub(&x->defer->held, add);
+            x->defer_over = 1;
+            html_page_feed(x->page, x->deferred, x->deferred_len);
+            deferred_free(x);
             return -1;
         }
-        x->kept = nb;
-        x->kept_cap = cap;
+        x->deferred = nb;
+        x->deferred_cap = cap;
     }
-    memcpy(x->kept + x->kept_len, p, n);
-    x->kept_len += n;
+    memcpy(x->deferred + x->deferred_len, p, n);
+    x->deferred_len += n;
     return 0;
 }
 
-/* CURLOPT_WRITEFUNCTION: counts the decoded body and stops one that grows
- * past --max-size (Content-Length may be absent or the body compressed, so
+/* Counts the decoded body and stops one that grows past --max-size
+ * (Content-Length may be absent or the body compressed, so
  * CURLOPT_MAXFILESIZE alone cannot catch every case). */
-static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
+int fetch__decoded(struct fetch_xfer *x, const char *ptr, size_t n)
 {
-    struct fetch_xfer *x = data;
-    size_t n = size * nmemb;
     curl_off_t max = x->c->opts->max_size;
     x->body += (curl_off_t)n;
     if (x->job->kind == JOB_ROBOTS) {
         /* Its own limit: a robots.txt over --max-size is read in part,
          * never failed (which would forbid the whole host). */
-        if (keep_body(x, ptr, n) != 0 || x->robots_cut)
-            return 0;   /* CURLE_WRITE_ERROR */
-        return n;
+        if (keep_robots(x, ptr, n) != 0 || x->robots_cut)
+            return -1;
+        return 0;
     }
     if (max > 0 && x->body > max) {
         x->too_large = 1;
-        return 0;   /* CURLE_WRITE_ERROR */
+        return -1;
     }
     if (x->page) {
         if (!x->page_checked)
             check_content_type(x);
-        /* Kept for fetch_parse while the budget allows; else parsed here,
+        /* Held for fetch_parse while the budget allows; else parsed here,
          * on the worker that fetched it, as bytes arrive. */
-        if (x->page && !(x->keep && !x->kept_over && keep_page(x, ptr, n) == 0))
+        if (x->page && !(x->defer && !x->defer_over && defer_page(x, ptr, n) == 0))
             html_page_feed(x->page, ptr, n);
     }
-    return n;
+    return 0;
+}
+
+/* CURLOPT_WRITEFUNCTION: the body as libcurl gives it, through what
+ * --warc and --save keep of it when they are on. */
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
+{
+    struct fetch_xfer *x = data;
+    size_t n = size * nmemb;
+    int rc = x->keep ? keep_body(x, ptr, n) : fetch__decoded(x, ptr, n);
+    return rc == 0 ? n : 0;     /* 0: CURLE_WRITE_ERROR */
 }
 
 /* CURLOPT_XFERINFOFUNCTION, blocking fetches only: lets a cancelled crawl
@@ -317,6 +326,18 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
         share = c->cookies;
         curl_easy_setopt(h, CURLOPT_COOKIEFILE, "");
     }
+    /* --warc archives the body as sent, and every response of a redirect
+     * chain: fetch_keep.c decodes a copy (zlib: gzip and deflate, all that
+     * is asked for) and follows redirects itself. The request head comes
+     * from the debug callback, which libcurl calls only when verbose. */
+    if (c->warc) {
+        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip, deflate");
+        curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, keep_on_header);
+        curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, keep_on_debug);
+        curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
+    }
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, c);
     curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
@@ -345,8 +366,8 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     x->robots_cut = 0;
     html_page_free(x->page);
     x->page = NULL;
-    kept_free(x);
-    x->kept_over = 0;
+    deferred_free(x);
+    x->defer_over = 0;
     const struct crawl_opts *o = c->opts;
     if (job->kind == JOB_PAGE && o->rules &&
         (job->depth < o->depth || html_rules_nextract(o->rules) > 0))
@@ -370,7 +391,12 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
-    return 0;
+    return keep_prepare(x);
+}
+
+int fetch_follow(struct fetch_xfer *x, CURLcode rc)
+{
+    return keep_follow(x, rc);
 }
 
 /* Whether a transfer that ended in rc with the given status stopped on a
@@ -511,18 +537,18 @@ static void end_page(struct fetch_xfer *x, struct crawl_result *r)
     x->page = NULL;
 }
 
-/* Returns 1 when the page's kept body waits for fetch_parse; else ends the
+/* Returns 1 when the page's held body waits for fetch_parse; else ends the
  * page here (a page fed as it arrived, or one whose links are not wanted)
  * and returns 0. */
 static int take_page(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
 {
     if (rc == CURLE_OK && r->status >= 200 && r->status < 300) {
-        if (x->kept_len > 0)
+        if (x->deferred_len > 0)
             return 1;
         end_page(x, r);
         return 0;
     }
-    kept_free(x);
+    deferred_free(x);
     html_page_free(x->page);
     x->page = NULL;
     return 0;
@@ -532,8 +558,8 @@ void fetch_parse(struct fetch_xfer *x)
 {
     if (!x->page)
         return;
-    html_page_feed(x->page, x->kept, x->kept_len);
-    kept_free(x);
+    html_page_feed(x->page, x->deferred, x->deferred_len);
+    deferred_free(x);
     end_page(x, &x->job->res);
 }
 
@@ -610,6 +636,7 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
         snprintf(buf, sizeof buf, "HTTP status %ld", r->status);
         crawl_result_set_error(r, CRAWL_FAIL_HTTP, buf);
     }
+    keep_finish(x, rc, r);
     return later;
 }
 
@@ -624,7 +651,13 @@ void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     curl_easy_setopt(x->easy, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(x->easy, CURLOPT_XFERINFODATA, x);
     curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 0L);
-    CURLcode rc = curl_easy_perform(x->easy);
+    CURLcode rc;
+    while (fetch_follow(x, rc = curl_easy_perform(x->easy))) {
+        if (crawl_is_cancelled(c)) {
+            rc = CURLE_ABORTED_BY_CALLBACK;     /* between two hops */
+            break;
+        }
+    }
     fetch_finish(x, rc);
 }
 

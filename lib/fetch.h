@@ -10,18 +10,19 @@
 #include "crawl.h"
 
 struct fetch_share;
+struct fetch_keep;
 struct html_page;
 
-/* A budget of body bytes kept for a later parse (fetch_parse), shared by
+/* A budget of body bytes held for a later parse (fetch_parse), shared by
  * the transfers of a crawl whose model parses elsewhere than it fetches. */
-struct fetch_keep {
-    atomic_size_t held;         /* bytes of kept bodies' buffers */
+struct fetch_defer {
+    atomic_size_t held;         /* bytes of held bodies' buffers */
     size_t max;                 /* held at most: past it, pages parse as they arrive */
 };
 
-/* The budget a model gives its fetch_keep: 16 MiB, some 160 pages of the
+/* The budget a model gives its fetch_defer: 16 MiB, some 160 pages of the
  * python3.11-doc tree. */
-#define FETCH_KEEP_MAX (16u << 20)
+#define FETCH_DEFER_MAX (16u << 20)
 
 struct fetch_xfer {
     CURL  *easy;
@@ -33,16 +34,18 @@ struct fetch_xfer {
     void  *data;                /* the model's own: a coroutine, a thread */
     struct html_page *page;     /* the page being parsed as it arrives, or NULL */
     int    page_checked;        /* its Content-Type was looked at */
-    struct fetch_keep *keep;    /* set by the model, or NULL: the page's body is
-                                   kept whole for fetch_parse instead of being
-                                   parsed as it arrives, within keep's budget */
-    char  *kept;                /* that body */
-    size_t kept_len, kept_cap;
-    int    kept_over;           /* the budget was short: parsed as it arrives */
+    struct fetch_defer *defer;  /* set by the model, or NULL: the page's body is
+                                   held whole for fetch_parse instead of being
+                                   parsed as it arrives, within defer's budget */
+    char  *deferred;            /* that body */
+    size_t deferred_len, deferred_cap;
+    int    defer_over;          /* the budget was short: parsed as it arrives */
     char  *buf;                 /* a robots.txt body */
     size_t buf_len, buf_cap;
     int    robots_cut;          /* the robots.txt body reached FETCH_ROBOTS_MAX: the
                                    transfer was stopped there, and that is no failure */
+    struct fetch_keep *keep;    /* what --warc and --save keep of it, or NULL */
+    int    keep_nomem;          /* ... which there was no memory for: it fails */
     char   errbuf[CURL_ERROR_SIZE];
 };
 
@@ -69,10 +72,17 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share);
 int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                   int worker);
 
+/* Called by the model after each run of the transfer, whose outcome was
+ * rc: archives it (--warc) and, when it was a redirect that fetch follows
+ * itself (--warc: libcurl would drop the body of a redirect it follows),
+ * points the handle at the next URL and returns 1: the model runs the
+ * transfer again. Returns 0 when the transfer is over (then fetch_finish). */
+int fetch_follow(struct fetch_xfer *x, CURLcode rc);
+
 /* Fills x->job's result from libcurl's outcome rc of the finished transfer:
  * status, sizes, timings, error, and the links and extracted values of a
- * parsed page (does not hand the job back). Returns 0; or, only when x->keep
- * is set, 1 when the page's body was kept and is to be parsed: the caller
+ * parsed page (does not hand the job back). Returns 0; or, only when x->defer
+ * is set, 1 when the page's body was held and is to be parsed: the caller
  * then calls fetch_parse, on any thread, before it hands the job back. */
 int fetch_finish(struct fetch_xfer *x, CURLcode rc);
 
@@ -114,6 +124,14 @@ int fetch_cookies_open(struct crawl *c);
 /* Writes c's cookie jar to its file, unless c relays (a procs worker: its
  * jar is its own), and frees it. Call it once every handle is done. */
 void fetch_cookies_close(struct crawl *c);
+
+/* With --warc: opens c's WARC writer (c->warc). Returns 0 (also without
+ * --warc), or CRAWL_EOUTPUT after a warning that says why. */
+int fetch_keep_open(struct crawl *c);
+
+/* Closes the writer, if any. Returns 0, or CRAWL_EOUTPUT after a warning
+ * when a write failed. */
+int fetch_keep_close(struct crawl *c);
 
 /* Returns a one-line description of the libcurl options every model shares,
  * in buf (of size n), e.g. "timeout 30s, connect 10s, redirects 10, ...". */

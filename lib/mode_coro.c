@@ -87,7 +87,7 @@ struct loop {
     ev_async wake;              /* another thread queued a job */
     ev_prepare poll;            /* the loop is about to poll: crawl_waiting */
     struct parse_pool *pool;    /* parses pages off the loop's thread, or NULL */
-    struct fetch_keep *keep;    /* the bodies kept for it */
+    struct fetch_defer *defer;  /* the bodies held for it */
     ev_async parsed;            /* a pool thread handed a page back */
     pthread_mutex_t back_lock;  /* guards back */
     struct task *back;          /* pages parsed, for the loop to finish */
@@ -396,8 +396,14 @@ static void task_main(void *arg)
     struct loop *L = t->L;
     struct crawl_job *job = t->x.job;
 
+    CURLcode rc;
     fetch_prepare(&t->x, L->c, job, t->x.worker);
-    CURLcode rc = task_fetch(t);
+    while (fetch_follow(&t->x, rc = task_fetch(t))) {
+        if (crawl_is_cancelled(L->c)) {
+            rc = CURLE_ABORTED_BY_CALLBACK;     /* between two hops */
+            break;
+        }
+    }
     if (fetch_finish(&t->x, rc))
         task_parse_wait(t);
     crawl_done(L->c, job);
@@ -440,7 +446,7 @@ static struct task *task_get(struct loop *L)
         return NULL;
     t->L = L;
     t->x.data = t;
-    t->x.keep = L->keep;
+    t->x.defer = L->defer;
     t->item.run = task_parse;
     t->x.worker = L->idx * 1000000 + L->ntasks++;
     if (!(t->x.easy = fetch_easy_new(L->c, L->share)))
@@ -558,14 +564,14 @@ static void on_poll(struct ev_loop *ev, ev_prepare *w, int revents)
 }
 
 static int loop_init(struct loop *L, struct crawl *c, int idx, int limit,
-                     struct parse_pool *pool, struct fetch_keep *keep)
+                     struct parse_pool *pool, struct fetch_defer *defer)
 {
     memset(L, 0, sizeof *L);
     L->c = c;
     L->idx = idx;
     L->limit = limit;
     L->pool = pool;
-    L->keep = pool ? keep : NULL;
+    L->defer = pool ? defer : NULL;
     L->shard_cap = SHARD_CAP;
     if (!(L->ev = ev_loop_new(EVFLAG_AUTO)))
         return CRAWL_ENOMEM;
@@ -673,12 +679,12 @@ static int coro_run(struct crawl *c)
     struct loop *loops = calloc((size_t)nloops, sizeof *loops);
     if (!loops)
         return CRAWL_ENOMEM;
-    struct fetch_keep keep = { .max = FETCH_KEEP_MAX };
+    struct fetch_defer defer = { .max = FETCH_DEFER_MAX };
     struct parse_pool *pool = parse_pool_for(c, nloops);
     int per = limit ? (int)((limit + (size_t)nloops - 1) / (size_t)nloops) : 0;
     int made = 0;
     for (; made < nloops; made++)
-        if ((rc = loop_init(&loops[made], c, made, per, pool, &keep)) != 0)
+        if ((rc = loop_init(&loops[made], c, made, per, pool, &defer)) != 0)
             goto out;
     crawl_set_threads(c, nloops + parse_pool_size(pool));
     struct loops all = { loops, made };
