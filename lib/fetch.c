@@ -538,13 +538,16 @@ static void end_page(struct fetch_xfer *x, struct crawl_result *r)
 }
 
 /* Returns 1 when the page's held body waits for fetch_parse; else ends the
- * page here (a page fed as it arrived, or one whose links are not wanted)
- * and returns 0. */
+ * page here (a page fed as it arrived, a short one, or one whose links are
+ * not wanted) and returns 0. */
 static int take_page(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
 {
     if (rc == CURLE_OK && r->status >= 200 && r->status < 300) {
-        if (x->deferred_len > 0)
+        if (x->deferred_len >= FETCH_DEFER_MIN)
             return 1;
+        if (x->deferred_len > 0)
+            html_page_feed(x->page, x->deferred, x->deferred_len);
+        deferred_free(x);
         end_page(x, r);
         return 0;
     }

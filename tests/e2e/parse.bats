@@ -6,9 +6,12 @@
 load helpers
 
 # A list of listed URLs: three link graphs of different shapes, a page of
-# 300 links, a compressed page, failures and a line that is no URL.
+# 300 links, a compressed page, failures and a line that is no URL. Pages
+# of 8 KiB and more go to the parse threads (the first graph's pages with
+# children, 250 links each, and the page of links); the smaller ones are
+# parsed on the loop.
 parse_list() {
-	echo "$PFIX/graph/300/4/"
+	echo "$PFIX/graph/2000/250/"
 	echo "$PFIX/status/404"
 	echo "$PFIX/graph/120/2/"
 	echo "not a url"
@@ -59,7 +62,7 @@ counts() { json | jq -c 'select(.summary) | [.urls, .ok, .failed, .queued_left]'
 	for pt in 0 1 2; do
 		for m in "coro" "coro --loops 2"; do
 			run "$CRAWL" --mode=$m --parse-threads $pt --depth 1 --no-robots --format=jsonl \
-				--follow '//a[contains(@href, "/2")]/@href' --extract 'title=//title' "$PFIX/graph/200/5/"
+				--follow '//a[contains(@href, "/2")]/@href' --extract 'title=//title' "$PFIX/graph/600/200/"
 			[ "$status" -eq 0 ]
 			got=$(jq -c 'select(.url) | [.url, .depth, .links, .extract]' <<<"$(json)" | sort)
 			[ -n "${want:-}" ] || want=$got
