@@ -35,9 +35,8 @@ sh_block() {
 	[ "$(grep -c '^Length: .*URL: http://127.0.0.1:[0-9]*/delay/300/a$' <<<"$output")" -eq 1 ]
 	[ "$(grep -c '^{"url":' <<<"$output")" -eq 8 ]
 	grep -q '"url":"http://127.0.0.1:[0-9]*/hang".*"fail":"timeout"' <<<"$output"
-	# The model rows only: the cinema example's summary follows the table
-	# with no empty line between, and may say "8 connections".
-	[ "$(sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -n +2 | grep -c '^[a-z]\+ \+8 ')" -eq "$NALL" ]
+	all=$("$CRAWL" --list-modes | paste -sd'|')
+	[ "$(grep -Ec "^($all) +8 +7 +1 " <<<"$output")" -eq "$NALL" ]
 	# The cinema example.
 	grep -q "^Length:   454   URL: http://127.0.0.1:[0-9]*/site/cinema/film/1.html name=The Lighthouse Keeper's Daughter date=2025-07-04 poster=/site/cinema/posters/1.jpg$" <<<"$output"
 	# The server is gone.
