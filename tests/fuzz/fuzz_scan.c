@@ -52,7 +52,8 @@ static int same(const struct html_links *a, const struct html_links *b)
  * punctuation, and '=' only between a name and a value: libxml2 2.9 ends
  * a name at them, or skips a bogus attribute up to a blank, where WHATWG
  * reads on),
- * no text elements, and every '<' starts a tag name. */
+ * no text elements, and every '<' starts a tag name outside a tag (in
+ * "<a<a" WHATWG reads one tag named "a<a", libxml2 two). */
 static int tame(const uint8_t *d, size_t n)
 {
     static const char *const text[] = { "title", "textarea", "xmp", "iframe", "noembed",
@@ -60,11 +61,18 @@ static int tame(const uint8_t *d, size_t n)
     char *s;
     int ok = 1;
 
-    for (size_t i = 0; i < n; i++)
+    int in_tag = 0;
+    for (size_t i = 0; i < n; i++) {
         if (!(isalnum(d[i]) || strchr(" \t\n\r<>=.-_:", d[i])) || d[i] == 0 ||
             (d[i] == '=' && (i == 0 || i + 1 >= n || !isalnum(d[i - 1]) || !isalnum(d[i + 1]))) ||
-            (d[i] == '<' && (i + 1 >= n || !((d[i + 1] | 0x20) >= 'a' && (d[i + 1] | 0x20) <= 'z'))))
+            (d[i] == '<' && (in_tag || i + 1 >= n ||
+                             !((d[i + 1] | 0x20) >= 'a' && (d[i + 1] | 0x20) <= 'z'))))
             return 0;
+        if (d[i] == '<')
+            in_tag = 1;
+        else if (d[i] == '>')
+            in_tag = 0;
+    }
     if (!(s = malloc(n + 1)))
         return 0;
     for (size_t i = 0; i < n; i++)
