@@ -196,7 +196,9 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     struct progress *prog = NULL;
     struct report *rep;
 
-    int rrc = report_new(&rep, fd, fmt, cli->order, quiet, FLUSH_MS, output_failed, c);
+    unsigned cols = (cli->rules ? REPORT_LINKS : 0) | (cli->nextract ? REPORT_EXTRACT : 0);
+    int rrc = report_new(&rep, fd, fmt, cli->order, quiet, cols, STDERR_FILENO, FLUSH_MS,
+                         output_failed, c);
     if (rrc < 0) {
         fprintf(stderr, "crawl: %s\n", crawl_strerror(rrc));
         return rrc == -EPIPE || rrc == -EBADF || rrc == -ENOSPC || rrc == -EIO ?
