@@ -514,8 +514,6 @@ int report_end(struct report *r, struct crawl *c)
                 rc = sink_put(r->sink, b.data, b.len);
         } else if (r->summary_fd >= 0) {
             table_summary(&b, c);
-            if (!b.nomem)
-                (void)!write(r->summary_fd, b.data, b.len);
         }
         break;
     }
@@ -524,6 +522,9 @@ int report_end(struct report *r, struct crawl *c)
     int frc = sink_flush(r->sink);
     if (!rc)
         rc = frc;
+    /* After the rows, so that on a terminal it reads as the table's last line. */
+    if (r->fmt == CRAWL_FMT_CSV && !r->quiet && r->summary_fd >= 0 && b.len && !b.nomem)
+        (void)!write(r->summary_fd, b.data, b.len);
     pthread_mutex_unlock(&r->lock);
     sb_free(&b);
     return rc;

@@ -177,7 +177,7 @@ h2row() {
 	for _ in $(seq "$RUNS"); do
 		measure 60 "$CRAWL" -k -q --format=jsonl "$@" "$tmp/h2list"
 		walls+=("$wall"); rsss+=("$rss")
-		crawl_conns=$(sed -n 's/.*"connections":\([0-9]*\).*/\1/p' "$tmp/out")
+		crawl_conns=$(sed -n 's/.*"conns":\([0-9]*\).*/\1/p' "$tmp/out")
 		[ "$status" -ne 0 ] && note="exit status $status"
 	done
 	local w r

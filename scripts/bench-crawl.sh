@@ -38,7 +38,7 @@ measure() {
 	local walls=() cpus=() pages=0
 	for _ in $(seq "$RUNS"); do
 		timeout 300 /usr/bin/time -f "%U %S" -o "$tmp/time" "$BUILD/crawl" -q --format=jsonl "$@" >"$tmp/out" 2>/dev/null
-		walls+=("$(sed -n 's/.*"wall":\([0-9.]*\).*/\1/p' "$tmp/out")")
+		walls+=("$(sed -n 's/.*"wall_s":\([0-9.]*\).*/\1/p' "$tmp/out")")
 		cpus+=("$(awk '{print $1 + $2}' "$tmp/time")")
 		pages=$(sed -n 's/.*"ok":\([0-9]*\).*/\1/p' "$tmp/out")
 	done
