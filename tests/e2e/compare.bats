@@ -49,11 +49,16 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -
 
 @test "CSV comparison parses with the named columns" {
 	run "$CRAWL" --mode=all --format=csv "$list"
-	[ "${lines[0]}" = "mode,urls,ok,failed,retries,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,reuse,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
+	[ "${lines[0]}" = "mode,urls,ok,failed,retries,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,reuse,concurrency,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
 	[ "${#lines[@]}" -eq $((NALL + 1)) ]
 	for i in $(seq "$NALL"); do
-		[ "$(awk -F, '{print NF}' <<<"${lines[$i]}")" -eq 25 ]
+		[ "$(awk -F, '{print NF}' <<<"${lines[$i]}")" -eq 26 ]
 	done
+	# Data, not display: a plain speed-up, times to the microsecond.
+	[ "$(printf '%s\n' "${lines[@]:1}" | awk -F, '$9 !~ /^[0-9]+\.[0-9]+$/ || $6 !~ /^[0-9]+\.[0-9]{6}$/' | wc -l)" -eq 0 ]
+	# The JSON lines have the same columns in the same order.
+	run "$CRAWL" --mode=all --format=jsonl --modes seq "$list"
+	[ "$(jq -r 'keys_unsorted | join(",")' <<<"$output")" = "mode,urls,ok,failed,retries,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,reuse,concurrency,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
 }
 
 @test "percentiles of total time and time to first byte are present and ordered" {
