@@ -1,7 +1,11 @@
 /* compare.c: running several models on one list and lining their figures
- * up. Each model runs in a forked child, so wait4 reports that model's
- * resource use alone; the child sends its crawl figures back over a pipe. */
+ * up. Each model runs in a process of its own, a fresh exec of crawl, so
+ * wait4 reports that model's resource use alone, counted as it is for any
+ * other program (a forked child would not count the shared-library pages
+ * its parent had already mapped); the child sends its crawl figures back
+ * over a pipe. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -43,49 +47,23 @@ void compare_fill(struct compare_run *r, struct crawl *c)
     r->rss_mb = (double)s.rss_peak_kb / 1024.0;
 }
 
-/* Writes all of buf to fd. */
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Runs b once in a child; fills r. */
-static int run_child(const struct crawl_backend *b, compare_child_fn fn, void *data,
+/* Runs b once in a process that spawn starts; fills r. */
+static int run_child(const struct crawl_backend *b, compare_spawn_fn spawn, void *data,
                      struct compare_run *r)
 {
     int fds[2];
+    /* The read end stays here; the write end goes to the child alone, and
+     * is closed here once it has started. */
     if (pipe(fds) != 0)
         return -errno;
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
     fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(fds[0]);
-        close(fds[1]);
-        return -e;
-    }
-    if (pid == 0) {
-        /* The child ends here with _exit: it shares the parent's stdio
-         * buffers and atexit handlers, which must run once, in the parent. */
-        struct compare_run cr;
-        memset(&cr, 0, sizeof cr);
-        close(fds[0]);
-        cr.status = fn(b, &cr, data);
-        fflush(NULL);
-        int ok = write_all(fds[1], &cr, sizeof cr);
-        _exit(ok == 0 ? 0 : 3);
-    }
+    pid_t pid = spawn(b, fds[1], data);
     close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return (int)pid;
+    }
     memset(r, 0, sizeof *r);
     size_t got = 0;
     while (got < sizeof *r) {
@@ -118,7 +96,7 @@ static int run_child(const struct crawl_backend *b, compare_child_fn fn, void *d
 }
 
 int compare_models(const struct crawl_backend *const *list, int repeat,
-                   compare_child_fn fn, void *data, atomic_int *stop,
+                   compare_spawn_fn spawn, void *data, atomic_int *stop,
                    struct compare_run *results, double *min_wall, double *max_wall)
 {
     int n = 0;
@@ -136,7 +114,7 @@ int compare_models(const struct crawl_backend *const *list, int repeat,
                     last = i;
                 goto done;
             }
-            rc = run_child(list[i], fn, data, &all[i * stride + round]);
+            rc = run_child(list[i], spawn, data, &all[i * stride + round]);
         }
         rounds++;
     }
