@@ -84,11 +84,26 @@ load helpers
 	[ "$status" -ne 0 ]
 }
 
+@test "scripts/compare.sh fits 100 columns and ends with a legend, the shared settings and the takeaway" {
+	run env BUILD="$BUILD" DELAYS="50 100" TIMELINE="$BATS_TEST_TMPDIR/demo" scripts/compare.sh
+	[ "$status" -eq 0 ]
+	[ "$(awk 'length($0) > 100' <<<"$output" | wc -l)" -eq 0 ]
+	grep -q '^mode  *ok  *failed  *wall_s  *speedup  *user_s  *sys_s  *rss_mb  *threads  *vcsw  *conns  *p50_ms  *max_ms$' <<<"$output"
+	[ "$(grep -cE '^(seq|thread|pool|coro|procs) ' <<<"$output")" -eq 5 ]
+	grep -q '^wall_s: the crawl.s wall time; speedup: ' <<<"$output"
+	grep -q '^Shared: timeout 30s' <<<"$output"
+	takeaway=$(sed -n '/^Takeaway:/,$p' <<<"$output" | tr '\n' ' ')
+	grep -q 'sequential code pays the sum of the delays (seq 0\.[0-9]* s; the delays add up to 0\.15 s); every concurrent model pays only the longest one (0\.1 s)' <<<"$takeaway"
+	grep -q 'threads alive at most, seq 1, thread 3, pool 11, coro 1, procs [0-9]' <<<"$takeaway"
+	# Every column of the run is kept.
+	grep -q '^mode  *urls  *ok  *failed  *retries  *wall_s .* ttfb_max_ms$' "$BUILD/demo-comparison.txt"
+}
+
 @test "scripts/compare.sh draws the run of every model when gnuplot is there" {
 	command -v gnuplot >/dev/null || skip "gnuplot is not installed"
 	run env BUILD="$BUILD" DELAYS="50 100" TIMELINE="$BATS_TEST_TMPDIR/demo" scripts/compare.sh -q
 	[ "$status" -eq 0 ]
-	grep -q "^picture of the run (one lane per worker): $BATS_TEST_TMPDIR/demo.png $BATS_TEST_TMPDIR/demo.svg" <<<"$output"
+	grep -q "^picture of the run: $BATS_TEST_TMPDIR/demo.png $BATS_TEST_TMPDIR/demo.svg" <<<"$output"
 	[ -s "$BATS_TEST_TMPDIR/demo.png" ] && [ -s "$BATS_TEST_TMPDIR/demo.svg" ]
 }
 
