@@ -56,8 +56,8 @@ awk -v want="mode ok failed wall_s speedup user_s sys_s rss_mb threads vcsw conn
 		}
 	}' "$BUILD/demo-comparison.txt"
 echo
-fold -s -w 100 <<'LEGEND'
-wall_s: the crawl's wall time; speedup: seq's wall time over this model's; user_s, sys_s: CPU seconds; rss_mb: peak resident memory of the model's process (a fresh crawl, measured as /usr/bin/time measures any program; procs: its processes summed); threads: most alive at once; vcsw: voluntary context switches; conns: connections opened; p50_ms, max_ms: the median and the longest fetch. Every column, and their meaning: build/demo-comparison.txt and README ("Comparing the models").
+fold -s -w 100 <<LEGEND
+wall_s: the crawl's wall time; speedup: seq's wall time over this model's; user_s, sys_s: CPU seconds; rss_mb: peak resident memory of the model's process (a fresh crawl, measured as /usr/bin/time measures any program; procs: its processes summed); threads: most alive at once; vcsw: voluntary context switches; conns: connections opened; p50_ms, max_ms: the median and the longest fetch. Every column: $BUILD/demo-comparison.txt; what each means: docs/crawling.md, "Comparing the models".
 LEGEND
 echo
 grep '^Shared: ' "$BUILD/demo-comparison.txt" | fold -s -w 100
