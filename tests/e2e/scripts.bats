@@ -26,6 +26,10 @@ load helpers
 	grep -q '^load: ' "$out/machine.txt"
 	[ "$(tail -n +2 "$out/pool.csv" | cut -d, -f1 | tr '\n' ' ')" = "1 4 16 " ]
 	grep -q '^machine: ' "$out/machine.txt"
+	# Each case is announced, numbered out of all of them, the last one last.
+	total=$(grep -m1 -o '^bench: case 1 of [0-9]*' <<<"$output" | awk '{print $NF}')
+	[ "$(grep -c '^bench: case [0-9]* of ' <<<"$output")" -eq "$total" ]
+	grep -q "^bench: case $total of $total: crawl-pool-16, 16 URLs, 16 in flight (1 run; [0-9]*s so far)$" <<<"$output"
 	if command -v gnuplot >/dev/null; then
 		for p in wall rss wall-fixed rss-fixed pool; do [ -s "$out/$p.png" ] && [ -s "$out/$p.svg" ]; done
 	fi
@@ -66,6 +70,8 @@ load helpers
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(grep -cE '^(seq|thread|pool|coro|coro-all) +500 ' <<<"$output")" -eq 5 ]
+	# The parse cost is never negative: 0.0 with a mark when noise says so.
+	[ "$(grep -E '^(seq|thread|pool|coro|coro-all) +500 ' <<<"$output" | awk '$6 !~ /^[0-9]+\.[0-9]\*?$/' | wc -l)" -eq 0 ]
 }
 
 @test "scripts/timeline.sh draws a lane per worker and a bar per transfer, as PNG and SVG" {
