@@ -34,7 +34,7 @@ echo
 status=0
 "$BUILD/crawl" --mode=all --trace "$tmp/trace.json" "$@" "$tmp/urls.txt" >"$tmp/out" || status=$?
 # The models' own tables (unless -q), their long summary lines wrapped.
-awk '/^Shared: /{exit} {print}' "$tmp/out" | fold -s -w 100
+awk '/^Shared: /{exit} {print}' "$tmp/out" | fold -s -w 100 | sed "s/ *$//"
 awk '/^Shared: /{p=1} p' "$tmp/out" >"$BUILD/demo-comparison.txt"
 # The comparison's main columns, picked by name from its header row.
 awk -v want="mode ok failed wall_s speedup user_s sys_s rss_mb threads vcsw conns p50_ms max_ms" '
@@ -56,11 +56,11 @@ awk -v want="mode ok failed wall_s speedup user_s sys_s rss_mb threads vcsw conn
 		}
 	}' "$BUILD/demo-comparison.txt"
 echo
-fold -s -w 100 <<LEGEND
+fold -s -w 100 <<LEGEND | sed "s/ *$//"
 wall_s: the crawl's wall time; speedup: seq's wall time over this model's; user_s, sys_s: CPU seconds; rss_mb: peak resident memory of the model's process (a fresh crawl, measured as /usr/bin/time measures any program; procs: its processes summed); threads: most alive at once; vcsw: voluntary context switches; conns: connections opened; p50_ms, max_ms: the median and the longest fetch. Every column: $BUILD/demo-comparison.txt; what each means: docs/crawling.md, "Comparing the models".
 LEGEND
 echo
-grep '^Shared: ' "$BUILD/demo-comparison.txt" | fold -s -w 100
+grep '^Shared: ' "$BUILD/demo-comparison.txt" | fold -s -w 100 | sed "s/ *$//"
 # The takeaway, in words, from the figures above.
 awk -v delays="$DELAYS" '
 	$1 == "mode" { for (i = 1; i <= NF; i++) col[$i] = i; on = 1; next }
@@ -79,7 +79,7 @@ awk -v delays="$DELAYS" '
 		printf "every concurrent model pays only the longest one (%g s): %s. ", max, conc
 		printf "What differs is the cost of getting there: threads alive at most, %s", threads
 		printf " (procs: summed over its processes).\n"
-	}' "$BUILD/demo-comparison.txt" | fold -s -w 100
+	}' "$BUILD/demo-comparison.txt" | fold -s -w 100 | sed "s/ *$//"
 if command -v gnuplot >/dev/null 2>&1 && [ -s "$tmp/trace.json" ]; then
 	echo
 	scripts/timeline.sh "$tmp/trace.json" "$TIMELINE" \
