@@ -523,7 +523,8 @@ int report_end(struct report *r, struct crawl *c)
     if (!rc)
         rc = frc;
     /* After the rows, so that on a terminal it reads as the table's last line. */
-    if (r->fmt == CRAWL_FMT_CSV && !r->quiet && r->summary_fd >= 0 && b.len && !b.nomem)
+    if (r->fmt == CRAWL_FMT_CSV && !r->quiet && r->summary_fd >= 0 && b.len && !b.nomem &&
+        rc == 0)
         (void)!write(r->summary_fd, b.data, b.len);
     pthread_mutex_unlock(&r->lock);
     sb_free(&b);

@@ -82,15 +82,21 @@ reached() {
 	fi
 }
 
+# announce NAME URLS LIMIT: says on stderr which case starts, out of how
+# many, and the time gone so far (run here, not in run_tool's subshell,
+# which could not count).
+announce() {
+	CASE=$((CASE + 1))
+	printf 'bench: case %d of %d: %s, %d URLs, %s in flight (%d run%s; %ds so far)\n' "$CASE" "$CASES" \
+		"$1" "$2" "$3" "$RUNS" "$([ "$RUNS" -eq 1 ] || echo s)" "$SECONDS" >&2
+}
+
 # run_tool NAME URLS LIST LIMIT: runs NAME on LIST RUNS times with at most
 # LIMIT transfers in flight; prints "wall_s rss_mb ok" as medians (ok: runs
 # where the fixture saw every request).
 run_tool() {
 	local name=$1 n=$2 list=$3 limit=$4 walls=() rsss=() ok=0
 	local lim=$limit
-	CASE=$((CASE + 1))
-	printf 'bench: case %d of %d: %s, %d URLs, %s in flight (%d run%s; %ds so far)\n' "$CASE" "$CASES" \
-		"$name" "$n" "$lim" "$RUNS" "$([ "$RUNS" -eq 1 ] || echo s)" "$SECONDS" >&2
 	[ "$name" = curl ] && [ "$lim" -gt "$CURL_MAX" ] && lim=$CURL_MAX
 	for _ in $(seq "$RUNS"); do
 		local before after rc=0
@@ -145,6 +151,7 @@ sweep() {
 			lim=$(limit_of "$t" "$n" "$1")
 			if [ "$((n * DELAY / lim))" -gt 60000 ]; then continue; fi
 			read -r got note < <(reached "$t" "$lim")
+			announce "$t" "$n" "$got"
 			read -r w r ok < <(run_tool "$t" "$n" "$list" "$lim")
 			printf '%-14s %7d %7s %9s %9s %6s/%s  %s\n' "$t" "$n" "$got" "$w" "$r" "$ok" "$RUNS" "$note"
 			echo "$t,$n,$DELAY,$got,$w,$r,$ok,$RUNS,$note" >>"$csv"
@@ -179,6 +186,7 @@ list="$tmp/pool.txt"
 for i in $(seq "$POOL_URLS"); do echo "$base/delay/$DELAY/p$i"; done >"$list"
 printf '%-10s %9s %9s %8s\n' pool_size wall_s rss_mb ok
 for p in $POOL_SIZES; do
+	announce "crawl-pool-$p" "$POOL_URLS" "$p"
 	read -r w r ok < <(run_tool "crawl-pool-$p" "$POOL_URLS" "$list" "$p")
 	printf '%-10d %9s %9s %6s/%s\n' "$p" "$w" "$r" "$ok" "$RUNS"
 	echo "$p,$POOL_URLS,$w,$r,$ok,$RUNS" >>"$OUT/pool.csv"
