@@ -96,7 +96,7 @@ load helpers
 	# (The picture's line names its files, under a test's long temporary path.)
 	[ "$(grep -v '^picture of the run: ' <<<"$output" | awk 'length($0) > 100' | wc -l)" -eq 0 ]
 	grep -q '^mode  *ok  *failed  *wall_s  *speedup  *user_s  *sys_s  *rss_mb  *threads  *vcsw  *conns  *p50_ms  *max_ms$' <<<"$output"
-	[ "$(grep -cE '^(seq|thread|pool|coro|procs) ' <<<"$output")" -eq 5 ]
+	[ "$(grep -cE '^(seq|thread|pool|coro|procs) +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+x ' <<<"$output")" -eq 5 ]
 	grep -q '^wall_s: the crawl.s wall time; speedup: ' <<<"$output"
 	grep -q '^Shared: timeout 30s' <<<"$output"
 	takeaway=$(sed -n '/^Takeaway:/,$p' <<<"$output" | tr '\n' ' ')
