@@ -197,6 +197,10 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     struct progress *prog = NULL;
     struct report *rep;
 
+    /* Before the report's flusher thread: procs forks its workers here (a
+     * failure is the run's to report, with a row for every URL). */
+    crawl_prepare(c, b);
+
     unsigned cols = (cli->rules ? REPORT_LINKS : 0) | (cli->nextract ? REPORT_EXTRACT : 0);
     int rrc = report_new(&rep, fd, fmt, cli->order, quiet, cols, STDERR_FILENO, FLUSH_MS,
                          output_failed, c);
@@ -250,6 +254,8 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         return EXIT_USAGE;
     struct crawl_summary sum;
     crawl_get_summary(c, &sum);
+    if (rc == CRAWL_EOUTPUT)
+        return EXIT_OUTPUT;         /* the WARC, whose warning said why */
     return sum.failed || rc < 0 ? EXIT_FAILED : 0;
 }
 

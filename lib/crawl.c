@@ -31,6 +31,7 @@ void crawl_opts_init(struct crawl_opts *o)
     o->robots = 1;
     o->retry_delay = 1;
     o->retry_max_delay = 30;
+    o->warc_worker = -1;
 }
 
 size_t crawl_utf8_len(const unsigned char *s)
@@ -111,6 +112,8 @@ void crawl__job_free(struct crawl_job *j)
 
 void crawl__fini(struct crawl *c)
 {
+    if (c->model_data && c->model_done)
+        c->model_done(c->model_data);
     frontier_free(c);
     curl_slist_free_all(c->headers);
     pthread_cond_destroy(&c->cond);
@@ -126,6 +129,28 @@ struct crawl *crawl_new(const struct crawl_opts *o)
         c = NULL;
     }
     return c;
+}
+
+int crawl_prepare(struct crawl *c, const struct crawl_backend *b)
+{
+    if (!b->prepare || c->prepared == b)
+        return 0;
+    c->prepared = b;
+    return b->prepare(c);
+}
+
+void crawl_set_model_data(struct crawl *c, void *data, void (*done)(void *data))
+{
+    c->model_data = data;
+    c->model_done = done;
+}
+
+void *crawl_take_model_data(struct crawl *c)
+{
+    void *d = c->model_data;
+    c->model_data = NULL;
+    c->model_done = NULL;
+    return d;
 }
 
 void crawl_free(struct crawl *c)
@@ -774,6 +799,9 @@ nomem:
 static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
 {
     size_t per = b->fds_per_transfer > 0 ? (size_t)b->fds_per_transfer : 1;
+    /* A transfer kept holds a spooled body's file (--warc) and a file
+     * being saved (--save) besides. */
+    per += (c->opts->warc ? 1 : 0) + (c->opts->save_dir ? 1 : 0);
     size_t spare = 64 + c->nofile / 100;
     size_t budget = c->nofile > spare + per ? (c->nofile - spare) / per : 1;
     size_t want = c->input_open || c->opts->depth > 0 ? (size_t)-1 : c->fetchable;
@@ -794,6 +822,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
 {
     const struct crawl_opts *o = c->opts;
     c->backend = b;
+    crawl_prepare(c, b);        /* its failure is the run's to report */
     c->limit = o->concurrency > 0 ? o->concurrency : b->default_concurrency;
     if (b->max_concurrency > 0 && (c->limit == 0 || c->limit > b->max_concurrency))
         c->limit = b->max_concurrency;
@@ -832,6 +861,12 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         cancel_rest(c);
         return CRAWL_ENOMEM;
     }
+    /* A procs coordinator fetches nothing: its workers write the WARC. */
+    if (!b->processes && fetch_keep_open(c) != 0) {
+        cancel_rest(c);
+        fetch_cookies_close(c);
+        return CRAWL_EOUTPUT;
+    }
     pthread_mutex_lock(&c->lock);
     c->t0 = crawl_now();
     c->fetchable_at_start = c->fetchable;
@@ -862,5 +897,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     cancel_rest(c);
     fetch_cookies_close(c);
+    if (fetch_keep_close(c) != 0 && rc == 0)
+        rc = CRAWL_EOUTPUT;
     return rc;
 }

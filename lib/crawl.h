@@ -120,6 +120,14 @@ struct crawl_opts {
                                  the one user_agent starts with */
     int    per_host;          /* transfers in flight to one host at most; 0: no bound */
     double delay;             /* seconds between the starts of requests to one host */
+
+    /* Keeping what was fetched. */
+    const char *warc;         /* --warc: FILE.warc.gz, or NULL */
+    long long warc_max_size;  /* a new file past this many bytes; 0: one file */
+    const char *cdx;          /* --cdx: a CDXJ index of the WARC, or NULL */
+    const char *warc_options; /* the command line, for the warcinfo record */
+    int    warc_worker;       /* a procs worker's number, in its files' names; -1: none */
+    const char *save_dir;     /* --save: every body as a file under it, or NULL */
 };
 
 /* Fills o with the defaults of every option. */
@@ -197,6 +205,10 @@ struct crawl_backend {
     int processes;            /* its workers are processes: a worker id divided
                                * by 1,000,000 numbers the process */
     int (*run)(struct crawl *c);
+    /* Optional: set-up that must happen while the process has one thread
+     * (forking workers), before the caller starts threads of its own; see
+     * crawl_prepare. It keeps what it made with crawl_set_model_data. */
+    int (*prepare)(struct crawl *c);
 };
 
 /* The registry (lib/modes.c): every model, NULL-terminated, in the order
@@ -338,6 +350,19 @@ int crawl_add_failed(struct crawl *c, const char *text, const char *source,
 /* Runs every job through the backend and records the wall time. Returns the
  * backend's code. */
 int crawl_run(struct crawl *c, const struct crawl_backend *b);
+
+/* Runs b's prepare step now, if it has one: a program that starts threads
+ * of its own (an output flusher, a progress line) calls it first, since a
+ * fork taken while another thread holds a lock (an allocator's) leaves that
+ * lock held in the child for good. crawl_run calls it when nobody did.
+ * Returns 0 or a negative code. */
+int crawl_prepare(struct crawl *c, const struct crawl_backend *b);
+
+/* What a backend's prepare step made, for its run (or, when the crawl is
+ * freed without running, for done, which may be NULL). crawl_take_model_data
+ * returns it and forgets it. */
+void crawl_set_model_data(struct crawl *c, void *data, void (*done)(void *data));
+void *crawl_take_model_data(struct crawl *c);
 
 /* Takes the next queued job into *job and marks it running. Returns 1 with a
  * job; 0 when the crawl is over (nothing queued, nothing running, or

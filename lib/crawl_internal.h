@@ -6,6 +6,7 @@
 #include "crawl.h"
 
 struct frontier;
+struct warc;
 
 /* Latency of fetched URLs, in buckets 1% wide, for percentiles that cost
  * the same memory for ten URLs and for ten million. */
@@ -58,6 +59,9 @@ struct crawl {
     double wall;              /* seconds crawl_run took */
     atomic_int cancelled;     /* set by crawl_cancel (the reason): take no more jobs */
     const char *abandoned;    /* set by crawl_abandon: why the jobs left never ran */
+    const struct crawl_backend *prepared;   /* crawl_prepare ran for it */
+    void *model_data;         /* crawl_set_model_data's */
+    void (*model_done)(void *data);
     size_t nofile;            /* file descriptors this process may open */
     struct frontier *fr;      /* queues, hosts, seen URLs (frontier.c) */
     size_t robots_fetched;    /* robots.txt files fetched */
@@ -83,6 +87,7 @@ struct crawl {
                                    * every easy handle of the run (fetch.c) */
     CURL  *cookie_easy;       /* the handle that reads and writes the jar's file */
     struct crawl_live *live;  /* where the counters are published, or NULL */
+    struct warc *warc;        /* --warc's writer, open while the run fetches */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
                                * resident set, summed; 0: not measured */
 };

@@ -11,6 +11,7 @@
 
 #include "crawl_internal.h"
 #include "fetch.h"
+#include "fetch_keep.h"
 #include "html.h"
 #include "retry.h"
 #include "vec.h"
@@ -65,7 +66,7 @@ static void check_content_type(struct fetch_xfer *x)
 /* Keeps the first FETCH_ROBOTS_MAX bytes of a robots.txt body, and sets
  * x->robots_cut once they are in. Returns 0, or -1 when out of memory (the
  * rules of a part of the file could allow what the rest forbids). */
-static int keep_body(struct fetch_xfer *x, const char *p, size_t n)
+static int keep_robots(struct fetch_xfer *x, const char *p, size_t n)
 {
     if (n > FETCH_ROBOTS_MAX - x->buf_len) {
         n = FETCH_ROBOTS_MAX - x->buf_len;
@@ -92,25 +93,23 @@ static void drop_partial_line(struct fetch_xfer *x)
         x->buf[x->buf_len] = '\0';
 }
 
-/* CURLOPT_WRITEFUNCTION: counts the decoded body and stops one that grows
- * past --max-size (Content-Length may be absent or the body compressed, so
+/* Counts the decoded body and stops one that grows past --max-size
+ * (Content-Length may be absent or the body compressed, so
  * CURLOPT_MAXFILESIZE alone cannot catch every case). */
-static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
+int fetch__decoded(struct fetch_xfer *x, const char *ptr, size_t n)
 {
-    struct fetch_xfer *x = data;
-    size_t n = size * nmemb;
     curl_off_t max = x->c->opts->max_size;
     x->body += (curl_off_t)n;
     if (x->job->kind == JOB_ROBOTS) {
         /* Its own limit: a robots.txt over --max-size is read in part,
          * never failed (which would forbid the whole host). */
-        if (keep_body(x, ptr, n) != 0 || x->robots_cut)
-            return 0;   /* CURLE_WRITE_ERROR */
-        return n;
+        if (keep_robots(x, ptr, n) != 0 || x->robots_cut)
+            return -1;
+        return 0;
     }
     if (max > 0 && x->body > max) {
         x->too_large = 1;
-        return 0;   /* CURLE_WRITE_ERROR */
+        return -1;
     }
     if (x->page) {
         if (!x->page_checked)
@@ -119,7 +118,17 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
         if (x->page)
             html_page_feed(x->page, ptr, n);
     }
-    return n;
+    return 0;
+}
+
+/* CURLOPT_WRITEFUNCTION: the body as libcurl gives it, through what
+ * --warc and --save keep of it when they are on. */
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
+{
+    struct fetch_xfer *x = data;
+    size_t n = size * nmemb;
+    int rc = x->keep ? keep_body(x, ptr, n) : fetch__decoded(x, ptr, n);
+    return rc == 0 ? n : 0;     /* 0: CURLE_WRITE_ERROR */
 }
 
 /* CURLOPT_XFERINFOFUNCTION, blocking fetches only: lets a cancelled crawl
@@ -272,6 +281,18 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
         share = c->cookies;
         curl_easy_setopt(h, CURLOPT_COOKIEFILE, "");
     }
+    /* --warc archives the body as sent, and every response of a redirect
+     * chain: fetch_keep.c decodes a copy (zlib: gzip and deflate, all that
+     * is asked for) and follows redirects itself. The request head comes
+     * from the debug callback, which libcurl calls only when verbose. */
+    if (c->warc) {
+        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip, deflate");
+        curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, keep_on_header);
+        curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, keep_on_debug);
+        curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
+    }
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, c);
     curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
@@ -323,7 +344,12 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
-    return 0;
+    return keep_prepare(x);
+}
+
+int fetch_follow(struct fetch_xfer *x, CURLcode rc)
+{
+    return keep_follow(x, rc);
 }
 
 /* Whether a transfer that ended in rc with the given status stopped on a
@@ -537,6 +563,7 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
         snprintf(buf, sizeof buf, "HTTP status %ld", r->status);
         crawl_result_set_error(r, CRAWL_FAIL_HTTP, buf);
     }
+    keep_finish(x, rc, r);
 }
 
 void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
@@ -550,7 +577,13 @@ void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     curl_easy_setopt(x->easy, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(x->easy, CURLOPT_XFERINFODATA, x);
     curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 0L);
-    CURLcode rc = curl_easy_perform(x->easy);
+    CURLcode rc;
+    while (fetch_follow(x, rc = curl_easy_perform(x->easy))) {
+        if (crawl_is_cancelled(c)) {
+            rc = CURLE_ABORTED_BY_CALLBACK;     /* between two hops */
+            break;
+        }
+    }
     fetch_finish(x, rc);
 }
 

@@ -9,6 +9,7 @@
 #include "crawl.h"
 
 struct fetch_share;
+struct fetch_keep;
 struct html_page;
 
 struct fetch_xfer {
@@ -25,6 +26,8 @@ struct fetch_xfer {
     size_t buf_len, buf_cap;
     int    robots_cut;          /* the robots.txt body reached FETCH_ROBOTS_MAX: the
                                    transfer was stopped there, and that is no failure */
+    struct fetch_keep *keep;    /* what --warc and --save keep of it, or NULL */
+    int    keep_nomem;          /* ... which there was no memory for: it fails */
     char   errbuf[CURL_ERROR_SIZE];
 };
 
@@ -50,6 +53,13 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share);
  * error buffer, CURLOPT_PRIVATE = x. Returns 0 or CRAWL_ENOMEM. */
 int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                   int worker);
+
+/* Called by the model after each run of the transfer, whose outcome was
+ * rc: archives it (--warc) and, when it was a redirect that fetch follows
+ * itself (--warc: libcurl would drop the body of a redirect it follows),
+ * points the handle at the next URL and returns 1: the model runs the
+ * transfer again. Returns 0 when the transfer is over (then fetch_finish). */
+int fetch_follow(struct fetch_xfer *x, CURLcode rc);
 
 /* Fills x->job's result from libcurl's outcome rc of the finished transfer:
  * status, sizes, timings, error, and the links and extracted values of a
@@ -88,6 +98,14 @@ int fetch_cookies_open(struct crawl *c);
 /* Writes c's cookie jar to its file, unless c relays (a procs worker: its
  * jar is its own), and frees it. Call it once every handle is done. */
 void fetch_cookies_close(struct crawl *c);
+
+/* With --warc: opens c's WARC writer (c->warc). Returns 0 (also without
+ * --warc), or CRAWL_EOUTPUT after a warning that says why. */
+int fetch_keep_open(struct crawl *c);
+
+/* Closes the writer, if any. Returns 0, or CRAWL_EOUTPUT after a warning
+ * when a write failed. */
+int fetch_keep_close(struct crawl *c);
 
 /* Returns a one-line description of the libcurl options every model shares,
  * in buf (of size n), e.g. "timeout 30s, connect 10s, redirects 10, ...". */

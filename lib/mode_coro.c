@@ -351,8 +351,14 @@ static void task_main(void *arg)
     struct loop *L = t->L;
     struct crawl_job *job = t->x.job;
 
+    CURLcode rc;
     fetch_prepare(&t->x, L->c, job, t->x.worker);
-    CURLcode rc = task_fetch(t);
+    while (fetch_follow(&t->x, rc = task_fetch(t))) {
+        if (crawl_is_cancelled(L->c)) {
+            rc = CURLE_ABORTED_BY_CALLBACK;     /* between two hops */
+            break;
+        }
+    }
     fetch_finish(&t->x, rc);
     crawl_done(L->c, job);
 }

@@ -32,235 +32,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "crawl.h"
 #include "html.h"
+#include "procs_internal.h"
 #include "strbuf.h"
 #include "wire.h"
 #include "url.h"
-
-extern const struct crawl_backend crawl_backend_coro;
-
-/* Frames on the socket: a 32-bit length, then that many bytes, the first of
- * which says what the frame is. Both ends are one machine: numbers go in
- * its own byte order. */
-enum {
-    MSG_JOB = 'J',          /* to a worker: id, kind, depth, URL */
-    MSG_CANCEL = 'C',       /* to a worker: the crawl is cancelled, and why */
-    MSG_RESULT = 'R',       /* from a worker: a finished job */
-    MSG_WARN = 'W',         /* from a worker: a warning for stderr */
-    MSG_END = 'E',          /* from a worker: its figures, as it ends */
-};
 
 /* How often the coordinator samples its workers' resident sets. */
 #define RSS_EVERY 0.05
 
 /* How long workers have to hand back cancelled jobs before they are killed. */
 #define CANCEL_GRACE 10.0
-
-/* ---- the worker process -------------------------------------------------- */
-
-struct worker {
-    struct crawl *w;        /* the worker's own, relaying crawl */
-    int fd;                 /* its socket to the coordinator */
-    int idx;
-    struct strbuf in;       /* frames read, not yet whole */
-    struct strbuf out;      /* frames not yet sent */
-    pthread_mutex_t lock;   /* guards out */
-    size_t conns_sent;      /* connections already reported */
-};
-
-/* Results go out in batches: when the worker's loop is about to wait
- * (crawl_on_waiting), or when this much is held. One write for many
- * results, where a write each cost the coordinator a wake-up each. */
-#define WORKER_BATCH (64 * 1024)
-
-/* Sends what wk->out holds; the coordinator gone, the crawl is for
- * nobody. The lock is held. */
-static void worker_flush(struct worker *wk)
-{
-    if (wk->out.len && wire_send_all(wk->fd, &wk->out) != 0)
-        crawl_cancel(wk->w, CRAWL_CANCEL_OUTPUT);
-    sb_reset(&wk->out);
-}
-
-/* Ends the frame that starts at `at`, sending the batch when it is full
- * (or now). The lock is held. */
-static void worker_frame(struct worker *wk, size_t at, int now)
-{
-    if (wire_frame_end(&wk->out, at) != 0) {
-        wk->out.len = at;       /* a frame cut short by memory is dropped: */
-        wk->out.nomem = 0;      /* the coordinator re-runs its job if need be */
-        crawl_cancel(wk->w, CRAWL_CANCEL_OUTPUT);
-    }
-    if (now || wk->out.len >= WORKER_BATCH)
-        worker_flush(wk);
-}
-
-/* crawl_on_waiting: the loop is about to wait; what is held goes now. */
-static void worker_waiting(void *data)
-{
-    struct worker *wk = data;
-    pthread_mutex_lock(&wk->lock);
-    worker_flush(wk);
-    pthread_mutex_unlock(&wk->lock);
-}
-
-/* The relay: every job the worker's crawl hands back goes to the
- * coordinator whole. Times go as monotonic instants: the coordinator's run
- * started at another moment. */
-static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
-{
-    struct worker *wk = data;
-    const struct crawl_result *r = &j->res;
-    struct crawl_summary s;
-    crawl_get_summary(w, &s);
-    double t0 = crawl_started(w);
-    pthread_mutex_lock(&wk->lock);
-    struct strbuf *b = &wk->out;
-    size_t at = wire_frame_begin(b, MSG_RESULT);
-    wire_put_u64(b, j->seq);
-    wire_put_str(b, r->final_url);
-    wire_put_u64(b, (uint64_t)r->status);
-    wire_put_u64(b, (uint64_t)r->length);
-    wire_put_u64(b, (uint64_t)r->wire_bytes);
-    wire_put_u64(b, (uint64_t)r->redirects);
-    wire_put_f64(b, r->time_dns);
-    wire_put_f64(b, r->time_connect);
-    wire_put_f64(b, r->time_tls);
-    wire_put_f64(b, r->time_ttfb);
-    wire_put_f64(b, r->time_total);
-    wire_put_f64(b, r->start > 0 || r->end > 0 ? t0 + r->start : 0);
-    wire_put_f64(b, r->end > 0 ? t0 + r->end : 0);
-    wire_put_u32(b, (uint32_t)r->worker);
-    wire_put_f64(b, r->queued > 0 ? t0 + r->queued : 0);
-    wire_put_u32(b, (uint32_t)r->flight_start);
-    wire_put_u32(b, (uint32_t)r->flight_end);
-    wire_put_u32(b, (uint32_t)r->conns_start);
-    wire_put_u32(b, (uint32_t)r->conns_end);
-    wire_put_u32(b, (uint32_t)r->fail);
-    wire_put_str(b, r->error);
-    wire_put_f64(b, r->retry_after);
-    wire_put_u64(b, r->nlinks);
-    wire_put_u32(b, (uint32_t)r->nextracts);
-    for (size_t i = 0; i < r->nextracts; i++) {
-        wire_put_str(b, r->extracts[i].name);
-        wire_put_str(b, r->extracts[i].value);
-    }
-    wire_put_u32(b, (uint32_t)j->nlinks);
-    for (size_t i = 0; i < j->nlinks; i++)
-        wire_put_str(b, j->links[i]);
-    wire_put_bytes(b, j->body, j->body_len);
-    wire_put_u64(b, s.conns - wk->conns_sent);
-    wk->conns_sent = s.conns;
-    worker_frame(wk, at, 0);
-    pthread_mutex_unlock(&wk->lock);
-}
-
-static void worker_warn(const char *msg, void *data)
-{
-    struct worker *wk = data;
-    pthread_mutex_lock(&wk->lock);
-    size_t at = wire_frame_begin(&wk->out, MSG_WARN);
-    wire_put_str(&wk->out, msg);
-    worker_frame(wk, at, 1);
-    pthread_mutex_unlock(&wk->lock);
-}
-
-/* The worker crawl's input (a streamed one, read by the core's reader
- * thread): jobs and the cancel from the socket. Returns 1 while more may
- * come, 0 when the coordinator has shut its side. */
-static int worker_input(struct crawl *w, size_t want, void *data)
-{
-    struct worker *wk = data;
-    /* The coordinator closes its side at the end and when it cancels, so
-     * the wait is bounded only as a safeguard. */
-    struct pollfd pfd = { .fd = wk->fd, .events = POLLIN };
-    int n = poll(&pfd, 1, 1000);
-    if (n <= 0)
-        return 1;
-    ssize_t got = wire_fill(wk->fd, &wk->in);
-    if (got == 0)
-        return 0;
-    if (got < 0)
-        return got == -EINTR || got == -EAGAIN ? 1 : (int)got;
-    size_t at = 0;
-    struct wire_rd r;
-    char type;
-    while (wire_frame_next(&wk->in, &at, &r, &type)) {
-        if (type == MSG_CANCEL) {
-            crawl_cancel(w, (enum crawl_cancel_why)wire_get_u32(&r));
-        } else if (type == MSG_JOB) {
-            uint64_t id = wire_get_u64(&r);
-            uint32_t kind = wire_get_u32(&r);
-            int depth = (int)wire_get_u32(&r);
-            char *url = wire_get_bytes(&r, NULL);
-            int rc = r.bad ? CRAWL_ENOMEM
-                           : crawl_push_job(w, kind == JOB_ROBOTS ? JOB_ROBOTS : JOB_PAGE,
-                                            url, depth, id);
-            free(url);
-            if (rc != 0)
-                return CRAWL_ENOMEM;    /* the coordinator re-runs what is lost */
-        }
-    }
-    wire_frames_taken(&wk->in, at);
-    return 1;
-}
-
-/* The body of worker idx: runs the coroutine model on what comes in on fd
- * until the coordinator shuts its side, then ends the process. Never
- * returns. */
-static void worker_main(struct crawl *c, int idx, int fd, int limit, pid_t coordinator)
-    __attribute__((noreturn));
-static void worker_main(struct crawl *c, int idx, int fd, int limit, pid_t coordinator)
-{
-    /* Signals are the coordinator's to act on: it tells the workers. */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_IGN);
-    signal(SIGPIPE, SIG_IGN);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != coordinator)
-        _exit(1);
-    int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-        dup2(null, STDOUT_FILENO);      /* the output is the coordinator's */
-        close(null);
-    }
-    struct crawl_opts o = *crawl_options(c);
-    o.concurrency = limit;
-    o.reuse = crawl_reuse(c) ? CRAWL_REUSE_ON : CRAWL_REUSE_OFF;
-    o.loops = 1;
-    o.robots = 0;               /* the coordinator's frontier applies these */
-    o.per_host = 0;
-    o.delay = 0;
-    o.max_pages = 0;
-    o.deadline = 0;
-    struct worker wk;
-    memset(&wk, 0, sizeof wk);
-    wk.fd = fd;
-    wk.idx = idx;
-    pthread_mutex_init(&wk.lock, NULL);
-    int rc = CRAWL_ENOMEM;
-    if ((wk.w = crawl_new(&o))) {
-        crawl_set_relay(wk.w, worker_relay, &wk);
-        crawl_on_warn(wk.w, worker_warn, &wk);
-        crawl_set_input(wk.w, worker_input, &wk, 1);
-        crawl_on_waiting(wk.w, worker_waiting, &wk);
-        rc = crawl_run(wk.w, &crawl_backend_coro);
-        struct crawl_summary s;
-        crawl_get_summary(wk.w, &s);
-        pthread_mutex_lock(&wk.lock);
-        size_t at = wire_frame_begin(&wk.out, MSG_END);
-        wire_put_u32(&wk.out, (uint32_t)s.threads + 1);     /* its loops and the reader */
-        worker_frame(&wk, at, 1);
-        pthread_mutex_unlock(&wk.lock);
-    }
-    _exit(rc == 0 ? 0 : 3);
-}
 
 /* ---- the coordinator ------------------------------------------------------ */
 
@@ -296,6 +83,7 @@ struct procs {
     long rss_peak_kb;
     double rss_at;
     long page_kb;
+    int start_rc;               /* why a worker could not be forked, or 0 */
 };
 
 /* crawl_on_queue's callback: one byte wakes the coordinator's poll. */
@@ -655,7 +443,7 @@ static void proc_lost(struct procs *P, int i)
 }
 
 /* Forks worker i. Returns 0 or -errno. */
-static int proc_start(struct procs *P, int i, int limit)
+static int proc_start(struct procs *P, int i)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -676,7 +464,7 @@ static int proc_start(struct procs *P, int i, int limit)
                 close(P->p[k].fd);
         close(P->wake[0]);
         close(P->wake[1]);
-        worker_main(P->c, i, sv[1], limit, coordinator);
+        procs_worker_main(P->c, i, sv[1], coordinator);
     }
     close(sv[1]);
     P->p[i].pid = pid;
@@ -728,31 +516,57 @@ static void procs_free(struct procs *P)
     }
 }
 
-static int procs_run(struct crawl *c)
+static void procs_done(void *data)
+{
+    procs_free(data);
+    free(data);
+}
+
+/* Forks the workers, while the process has one thread (crawl_prepare):
+ * they wait for MSG_START, which procs_run sends. */
+static int procs_prepare(struct crawl *c)
 {
     const struct crawl_opts *o = crawl_options(c);
-    struct procs P;
-    memset(&P, 0, sizeof P);
-    P.c = c;
-    P.n = o->procs > 0 ? o->procs : online_cpus();
-    P.free_slot = (size_t)-1;
-    P.page_kb = sysconf(_SC_PAGESIZE) / 1024;
-    P.wake[0] = P.wake[1] = -1;
-    int rc = 0;
-    if (pipe2(P.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
-        P.wake[0] = P.wake[1] = -1;
-        return -errno;
+    struct procs *P = calloc(1, sizeof *P);
+    if (!P)
+        return CRAWL_ENOMEM;
+    P->c = c;
+    P->n = o->procs > 0 ? o->procs : online_cpus();
+    P->free_slot = (size_t)-1;
+    P->page_kb = sysconf(_SC_PAGESIZE) / 1024;
+    P->wake[0] = P->wake[1] = -1;
+    if (pipe2(P->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+        int e = errno;
+        P->wake[0] = P->wake[1] = -1;
+        procs_done(P);
+        return -e;
     }
-    if (!(P.p = calloc((size_t)P.n, sizeof *P.p))) {
-        procs_free(&P);
+    if (!(P->p = calloc((size_t)P->n, sizeof *P->p))) {
+        procs_done(P);
         return CRAWL_ENOMEM;
     }
-    for (int i = 0; i < P.n; i++)
-        P.p[i].fd = -1;
-    int limit = crawl_limit(c);
-    for (int i = 0; i < P.n; i++)
-        if ((rc = proc_start(&P, i, limit)) != 0)
+    for (int i = 0; i < P->n; i++)
+        P->p[i].fd = -1;
+    for (int i = 0; i < P->n; i++)
+        if ((P->start_rc = proc_start(P, i)) != 0)
             break;
+    crawl_set_model_data(c, P, procs_done);
+    return 0;
+}
+
+static int procs_run(struct crawl *c)
+{
+    struct procs *pp = crawl_take_model_data(c);
+    if (!pp) {
+        int prc = procs_prepare(c);
+        if (prc != 0)
+            return prc;
+        pp = crawl_take_model_data(c);
+    }
+    struct procs P = *pp;
+    free(pp);
+    P.c = c;
+    int rc = P.start_rc;
     if (P.alive == 0) {
         procs_free(&P);
         return rc ? rc : CRAWL_ETHREAD;
@@ -760,6 +574,15 @@ static int procs_run(struct crawl *c)
     if (rc != 0)
         crawl_warn_once(c, "only %d of %d worker processes could be started: %s", P.alive,
                         P.n, crawl_strerror(rc));
+    int limit = crawl_limit(c);
+    for (int i = 0; i < P.n; i++)
+        if (P.p[i].fd >= 0) {
+            struct strbuf *b = &P.p[i].out;
+            size_t at = wire_frame_begin(b, MSG_START);
+            wire_put_u32(b, (uint32_t)limit);
+            wire_put_u32(b, (uint32_t)crawl_reuse(c));
+            wire_frame_end(b, at);
+        }
     rc = 0;
     crawl_on_queue(c, procs_wake, &P);
     struct pollfd *pfd = calloc((size_t)P.n + 1, sizeof *pfd);
@@ -854,4 +677,5 @@ const struct crawl_backend crawl_backend_procs = {
     .processes = 1,
     .fds_per_transfer = 1,      /* a worker's socket; the workers have limits of their own */
     .run = procs_run,
+    .prepare = procs_prepare,
 };

@@ -31,6 +31,7 @@ need libxml2-dev          sh -c 'pkg-config --exists libxml-2.0'
 need zlib1g-dev           sh -c 'pkg-config --exists zlib'
 need libicu-dev           sh -c 'pkg-config --exists icu-uc'
 need libev-dev            have_hdr ev.h
+need libssl-dev           sh -c 'pkg-config --exists libcrypto'
 if [ -z "$build_only" ]; then
 need libcmocka-dev        sh -c 'pkg-config --exists cmocka'
 need libjansson-dev       sh -c 'pkg-config --exists jansson'
@@ -45,6 +46,9 @@ need nghttp2-server       test -x /usr/sbin/nghttpd
 need groff-base           have_cmd groff
 need man-db               have_cmd man
 need zsh                  have_cmd zsh
+need python3              test -x /usr/bin/python3
+need wget                 have_cmd wget
+need npm                  have_cmd npm
 fi
 for extra in "$@"; do
 	case $extra in
@@ -53,7 +57,23 @@ for extra in "$@"; do
 	esac
 done
 
-[ -z "$missing" ] && exit 0
+# warcio.js, the independent WARC reader of tests/e2e/warc.bats, from the
+# npm registry at the version tests/tools/package-lock.json pins, into
+# tests/tools/node_modules (ignored by git). Once installed, nothing is asked
+# of the registry again.
+tools() {
+	[ -n "$build_only" ] && return 0
+	dir=$(cd "$(dirname "$0")/../tests/tools" && pwd)
+	[ -x "$dir/node_modules/.bin/warcio" ] && return 0
+	command -v npm >/dev/null 2>&1 || return 0
+	echo "deps: installing warcio.js into $dir/node_modules" >&2
+	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
+}
+
+if [ -z "$missing" ]; then
+	tools
+	exit 0
+fi
 
 if [ "$(id -u)" = 0 ]; then
 	echo "deps: installing$missing" >&2
@@ -61,6 +81,7 @@ if [ "$(id -u)" = 0 ]; then
 	apt-get update -qq >&2
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >&2
+	tools
 else
 	echo "deps: missing Debian packages:$missing" >&2
 	echo "deps: install them with: sudo apt-get install -y$missing" >&2

@@ -101,6 +101,17 @@ static const char usage_text[] =
 "                         stderr is a terminal)\n"
 "      --no-progress      no progress line, even on a terminal\n"
 "\n"
+"Keeping what was fetched:\n"
+"      --warc=FILE.warc.gz  write every request and response (redirects\n"
+"                         included) as WARC/1.1 records, one gzip member\n"
+"                         each; procs: one file per worker, FILE-wN.warc.gz\n"
+"      --warc-max-size=BYTES  start a new WARC file past BYTES (FILE-00000,\n"
+"                         FILE-00001, ...; suffixes K, M, G)\n"
+"      --cdx=FILE         write a CDXJ index of the WARC's responses to FILE\n"
+"                         (sorted at the end)\n"
+"      --save=DIR         write every 2xx body, decoded, as DIR/HOST[:PORT]/PATH\n"
+"                         (index.html for a path ending in /, ?QUERY kept)\n"
+"\n"
 "Comparing (--mode=all):\n"
 "      --modes=LIST       the models to compare, comma-separated\n"
 "                         (default %s)\n"
@@ -114,7 +125,7 @@ static const char usage_text[] =
 "FILE:LINE: reason and gets a failed row.\n"
 "\n"
 "Exit status: 0 when every URL succeeded, 1 when any failed, 2 for usage and\n"
-"input errors, 23 when the output could not be written (the crawl stops),\n"
+"input errors, 23 when the output or the --warc file could not be written,\n"
 "141 when the reader of the output went away (quietly), 130 when\n"
 "interrupted (SIGINT), 143 when terminated (SIGTERM).\n";
 
@@ -184,7 +195,7 @@ enum {
     OPT_DEADLINE, OPT_DEPTH, OPT_MAX_PAGES, OPT_SPAN_HOSTS, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
     OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
-    OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE,
+    OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_WARC, OPT_WARC_MAX_SIZE, OPT_CDX, OPT_SAVE,
 };
 
 static const struct option long_opts[] = {
@@ -232,6 +243,10 @@ static const struct option long_opts[] = {
     {"delay", required_argument, 0, OPT_DELAY},
     {"list-modes", no_argument, 0, OPT_LIST_MODES},
     {"trace", required_argument, 0, OPT_TRACE},
+    {"warc", required_argument, 0, OPT_WARC},
+    {"warc-max-size", required_argument, 0, OPT_WARC_MAX_SIZE},
+    {"cdx", required_argument, 0, OPT_CDX},
+    {"save", required_argument, 0, OPT_SAVE},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {0, 0, 0, 0},
@@ -407,6 +422,62 @@ static int opt_output(struct cli *cli, int ch)
     return 0;
 }
 
+/* Exits 2 unless a file can be made at path: its directory is writable. */
+static void check_writable(const char *flag, const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    if (access(dir, W_OK | X_OK) != 0)
+        die_usage("%s: cannot write '%s': %s", flag, path, strerror(errno));
+}
+
+/* Options that keep what is fetched. Returns 1 when ch was one of them. */
+static int opt_keeping(struct cli *cli, int ch)
+{
+    struct crawl_opts *o = &cli->opts;
+    size_t n;
+    switch (ch) {
+    case OPT_WARC:
+        n = strlen(optarg);
+        if (n <= 8 || strcmp(optarg + n - 8, ".warc.gz") != 0)
+            die_usage("--warc: expected a file name ending in .warc.gz, got '%s'", optarg);
+        check_writable("--warc", optarg);
+        o->warc = optarg;
+        return 1;
+    case OPT_WARC_MAX_SIZE:
+        o->warc_max_size = parse_size("--warc-max-size", optarg, 1);
+        return 1;
+    case OPT_CDX:
+        check_writable("--cdx", optarg);
+        o->cdx = optarg;
+        return 1;
+    case OPT_SAVE: {
+        struct stat st;
+        if (mkdir(optarg, 0777) != 0 && errno != EEXIST)
+            die_usage("--save: cannot make directory '%s': %s", optarg, strerror(errno));
+        if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode) || access(optarg, W_OK | X_OK) != 0)
+            die_usage("--save: '%s' is not a directory crawl can write in", optarg);
+        o->save_dir = optarg;
+        return 1;
+    }
+    }
+    return 0;
+}
+
+/* The command line as one line, for the warcinfo record. */
+static const char *command_line(int argc, char **argv)
+{
+    static char line[4096];
+    size_t o = 0;
+    for (int i = 0; i < argc && o + 1 < sizeof line; i++)
+        o += (size_t)snprintf(line + o, sizeof line - o, "%s%s", i ? " " : "", argv[i]);
+    for (char *p = line; *p; p++)
+        if (*p == '\r' || *p == '\n')
+            *p = ' ';
+    return line;
+}
+
 /* Options of link following. Returns 1 when ch was one of them. */
 static int opt_following(struct cli *cli, int ch)
 {
@@ -542,7 +613,8 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     cli->argv = argv;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":c:A:H:o:qkhV", long_opts, NULL)) != -1) {
-        if (opt_fetching(cli, ch) || opt_output(cli, ch) || opt_following(cli, ch))
+        if (opt_fetching(cli, ch) || opt_output(cli, ch) || opt_following(cli, ch) ||
+            opt_keeping(cli, ch))
             continue;
         switch (ch) {
         case 'h':
@@ -568,6 +640,12 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     if (cli->follow || cli->nextract || cli->opts.depth > 0)
         compile_rules(cli);
     warn_ignored(cli);
+    if ((cli->opts.cdx || cli->opts.warc_max_size) && !cli->opts.warc)
+        die_usage("%s: needs --warc", cli->opts.cdx ? "--cdx" : "--warc-max-size");
+    if (cli->opts.warc && strcmp(cli->mode, "all") == 0)
+        die_usage("--warc: one model at a time (--mode=all would write each model's "
+                  "fetches over the last)");
+    cli->opts.warc_options = command_line(argc, argv);
     /* robots.txt is read for a product token: the user agent must start
      * with one, or --robots-agent give it. */
     const struct crawl_opts *o = &cli->opts;

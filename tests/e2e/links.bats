@@ -198,7 +198,7 @@ expected_graph() {
 		run "$CRAWL" --mode=$m --delay 150 --format=jsonl "$FIXTURE/bytes/1" "$FIXTURE/bytes/2" "$FIXTURE/bytes/3" "$FIXTURE/bytes/4"
 		[ "$status" -eq 0 ]
 		starts=$(jq -r 'select(.url) | .start_s' <<<"$output" | sort -g)
-		awk 'NR > 1 && $1 - prev < 0.14 { bad = 1 } { prev = $1 } END { exit bad }' <<<"$starts"
+		awk 'NR > 1 && $1 - prev < 0.13 { bad = 1 } { prev = $1 } END { exit bad }' <<<"$starts"
 	done
 }
 

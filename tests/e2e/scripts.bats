@@ -139,3 +139,15 @@ load helpers
 		grep -q "^$t" "$out/bench-docs.txt"
 	done
 }
+
+@test "scripts/bench-keep.sh QUICK=1 prints a row per way of keeping, every URL fetched in each" {
+	run env BUILD="$BUILD" QUICK=1 scripts/bench-keep.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^nothing \|^--warc \|^--warc --cdx \|^--save \|^--warc --save ' <<<"$output")" -eq 5 ]
+	# 210 listed URLs and the site's two pages reached from /site/: the same rows each time
+	[ "$(awk 'NR > 2 { print $(NF - 5) }' <<<"$output" | sort -u)" = 213 ]
+	# nothing kept leaves nothing on disk; each way of keeping leaves something
+	[ "$(awk '$1 == "nothing" { print $NF }' <<<"$output")" = 0.0 ]
+	[ "$(awk 'NR > 3 && $NF + 0 > 0' <<<"$output" | wc -l)" -eq 4 ]
+}

@@ -1,0 +1,343 @@
+/* fetch_keep.c: a transfer kept as it goes, for --warc and --save. With
+ * --warc, libcurl hands over the body as sent (transfer coding removed,
+ * content coding kept, CURLOPT_HTTP_CONTENT_DECODING off): that goes to the
+ * archive, and a copy decoded here with zlib goes on to be counted, parsed
+ * and saved, so that the Length column is the decoded length either way.
+ * Redirects are then followed here rather than by libcurl, which drops
+ * the body of a response it follows: the archive keeps every response. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "crawl_internal.h"
+#include "fetch_keep.h"
+#include "warc.h"
+
+#define ZBUF 16384
+
+static void keep_fail(struct fetch_keep *k, enum crawl_fail fail, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Records the first reason keeping fails the transfer. */
+static void keep_fail(struct fetch_keep *k, enum crawl_fail fail, const char *fmt, ...)
+{
+    if (k->fail != CRAWL_FAIL_NONE)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&k->why, fmt, ap) < 0)
+        k->why = NULL;
+    va_end(ap);
+    k->fail = fail;
+}
+
+int keep_prepare(struct fetch_xfer *x)
+{
+    struct crawl *c = x->c;
+    if (!c->warc && !c->opts->save_dir)
+        return 0;
+    struct fetch_keep *k = x->keep = calloc(1, sizeof *k);
+    x->keep_nomem = !k;
+    if (!k)
+        return CRAWL_ENOMEM;
+    k->file.fd = -1;
+    if (!c->warc)
+        return 0;
+    if (!(k->cap = warc_capture_new())) {
+        keep_fail(k, CRAWL_FAIL_OTHER, "--warc: out of memory");
+        return CRAWL_ENOMEM;
+    }
+    /* Only with the header callback fetch_easy_new sets for --warc:
+     * without one, libcurl hands the head to the write callback. */
+    curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(x->easy, CURLOPT_DEBUGDATA, x);
+    return 0;
+}
+
+size_t keep_on_header(char *p, size_t size, size_t n, void *data)
+{
+    struct fetch_xfer *x = data;
+    if (x->keep && x->keep->cap)
+        warc_capture_header(x->keep->cap, p, size * n);
+    return size * n;
+}
+
+int keep_on_debug(CURL *h, curl_infotype type, char *p, size_t n, void *data)
+{
+    struct fetch_xfer *x = data;
+    if (type == CURLINFO_HEADER_OUT && x->keep && x->keep->cap)
+        warc_capture_request(x->keep->cap, p, n);
+    return 0;
+}
+
+/* The content coding of the response, for a --warc transfer: 1 when zlib
+ * decodes it (gzip, deflate), 0 for none, -1 for one it cannot. The
+ * request asked for gzip and deflate only. */
+static int coding(struct fetch_xfer *x)
+{
+    struct curl_header *h;
+    if (curl_easy_header(x->easy, "Content-Encoding", 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
+        return 0;
+    const char *v = h->value + strspn(h->value, " \t");
+    size_t n = strcspn(v, " \t,");
+    if (v[n + strspn(v + n, " \t")] != '\0')
+        return -1;              /* a list of codings */
+    if ((n == 4 && strncasecmp(v, "gzip", 4) == 0) || (n == 6 && strncasecmp(v, "x-gzip", 6) == 0) ||
+        (n == 7 && strncasecmp(v, "deflate", 7) == 0))
+        return 1;
+    return n == 0 || (n == 8 && strncasecmp(v, "identity", 8) == 0) ? 0 : -1;
+}
+
+/* Whether the response is a redirect that --warc's own following takes.
+ * Its Location header is looked at: libcurl 7.88 resolves
+ * CURLINFO_REDIRECT_URL only once the transfer is done. */
+static int will_follow(struct fetch_xfer *x, long status)
+{
+    struct curl_header *h;
+    return x->c->warc && x->c->opts->max_redirs > 0 && status >= 300 && status < 400 &&
+           curl_easy_header(x->easy, "Location", 0, CURLH_HEADER, -1, &h) == CURLHE_OK &&
+           h->value[0];
+}
+
+/* At the first body byte: what becomes of the body. Returns 0 or -1. */
+static int decide(struct fetch_xfer *x)
+{
+    struct fetch_keep *k = x->keep;
+    long status = 0;
+    char *url = NULL;
+    k->decided = 1;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    if ((k->skip = will_follow(x, status)))
+        return 0;
+    if (x->c->warc) {
+        int cd = coding(x);
+        if (cd < 0) {
+            keep_fail(k, CRAWL_FAIL_PROTOCOL, "unrecognized content encoding type");
+            return -1;
+        }
+        if (cd == 1) {
+            if (!(k->zbuf = malloc(ZBUF)) || inflateInit2(&k->z, 15 + 32) != Z_OK) {
+                keep_fail(k, CRAWL_FAIL_OTHER, "out of memory");
+                return -1;
+            }
+            k->inflating = 1;
+        }
+    }
+    if (x->c->opts->save_dir && status >= 200 && status < 300) {
+        curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &url);
+        int rc = mirror_begin(&k->file, url ? url : x->job->url);
+        if (rc) {
+            keep_fail(k, CRAWL_FAIL_OTHER, "--save: no file for %s: %s",
+                      url ? url : x->job->url, strerror(-rc));
+            return -1;
+        }
+        k->saving = 1;
+    }
+    return 0;
+}
+
+/* Decoded bytes: to the file of --save, then to fetch. */
+static int decoded(struct fetch_xfer *x, const char *p, size_t n)
+{
+    struct fetch_keep *k = x->keep;
+    if (k->saving) {
+        int rc = mirror_write(&k->file, x->c->opts->save_dir, p, n);
+        if (rc) {
+            keep_fail(k, CRAWL_FAIL_OTHER, "--save: %s/%s: %s", x->c->opts->save_dir,
+                      k->file.rel, strerror(-rc));
+            return -1;
+        }
+    }
+    return fetch__decoded(x, p, n);
+}
+
+/* Decodes n bytes of a gzip or deflate body and passes them on. */
+static int inflate_on(struct fetch_xfer *x, const char *p, size_t n)
+{
+    struct fetch_keep *k = x->keep;
+    k->z.next_in = (unsigned char *)p;
+    k->z.avail_in = (uInt)n;
+    while (k->z.avail_in > 0) {
+        k->z.next_out = k->zbuf;
+        k->z.avail_out = ZBUF;
+        int zr = inflate(&k->z, Z_NO_FLUSH);
+        if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+            keep_fail(k, CRAWL_FAIL_PROTOCOL, "Error while processing content unencoding: %s",
+                      k->z.msg ? k->z.msg : "invalid data");
+            return -1;
+        }
+        size_t got = ZBUF - k->z.avail_out;
+        if (got && decoded(x, (const char *)k->zbuf, got) != 0)
+            return -1;
+        if (zr == Z_STREAM_END) {
+            if (k->z.avail_in == 0)
+                break;
+            inflateReset(&k->z);        /* another gzip member */
+        } else if (zr == Z_BUF_ERROR && got == 0) {
+            break;
+        }
+    }
+    return 0;
+}
+
+int keep_body(struct fetch_xfer *x, const char *p, size_t n)
+{
+    struct fetch_keep *k = x->keep;
+    if (k->fail != CRAWL_FAIL_NONE)
+        return -1;
+    if (!k->decided && decide(x) != 0)
+        return -1;
+    if (k->cap) {
+        int rc = warc_capture_body(k->cap, p, n);
+        if (rc) {
+            keep_fail(k, CRAWL_FAIL_OTHER, "--warc: spooling the body: %s", strerror(-rc));
+            return -1;
+        }
+    }
+    if (k->skip)
+        return 0;
+    return k->inflating ? inflate_on(x, p, n) : decoded(x, p, n);
+}
+
+/* Writes the records of the transfer that just ended with rc. */
+static void archive(struct fetch_xfer *x, CURLcode rc)
+{
+    struct fetch_keep *k = x->keep;
+    char *url = NULL, *ip = NULL;
+    const char *cut = NULL;
+    if (!warc_capture_has_response(k->cap))
+        return;
+    curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &url);
+    curl_easy_getinfo(x->easy, CURLINFO_PRIMARY_IP, &ip);
+    if (rc != CURLE_OK)
+        cut = x->too_large || x->robots_cut || rc == CURLE_FILESIZE_EXCEEDED ? "length"
+            : rc == CURLE_OPERATION_TIMEDOUT ? "time"
+            : rc == CURLE_WRITE_ERROR ? "unspecified" : "disconnect";
+    int wr = warc_write(x->c->warc, k->cap, url ? url : x->job->url, ip, cut);
+    if (wr)
+        keep_fail(k, CRAWL_FAIL_OTHER, "--warc: %s: %s", warc_file_name(x->c->warc), strerror(-wr));
+}
+
+/* Ends the content decoding of one response. */
+static void end_inflate(struct fetch_keep *k)
+{
+    if (k->inflating)
+        inflateEnd(&k->z);
+    k->inflating = 0;
+}
+
+int keep_follow(struct fetch_xfer *x, CURLcode rc)
+{
+    struct fetch_keep *k = x->keep;
+    char *loc = NULL;
+    long status = 0;
+    curl_off_t took = 0;
+    if (!k || !k->cap)
+        return 0;
+    archive(x, rc);
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    if (rc != CURLE_OK || k->fail != CRAWL_FAIL_NONE || !will_follow(x, status))
+        return 0;
+    if (curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc)
+        return 0;
+    if (k->hops >= x->c->opts->max_redirs) {
+        keep_fail(k, CRAWL_FAIL_REDIRECTS, "Maximum (%ld) redirects followed",
+                  x->c->opts->max_redirs);
+        return 0;
+    }
+    if (strncasecmp(loc, "http://", 7) != 0 && strncasecmp(loc, "https://", 8) != 0) {
+        keep_fail(k, CRAWL_FAIL_PROTOCOL, "redirect refused, only http and https are "
+                  "followed (%.*s)", (int)strcspn(loc, ":"), loc);
+        return 0;
+    }
+    char *next = strdup(loc);
+    if (!next) {
+        keep_fail(k, CRAWL_FAIL_OTHER, "out of memory");
+        return 0;
+    }
+    curl_easy_getinfo(x->easy, CURLINFO_TOTAL_TIME_T, &took);
+    k->hop_time += (double)took / 1e6;
+    k->hops++;
+    k->decided = k->skip = 0;
+    end_inflate(k);
+    warc_capture_reset(k->cap);
+    curl_easy_setopt(x->easy, CURLOPT_URL, next);
+    free(next);
+    return 1;
+}
+
+void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
+{
+    struct fetch_keep *k = x->keep;
+    long status = 0;
+    if (!k) {
+        if (x->keep_nomem)
+            crawl_result_set_error(r, CRAWL_FAIL_OTHER, "out of memory for --warc or --save");
+        x->keep_nomem = 0;
+        return;
+    }
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    /* A body of no bytes never met decide(): an empty file all the same. */
+    if (!k->decided && rc == CURLE_OK && x->c->opts->save_dir && k->fail == CRAWL_FAIL_NONE &&
+        status >= 200 && status < 300)
+        (void)decide(x);
+    if (k->saving) {
+        if (rc == CURLE_OK && k->fail == CRAWL_FAIL_NONE && r->fail == CRAWL_FAIL_NONE) {
+            int e = mirror_commit(&k->file, x->c->opts->save_dir);
+            if (e)
+                keep_fail(k, CRAWL_FAIL_OTHER, "--save: %s/%s: %s", x->c->opts->save_dir,
+                          k->file.rel ? k->file.rel : "", strerror(-e));
+        } else {
+            mirror_abort(&k->file, x->c->opts->save_dir);
+        }
+        mirror_end(&k->file);
+    }
+    if (k->hops) {
+        r->redirects = k->hops;
+        r->time_total += k->hop_time;
+    }
+    if (k->fail != CRAWL_FAIL_NONE)
+        crawl_result_set_error(r, k->fail, k->why ? k->why : "out of memory");
+    end_inflate(k);
+    free(k->zbuf);
+    free(k->why);
+    warc_capture_free(k->cap);
+    free(k);
+    x->keep = NULL;
+}
+
+int fetch_keep_open(struct crawl *c)
+{
+    const struct crawl_opts *o = c->opts;
+    char software[256];
+    if (!o->warc)
+        return 0;
+    struct warc_conf conf = {
+        .path = o->warc, .worker = o->warc_worker, .max_size = (uint64_t)o->warc_max_size,
+        .cdx = o->cdx, .software = crawl_version_line(software, sizeof software),
+        .options = o->warc_options,
+    };
+    int rc = warc_open(&c->warc, &conf);
+    if (rc) {
+        c->warc = NULL;
+        crawl_warn(c, "--warc: cannot write %s: %s", o->warc, strerror(-rc));
+        return CRAWL_EOUTPUT;
+    }
+    return 0;
+}
+
+int fetch_keep_close(struct crawl *c)
+{
+    if (!c->warc)
+        return 0;
+    char *name = strdup(warc_file_name(c->warc));
+    int rc = warc_close(c->warc);
+    c->warc = NULL;
+    if (rc)
+        crawl_warn(c, "--warc: %s: %s", name ? name : c->opts->warc, strerror(-rc));
+    free(name);
+    return rc ? CRAWL_EOUTPUT : 0;
+}

@@ -1,0 +1,29 @@
+/* procs_internal.h: what the two sides of the procs model share (the
+ * coordinator in mode_procs.c, the worker process in procs_worker.c). */
+#ifndef CRAWL_PROCS_INTERNAL_H
+#define CRAWL_PROCS_INTERNAL_H
+
+#include <sys/types.h>
+
+#include "crawl.h"
+
+/* Frames on the socket: a 32-bit length, then that many bytes, the first of
+ * which says what the frame is. Both ends are one machine: numbers go in
+ * its own byte order. */
+enum {
+    MSG_START = 'S',        /* to a worker, first: its limit, and reuse */
+    MSG_JOB = 'J',          /* to a worker: id, kind, depth, URL */
+    MSG_CANCEL = 'C',       /* to a worker: the crawl is cancelled, and why */
+    MSG_RESULT = 'R',       /* from a worker: a finished job */
+    MSG_WARN = 'W',         /* from a worker: a warning for stderr */
+    MSG_END = 'E',          /* from a worker: its figures, as it ends */
+};
+
+/* The body of worker idx, in the forked child: once MSG_START comes on fd,
+ * runs the coroutine model on what comes in until the coordinator shuts its
+ * side, then ends the process. c is the coordinator's crawl (its options).
+ * Never returns. */
+void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
+    __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,262 @@
+/* procs_worker.c: a worker process of the procs model (mode_procs.c says
+ * how the work is shared out). It runs the coroutine model on a crawl of
+ * its own that relays: jobs come in on its socket, each result goes back
+ * whole, with the links the page gave, in batches. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "crawl.h"
+#include "html.h"
+#include "procs_internal.h"
+#include "strbuf.h"
+#include "wire.h"
+
+extern const struct crawl_backend crawl_backend_coro;
+
+/* ---- the worker process -------------------------------------------------- */
+
+struct worker {
+    struct crawl *w;        /* the worker's own, relaying crawl */
+    int fd;                 /* its socket to the coordinator */
+    int idx;
+    struct strbuf in;       /* frames read, not yet whole */
+    struct strbuf out;      /* frames not yet sent */
+    pthread_mutex_t lock;   /* guards out */
+    size_t conns_sent;      /* connections already reported */
+};
+
+/* Results go out in batches: when the worker's loop is about to wait
+ * (crawl_on_waiting), or when this much is held. One write for many
+ * results, where a write each cost the coordinator a wake-up each. */
+#define WORKER_BATCH (64 * 1024)
+
+/* Sends what wk->out holds; the coordinator gone, the crawl is for
+ * nobody. The lock is held. */
+static void worker_flush(struct worker *wk)
+{
+    if (wk->out.len && wire_send_all(wk->fd, &wk->out) != 0)
+        crawl_cancel(wk->w, CRAWL_CANCEL_OUTPUT);
+    sb_reset(&wk->out);
+}
+
+/* Ends the frame that starts at `at`, sending the batch when it is full
+ * (or now). The lock is held. */
+static void worker_frame(struct worker *wk, size_t at, int now)
+{
+    if (wire_frame_end(&wk->out, at) != 0) {
+        wk->out.len = at;       /* a frame cut short by memory is dropped: */
+        wk->out.nomem = 0;      /* the coordinator re-runs its job if need be */
+        crawl_cancel(wk->w, CRAWL_CANCEL_OUTPUT);
+    }
+    if (now || wk->out.len >= WORKER_BATCH)
+        worker_flush(wk);
+}
+
+/* crawl_on_waiting: the loop is about to wait; what is held goes now. */
+static void worker_waiting(void *data)
+{
+    struct worker *wk = data;
+    pthread_mutex_lock(&wk->lock);
+    worker_flush(wk);
+    pthread_mutex_unlock(&wk->lock);
+}
+
+/* The relay: every job the worker's crawl hands back goes to the
+ * coordinator whole. Times go as monotonic instants: the coordinator's run
+ * started at another moment. */
+static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
+{
+    struct worker *wk = data;
+    const struct crawl_result *r = &j->res;
+    struct crawl_summary s;
+    crawl_get_summary(w, &s);
+    double t0 = crawl_started(w);
+    pthread_mutex_lock(&wk->lock);
+    struct strbuf *b = &wk->out;
+    size_t at = wire_frame_begin(b, MSG_RESULT);
+    wire_put_u64(b, j->seq);
+    wire_put_str(b, r->final_url);
+    wire_put_u64(b, (uint64_t)r->status);
+    wire_put_u64(b, (uint64_t)r->length);
+    wire_put_u64(b, (uint64_t)r->wire_bytes);
+    wire_put_u64(b, (uint64_t)r->redirects);
+    wire_put_f64(b, r->time_dns);
+    wire_put_f64(b, r->time_connect);
+    wire_put_f64(b, r->time_tls);
+    wire_put_f64(b, r->time_ttfb);
+    wire_put_f64(b, r->time_total);
+    wire_put_f64(b, r->start > 0 || r->end > 0 ? t0 + r->start : 0);
+    wire_put_f64(b, r->end > 0 ? t0 + r->end : 0);
+    wire_put_u32(b, (uint32_t)r->worker);
+    wire_put_f64(b, r->queued > 0 ? t0 + r->queued : 0);
+    wire_put_u32(b, (uint32_t)r->flight_start);
+    wire_put_u32(b, (uint32_t)r->flight_end);
+    wire_put_u32(b, (uint32_t)r->conns_start);
+    wire_put_u32(b, (uint32_t)r->conns_end);
+    wire_put_u32(b, (uint32_t)r->fail);
+    wire_put_str(b, r->error);
+    wire_put_f64(b, r->retry_after);
+    wire_put_u64(b, r->nlinks);
+    wire_put_u32(b, (uint32_t)r->nextracts);
+    for (size_t i = 0; i < r->nextracts; i++) {
+        wire_put_str(b, r->extracts[i].name);
+        wire_put_str(b, r->extracts[i].value);
+    }
+    wire_put_u32(b, (uint32_t)j->nlinks);
+    for (size_t i = 0; i < j->nlinks; i++)
+        wire_put_str(b, j->links[i]);
+    wire_put_bytes(b, j->body, j->body_len);
+    wire_put_u64(b, s.conns - wk->conns_sent);
+    wk->conns_sent = s.conns;
+    worker_frame(wk, at, 0);
+    pthread_mutex_unlock(&wk->lock);
+}
+
+static void worker_warn(const char *msg, void *data)
+{
+    struct worker *wk = data;
+    pthread_mutex_lock(&wk->lock);
+    size_t at = wire_frame_begin(&wk->out, MSG_WARN);
+    wire_put_str(&wk->out, msg);
+    worker_frame(wk, at, 1);
+    pthread_mutex_unlock(&wk->lock);
+}
+
+/* The worker crawl's input (a streamed one, read by the core's reader
+ * thread): jobs and the cancel from the socket. Returns 1 while more may
+ * come, 0 when the coordinator has shut its side. */
+/* Acts on the whole frames wk->in holds. Returns how many there were, or
+ * CRAWL_ENOMEM. */
+static int worker_frames(struct crawl *w, struct worker *wk)
+{
+    size_t at = 0;
+    struct wire_rd r;
+    char type;
+    int n = 0;
+    while (wire_frame_next(&wk->in, &at, &r, &type)) {
+        n++;
+        if (type == MSG_CANCEL) {
+            crawl_cancel(w, (enum crawl_cancel_why)wire_get_u32(&r));
+        } else if (type == MSG_JOB) {
+            uint64_t id = wire_get_u64(&r);
+            uint32_t kind = wire_get_u32(&r);
+            int depth = (int)wire_get_u32(&r);
+            char *url = wire_get_bytes(&r, NULL);
+            int rc = r.bad ? CRAWL_ENOMEM
+                           : crawl_push_job(w, kind == JOB_ROBOTS ? JOB_ROBOTS : JOB_PAGE,
+                                            url, depth, id);
+            free(url);
+            if (rc != 0)
+                return CRAWL_ENOMEM;    /* the coordinator re-runs what is lost */
+        }
+    }
+    wire_frames_taken(&wk->in, at);
+    return n;
+}
+
+/* The worker crawl's input (a streamed one, read by the core's reader
+ * thread): jobs and the cancel from the socket. Returns 1 while more may
+ * come, 0 when the coordinator has shut its side. */
+static int worker_input(struct crawl *w, size_t want, void *data)
+{
+    struct worker *wk = data;
+    (void)want;
+    /* Frames that came with MSG_START are already here. */
+    int n = worker_frames(w, wk);
+    if (n != 0)
+        return n < 0 ? n : 1;
+    /* The coordinator closes its side at the end and when it cancels, so
+     * the wait is bounded only as a safeguard. */
+    struct pollfd pfd = { .fd = wk->fd, .events = POLLIN };
+    if (poll(&pfd, 1, 1000) <= 0)
+        return 1;
+    ssize_t got = wire_fill(wk->fd, &wk->in);
+    if (got == 0)
+        return 0;
+    if (got < 0)
+        return got == -EINTR || got == -EAGAIN ? 1 : (int)got;
+    n = worker_frames(w, wk);
+    return n < 0 ? n : 1;
+}
+
+/* Waits for the coordinator's MSG_START, which comes when the run begins
+ * (the workers are forked before, see procs_prepare): fills *limit and
+ * *reuse. Returns 0, or -1 when the coordinator went away first. */
+static int worker_start(int fd, struct strbuf *in, int *limit, int *reuse)
+{
+    for (;;) {
+        size_t at = 0;
+        struct wire_rd r;
+        char type;
+        if (wire_frame_next(in, &at, &r, &type)) {
+            if (type != MSG_START)
+                return -1;
+            *limit = (int)wire_get_u32(&r);
+            *reuse = (int)wire_get_u32(&r);
+            wire_frames_taken(in, at);
+            return r.bad ? -1 : 0;
+        }
+        ssize_t got = wire_fill(fd, in);
+        if (got == 0 || (got < 0 && got != -EINTR && got != -EAGAIN))
+            return -1;
+    }
+}
+
+void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
+{
+    /* Signals are the coordinator's to act on: it tells the workers. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != coordinator)
+        _exit(1);
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+        dup2(null, STDOUT_FILENO);      /* the output is the coordinator's */
+        close(null);
+    }
+    struct worker wk;
+    memset(&wk, 0, sizeof wk);
+    int limit, reuse;
+    if (worker_start(fd, &wk.in, &limit, &reuse) != 0)
+        _exit(0);
+    struct crawl_opts o = *crawl_options(c);
+    o.concurrency = limit;
+    o.reuse = reuse ? CRAWL_REUSE_ON : CRAWL_REUSE_OFF;
+    o.loops = 1;
+    o.robots = 0;               /* the coordinator's frontier applies these */
+    o.per_host = 0;
+    o.delay = 0;
+    o.max_pages = 0;
+    o.deadline = 0;
+    o.warc_worker = idx;        /* a WARC file of its own */
+    wk.fd = fd;
+    wk.idx = idx;
+    pthread_mutex_init(&wk.lock, NULL);
+    int rc = CRAWL_ENOMEM;
+    if ((wk.w = crawl_new(&o))) {
+        crawl_set_relay(wk.w, worker_relay, &wk);
+        crawl_on_warn(wk.w, worker_warn, &wk);
+        crawl_set_input(wk.w, worker_input, &wk, 1);
+        crawl_on_waiting(wk.w, worker_waiting, &wk);
+        rc = crawl_run(wk.w, &crawl_backend_coro);
+        struct crawl_summary s;
+        crawl_get_summary(wk.w, &s);
+        pthread_mutex_lock(&wk.lock);
+        size_t at = wire_frame_begin(&wk.out, MSG_END);
+        wire_put_u32(&wk.out, (uint32_t)s.threads + 1);     /* its loops and the reader */
+        worker_frame(&wk, at, 1);
+        pthread_mutex_unlock(&wk.lock);
+    }
+    _exit(rc == 0 ? 0 : 3);
+}
+

@@ -1,0 +1,81 @@
+/* warc.h: --warc, the fetches of a run kept as WARC/1.1 records (ISO
+ * 28500:2017): one writer a process, to which every transfer hands what it
+ * captured (warc_capture) as it ends. The writer knows nothing of models or
+ * jobs; fetch decides what is captured and when it is written. */
+#ifndef CRAWL_WARC_H
+#define CRAWL_WARC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct warc;
+struct warc_capture;
+
+/* The writer's settings. */
+struct warc_conf {
+    const char *path;         /* FILE.warc.gz as given */
+    int worker;               /* procs worker number: FILE-wN.warc.gz; -1: none */
+    uint64_t max_size;        /* rotate past this many bytes (-00000, -00001...); 0: never */
+    const char *cdx;          /* CDXJ index file, or NULL */
+    const char *software;     /* the warcinfo's software field */
+    const char *options;      /* ... and its command line, or NULL */
+};
+
+/* Opens the first file and writes its warcinfo record. Returns 0 and the
+ * writer in *out (freed with warc_close), or -errno / -ENOMEM. */
+int warc_open(struct warc **out, const struct warc_conf *conf);
+
+/* Ends the files: the CDXJ index, when there is one, is sorted (sort(1),
+ * C locale). Returns 0 or the first error any write met (-errno); frees w. */
+int warc_close(struct warc *w);
+
+/* Returns the name of the file being written, owned by w. */
+const char *warc_file_name(const struct warc *w);
+
+/* Returns a new capture (one per transfer in flight), or NULL. */
+struct warc_capture *warc_capture_new(void);
+void warc_capture_free(struct warc_capture *cap);
+
+/* Starts the capture of a transfer afresh: its date is now. */
+void warc_capture_reset(struct warc_capture *cap);
+
+/* Adds request head bytes as sent (CURLINFO_HEADER_OUT). An HTTP/2
+ * request line is written in HTTP/1.1 syntax. */
+void warc_capture_request(struct warc_capture *cap, const char *p, size_t n);
+
+/* Adds one response header line as libcurl gives it, CRLF included. A new
+ * status line starts the head again (1xx responses are not kept); HTTP/2
+ * and /3 status lines are written in HTTP/1.1 syntax, and Transfer-Encoding
+ * is renamed, since the payload is kept without it. */
+void warc_capture_header(struct warc_capture *cap, const char *p, size_t n);
+
+/* Adds payload bytes (transfer coding removed, content coding kept).
+ * Returns 0 or -errno (the spool's file). */
+int warc_capture_body(struct warc_capture *cap, const char *p, size_t n);
+
+/* Returns 1 once a response status line was captured. */
+int warc_capture_has_response(const struct warc_capture *cap);
+
+/* Returns the captured response's protocol: "h2", "h3", or NULL for
+ * HTTP/1.x. */
+const char *warc_capture_protocol(const struct warc_capture *cap);
+
+/* Writes the request and response records of cap for uri, fetched from ip
+ * (may be NULL), with WARC-Truncated: truncated when not NULL ("length",
+ * "time", "disconnect"), and a CDXJ line. Records that would start a file
+ * past --warc-max-size start the next one. Thread-safe. Returns 0 or
+ * -errno: the first write error sticks, and every later write returns it. */
+int warc_write(struct warc *w, struct warc_capture *cap, const char *uri,
+               const char *ip, const char *truncated);
+
+/* Writes the unpadded RFC 4648 base32 text of the n bytes at p into out
+ * (room for (n * 8 + 4) / 5 + 1 bytes). Returns out. */
+char *warc_base32(const unsigned char *p, size_t n, char *out);
+
+/* Writes the SURT form of url (the sort key of CDX indexes: host labels
+ * reversed, comma-joined, lower case, "www." dropped, then ")" and the path
+ * and query) into out of size n. Returns 0, or -1 when it does not fit or
+ * url is not http(s). */
+int warc_surt(const char *url, char *out, size_t n);
+
+#endif

@@ -1,0 +1,298 @@
+#!/usr/bin/env bats
+# --warc, --warc-max-size and --cdx: the archive is read back by readers
+# crawl has no part in: tests/tools/warc-check.py (Python's standard
+# library: gzip members, every digest recomputed), warcio.js (`warcio
+# index`, installed by scripts/deps.sh under tests/tools) and wget 1.21's
+# own --warc-file on the same crawl of the fixture site.
+
+load helpers
+
+CHECK=$BATS_TEST_DIRNAME/../tools/warc-check.py
+WARCIO=$BATS_TEST_DIRNAME/../tools/node_modules/.bin/warcio
+
+setup() {
+	D=$BATS_TEST_TMPDIR
+}
+
+# need_warcio: fails the test, saying why, when warcio.js is not installed.
+need_warcio() {
+	[ -x "$WARCIO" ] || { echo "warcio.js is not installed: run scripts/deps.sh" >&2; return 1; }
+}
+
+teardown() {
+	h2_stop
+	stop_private_fixture
+}
+
+# warc_files MODE STEM: the files a run with --warc STEM.warc.gz wrote.
+warc_files() {
+	if [ "$1" = procs ]; then ls "$2"-w*.warc.gz; else ls "$2".warc.gz; fi
+}
+
+# b32sha1: the sha1: base32 digest of standard input.
+b32sha1() {
+	python3 -c 'import sys,hashlib,base64; print("sha1:" + base64.b32encode(hashlib.sha1(sys.stdin.buffer.read()).digest()).decode())'
+}
+
+@test "--warc writes request and response records that the checker accepts, in every model" {
+	for m in $MODES; do
+		rm -f "$D"/a*.warc.gz
+		run "$CRAWL" --mode=$m --format=jsonl --warc "$D/a.warc.gz" "$FIXTURE/bytes/100" \
+			"$FIXTURE/chunked/3000" "$FIXTURE/site/" "$FIXTURE/status/404"
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		run python3 "$CHECK" check $(warc_files $m "$D/a")
+		echo "$output"
+		[ "$status" -eq 0 ]
+		# 4 responses, 4 requests, a warcinfo per file
+		nfiles=$(warc_files $m "$D/a" | wc -l)
+		[ "${lines[-1]}" = "ok: $((8 + nfiles)) records" ]
+		[ "$(grep -c ' 200 sha1:' <<<"$output")" -eq 3 ]
+		grep -qx "$FIXTURE/status/404 404 sha1:.*" <<<"$output"
+		[ "$(grep "^$FIXTURE/bytes/100 " <<<"$output" | cut -d' ' -f3)" = "$(curl -s "$FIXTURE/bytes/100" | b32sha1)" ]
+		[ "$(grep "^$FIXTURE/chunked/3000 " <<<"$output" | cut -d' ' -f3)" = "$(curl -s "$FIXTURE/chunked/3000" | b32sha1)" ]
+	done
+}
+
+@test "warcio.js indexes every record: the same target URIs, in order, and a warcinfo first" {
+	need_warcio
+	run "$CRAWL" --mode=coro -c 1 -q --warc "$D/a.warc.gz" "$FIXTURE/redirect/2" "$FIXTURE/gzip/1000" "$FIXTURE/site/about.html"
+	[ "$status" -eq 0 ]
+	run "$WARCIO" index "$D/a.warc.gz" --fields warc-type,warc-target-uri,offset
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '."warc-type"' <<<"${lines[0]}")" = warcinfo ]
+	[ "$(jq -r 'select(."warc-type" == "response") | ."warc-target-uri"' <<<"$output" | tr '\n' ' ')" = \
+		"$FIXTURE/redirect/2 $FIXTURE/redirect/1 $FIXTURE/redirect/0 $FIXTURE/gzip/1000 $FIXTURE/site/about.html " ]
+	[ "$(jq -r 'select(."warc-type" == "request")' <<<"$output" | jq -s length)" -eq 5 ]
+	# warcio's offsets are where the checker finds each gzip member
+	run python3 "$CHECK" check "$D/a.warc.gz"
+	[ "$status" -eq 0 ]
+}
+
+@test "the payload keeps the content coding; the Length column is the decoded length" {
+	run "$CRAWL" --mode=seq --format=jsonl --warc "$D/a.warc.gz" "$FIXTURE/gzip/100000"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r 'select(.url) | .length' <<<"$output")" -eq 100000 ]
+	run python3 "$CHECK" check "$D/a.warc.gz"
+	[ "$status" -eq 0 ]
+	[ "$(grep "^$FIXTURE/gzip/100000 " <<<"$output" | cut -d' ' -f3)" = \
+		"$(curl -s -H 'Accept-Encoding: gzip' "$FIXTURE/gzip/100000" | b32sha1)" ]
+	zcat "$D/a.warc.gz" | grep -aqi '^Content-Encoding: gzip'
+	# the chunked coding is gone from the payload, and the header says so
+	zcat "$D/a.warc.gz" | grep -aqi '^X-Crawl-Original-Transfer-Encoding: chunked'
+}
+
+# raw_server FILE: a loopback server of this test's own that answers every
+# connection with FILE's bytes and closes it; sets RAW (its base URL).
+raw_server() {
+	python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[2], "w").write(str(s.getsockname()[1]))
+body = open(sys.argv[1], "rb").read()
+while True:
+    c, _ = s.accept(); c.recv(65536); c.sendall(body); c.close()
+' "$1" "$D/raw.port" 3>&- &
+	RAW_PID=$!
+	for _ in $(seq 100); do [ -s "$D/raw.port" ] && break; sleep 0.05; done
+	RAW="http://127.0.0.1:$(cat "$D/raw.port")"
+}
+
+@test "a content coding zlib cannot decode, or a corrupt gzip body, fails the row as without --warc" {
+	printf 'HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: 4\r\nConnection: close\r\n\r\nabcd' >"$D/br"
+	raw_server "$D/br"
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --format=jsonl --warc "$D/a.warc.gz" "$RAW/x"
+		echo "$output"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.url) | [.fail, .error] | join("|")' <<<"$output")" = "protocol|unrecognized content encoding type" ]
+	done
+	kill "$RAW_PID"; rm -f "$D/raw.port"
+	{ printf 'HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 20\r\nConnection: close\r\n\r\n'
+	  printf '\037\213\010\000\000\000\000\000\000\003garbage!!!'; } >"$D/badgz"
+	raw_server "$D/badgz"
+	run "$CRAWL" --mode=seq --format=jsonl --warc "$D/a.warc.gz" "$RAW/x"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "$(jq -r 'select(.url) | .fail' <<<"$output")" = protocol ]
+	[[ "$(jq -r 'select(.url) | .error' <<<"$output")" == "Error while processing content unencoding: "* ]]
+	run "$CRAWL" --mode=seq --format=jsonl "$RAW/x"
+	[ "$(jq -r 'select(.url) | .fail' <<<"$output")" = protocol ]
+	kill "$RAW_PID"
+}
+
+@test "redirect responses are recorded, each with its own body, and the row is as without --warc" {
+	for m in $MODES; do
+		rm -f "$D"/a*.warc.gz
+		run "$CRAWL" --mode=$m --format=jsonl --warc "$D/a.warc.gz" "$FIXTURE/redirect/2"
+		[ "$status" -eq 0 ]
+		row=$(jq -c 'select(.url) | [.status, .length, .redirects, .final_url]' <<<"$output")
+		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/redirect/2"
+		[ "$row" = "$(jq -c 'select(.url) | [.status, .length, .redirects, .final_url]' <<<"$output")" ]
+		[ "$row" = "[200,22,2,\"$FIXTURE/redirect/0\"]" ]
+		run python3 "$CHECK" check $(warc_files $m "$D/a")
+		[ "$status" -eq 0 ]
+		[ "$(grep -c "^$FIXTURE/redirect/[12] 302 $(printf '302 Found\n' | b32sha1)$" <<<"$output")" -eq 2 ]
+		grep -qx "$FIXTURE/redirect/0 200 $(printf 'end of redirect chain\n' | b32sha1)" <<<"$output"
+	done
+}
+
+@test "--max-redirs and refused redirect schemes fail as without --warc, every response recorded" {
+	for m in $MODES; do
+		rm -f "$D"/a*.warc.gz
+		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 --warc "$D/a.warc.gz" "$FIXTURE/redirect-loop" \
+			"$FIXTURE/redirect-to?url=ftp%3A%2F%2F127.0.0.1%2Fx"
+		echo "$output"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r "select(.url == \"$FIXTURE/redirect-loop\") | [.fail, .error] | join(\"|\")" <<<"$output")" = \
+			"redirects|Maximum (3) redirects followed" ]
+		[ "$(jq -r "select(.url | test(\"redirect-to\")) | [.fail, .error] | join(\"|\")" <<<"$output")" = \
+			"protocol|redirect refused, only http and https are followed (ftp)" ]
+		run python3 "$CHECK" check $(warc_files $m "$D/a")
+		[ "$status" -eq 0 ]
+		[ "$(grep -c "^$FIXTURE/redirect-loop 302 " <<<"$output")" -eq 4 ]
+		[ "$(grep -c "redirect-to" <<<"$output")" -eq 1 ]
+	done
+}
+
+@test "--warc-max-size starts numbered files, each with a warcinfo first" {
+	need_warcio
+	run "$CRAWL" --mode=seq -q --warc "$D/r.warc.gz" --warc-max-size 1K "$FIXTURE/bytes/2000" \
+		"$FIXTURE/bytes/10" "$FIXTURE/bytes/20"
+	[ "$status" -eq 0 ]
+	[ "$(cd "$D" && ls r*.warc.gz | tr '\n' ' ')" = "r-00000.warc.gz r-00001.warc.gz r-00002.warc.gz " ]
+	[ ! -e "$D/r.warc.gz" ]
+	for f in "$D"/r-0000*.warc.gz; do
+		run python3 "$CHECK" check "$f"
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "ok: 3 records" ]
+	done
+	run "$WARCIO" index "$D/r-00001.warc.gz" --fields warc-type,warc-filename
+	[ "$(jq -r '."warc-filename"' <<<"${lines[0]}")" = r-00001.warc.gz ]
+}
+
+@test "--cdx writes a sorted CDXJ index whose offsets are the response records' gzip members" {
+	run "$CRAWL" --mode=pool -q --warc "$D/a.warc.gz" --cdx "$D/a.cdxj" "$FIXTURE/site/about.html" \
+		"$FIXTURE/bytes/10" "$FIXTURE/redirect/1"
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <"$D/a.cdxj")" -eq 4 ]
+	LC_ALL=C sort -c "$D/a.cdxj"
+	grep -q "^1,0,0,127:$FIXTURE_PORT)/site/about.html [0-9]\{14\} {" "$D/a.cdxj"
+	while read -r key stamp json; do
+		off=$(jq -r .offset <<<"$json")
+		len=$(jq -r .length <<<"$json")
+		url=$(jq -r .url <<<"$json")
+		head=$(tail -c +$((off + 1)) "$D/a.warc.gz" | head -c "$len" | zcat | tr -d '\r' | head -12)
+		grep -qx 'WARC-Type: response' <<<"$head"
+		grep -qx "WARC-Target-URI: $url" <<<"$head"
+		grep -qx "WARC-Payload-Digest: $(jq -r .digest <<<"$json")" <<<"$head"
+	done <"$D/a.cdxj"
+	[ "$(jq -r 'select(.url | test("redirect/1")) | .status' < <(cut -d' ' -f3- "$D/a.cdxj"))" = 302 ]
+}
+
+@test "procs writes one WARC file (and index) per worker process, named so" {
+	run "$CRAWL" --mode=procs --procs 2 -q --warc "$D/p.warc.gz" --cdx "$D/p.cdxj" \
+		"$FIXTURE/bytes/1" "http://localhost:$FIXTURE_PORT/bytes/2" "$FIXTURE/bytes/3" \
+		"http://localhost:$FIXTURE_PORT/bytes/4"
+	[ "$status" -eq 0 ]
+	[ "$(cd "$D" && ls p* | tr '\n' ' ')" = "p-w0.cdxj p-w0.warc.gz p-w1.cdxj p-w1.warc.gz " ]
+	run python3 "$CHECK" check "$D"/p-w0.warc.gz "$D"/p-w1.warc.gz
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "ok: 10 records" ]
+	[ "$(cat "$D"/p-w*.cdxj | wc -l)" -eq 4 ]
+}
+
+@test "wget 1.21 --warc-file on the same crawl of the fixture site gives the same URIs and payload digests" {
+	start_private_fixture --root "$PWD/testdata/site"
+	cd "$D"
+	wget -q -r -l 3 -np -e robots=off --warc-file=wget -P wget-mirror "$PFIX/site/" "$PFIX/site/cinema" || true
+	run "$CRAWL" --mode=coro -q --warc "$D/ours.warc.gz" --depth 3 --no-robots \
+		--follow '//a/@href|//link/@href|//img/@src' --include "^$PFIX/site/" "$PFIX/site/" "$PFIX/site/cinema"
+	[ "$status" -eq 0 ]
+	# sets: crawl fetches a redirect's target again when a page links to it
+	python3 "$CHECK" list wget.warc.gz | sort -u >wget.txt
+	python3 "$CHECK" list ours.warc.gz | sort -u >ours.txt
+	cat wget.txt
+	diff wget.txt ours.txt
+	[ "$(wc -l <ours.txt)" -ge 10 ]
+	grep -q "^$PFIX/site/cinema sha1:" ours.txt       # the 301 to the directory
+}
+
+@test "HTTP/2 responses are written in HTTP/1.1 syntax with WARC-Protocol: h2" {
+	tls_cert "$D"
+	mkdir -p "$D/h2root"
+	printf 'hello h2\n' >"$D/h2root/f1.txt"
+	h2_start "$D" f1.txt
+	for m in $MODES; do
+		rm -f "$D"/h*.warc.gz
+		run "$CRAWL" --mode=$m -k -q --warc "$D/h.warc.gz" "$H2/f1.txt"
+		[ "$status" -eq 0 ]
+		run python3 "$CHECK" check $(warc_files $m "$D/h")
+		echo "$output"
+		[ "$status" -eq 0 ]
+		grep -qx "$H2/f1.txt 200 $(printf 'hello h2\n' | b32sha1) h2" <<<"$output"
+		zcat $(warc_files $m "$D/h") | tr -d '\r' | grep -aqx 'HTTP/1.1 200 OK'
+		zcat $(warc_files $m "$D/h") | tr -d '\r' | grep -aqx 'GET /f1.txt HTTP/1.1'
+	done
+}
+
+@test "a body larger than memory's bound is spooled, and its record is whole" {
+	run /usr/bin/time -f 'rss %M' "$CRAWL" --mode=seq -q --warc "$D/big.warc.gz" "$FIXTURE/bytes/60000000"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the 60 MB body is never held: loose bound on the peak resident set
+	[ "$(sed -n 's/^rss //p' <<<"$output")" -lt 40000 ]
+	run python3 "$CHECK" check "$D/big.warc.gz"
+	[ "$status" -eq 0 ]
+	[ "$(grep "bytes/60000000" <<<"$output" | cut -d' ' -f3)" = "$(curl -s "$FIXTURE/bytes/60000000" | b32sha1)" ]
+}
+
+@test "a body cut by --max-size is recorded with WARC-Truncated: length" {
+	run "$CRAWL" --mode=seq --format=jsonl --max-size 1K --warc "$D/a.warc.gz" "$FIXTURE/bytes/5000"
+	[ "$status" -eq 1 ]
+	[ "$(jq -r 'select(.url) | .fail' <<<"$output")" = too-large ]
+	run python3 "$CHECK" check "$D/a.warc.gz"
+	[ "$status" -eq 0 ]
+	grep -q "bytes/5000 200 sha1:.* truncated:length" <<<"$output"
+}
+
+@test "a WARC that cannot be written: failed rows saying why, and exit status 23" {
+	[ "$(id -u)" = 0 ] || skip "needs root to mount a small tmpfs"
+	mkdir -p "$D/full"
+	mount -t tmpfs -o size=64k tmpfs "$D/full" || skip "cannot mount tmpfs"
+	# 50 MB of the fixture's text is some 150 KB gzip-compressed
+	run "$CRAWL" --mode=thread --format=jsonl --warc "$D/full/a.warc.gz" "$FIXTURE/bytes/50000000" "$FIXTURE/bytes/10"
+	umount "$D/full"
+	echo "$output"
+	[ "$status" -eq 23 ]
+	grep '^{' <<<"$output" | jq -r 'select(.url) | .error' | grep -q "^--warc: .*full/a.warc.gz: No space left on device$"
+	grep -q "^crawl: --warc: .*No space left on device$" <<<"$output"
+}
+
+@test "--warc's usage errors: the file name, --cdx or --warc-max-size alone, --mode=all" {
+	run "$CRAWL" --warc "$D/a.warc" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --warc: expected a file name ending in .warc.gz, got '$D/a.warc'" ]
+	run "$CRAWL" --cdx "$D/a.cdxj" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --cdx: needs --warc" ]
+	run "$CRAWL" --warc-max-size 1M "$FIXTURE/bytes/1"
+	[ "${lines[0]}" = "crawl: --warc-max-size: needs --warc" ]
+	run "$CRAWL" --mode=all --warc "$D/a.warc.gz" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "crawl: --warc: one model at a time"* ]]
+	run "$CRAWL" --warc "$D/no/such/dir/a.warc.gz" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --warc: cannot write '$D/no/such/dir/a.warc.gz': No such file or directory" ]
+}
+
+@test "the warcinfo record names the software and the command line" {
+	run "$CRAWL" --mode=seq -q --warc "$D/a.warc.gz" "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+	info=$(zcat "$D/a.warc.gz" | tr -d '\r' | sed -n '1,/^date:/p')
+	grep -qx 'WARC-Type: warcinfo' <<<"$info"
+	grep -qx "software: crawl $("$CRAWL" --version | sed 's/^crawl //')" <<<"$info"
+	grep -qx "options: $CRAWL --mode=seq -q --warc $D/a.warc.gz $FIXTURE/bytes/1" <<<"$info"
+	grep -qx 'format: WARC File Format 1.1' <<<"$info"
+}

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""warc-check.py: reads WARC files with Python's standard library only and
+checks what crawl's --warc promises, recomputing every digest.
+
+  warc-check.py check FILE.warc.gz...   every rule below; prints one line per
+                                        response (URI STATUS PAYLOAD-DIGEST
+                                        [PROTOCOL]) and "ok: N records"; exits
+                                        1 naming the first broken rule
+  warc-check.py list FILE.warc.gz...    any WARC (wget's too): one line per
+                                        response record, URI and the SHA-1 of
+                                        its payload, recomputed
+
+Rules of check: each gzip member holds exactly one record; WARC/1.1; the
+first record of each file is a warcinfo; every record has a WARC-Record-ID,
+a WARC-Date with a fraction of a second, a Content-Length that is the
+block's; requests and responses have a WARC-Target-URI without angle
+brackets, a WARC-IP-Address and a WARC-Concurrent-To naming the other
+record of their pair; WARC-Block-Digest is sha1: base32 of the block and
+WARC-Payload-Digest that of the HTTP body; a response's head is HTTP/1.1
+syntax, and says WARC-Protocol when it came over HTTP/2.
+"""
+import base64
+import hashlib
+import re
+import sys
+import zlib
+
+DATE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{1,9}Z$")
+
+
+def fail(msg):
+    print("warc-check: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def sha1(data):
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()
+
+
+def members(raw):
+    """Yields (offset, bytes) for each gzip member of raw."""
+    off = 0
+    while off < len(raw):
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out = d.decompress(raw[off:])
+        out += d.flush()
+        if not d.eof:
+            fail(f"gzip member at offset {off} is cut short")
+        used = len(raw) - off - len(d.unused_data)
+        yield off, out
+        off += used
+
+
+def parse_records(data, where):
+    """Splits uncompressed WARC data into (version, headers, block)."""
+    recs = []
+    pos = 0
+    while pos < len(data):
+        end = data.find(b"\r\n\r\n", pos)
+        if end < 0:
+            fail(f"{where}: record head without an end")
+        lines = data[pos:end].decode("utf-8").split("\r\n")
+        version = lines[0]
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "-1"))
+        if length < 0:
+            fail(f"{where}: no Content-Length")
+        block = data[end + 4:end + 4 + length]
+        if len(block) != length:
+            fail(f"{where}: block shorter than its Content-Length")
+        if data[end + 4 + length:end + 8 + length] != b"\r\n\r\n":
+            fail(f"{where}: record does not end in CRLF CRLF")
+        recs.append((version, headers, block))
+        pos = end + 8 + length
+    return recs
+
+
+def http_body(block):
+    i = block.find(b"\r\n\r\n")
+    return block[i + 4:] if i >= 0 else b""
+
+
+def check(paths):
+    n = 0
+    ids = {}
+    pairs = []
+    out = []
+    for path in paths:
+        raw = open(path, "rb").read()
+        first = True
+        for off, data in members(raw):
+            recs = parse_records(data, f"{path}@{off}")
+            if len(recs) != 1:
+                fail(f"{path}@{off}: {len(recs)} records in one gzip member")
+            version, h, block = recs[0]
+            where = f"{path}@{off}"
+            n += 1
+            if version != "WARC/1.1":
+                fail(f"{where}: version {version}")
+            t = h.get("warc-type")
+            if first and t != "warcinfo":
+                fail(f"{where}: the first record is {t}, not warcinfo")
+            first = False
+            rid = h.get("warc-record-id", "")
+            if not re.match(r"^<urn:uuid:[0-9a-f-]{36}>$", rid):
+                fail(f"{where}: WARC-Record-ID {rid!r}")
+            if rid in ids:
+                fail(f"{where}: WARC-Record-ID {rid} given twice")
+            ids[rid] = t
+            if not DATE.match(h.get("warc-date", "")):
+                fail(f"{where}: WARC-Date {h.get('warc-date')!r} without a fraction of a second")
+            if t not in ("request", "response"):
+                continue
+            uri = h.get("warc-target-uri", "")
+            if not uri.startswith(("http://", "https://")):
+                fail(f"{where}: WARC-Target-URI {uri!r}")
+            if not h.get("warc-ip-address"):
+                fail(f"{where}: no WARC-IP-Address")
+            if h.get("warc-block-digest") != sha1(block):
+                fail(f"{where}: WARC-Block-Digest {h.get('warc-block-digest')} is not {sha1(block)}")
+            pairs.append((where, rid, h.get("warc-concurrent-to", "")))
+            head = block.split(b"\r\n", 1)[0].decode("latin-1")
+            if t == "request":
+                if not re.match(r"^[A-Z]+ \S+ HTTP/1\.1$", head):
+                    fail(f"{where}: request line {head!r}")
+                if h.get("content-type") != "application/http;msgtype=request":
+                    fail(f"{where}: Content-Type {h.get('content-type')}")
+                continue
+            m = re.match(r"^HTTP/1\.[01] (\d{3})( .*)?$", head)
+            if not m:
+                fail(f"{where}: status line {head!r}")
+            if h.get("content-type") != "application/http;msgtype=response":
+                fail(f"{where}: Content-Type {h.get('content-type')}")
+            pay = sha1(http_body(block))
+            if h.get("warc-payload-digest") != pay:
+                fail(f"{where}: WARC-Payload-Digest {h.get('warc-payload-digest')} is not {pay}")
+            line = f"{uri} {m.group(1)} {pay}"
+            if h.get("warc-protocol"):
+                line += " " + h["warc-protocol"]
+            if h.get("warc-truncated"):
+                line += " truncated:" + h["warc-truncated"]
+            out.append(line)
+    for where, rid, other in pairs:
+        kinds = {"request": "response", "response": "request"}
+        if ids.get(other) != kinds.get(ids.get(rid)):
+            fail(f"{where}: WARC-Concurrent-To {other!r} names no {kinds.get(ids.get(rid))}")
+    for line in out:
+        print(line)
+    print(f"ok: {n} records")
+
+
+def list_responses(paths):
+    for path in paths:
+        with open(path, "rb") as f:
+            raw = f.read()
+        data = b"".join(d for _, d in members(raw)) if raw[:2] == b"\x1f\x8b" else raw
+        for _, h, block in parse_records(data, path):
+            if h.get("warc-type") == "response":
+                uri = h.get("warc-target-uri", "").strip("<>")
+                print(f"{uri} {sha1(http_body(block))}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3 or sys.argv[1] not in ("check", "list"):
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    (check if sys.argv[1] == "check" else list_responses)(sys.argv[2:])
