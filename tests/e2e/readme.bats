@@ -37,7 +37,8 @@ sh_block() {
 	[ "$(grep -c '^Length: .*URL: http://127.0.0.1:[0-9]*/delay/300/a$' <<<"$output")" -eq 1 ]
 	[ "$(grep -c '^{"url":' <<<"$output")" -eq 8 ]
 	grep -q '"url":"http://127.0.0.1:[0-9]*/hang".*"fail":"timeout"' <<<"$output"
-	[ "$(sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -n +2 | grep -c ' 8 ')" -eq "$NALL" ]
+	all=$("$CRAWL" --list-modes | paste -sd'|')
+	[ "$(grep -Ec "^($all) +8 +7 +1 " <<<"$output")" -eq "$NALL" ]
 	# The CSV file: a header and the eight rows.
 	[ "$(head -1 rows.csv)" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract" ]
 	[ "$(wc -l <rows.csv)" -eq 9 ]
