@@ -3,7 +3,6 @@
  * crawl is over. Every call that a backend makes is thread-safe. */
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,7 +347,7 @@ static void publish(struct crawl *c)
     atomic_store_explicit(&l->done, c->nrows, memory_order_relaxed);
     atomic_store_explicit(&l->failed, c->nfailed, memory_order_relaxed);
     atomic_store_explicit(&l->queued, frontier_queued(c), memory_order_relaxed);
-    atomic_store_explicit(&l->total, !c->input_open && c->opts->depth == 0 ? (size_t)c->nseq : 0,
+    atomic_store_explicit(&l->total, !c->input_open && !crawl__finds(c->opts) ? (size_t)c->nseq : 0,
                           memory_order_relaxed);
 }
 
@@ -460,7 +459,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
                 continue;
             }
             /* A retry keeps the row number of its first try. */
-            if (j->kind == JOB_PAGE && j->depth > 0 && !c->relay && j->res.attempts == 0)
+            if (j->kind == JOB_PAGE && JOB(j)->found && !c->relay && j->res.attempts == 0)
                 j->seq = c->nseq++;
             publish(c);
             *job = j;
@@ -483,12 +482,13 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             pthread_mutex_lock(&c->lock);
             continue;
         }
-        /* Retries waiting for their time: look again within 100 ms, so that
-         * a cancellation (which signals nobody) ends the wait soon. */
-        if (frontier_delayed(c) && (wake == 0 || wake > crawl_now() + 0.1))
+        /* Retries and hosts waiting for their time: look again within 100
+         * ms, so that a cancellation (which signals nobody) ends the wait
+         * soon. */
+        if ((frontier_delayed(c) || wake > 0) && (wake == 0 || wake > crawl_now() + 0.1))
             wake = crawl_now() + 0.1;
         if (wake > 0) {
-            /* Only a host's --delay or a retry's time holds the queued
+            /* Only a host's delay or pause or a retry's time holds the queued
              * jobs back. The condition variable runs on CLOCK_REALTIME. */
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
@@ -504,42 +504,6 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
     return rc;
 }
 
-/* Counts a fetched URL's time in its bucket: bucket k holds times from
- * 1.01^k to 1.01^(k+1) microseconds. */
-static void hist_add(struct crawl_hist *h, double seconds)
-{
-    double us = seconds * 1e6;
-    long k = us > 1 ? lround(floor(log(us) / log(1.01))) : 0;
-    if (k >= CRAWL_HIST_BUCKETS)
-        k = CRAWL_HIST_BUCKETS - 1;
-    h->b[k]++;
-    h->n++;
-    if (seconds > h->max)
-        h->max = seconds;
-}
-
-double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q)
-{
-    const struct crawl_hist *h = &c->hist[which == CRAWL_TIME_TTFB];
-    if (h->n == 0)
-        return 0;
-    double max = h->max * 1000.0;
-    if (q >= 1)
-        return max;
-    size_t rank = (size_t)ceil(q * (double)h->n), seen = 0;
-    if (rank == 0)
-        rank = 1;
-    for (int k = 0; k < CRAWL_HIST_BUCKETS; k++) {
-        seen += h->b[k];
-        if (seen >= rank) {
-            /* The bucket's middle may lie past the largest time in it. */
-            double v = pow(1.01, k + 0.5) / 1000.0;
-            return v < max ? v : max;
-        }
-    }
-    return max;
-}
-
 /* Counts a page's row; the lock is held. */
 static void count_row(struct crawl *c, const struct crawl_job *job)
 {
@@ -547,8 +511,8 @@ static void count_row(struct crawl *c, const struct crawl_job *job)
     if (job->res.fail != CRAWL_FAIL_NONE)
         c->nfailed++;
     else if (!JOB(job)->failed_early) {
-        hist_add(&c->hist[CRAWL_TIME_TOTAL], job->res.time_total);
-        hist_add(&c->hist[CRAWL_TIME_TTFB], job->res.time_ttfb);
+        crawl__hist_add(&c->hist[CRAWL_TIME_TOTAL], job->res.time_total);
+        crawl__hist_add(&c->hist[CRAWL_TIME_TTFB], job->res.time_ttfb);
     }
 }
 
@@ -575,6 +539,10 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
      * crawl may end, and its row must be out by then. */
     if (page && c->on_done)
         c->on_done(c, job, c->on_done_data);
+    if (job->kind == JOB_SITEMAP && job->res.fail != CRAWL_FAIL_CANCELLED &&
+        (job->res.fail != CRAWL_FAIL_NONE || job->res.error))
+        crawl_warn(c, "sitemap %s: %s", job->url,
+                   job->res.error ? job->res.error : crawl_fail_name(job->res.fail));
     pthread_mutex_lock(&c->lock);
     c->running--;
     if (page)
@@ -583,7 +551,7 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     publish(c);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
-    if (page)
+    if (job->kind != JOB_ROBOTS)        /* robots jobs are their hosts' */
         crawl__job_free(job);
 }
 
@@ -671,7 +639,7 @@ void crawl_get_progress(struct crawl *c, struct crawl_progress *p)
     p->running = c->running;
     p->queued = frontier_queued(c);
     /* Known once the lists are read, unless links add to them. */
-    p->total = !c->input_open && c->opts->depth == 0 ? (size_t)c->nseq : 0;
+    p->total = !c->input_open && !crawl__finds(c->opts) ? (size_t)c->nseq : 0;
     p->elapsed = c->t0 > 0 ? crawl_now() - c->t0 : 0;
     pthread_mutex_unlock(&c->lock);
 }
@@ -691,9 +659,12 @@ void crawl_count_conns(struct crawl *c, long n)
  * and is counted. The lock is not held. */
 static void end_job(struct crawl *c, struct crawl_job *j)
 {
-    if (j->kind != JOB_PAGE && !c->relay)
+    if (j->kind != JOB_PAGE && !c->relay) {
+        if (j->kind == JOB_SITEMAP)
+            crawl__job_free(j);
         return;
-    if (j->depth > 0 && !c->relay && j->res.attempts == 0) {
+    }
+    if (JOB(j)->found && !c->relay && j->res.attempts == 0) {
         pthread_mutex_lock(&c->lock);
         c->queued_left++;
         pthread_mutex_unlock(&c->lock);
@@ -804,7 +775,7 @@ static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
     per += (c->opts->warc ? 1 : 0) + (c->opts->save_dir ? 1 : 0);
     size_t spare = 64 + c->nofile / 100;
     size_t budget = c->nofile > spare + per ? (c->nofile - spare) / per : 1;
-    size_t want = c->input_open || c->opts->depth > 0 ? (size_t)-1 : c->fetchable;
+    size_t want = c->input_open || crawl__finds(c->opts) ? (size_t)-1 : c->fetchable;
     if ((c->limit == 0 || (size_t)c->limit > budget) && want > budget) {
         /* A list of unknown length "all at once" is bounded quietly: it
          * may never come near the bound. */
@@ -828,7 +799,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         c->limit = b->max_concurrency;
     /* "All at once" means the list; a crawl that follows links has no list
      * to bound it, and would put every link it finds in flight. */
-    if (o->concurrency <= 0 && o->depth > 0 &&
+    if (o->concurrency <= 0 && crawl__finds(o) &&
         (c->limit == 0 || c->limit > CRAWL_LINK_CONCURRENCY))
         c->limit = CRAWL_LINK_CONCURRENCY;
     /* Read ahead of the run what the policies below look at: the whole
@@ -851,7 +822,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     case CRAWL_REUSE_AUTO:
         /* A link-following crawl finds its pages as it goes: keep reuse. */
         /* A streamed list with no limit goes in flight as it comes. */
-        c->reuse = o->depth > 0 || (c->input_open && c->limit > 0) ||
+        c->reuse = crawl__finds(o) || (c->input_open && c->limit > 0) ||
                    !(c->limit == 0 || (size_t)c->limit >= c->fetchable) || c->https;
         break;
     }

@@ -98,6 +98,12 @@ struct crawl_opts {
     const char *cookie_jar;   /* libcurl's cookie engine on, its jar read from
                                * and written to this file; NULL: off */
     const char *cookie;       /* "NAME=VALUE; ..." sent with every request; NULL: none */
+    const char *proxy;        /* the proxy of every request (-x); "": none, even
+                               * if the environment names one; NULL: the
+                               * environment's (http_proxy, ...), if any */
+    const char *noproxy;      /* hosts reached without the proxy, comma-separated
+                               * as curl's --noproxy ("*": all); NULL: the
+                               * environment's no_proxy */
     size_t stack_size;        /* coroutine stack bytes; 0: default */
     int    loops;             /* coro: event loops (threads) */
     int    procs;             /* procs: worker processes; 0: the online CPUs */
@@ -120,6 +126,9 @@ struct crawl_opts {
                                  the one user_agent starts with */
     int    per_host;          /* transfers in flight to one host at most; 0: no bound */
     double delay;             /* seconds between the starts of requests to one host */
+    int    ignore_crawl_delay;  /* robots.txt's Crawl-delay does not space requests */
+    int    auto_throttle;     /* each host's delay follows its latency and errors */
+    int    sitemaps;          /* the listed hosts' sitemaps add their URLs at depth 0 */
 
     /* Keeping what was fetched. */
     const char *warc;         /* --warc: FILE.warc.gz, or NULL */
@@ -166,8 +175,9 @@ struct crawl_result {
 
 
 /* A page is a row of the output; a robots job fetches a host's robots.txt
- * for the core and is never shown. */
-enum crawl_job_kind { JOB_PAGE, JOB_ROBOTS };
+ * for the core, a sitemap job a sitemap (--sitemaps), and neither is
+ * shown. */
+enum crawl_job_kind { JOB_PAGE, JOB_ROBOTS, JOB_SITEMAP };
 
 struct html_rules;
 struct html_extract;
@@ -184,9 +194,11 @@ struct crawl_job {
     int    depth;             /* link hops from a listed URL */
     enum crawl_job_kind kind;
     struct crawl_result res;
-    char **links;             /* links found by fetch, taken by the core */
+    char **links;             /* links found by fetch (a sitemap's page URLs),
+                               * taken by the core */
     size_t nlinks;
-    char  *body;              /* a robots job's body */
+    char  *body;              /* a robots job's body; a sitemap job's: the
+                               * sitemap URLs of an index, one a line */
     size_t body_len;
 };
 

@@ -20,6 +20,10 @@ struct crawl_hist {
     double max;               /* seconds */
 };
 
+/* Counts a fetched URL's time (seconds) in h: bucket k holds times from
+ * 1.01^k to 1.01^(k+1) microseconds (latency.c). */
+void crawl__hist_add(struct crawl_hist *h, double seconds);
+
 /* The core's state: crawl.c, frontier.c and the fetch layer read it; the
  * rest of the program goes through crawl.h's calls. */
 struct crawl {
@@ -92,6 +96,13 @@ struct crawl {
                                * resident set, summed; 0: not measured */
 };
 
+/* Whether a run with options o finds pages beyond its lists (links,
+ * sitemaps): its length is then unknown until it ends. */
+static inline int crawl__finds(const struct crawl_opts *o)
+{
+    return o->depth > 0 || o->sitemaps;
+}
+
 /* Initialises c (the caller's memory) for options o. Returns 0 or
  * CRAWL_ENOMEM. For tests that keep a crawl on the stack. */
 int crawl__init(struct crawl *c, const struct crawl_opts *o);
@@ -114,6 +125,9 @@ struct crawl__job {
     char  *scope;             /* host name of the listed URL it was reached from */
     struct crawl_job *qnext;  /* next job in its queue */
     double not_before;        /* a retry's earliest start (monotonic seconds) */
+    int    found;             /* a page the crawl found (a link, a sitemap's
+                               * URL), not a listed one: its row number is
+                               * given as it starts, and none if it never does */
 };
 
 /* The core's part of job j. */

@@ -14,6 +14,8 @@
 #include "fetch_keep.h"
 #include "html.h"
 #include "retry.h"
+#include "sitemap.h"
+#include "strbuf.h"
 #include "vec.h"
 
 /* The charset parameter of a Content-Type's parameters p (after the media
@@ -107,6 +109,12 @@ int fetch__decoded(struct fetch_xfer *x, const char *ptr, size_t n)
             return -1;
         return 0;
     }
+    if (x->job->kind == JOB_SITEMAP) {
+        /* The protocol's limits, not --max-size: read as it comes. */
+        int rc = x->sitemap ? sitemap_feed(x->sitemap, ptr, n) : -1;
+        x->sitemap_over = rc == 1;
+        return rc == 0 ? 0 : -1;
+    }
     if (max > 0 && x->body > max) {
         x->too_large = 1;
         return -1;
@@ -160,7 +168,7 @@ static long buffer_size(const struct crawl *c, int *automatic)
     *automatic = 0;
     if (c->opts->buffer_size > 0)
         return c->opts->buffer_size;
-    if (c->opts->depth > 0)
+    if (crawl__finds(c->opts))
         return 0;
     in_flight = c->fetchable_at_start;
     if (c->limit > 0 && (size_t)c->limit < in_flight)
@@ -263,13 +271,15 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
         curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
         curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
     }
-    /* No proxy variable set: say so, and libcurl looks for none. With
-     * one, libcurl's own rules (and no_proxy) apply as usual. */
+    /* -x and --noproxy as curl reads them: each replaces its environment
+     * variables. With neither given nor any proxy variable set, say so,
+     * and libcurl looks for none; with one set, libcurl's own rules (and
+     * no_proxy) apply as usual. */
     pthread_once(&proxy_once, proxy_check);
-    if (!proxy_in_env) {
-        curl_easy_setopt(h, CURLOPT_PROXY, "");
-        curl_easy_setopt(h, CURLOPT_NOPROXY, "");
-    }
+    if (o->proxy || !proxy_in_env)
+        curl_easy_setopt(h, CURLOPT_PROXY, o->proxy ? o->proxy : "");
+    if (o->noproxy || (!o->proxy && !proxy_in_env))
+        curl_easy_setopt(h, CURLOPT_NOPROXY, o->noproxy ? o->noproxy : "");
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     if (o->cookie)
         curl_easy_setopt(h, CURLOPT_COOKIE, o->cookie);
@@ -321,6 +331,11 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     x->robots_cut = 0;
     html_page_free(x->page);
     x->page = NULL;
+    sitemap_free(x->sitemap);
+    x->sitemap = NULL;
+    x->sitemap_over = 0;
+    if (job->kind == JOB_SITEMAP)
+        x->sitemap = sitemap_new(job->url);     /* NULL: the fetch fails, out of memory */
     const struct crawl_opts *o = c->opts;
     if (job->kind == JOB_PAGE && o->rules &&
         (job->depth < o->depth || html_rules_nextract(o->rules) > 0))
@@ -332,7 +347,7 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     /* Set per job, on handles that serve both kinds: a robots.txt whose
      * Content-Length is over --max-size is still read up to its own limit. */
     curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE,
-                     job->kind == JOB_ROBOTS ? (curl_off_t)0 : o->max_size);
+                     job->kind != JOB_PAGE ? (curl_off_t)0 : o->max_size);
     curl_easy_setopt(x->easy, CURLOPT_URL, job->url);
     /* A transfer to an https host whose first connection is still being set
      * up waits to learn whether it multiplexes (HTTP/2) rather than opening
@@ -507,6 +522,54 @@ static CURLcode take_robots(struct fetch_xfer *x, CURLcode rc)
     return rc;
 }
 
+/* A sitemap's outcome: the URLs it gave become the job's links (a
+ * urlset's pages), or its body, one a line (an index's sitemaps); what it
+ * could not read is said in the result's error, the job not failing for
+ * it. A status other than 2xx gives nothing. */
+static CURLcode take_sitemap(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
+{
+    struct crawl_job *j = x->job;
+    struct sitemap *s = x->sitemap;
+    if (x->sitemap_over && rc == CURLE_WRITE_ERROR)
+        rc = CURLE_OK;
+    if (!s)
+        return rc == CURLE_OK ? CURLE_OUT_OF_MEMORY : rc;
+    if (rc != CURLE_OK || r->status < 200 || r->status > 299)
+        goto out;
+    if (sitemap_end(s) != 0) {
+        rc = CURLE_OUT_OF_MEMORY;
+        goto out;
+    }
+    char **urls;
+    size_t n = sitemap_take(s, &urls);
+    if (sitemap_is_index(s)) {
+        struct strbuf b = { 0 };
+        for (size_t i = 0; i < n; i++) {
+            sb_adds(&b, urls[i]);
+            sb_addc(&b, '\n');
+            free(urls[i]);
+        }
+        free(urls);
+        if (b.nomem) {
+            sb_free(&b);
+            rc = CURLE_OUT_OF_MEMORY;
+            goto out;
+        }
+        free(j->body);
+        j->body = b.data;
+        j->body_len = b.len;
+    } else {
+        j->links = urls;
+        j->nlinks = n;
+    }
+    if (sitemap_problem(s))
+        crawl_result_set_error(r, CRAWL_FAIL_NONE, sitemap_problem(s));
+out:
+    sitemap_free(s);
+    x->sitemap = NULL;
+    return rc;
+}
+
 /* Records why transfer x failed with rc, in words a user can act on. */
 static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
 {
@@ -529,13 +592,13 @@ static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_resul
     crawl_result_set_error(r, fail, buf);
 }
 
-/* The seconds a 429 or 503 asks to wait (Retry-After), or -1; read only
- * when the crawl retries, since looking costs a search of the headers. */
+/* The seconds a 429 or 503 asks to wait (Retry-After), or -1: for a
+ * retry's wait, and for the pause of its host. */
 static double retry_after(struct fetch_xfer *x, long status)
 {
     struct curl_header *h;
     double secs;
-    if (x->c->opts->retry <= 0 || !retry_after_applies(status) ||
+    if (!retry_after_applies(status) ||
         curl_easy_header(x->easy, "Retry-After", 0, CURLH_HEADER, -1, &h) != CURLHE_OK ||
         retry_after_parse(h->value, time(NULL), &secs) != 0)
         return -1;
@@ -556,6 +619,8 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
         take_page(x, rc, r);
     if (x->job->kind == JOB_ROBOTS)
         rc = take_robots(x, rc);
+    else if (x->job->kind == JOB_SITEMAP)
+        rc = take_sitemap(x, rc, r);
     if (rc != CURLE_OK) {
         record_failure(x, rc, r);
     } else if (x->c->opts->fail_http && r->status >= 400) {

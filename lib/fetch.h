@@ -26,6 +26,9 @@ struct fetch_xfer {
     size_t buf_len, buf_cap;
     int    robots_cut;          /* the robots.txt body reached FETCH_ROBOTS_MAX: the
                                    transfer was stopped there, and that is no failure */
+    struct sitemap *sitemap;    /* a sitemap job's reader, as the body arrives */
+    int    sitemap_over;        /* it read all it will: the transfer was stopped
+                                   there, and that is no failure */
     struct fetch_keep *keep;    /* what --warc and --save keep of it, or NULL */
     int    keep_nomem;          /* ... which there was no memory for: it fails */
     char   errbuf[CURL_ERROR_SIZE];

@@ -8,63 +8,19 @@
  * found for it are held back, so that no forbidden path is ever requested.
  * A job to be tried again (--retry) waits apart, in a heap by time, and
  * goes back to the front of its queue when its time comes: it holds no
- * thread and no transfer while it waits. */
+ * thread and no transfer while it waits. When a host's next request may
+ * start is frontier_pace.c's business; the sitemaps of --sitemaps are
+ * frontier_sitemap.c's. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "crawl_internal.h"
+#include "frontier_internal.h"
 #include "frontier.h"
 #include "robots.h"
-#include "hset.h"
 #include "spool.h"
 #include "url.h"
 #include "vec.h"
-
-struct pending {                /* a link waiting for its host's robots.txt */
-    char *url;
-    char *scope;
-    int depth;
-    struct pending *next;
-};
-
-enum robots_state { ROBOTS_NONE, ROBOTS_PENDING, ROBOTS_READY };
-
-struct crawl_host {
-    char *key;                  /* scheme://host:port */
-    int running;
-    double next_at;             /* earliest start of its next request (--delay) */
-    enum robots_state robots_state;
-    struct robots *robots;
-    char *robots_why;           /* why its listed URLs fail robots.txt; NULL: its rules */
-    struct crawl_job *robots_job;
-    struct crawl_job *head, *tail;      /* queued jobs */
-    struct pending *pend, *pend_tail;   /* links held back for robots.txt */
-    struct crawl_host *ring_next, *ring_prev;   /* hosts with queued jobs */
-    int in_ring;
-};
-
-struct frontier {
-    int per_host_queues;
-    int robots;                 /* fetch and obey robots.txt */
-    int follow;                 /* links are followed (--depth > 0) */
-    char *agent;                /* robots.txt product token */
-    struct crawl_job *head, *tail;      /* the one FIFO */
-    struct crawl_job *rhead, *rtail;    /* robots jobs */
-    struct crawl_job *fhead, *ftail;    /* jobs that failed before a fetch */
-    struct hset hosts;          /* every host, by key */
-    struct crawl_host *ring;    /* the next host to take a turn */
-    size_t queued;              /* jobs in the queues above */
-    size_t pending;             /* links held back for robots.txt */
-    struct hset64 seen;         /* the URL hashes seen */
-    size_t started;             /* pages handed out, for --max-pages */
-    struct spool *spill;        /* links admitted past FRONTIER_MEM_JOBS, in order */
-    uint64_t spill_at;          /* where the next one to read back starts */
-    size_t spilled;             /* links waiting there */
-    struct crawl_job **later;   /* retries waiting for their time: a binary
-                                 * heap on not_before, soonest first */
-    size_t nlater, later_cap;
-};
 
 /* Links queued in memory at most (as jobs, or held back for robots.txt);
  * the ones found past it wait in a temporary file, in the order found, and
@@ -102,7 +58,7 @@ static uint64_t hash_url(const char *s)
 }
 
 /* Adds url; returns 1 when it was new, 0 when seen before, CRAWL_ENOMEM. */
-static int seen_add(struct frontier *f, const char *url)
+int frontier__seen_add(struct frontier *f, const char *url)
 {
     int rc = hset64_add(&f->seen, hash_url(url));
     return rc < 0 ? CRAWL_ENOMEM : rc;
@@ -117,7 +73,7 @@ static int host_is(const void *item, const void *key)
 
 /* Returns the host called key, made on first use, or NULL when out of
  * memory. */
-static struct crawl_host *host_get(struct frontier *f, const char *key)
+struct crawl_host *frontier__host_get(struct frontier *f, const char *key)
 {
     uint64_t k = hset_hash(key, strlen(key));
     struct crawl_host *h = hset_find(&f->hosts, k, host_is, key);
@@ -130,6 +86,7 @@ static struct crawl_host *host_get(struct frontier *f, const char *key)
         free(h);
         return NULL;
     }
+    h->delay = h->floor = f->delay;
     return h;
 }
 
@@ -196,8 +153,17 @@ int frontier_init(struct crawl *c)
     if (!f)
         return CRAWL_ENOMEM;
     f->follow = o->depth > 0;
-    f->robots = o->robots && f->follow;
-    f->per_host_queues = f->robots || o->per_host > 0 || o->delay > 0;
+    f->sitemaps = o->sitemaps;
+    f->robots = o->robots && (f->follow || f->sitemaps);
+    f->fetch_robots = f->robots || f->sitemaps;
+    f->throttle = o->auto_throttle;
+    f->delay = o->delay;
+    f->timed = o->delay > 0;
+    /* A 429 or 503 pauses its host only where hosts are kept apart (links,
+     * sitemaps, pacing): a plain list, --retry or not, does without the
+     * per-host queues, which cost a URL parse a job (bench-polite.sh). */
+    f->per_host_queues = f->fetch_robots || o->per_host > 0 || o->delay > 0 ||
+                         o->auto_throttle;
     /* The product token is the one the user agent starts with
      * ("crawl/0.1.0" is crawl's), unless one is given. */
     const char *ua = o->user_agent ? o->user_agent : "crawl";
@@ -230,6 +196,7 @@ void frontier_free(struct crawl *c)
             }
             robots_free(h->robots);
             free(h->robots_why);
+            free(h->scope);
             crawl__job_free(h->robots_job);
             free(h->key);
             free(h);
@@ -242,7 +209,7 @@ void frontier_free(struct crawl *c)
             crawl__job_free(j);
         }
     for (size_t i = 0; i < f->nlater; i++)
-        if (f->later[i]->kind == JOB_PAGE)     /* robots jobs go with their hosts */
+        if (f->later[i]->kind != JOB_ROBOTS)   /* robots jobs go with their hosts */
             crawl__job_free(f->later[i]);
     free(f->later);
     hset64_free(&f->seen);
@@ -280,7 +247,7 @@ static int robots_start(struct crawl *c, struct crawl_host *h)
 }
 
 /* Puts job j (in c's list) on its host's queue. */
-static void host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_job *j)
+void frontier__host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_job *j)
 {
     JOB(j)->host = h;
     enqueue(&h->head, &h->tail, j);
@@ -315,7 +282,7 @@ static void fail_robots(struct crawl *c, struct crawl_job *j, const struct crawl
 int frontier_push(struct crawl *c, struct crawl_job *j)
 {
     struct frontier *f = c->fr;
-    if (f->follow || f->per_host_queues) {
+    if (f->follow || f->sitemaps || f->per_host_queues) {
         struct url_parts p;
         int rc = url_split(j->url, &p);
         if (rc == CRAWL_ENOMEM)
@@ -326,23 +293,28 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
             f->queued++;
             return 0;
         }
-        if (f->follow) {
-            if (seen_add(f, p.norm) < 0 || !(JOB(j)->scope = strdup(p.host)))
+        if (f->follow || f->sitemaps) {
+            if (frontier__seen_add(f, p.norm) < 0 || !(JOB(j)->scope = strdup(p.host)))
                 rc = CRAWL_ENOMEM;
         }
         if (rc == 0 && f->per_host_queues) {
-            struct crawl_host *h = host_get(f, p.key);
-            if (!h) {
+            struct crawl_host *h = frontier__host_get(f, p.key);
+            int newly = h && f->sitemaps && !h->scope;
+            if (!h || (newly && !(h->scope = strdup(p.host)))) {
                 rc = CRAWL_ENOMEM;
             } else {
-                if (f->robots && h->robots_state == ROBOTS_NONE)
+                /* A host listed once its robots.txt is in (a link reached
+                 * it first): its sitemaps are read now. */
+                if (newly && h->robots_state == ROBOTS_READY)
+                    frontier__sitemaps_start(c, h, h->robots);
+                if (f->fetch_robots && h->robots_state == ROBOTS_NONE)
                     rc = robots_start(c, h);
                 if (rc == 0) {
                     if (h->robots_state == ROBOTS_READY && !robots_allowed(h->robots, p.path)) {
                         fail_robots(c, j, h);
                         rc = 1;
                     } else {
-                        host_enqueue(f, h, j);
+                        frontier__host_enqueue(f, h, j);
                     }
                 }
             }
@@ -467,13 +439,16 @@ static struct crawl_job *pick(struct crawl *c, double *wake)
     if (!f->ring)
         return NULL;
     const struct crawl_opts *o = c->opts;
-    double now = o->delay > 0 ? crawl_now() : 0;
+    double now = f->timed ? crawl_now() : 0;
     struct crawl_host *h = f->ring, *start = h;
     do {
         struct crawl_host *next = h->ring_next;
+        /* --auto-throttle sends a host's first request alone: its delay
+         * comes from that request's latency. */
         int ok = h->robots_state != ROBOTS_PENDING &&
-                 (o->per_host <= 0 || h->running < o->per_host);
-        if (ok && o->delay > 0 && now < h->next_at) {
+                 (o->per_host <= 0 || h->running < o->per_host) &&
+                 !(f->throttle && !h->sampled && h->running > 0);
+        if (ok && now < h->next_at) {
             if (wake && (*wake == 0 || h->next_at < *wake))
                 *wake = h->next_at;
             ok = 0;
@@ -492,10 +467,13 @@ static struct crawl_job *pick(struct crawl *c, double *wake)
     return NULL;
 got:
     f->queued--;
-    if (JOB(j)->host) {
-        JOB(j)->host->running++;
-        if (c->opts->delay > 0)
-            JOB(j)->host->next_at = crawl_now() + c->opts->delay;
+    if ((h = JOB(j)->host)) {
+        h->running++;
+        h->last_start = crawl_now();
+        if (h->delay > 0) {
+            h->next_at = h->last_start + h->delay;
+            f->timed = 1;
+        }
     }
     return j;
 }
@@ -514,7 +492,7 @@ struct crawl_job *frontier_pick(struct crawl *c, double *wake)
         later_release(f, wake);
     while ((j = pick(c, wake))) {
         if (j->kind == JOB_PAGE && !JOB(j)->failed_early && j->res.attempts == 0) {
-            if (j->depth > 0 && max > 0 && f->started >= (size_t)max) {
+            if (JOB(j)->found && max > 0 && f->started >= (size_t)max) {
                 if (JOB(j)->host)
                     JOB(j)->host->running--;
                 c->queued_left++;
@@ -528,8 +506,6 @@ struct crawl_job *frontier_pick(struct crawl *c, double *wake)
     return j;
 }
 
-/* Admits one link found on page j. Called with the lock held. */
-static int admit(struct crawl *c, struct crawl_job *from, const char *url);
 static int place(struct crawl *c, const struct url_parts *p, const char *scope, int depth);
 
 /* Appends a link to the spill file. Returns 0 or CRAWL_ENOMEM (the link
@@ -606,8 +582,9 @@ static int add_link_job(struct crawl *c, struct crawl_host *h, const char *url,
         return CRAWL_ENOMEM;
     }
     j->depth = depth;
+    JOB(j)->found = 1;
     if (h)
-        host_enqueue(c->fr, h, j);
+        frontier__host_enqueue(c->fr, h, j);
     else {
         enqueue(&c->fr->head, &c->fr->tail, j);
         c->fr->queued++;
@@ -623,7 +600,7 @@ static int regex_any(const regex_t *v, size_t n, const char *s)
     return 0;
 }
 
-static int admit(struct crawl *c, struct crawl_job *from, const char *url)
+int frontier__admit(struct crawl *c, const char *scope, const char *url, int depth)
 {
     struct frontier *f = c->fr;
     const struct crawl_opts *o = c->opts;
@@ -634,20 +611,21 @@ static int admit(struct crawl *c, struct crawl_job *from, const char *url)
         return 0;
     if ((rc = url_split(url, &p)) != 0)
         return rc == CRAWL_ENOMEM ? rc : 0;
-    if (!o->span_hosts && JOB(from)->scope && strcmp(p.host, JOB(from)->scope) != 0)
+    if (!o->span_hosts && scope && strcmp(p.host, scope) != 0)
         goto out;
     if (o->ninclude && !regex_any(o->include, o->ninclude, p.href))
         goto out;
     if (o->nexclude && regex_any(o->exclude, o->nexclude, p.href))
         goto out;
     /* Seen by its normal form; fetched as the page wrote it. */
-    if ((rc = seen_add(f, p.norm)) <= 0)
+    if ((rc = frontier__seen_add(f, p.norm)) <= 0)
         goto out;
-    const char *scope = JOB(from)->scope ? JOB(from)->scope : p.host;
+    if (!scope)
+        scope = p.host;
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
-        rc = spill_push(f, p.href, scope, from->depth + 1);
+        rc = spill_push(f, p.href, scope, depth);
     else
-        rc = place(c, &p, scope, from->depth + 1);
+        rc = place(c, &p, scope, depth);
 out:
     url_parts_free(&p);
     return rc;
@@ -661,7 +639,7 @@ static int place(struct crawl *c, const struct url_parts *pp, const char *scope,
     const struct url_parts p = *pp;
     int rc = 0;
     struct crawl_host *h = NULL;
-    if (f->per_host_queues && !(h = host_get(f, p.key)))
+    if (f->per_host_queues && !(h = frontier__host_get(f, p.key)))
         return CRAWL_ENOMEM;
     if (h && f->robots) {
         if (h->robots_state == ROBOTS_NONE && (rc = robots_start(c, h)) != 0)
@@ -700,8 +678,11 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
 {
     struct frontier *f = c->fr;
     long st = rj->res.status;
-    if (rj->res.fail == CRAWL_FAIL_NONE && st >= 200 && st < 300)
+    if (rj->res.fail == CRAWL_FAIL_NONE && st >= 200 && st < 300) {
         h->robots = robots_parse(rj->body ? rj->body : "", rj->body_len, f->agent);
+        if (f->robots)
+            frontier__crawl_delay(c, h);
+    }
     else if (rj->res.fail == CRAWL_FAIL_NONE && st >= 400 && st < 500)
         h->robots = robots_all(1);       /* no robots.txt: everything allowed */
     else {
@@ -720,6 +701,14 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
     }
     h->robots_state = ROBOTS_READY;
     c->robots_fetched++;
+    struct robots *read = NULL;     /* the file as read, for its Sitemap lines */
+    if (!f->robots) {
+        /* Read for its Sitemap lines only (--no-robots): no rules. */
+        read = h->robots;
+        h->robots = robots_all(1);
+        free(h->robots_why);
+        h->robots_why = NULL;
+    }
 
     /* Listed jobs already queued: drop the forbidden ones from the queue. */
     struct crawl_job *keep_head = NULL, *keep_tail = NULL, *j;
@@ -728,7 +717,8 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
         struct url_parts p;
         int rc = url_split(j->url, &p), allowed = 1;
         if (rc == 0) {
-            allowed = robots_allowed(h->robots, p.path);
+            /* A sitemap is read whatever the rules say of its path. */
+            allowed = j->kind == JOB_SITEMAP || robots_allowed(h->robots, p.path);
             url_parts_free(&p);
         }
         if (rc == CRAWL_ENOMEM) {
@@ -766,21 +756,32 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
         free(pe);
     }
     h->pend = h->pend_tail = NULL;
+    if (f->sitemaps && h->scope)
+        frontier__sitemaps_start(c, h, read ? read : h->robots);
+    robots_free(read);
 }
 
 void frontier_done(struct crawl *c, struct crawl_job *j)
 {
-    if (JOB(j)->host)
-        JOB(j)->host->running--;
+    struct crawl_host *h = JOB(j)->host;
+    if (h) {
+        h->running--;
+        if (j->kind == JOB_PAGE)
+            frontier__observe(c, h, j);
+    }
     if (j->kind == JOB_ROBOTS) {
         robots_ready(c, JOB(j)->host, j);
         free(j->body);
         j->body = NULL;
         return;
     }
+    if (j->kind == JOB_SITEMAP) {
+        frontier__sitemap_done(c, j);
+        return;
+    }
     for (size_t i = 0; i < j->nlinks; i++) {
         if (j->depth < c->opts->depth && !crawl_is_cancelled(c))
-            admit(c, j, j->links[i]);
+            frontier__admit(c, JOB(j)->scope, j->links[i], j->depth + 1);
         free(j->links[i]);
     }
     free(j->links);
@@ -812,7 +813,7 @@ void frontier_drain(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_jo
     /* Waiting retries: pages get their rows; robots jobs stay their hosts'. */
     while (f->nlater) {
         struct crawl_job *w = later_pop(f);
-        if (w->kind == JOB_PAGE) {
+        if (w->kind != JOB_ROBOTS) {
             JOB(w)->host = NULL;
             enqueue(&lh, &lt, w);
         }

@@ -38,6 +38,12 @@ struct crawl_job *frontier_pick(struct crawl *c, double *wake);
  * --include/--exclude, --max-pages, de-duplication and robots.txt). */
 void frontier_done(struct crawl *c, struct crawl_job *j);
 
+/* What the answer to page job j, about to be tried again, says of its
+ * host's pace (a pause asked for, --auto-throttle's latency); called
+ * before its result is cleared for the next try. frontier_done does the
+ * same for a job that is finished. */
+void frontier_observe(struct crawl *c, const struct crawl_job *j);
+
 /* Takes back job j, handed out and not finished, to start again no sooner
  * than `at` (monotonic seconds): it waits apart, counted as queued, and
  * goes back to the front of its queue when its time comes. */

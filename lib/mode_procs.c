@@ -14,7 +14,8 @@
  * there, so that a host's connections, TLS sessions and DNS answers live in
  * one process. A plain hash of the host modulo the workers would be simpler,
  * but with two workers and two hosts it puts both on one worker half the
- * time. The per-host rules (robots.txt, --per-host, --delay) and the seen
+ * time. The per-host rules (robots.txt, --per-host, --delay, Crawl-delay,
+ * the pauses a 429 asks for, --auto-throttle) and the seen
  * set are the coordinator's, as in every model: they hold across workers
  * whichever worker fetches, with no lock spanning processes. That frees the
  * split from serving them, so a host whose owner has two jobs more than the

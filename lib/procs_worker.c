@@ -150,9 +150,9 @@ static int worker_frames(struct crawl *w, struct worker *wk)
             uint32_t kind = wire_get_u32(&r);
             int depth = (int)wire_get_u32(&r);
             char *url = wire_get_bytes(&r, NULL);
-            int rc = r.bad ? CRAWL_ENOMEM
-                           : crawl_push_job(w, kind == JOB_ROBOTS ? JOB_ROBOTS : JOB_PAGE,
-                                            url, depth, id);
+            enum crawl_job_kind k = kind == JOB_ROBOTS ? JOB_ROBOTS
+                                  : kind == JOB_SITEMAP ? JOB_SITEMAP : JOB_PAGE;
+            int rc = r.bad ? CRAWL_ENOMEM : crawl_push_job(w, k, url, depth, id);
             free(url);
             if (rc != 0)
                 return CRAWL_ENOMEM;    /* the coordinator re-runs what is lost */
@@ -236,6 +236,8 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     o.robots = 0;               /* the coordinator's frontier applies these */
     o.per_host = 0;
     o.delay = 0;
+    o.auto_throttle = 0;
+    o.sitemaps = 0;
     o.max_pages = 0;
     o.deadline = 0;
     o.warc_worker = idx;        /* a WARC file of its own */

@@ -124,6 +124,7 @@ int crawl__retry_later(struct crawl *c, struct crawl_job *job)
     /* No wait outlasts the run: --deadline cancels what still waits. */
     if (o->deadline > 0 && c->t0 > 0 && at > c->t0 + o->deadline)
         at = c->t0 + o->deadline;
+    frontier_observe(c, job);
     clear_result(job);
     c->running--;
     c->retries++;

@@ -1,12 +1,15 @@
-/* robots.c: a small robots.txt parser and matcher after RFC 9309. Only the
- * user-agent, allow and disallow lines matter here; everything else (sitemap,
- * crawl-delay, comments, garbage) is skipped. Google's parser, the reference
+/* robots.c: a small robots.txt parser and matcher after RFC 9309: the
+ * user-agent, allow and disallow lines, and two lines RFC 9309 leaves to
+ * other conventions (its section 2.2.4): Crawl-delay, which belongs to its
+ * group as the rules do, and Sitemap (sitemaps.org), which belongs to none.
+ * Everything else (comments, garbage) is skipped. Google's parser, the reference
  * implementation, adds rules of its own that crawl does not follow, since
  * RFC 9309 does not have them: a line without its colon is garbage here
  * (Google reads "disallow /" as "disallow: /"), a rule ending in
  * "/index.html" matches that file only (Google also matches its directory),
  * and lines are read whole (Google cuts them at 16,664 bytes). */
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -25,11 +28,27 @@ struct rule {
 struct robots {
     struct rule *rules;
     size_t n, cap;
+    double crawl_delay;         /* seconds; -1: none */
+    char **sitemaps;            /* the Sitemap lines' URLs, in order */
+    size_t nsitemaps, sitemaps_cap;
 };
+
+/* Sitemap lines kept at most: the sitemaps.org protocol lets an index list
+ * 50,000 sitemaps, and a robots.txt that lists more than this is not
+ * asking to be read whole. */
+#define ROBOTS_SITEMAPS_MAX 1000
+
+static struct robots *robots_new(void)
+{
+    struct robots *r = calloc(1, sizeof *r);
+    if (r)
+        r->crawl_delay = -1;
+    return r;
+}
 
 struct robots *robots_all(int allow)
 {
-    struct robots *r = calloc(1, sizeof *r);
+    struct robots *r = robots_new();
     if (!r || allow)
         return r;
     r->rules = malloc(sizeof *r->rules);
@@ -51,7 +70,47 @@ void robots_free(struct robots *r)
     for (size_t i = 0; i < r->n; i++)
         free(r->rules[i].pattern);
     free(r->rules);
+    for (size_t i = 0; i < r->nsitemaps; i++)
+        free(r->sitemaps[i]);
+    free(r->sitemaps);
     free(r);
+}
+
+double robots_crawl_delay(const struct robots *r)
+{
+    return r ? r->crawl_delay : -1;
+}
+
+size_t robots_sitemaps(const struct robots *r, char *const **urls)
+{
+    *urls = r ? r->sitemaps : NULL;
+    return r ? r->nsitemaps : 0;
+}
+
+/* Keeps a Sitemap line's URL v[0..len). Returns 0 or -1. */
+static int add_sitemap(struct robots *r, const char *v, size_t len)
+{
+    if (len == 0 || r->nsitemaps == ROBOTS_SITEMAPS_MAX)
+        return 0;
+    if (vec_reserve(&r->sitemaps, &r->sitemaps_cap, r->nsitemaps + 1, sizeof *r->sitemaps, 4) != 0 ||
+        !(r->sitemaps[r->nsitemaps] = strndup(v, len)))
+        return -1;
+    r->nsitemaps++;
+    return 0;
+}
+
+/* Reads a Crawl-delay value v[0..len): seconds, a decimal fraction
+ * allowed ("0.5"), as Bing and Yandex read it. Returns them, or -1 when v
+ * is not such a number. */
+static double crawl_delay_value(const char *v, size_t len)
+{
+    char buf[32], *end;
+    if (len == 0 || len >= sizeof buf || !isdigit((unsigned char)v[0]))
+        return -1;
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    double d = strtod(buf, &end);
+    return *end || !isfinite(d) ? -1 : d;
 }
 
 /* Adds the rule p[0..len), its escapes in the form paths have (RFC 9309,
@@ -120,9 +179,10 @@ struct robots *robots_parse(const char *body, size_t len, const char *agent)
 {
     /* Two passes: one set of rules for the groups naming us, one for "*";
      * the first is used when it saw any group naming us. */
-    struct robots *mine = calloc(1, sizeof *mine), *star = calloc(1, sizeof *star);
+    struct robots *mine = robots_new(), *star = robots_new();
+    struct robots *maps = robots_new();     /* the Sitemap lines, whoever they are for */
     int named = 0;
-    if (!mine || !star)
+    if (!mine || !star || !maps)
         goto err;
     /* A group is a run of user-agent lines, then rules; which of the two
      * sets its rules go to depends on the agents it names. */
@@ -163,6 +223,21 @@ struct robots *robots_parse(const char *body, size_t len, const char *agent)
             }
             continue;
         }
+        if (klen == 7 && strncasecmp(key, "sitemap", 7) == 0) {
+            if (add_sitemap(maps, val, vlen) != 0)
+                goto err;
+            continue;
+        }
+        if (klen == 11 && strncasecmp(key, "crawl-delay", 11) == 0) {
+            /* Part of the group, as a rule is; the first one counts. */
+            double d = crawl_delay_value(val, vlen);
+            in_agents = 0;
+            if (d >= 0 && to_mine && mine->crawl_delay < 0)
+                mine->crawl_delay = d;
+            if (d >= 0 && to_star && star->crawl_delay < 0)
+                star->crawl_delay = d;
+            continue;
+        }
         int allow;
         if (klen == 5 && strncasecmp(key, "allow", 5) == 0)
             allow = 1;
@@ -178,15 +253,17 @@ struct robots *robots_parse(const char *body, size_t len, const char *agent)
         if (to_star && add_rule(star, val, vlen, allow) != 0)
             goto err;
     }
-    if (named) {
-        robots_free(star);
-        return mine;
-    }
-    robots_free(mine);
-    return star;
+    struct robots *r = named ? mine : star;
+    robots_free(named ? star : mine);
+    r->sitemaps = maps->sitemaps;
+    r->nsitemaps = maps->nsitemaps;
+    r->sitemaps_cap = maps->sitemaps_cap;
+    free(maps);
+    return r;
 err:
     robots_free(mine);
     robots_free(star);
+    robots_free(maps);
     return NULL;
 }
 

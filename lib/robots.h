@@ -35,6 +35,15 @@ struct robots *robots_all(int allow);
  * '$' anchors the end. */
 int robots_allowed(const struct robots *r, const char *path);
 
+/* Returns the Crawl-delay of the group that applies, in seconds (the
+ * first such line of the group; a fraction allowed), or -1 when it has
+ * none. */
+double robots_crawl_delay(const struct robots *r);
+
+/* Points *urls at the URLs of the file's Sitemap lines, in order, as
+ * written (at most 1,000), owned by r; returns how many. */
+size_t robots_sitemaps(const struct robots *r, char *const **urls);
+
 void robots_free(struct robots *r);
 
 #endif

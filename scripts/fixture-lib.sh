@@ -23,7 +23,7 @@ fixture_start() {
 # fixture_stop: stops the server fixture_start started, if any.
 fixture_stop() {
 	if [ -n "${FIXTURE_PID:-}" ]; then
-		kill "$FIXTURE_PID" 2>/dev/null && wait "$FIXTURE_PID" 2>/dev/null
+		kill "$FIXTURE_PID" 2>/dev/null && { wait "$FIXTURE_PID" 2>/dev/null || true; }
 	fi
 	FIXTURE_PID=
 	return 0
@@ -56,7 +56,7 @@ h2_start() {
 			kill -0 "$H2_PID" 2>/dev/null || break
 			sleep 0.05
 		done
-		kill "$H2_PID" 2>/dev/null; wait "$H2_PID" 2>/dev/null
+		kill "$H2_PID" 2>/dev/null; wait "$H2_PID" 2>/dev/null || true
 	done
 	H2_PID=
 	echo "h2_start: nghttpd did not serve $file over HTTP/2; its last log:" >&2
@@ -67,7 +67,7 @@ h2_start() {
 # h2_stop: stops the server h2_start started, if any.
 h2_stop() {
 	if [ -n "${H2_PID:-}" ]; then
-		kill "$H2_PID" 2>/dev/null && wait "$H2_PID" 2>/dev/null
+		kill "$H2_PID" 2>/dev/null && { wait "$H2_PID" 2>/dev/null || true; }
 	fi
 	H2_PID=
 	return 0

@@ -32,7 +32,7 @@ static const char usage_text[] =
 "Fetching (the same libcurl options in every model):\n"
 "  -c, --concurrency=N    transfers in flight at most (pool: workers, default\n"
 "                         10; thread, coro and procs: all at once by\n"
-"                         default, 100 when following links)\n"
+"                         default, 100 when following links or sitemaps)\n"
 "      --timeout=SEC      limit for a whole transfer (default 30)\n"
 "      --connect-timeout=SEC  limit for connecting (default 10)\n"
 "      --deadline=SEC     limit for the whole run: what has not finished by\n"
@@ -55,6 +55,13 @@ static const char usage_text[] =
 "      --cookie-jar=FILE  keep cookies: read FILE if it exists, send what\n"
 "                         responses set on later requests to their sites,\n"
 "                         write the jar to FILE at the end\n"
+"  -x, --proxy=URL        send every request through the proxy at URL\n"
+"                         (http://, https://, socks5://...; \"\" for none),\n"
+"                         instead of the one http_proxy/https_proxy/all_proxy\n"
+"                         name\n"
+"      --noproxy=LIST     hosts reached directly, comma-separated (a name\n"
+"                         matches its subdomains too; * alone for all),\n"
+"                         instead of no_proxy's list\n"
 "      --fail             HTTP status 400 and above counts as a failure\n"
 "      --max-size=BYTES   largest body accepted, decoded (default 64M;\n"
 "                         suffixes K, M, G; 0 for no limit)\n"
@@ -78,11 +85,20 @@ static const char usage_text[] =
 "      --follow=XPATH     the links to follow (default //a/@href)\n"
 "      --extract=[NAME=]XPATH  values to take from every page (repeatable),\n"
 "                         shown after the URL and in JSON lines and CSV\n"
-"      --no-robots        ignore robots.txt (obeyed by default with --depth)\n"
+"      --sitemaps         read the listed hosts' sitemaps (robots.txt's\n"
+"                         Sitemap lines, or /sitemap.xml): their URLs join\n"
+"                         the crawl at depth 0, under the rules links follow\n"
+"      --no-robots        ignore robots.txt (obeyed by default with --depth\n"
+"                         or --sitemaps)\n"
 "      --robots-agent=TOKEN  the product token robots.txt is read for (default:\n"
 "                         the one the user agent starts with, crawl)\n"
 "      --per-host=N       transfers in flight to one host at most\n"
 "      --delay=MS         milliseconds between requests to one host\n"
+"      --ignore-crawl-delay  do not space requests by robots.txt's Crawl-delay\n"
+"                         (honoured by default where robots.txt is read, at\n"
+"                         least --delay)\n"
+"      --auto-throttle    adapt each host's delay to its latency and errors\n"
+"                         (after Scrapy's AutoThrottle; --delay the least)\n"
 "\n"
 "Output (JSON lines and CSV rows are written as URLs finish; the table's\n"
 "rows follow its Use time line at the end):\n"
@@ -196,6 +212,7 @@ enum {
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
     OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
     OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_WARC, OPT_WARC_MAX_SIZE, OPT_CDX, OPT_SAVE,
+    OPT_NOPROXY, OPT_IGNORE_CRAWL_DELAY, OPT_AUTO_THROTTLE, OPT_SITEMAPS,
 };
 
 static const struct option long_opts[] = {
@@ -213,6 +230,8 @@ static const struct option long_opts[] = {
     {"header", required_argument, 0, 'H'},
     {"cookie", required_argument, 0, OPT_COOKIE},
     {"cookie-jar", required_argument, 0, OPT_COOKIE_JAR},
+    {"proxy", required_argument, 0, 'x'},
+    {"noproxy", required_argument, 0, OPT_NOPROXY},
     {"fail", no_argument, 0, OPT_FAIL},
     {"max-size", required_argument, 0, OPT_MAX_SIZE},
     {"buffer-size", required_argument, 0, OPT_BUFFER_SIZE},
@@ -237,10 +256,13 @@ static const struct option long_opts[] = {
     {"exclude", required_argument, 0, OPT_EXCLUDE},
     {"follow", required_argument, 0, OPT_FOLLOW},
     {"extract", required_argument, 0, OPT_EXTRACT},
+    {"sitemaps", no_argument, 0, OPT_SITEMAPS},
     {"no-robots", no_argument, 0, OPT_NO_ROBOTS},
     {"robots-agent", required_argument, 0, OPT_ROBOTS_AGENT},
     {"per-host", required_argument, 0, OPT_PER_HOST},
     {"delay", required_argument, 0, OPT_DELAY},
+    {"ignore-crawl-delay", no_argument, 0, OPT_IGNORE_CRAWL_DELAY},
+    {"auto-throttle", no_argument, 0, OPT_AUTO_THROTTLE},
     {"list-modes", no_argument, 0, OPT_LIST_MODES},
     {"trace", required_argument, 0, OPT_TRACE},
     {"warc", required_argument, 0, OPT_WARC},
@@ -334,6 +356,12 @@ static int opt_fetching(struct cli *cli, int ch)
     case OPT_COOKIE_JAR:
         check_jar(optarg);
         o->cookie_jar = optarg;
+        return 1;
+    case 'x':
+        o->proxy = optarg;
+        return 1;
+    case OPT_NOPROXY:
+        o->noproxy = optarg;
         return 1;
     case OPT_FAIL:
         o->fail_http = 1;
@@ -514,6 +542,9 @@ static int opt_following(struct cli *cli, int ch)
             die_usage("--extract: at most 64 rules");
         cli->extract[cli->nextract++] = optarg;
         return 1;
+    case OPT_SITEMAPS:
+        o->sitemaps = 1;
+        return 1;
     case OPT_NO_ROBOTS:
         o->robots = 0;
         return 1;
@@ -528,6 +559,13 @@ static int opt_following(struct cli *cli, int ch)
         return 1;
     case OPT_DELAY:
         o->delay = (double)parse_long("--delay", optarg, 0, 3600000) / 1000.0;
+        return 1;
+    case OPT_IGNORE_CRAWL_DELAY:
+        o->ignore_crawl_delay = 1;
+        cli->given |= GIVEN_IGNORE_CD;
+        return 1;
+    case OPT_AUTO_THROTTLE:
+        o->auto_throttle = 1;
         return 1;
     }
     return 0;
@@ -579,8 +617,10 @@ static void warn_ignored(const struct cli *cli)
         { GIVEN_LOOPS, "--loops", "it sets the event loops of --mode=coro" },
         { GIVEN_PROCS, "--procs", "it sets the worker processes of --mode=procs" },
         { GIVEN_STACK, "--stack-size", "it sizes the coroutines of coro and procs" },
-        { GIVEN_INCLUDE, "--include", "links are followed only with --depth" },
-        { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth" },
+        { GIVEN_INCLUDE, "--include", "links are followed only with --depth or --sitemaps" },
+        { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth or --sitemaps" },
+        { GIVEN_IGNORE_CD, "--ignore-crawl-delay",
+          "robots.txt is obeyed only with --depth or --sitemaps, and not with --no-robots" },
     };
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++) {
         unsigned f = notes[i].flag;
@@ -590,7 +630,9 @@ static void warn_ignored(const struct cli *cli)
                  : f == GIVEN_LOOPS ? RUNS("coro")
                  : f == GIVEN_PROCS ? RUNS("procs")
                  : f == GIVEN_STACK ? RUNS("coro") || RUNS("procs")
-                 : cli->opts.depth > 0;
+                 : f == GIVEN_IGNORE_CD ? (cli->opts.depth > 0 || cli->opts.sitemaps) &&
+                                          cli->opts.robots
+                 : cli->opts.depth > 0 || cli->opts.sitemaps;
         if (!used && !cli->child)
             fprintf(stderr, "crawl: warning: %s is ignored here: %s\n", notes[i].name,
                     notes[i].why);
@@ -612,7 +654,7 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     cli->argc = argc;
     cli->argv = argv;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":c:A:H:o:qkhV", long_opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":c:A:H:o:x:qkhV", long_opts, NULL)) != -1) {
         if (opt_fetching(cli, ch) || opt_output(cli, ch) || opt_following(cli, ch) ||
             opt_keeping(cli, ch))
             continue;
@@ -649,7 +691,8 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     /* robots.txt is read for a product token: the user agent must start
      * with one, or --robots-agent give it. */
     const struct crawl_opts *o = &cli->opts;
-    if (o->depth > 0 && o->robots && !o->robots_agent && robots_token_len(o->user_agent) == 0)
+    if ((o->depth > 0 || o->sitemaps) && o->robots && !o->robots_agent &&
+        robots_token_len(o->user_agent) == 0)
         die_usage("--user-agent: '%s' does not start with a product token (letters, '-' and '_') "
                   "to read robots.txt for; give one with --robots-agent", o->user_agent);
 }

@@ -16,7 +16,7 @@
 /* Flags that only some runs use, noted to say when one is ignored. */
 enum {
     GIVEN_LOOPS = 2, GIVEN_PROCS = 4, GIVEN_MODES = 8, GIVEN_REPEAT = 16,
-    GIVEN_INCLUDE = 32, GIVEN_EXCLUDE = 64, GIVEN_STACK = 128,
+    GIVEN_INCLUDE = 32, GIVEN_EXCLUDE = 64, GIVEN_STACK = 128, GIVEN_IGNORE_CD = 256,
 };
 
 struct cli {

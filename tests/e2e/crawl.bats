@@ -504,7 +504,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	grep -qx "crawl: warning: --procs is ignored here: it sets the worker processes of --mode=procs" <<<"$output"
 	grep -qx "crawl: warning: --repeat is ignored here: it repeats the runs of --mode=all" <<<"$output"
 	grep -qx "crawl: warning: --modes is ignored here: it picks the models of --mode=all" <<<"$output"
-	grep -qx "crawl: warning: --include is ignored here: links are followed only with --depth" <<<"$output"
+	grep -qx "crawl: warning: --include is ignored here: links are followed only with --depth or --sitemaps" <<<"$output"
 	[ "$(grep -c 'warning' <<<"$output")" -eq 5 ]
 	# Used: no word of them.
 	run "$CRAWL" --mode=all --modes coro,procs --loops 2 --procs 2 --repeat 1 -q "$FIXTURE/bytes/1"

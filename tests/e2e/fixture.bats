@@ -38,7 +38,8 @@ now_ms() {
 	[ "$status" -eq 0 ]
 	for ep in /delay/ /bytes/ /chunked/ /gzip/ /status/ /redirect/ /redirect-loop \
 		/redirect-to /headers /graph/ /site/ /robots.txt /hang /reset /trickle/ \
-		/garbage /robots/bom /robots/cr /robots/huge/ /deep/ /wide/ /big-header/ /stats; do
+		/garbage /robots/bom /robots/cr /robots/huge/ /robots/delay/ /robots/sitemap/ \
+		/sitemap/urls/ /sitemap/index/ /sitemap/big/ /sitemap.xml /deep/ /wide/ /big-header/ /stats; do
 		[[ "$output" == *"$ep"* ]] || { echo "missing $ep"; return 1; }
 	done
 	[[ "$output" == *"same 100-byte HTML body"* ]]
@@ -529,4 +530,31 @@ javascript:void(0)" ]
 	[ "$output" = "agent/9" ]
 	run curl -s -o /dev/null -w '%{http_code}' "$FIXTURE/header/X-Absent"
 	[ "$output" = "404" ]
+}
+
+@test "/robots/delay/MS and /robots/sitemap/REST add a Crawl-delay and a Sitemap line" {
+	[ "$(curl -s "$FIXTURE/robots/delay/1500")" = "$(printf 'User-agent: *\nCrawl-delay: 1.500\nDisallow: /site/private/')" ]
+	[ "$(curl -s "$FIXTURE/robots/sitemap/index/2/3")" = "$(printf 'User-agent: *\nDisallow: /site/private/\nDisallow: /bytes/2$\nSitemap: %s/sitemap/index/2/3' "$FIXTURE")" ]
+	[ "$(curl -s "$FIXTURE/robots/sitemap/urls/1/1.xml?host=a.test:1" | tail -1)" = "Sitemap: $FIXTURE/sitemap/urls/1/1.xml?host=a.test:1" ]
+}
+
+@test "/sitemap/ serves urlsets, indexes and gzip files of known URLs" {
+	[ "$(curl -s "$FIXTURE/sitemap/urls/2/7.xml" | grep -o '<loc>[^<]*</loc>' | tr '\n' ' ')" = "<loc>$FIXTURE/bytes/7</loc> <loc>$FIXTURE/bytes/8</loc> " ]
+	[ "$(curl -s "$FIXTURE/sitemap/urls/1/1?host=other.test:8" | grep -o '<loc>[^<]*</loc>')" = "<loc>http://other.test:8/bytes/1</loc>" ]
+	# A .xml.gz is a gzip file, not a Content-Encoding.
+	[ "$(curl -s -o /dev/null -w '%{content_type}' "$FIXTURE/sitemap/urls/2/7.xml.gz")" = application/gzip ]
+	cmp <(curl -s "$FIXTURE/sitemap/urls/2/7.xml.gz" | gzip -dc) <(curl -s "$FIXTURE/sitemap/urls/2/7.xml")
+	[ "$(curl -s "$FIXTURE/sitemap/index/3/2" | grep -o '<loc>[^<]*</loc>' | sed 's|.*/sitemap/||; s|</loc>||' | tr '\n' ' ')" = "urls/2/1.xml urls/2/3.xml.gz urls/2/5.xml " ]
+	cmp <(curl -s "$FIXTURE/sitemap.xml") <(curl -s "$FIXTURE/sitemap/urls/3/1")
+	[ "$(curl -s "$FIXTURE/sitemap/big/1" | wc -c)" -gt 1048576 ]
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$FIXTURE/sitemap/urls/x/1")" = 404 ]
+}
+
+@test "/stats counts requests in absolute form as proxied" {
+	start_private_fixture
+	curl -s -o /dev/null "$PFIX/bytes/1"
+	curl -s -o /dev/null -x "$PFIX" "http://elsewhere.test/bytes/2"
+	curl -s -o /dev/null -x "$PFIX" "http://elsewhere.test/bytes/3"
+	[ "$(stat_of "$PFIX" requests)" -eq 3 ]
+	[ "$(stat_of "$PFIX" proxied)" -eq 2 ]
 }

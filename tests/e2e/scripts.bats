@@ -151,3 +151,10 @@ load helpers
 	[ "$(awk '$1 == "nothing" { print $NF }' <<<"$output")" = 0.0 ]
 	[ "$(awk 'NR > 3 && $NF + 0 > 0' <<<"$output" | wc -l)" -eq 4 ]
 }
+
+@test "scripts/bench-polite.sh QUICK=1 prints a median for both builds in both cases" {
+	run env BUILD="$BUILD" BASE="$CRAWL" QUICK=1 scripts/bench-polite.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cE '^(plain|--retry 3) +[0-9.]+ +[0-9.]+$' <<<"$output")" -eq 2 ]
+}

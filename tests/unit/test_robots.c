@@ -309,6 +309,39 @@ static void test_many_stars_do_not_take_exponential_time(void **state)
     robots_free(r);
 }
 
+static void test_crawl_delay_belongs_to_the_group_that_applies(void **state)
+{
+    struct robots *r = parse("User-agent: other\nCrawl-delay: 9\n\nUser-agent: *\n"
+                             "Crawl-delay: 2.5\nCrawl-delay: 7\nDisallow: /x\n");
+    assert_true(robots_crawl_delay(r) == 2.5);
+    assert_false(robots_allowed(r, "/x"));
+    robots_free(r);
+    r = parse("User-agent: *\nCrawl-delay: 3\nUser-agent: crawl\nCrawl-delay: 1\n");
+    assert_true(robots_crawl_delay(r) == 1);
+    robots_free(r);
+    r = parse("User-agent: *\nCrawl-delay: soon\nCrawl-delay: -1\nDisallow: /a\n");
+    assert_true(robots_crawl_delay(r) == -1);
+    robots_free(r);
+    assert_true(robots_crawl_delay(NULL) == -1);
+}
+
+static void test_sitemap_lines_are_kept_whatever_their_group(void **state)
+{
+    struct robots *r = parse("Sitemap: http://h/a.xml\nUser-agent: other\nDisallow: /\n"
+                             "sitemap:http://h/b.xml.gz # second\nSITEMAP:   \nUser-agent: *\n"
+                             "Disallow: /p\n");
+    char *const *urls;
+    assert_int_equal(robots_sitemaps(r, &urls), 2);
+    assert_string_equal(urls[0], "http://h/a.xml");
+    assert_string_equal(urls[1], "http://h/b.xml.gz");
+    assert_false(robots_allowed(r, "/p"));
+    assert_true(robots_allowed(r, "/q"));
+    robots_free(r);
+    r = robots_all(1);
+    assert_int_equal(robots_sitemaps(r, &urls), 0);
+    robots_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -327,6 +360,8 @@ int main(void)
         cmocka_unit_test(test_rules_and_paths_compare_with_one_spelling_of_escapes),
         cmocka_unit_test(test_all_and_nothing),
         cmocka_unit_test(test_many_stars_do_not_take_exponential_time),
+        cmocka_unit_test(test_crawl_delay_belongs_to_the_group_that_applies),
+        cmocka_unit_test(test_sitemap_lines_are_kept_whatever_their_group),
         cmocka_unit_test(test_every_case_of_googles_suite),
         cmocka_unit_test(test_googles_product_tokens_paths_and_patterns),
     };

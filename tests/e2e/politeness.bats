@@ -1,0 +1,138 @@
+#!/usr/bin/env bats
+# Per-host politeness, in every model: robots.txt's Crawl-delay (with
+# --delay as its floor, --ignore-crawl-delay to opt out), the pause a 429 or
+# 503 with Retry-After puts on its host alone, and --auto-throttle. Each
+# test reads when each row's request started (the JSON "start", seconds
+# from the run's start) and holds it to loose bounds only: never earlier
+# than the rule allows, and far sooner than a rule that was not meant to
+# apply would give.
+
+load helpers
+
+# starts: the start of every row of the last output, ascending, one a line.
+starts() { jq -r 'select(.url) | .start_s' <<<"$output" | sort -g; }
+
+# gaps_at_least SEC: consecutive starts are SEC or more apart.
+gaps_at_least() {
+	starts | awk -v min="$1" 'NR > 1 && $1 - prev < min { bad = 1 } { prev = $1 } END { exit bad }'
+}
+
+# start_of URL: URL's row's start in the last output.
+start_of() { jq -r --arg u "$1" 'select(.url == $u) | .start_s' <<<"$output"; }
+
+# below A B, at_least A B: numeric comparisons.
+below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+
+@test "robots.txt's Crawl-delay spaces a host's requests, in every model" {
+	start_private_fixture --robots /robots/delay/300
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl "$PFIX/wide/3"
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .url' <<<"$output" | wc -l)" -eq 4 ]
+		# The first page waits its turn after robots.txt's request too.
+		at_least "$(starts | head -1)" 0.25
+		gaps_at_least 0.25
+	done
+}
+
+@test "--ignore-crawl-delay and --no-robots do not wait for Crawl-delay" {
+	start_private_fixture --robots /robots/delay/2000
+	for m in $MODES; do
+		for flag in --ignore-crawl-delay --no-robots; do
+			run "$CRAWL" --mode=$m $flag --depth 1 --format=jsonl "$PFIX/wide/3"
+			echo "$m $flag: $output"
+			[ "$status" -eq 0 ]
+			[ "$(jq -r 'select(.url) | .url' <<<"$output" | wc -l)" -eq 4 ]
+			below "$(starts | tail -1)" 1.5
+		done
+	done
+}
+
+@test "--delay is the floor under a shorter Crawl-delay" {
+	start_private_fixture --robots /robots/delay/100
+	for m in coro procs; do
+		[[ " $MODES " == *" $m "* ]] || continue     # SKIP_MODES
+		run "$CRAWL" --mode=$m --delay 500 --depth 1 --format=jsonl "$PFIX/wide/2"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .url' <<<"$output" | wc -l)" -eq 3 ]
+		gaps_at_least 0.45
+	done
+}
+
+@test "a 429 with Retry-After pauses its host and not the crawl, in every model" {
+	start_private_fixture
+	other="http://localhost:${PFIX##*:}"
+	for m in $MODES; do
+		flaky="$PFIX/flaky/1/p$m?status=429&retry-after=1"
+		run "$CRAWL" --mode=$m --per-host 1 --format=jsonl "$flaky" "$PFIX/bytes/1" "$PFIX/bytes/2" "$other/bytes/3"
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .status' <<<"$output" | tr '\n' ' ')" = "429 200 200 200 " ]
+		at_least "$(start_of "$PFIX/bytes/1")" 0.9
+		at_least "$(start_of "$PFIX/bytes/2")" 0.9
+		below "$(start_of "$other/bytes/3")" 0.5
+	done
+}
+
+@test "a 503's pause lasts at most --retry-max-delay, and a retry waits it too" {
+	start_private_fixture
+	for m in $MODES; do
+		flaky="$PFIX/flaky/1/m$m?retry-after=100"
+		run "$CRAWL" --mode=$m --per-host 1 --retry 1 --retry-max-delay 1 --format=jsonl "$flaky" "$PFIX/bytes/1"
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r --arg u "$flaky" 'select(.url == $u) | "\(.status) \(.attempts)"' <<<"$output")" = "200 2" ]
+		at_least "$(start_of "$PFIX/bytes/1")" 0.9
+		below "$(start_of "$PFIX/bytes/1")" 5
+	done
+}
+
+@test "a host's pause never outlasts --deadline: what waits is cancelled" {
+	start_private_fixture
+	for m in $MODES; do
+		flaky="$PFIX/flaky/1/d$m?retry-after=100"
+		t0=$(date +%s.%N)
+		run "$CRAWL" --mode=$m --per-host 1 --deadline 1 --retry-max-delay 100 --format=jsonl "$flaky" "$PFIX/bytes/1"
+		t1=$(date +%s.%N)
+		echo "$m: $output"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r --arg u "$PFIX/bytes/1" 'select(.url == $u) | .error' <<<"$output")" = "cancelled: --deadline reached" ]
+		below "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 10
+	done
+}
+
+@test "--auto-throttle sends a host its requests one at a time, spaced by its latency" {
+	start_private_fixture
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --auto-throttle --format=jsonl "$PFIX/delay/200/a" "$PFIX/delay/200/b" "$PFIX/delay/200/c" "$PFIX/delay/200/d"
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .length' <<<"$output" | tr '\n' ' ')" = "100 100 100 100 " ]
+		gaps_at_least 0.18
+		[ "$m" = seq ] && continue
+		run "$CRAWL" --mode=$m --format=jsonl "$PFIX/delay/200/a" "$PFIX/delay/200/b" "$PFIX/delay/200/c" "$PFIX/delay/200/d"
+		below "$(starts | tail -1)" 0.15
+	done
+}
+
+@test "--auto-throttle doubles a host's delay after each error, from half a second" {
+	start_private_fixture
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --auto-throttle --format=jsonl "$PFIX/status/503?a" "$PFIX/status/503?b" "$PFIX/status/503?c"
+		echo "$m: $output"
+		[ "$(jq -r 'select(.url) | .status' <<<"$output" | tr '\n' ' ')" = "503 503 503 " ]
+		s=($(starts))
+		at_least "$(awk -v a="${s[0]}" -v b="${s[1]}" 'BEGIN { print b - a }')" 0.45
+		at_least "$(awk -v a="${s[1]}" -v b="${s[2]}" 'BEGIN { print b - a }')" 0.95
+	done
+}
+
+@test "--ignore-crawl-delay where robots.txt is not obeyed is named as ignored" {
+	run "$CRAWL" --ignore-crawl-delay "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+	grep -qx "crawl: warning: --ignore-crawl-delay is ignored here: robots.txt is obeyed only with --depth or --sitemaps, and not with --no-robots" <<<"$output"
+	run "$CRAWL" --ignore-crawl-delay --depth 1 "$FIXTURE/bytes/1"
+	! grep -q "warning" <<<"$output"
+}
