@@ -202,8 +202,11 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     crawl_prepare(c, b);
 
     unsigned cols = (cli->rules ? REPORT_LINKS : 0) | (cli->nextract ? REPORT_EXTRACT : 0);
-    int rrc = report_new(&rep, fd, fmt, cli->order, quiet, cols, STDERR_FILENO, FLUSH_MS,
-                         output_failed, c);
+    int rrc = cli->state ? report_new_marked(&rep, fd, fmt, cols, STDERR_FILENO, FLUSH_MS,
+                                             output_failed, c, crawl_state_offset(c),
+                                             crawl_state_commit, c)
+                         : report_new(&rep, fd, fmt, cli->order, quiet, cols, STDERR_FILENO,
+                                      FLUSH_MS, output_failed, c);
     if (rrc < 0) {
         fprintf(stderr, "crawl: %s\n", crawl_strerror(rrc));
         return rrc == -EPIPE || rrc == -EBADF || rrc == -ENOSPC || rrc == -EIO ?
@@ -269,6 +272,99 @@ static int run_one(struct cli *cli, struct crawl *c)
                            cli->quiet, draw ? &live : NULL, draw);
     if (fd != STDOUT_FILENO && close(fd) != 0 && status != EXIT_OUTPUT)
         status = output_status(-errno);
+    return status;
+}
+
+/* The options that make a --state crawl what it is, as "name=value" lines:
+ * a resumed run must give the same. The model, concurrency and timeouts
+ * may change from run to run. */
+static void state_options(const struct cli *cli, char *buf, size_t n)
+{
+    const struct crawl_opts *o = &cli->opts;
+    size_t k = 0;
+    #define ADD(...) (k += (size_t)snprintf(buf + k, k < n ? n - k : 0, __VA_ARGS__))
+    ADD("format=%s\n", cli->format == CRAWL_FMT_CSV ? "csv" : "jsonl");
+    ADD("depth=%d\nmax-pages=%ld\nspan-hosts=%d\n", o->depth, o->max_pages, o->span_hosts);
+    ADD("includes=%zu\n", o->ninclude);
+    for (size_t i = 0; i < o->ninclude; i++)
+        ADD("include.%zu=%s\n", i, cli->include_src[i]);
+    ADD("excludes=%zu\n", o->nexclude);
+    for (size_t i = 0; i < o->nexclude; i++)
+        ADD("exclude.%zu=%s\n", i, cli->exclude_src[i]);
+    ADD("follow=%s\nrobots=%d\nrobots-agent=%s\n", cli->follow ? cli->follow : "",
+        o->robots, o->robots_agent ? o->robots_agent : "");
+    ADD("extracts=%d\n", cli->nextract);
+    for (int i = 0; i < cli->nextract; i++)
+        ADD("extract.%d=%s\n", i, cli->extract[i]);
+    #undef ADD
+    if (k >= n)
+        buf[n - 1] = '\0';
+}
+
+/* Opens -o FILE for a --state crawl: cut back to the bytes the store
+ * says hold the rows of pages done. Exits 2 when the file cannot be made or
+ * holds less than that (it is not this crawl's output). */
+static int open_state_output(const struct cli *cli, uint64_t offset)
+{
+    struct stat st;
+    int fd = open(cli->output, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        fprintf(stderr, "crawl: %s: %s\n", cli->output, strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < offset) {
+        fprintf(stderr, "crawl: %s: holds %lld bytes, but the crawl in %s wrote %llu there: "
+                "not its output\n", cli->output, (long long)st.st_size, cli->state,
+                (unsigned long long)offset);
+        exit(EXIT_USAGE);
+    }
+    if ((S_ISREG(st.st_mode) && ftruncate(fd, (off_t)offset) != 0) ||
+        (offset > 0 && lseek(fd, (off_t)offset, SEEK_SET) < 0)) {
+        fprintf(stderr, "crawl: %s: %s\n", cli->output, strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    return fd;
+}
+
+/* A --state crawl: opens the store, reads the lists into it, and runs
+ * what is left, unless the crawl there is finished or is another one. */
+static int run_state(struct cli *cli, struct crawl *c)
+{
+    char opts[8192], why[512];
+    state_options(cli, opts, sizeof opts);
+    int phase = crawl_state_open(c, cli->state, opts, why, sizeof why);
+    if (phase >= 0) {
+        int rc = crawl_state_seed(c, why, sizeof why);
+        if (rc < 0 && rc != CRAWL_ESTATE)
+            return EXIT_USAGE;      /* the list's error is told already */
+        if (rc < 0)
+            phase = rc;
+    }
+    if (phase < 0) {
+        fprintf(stderr, "crawl: --state %s: %s; not continuing it (give the same list and "
+                "options, or another state file)\n", cli->state, why);
+        return EXIT_USAGE;
+    }
+    if (phase == CRAWL_STATE_FINISHED) {
+        fprintf(stderr, "crawl: --state %s: this crawl is finished (%ld pages fetched); "
+                "nothing to do\n", cli->state, crawl_state_fetched(c));
+        return 0;
+    }
+    uint64_t offset = crawl_state_offset(c);
+    int fd = open_state_output(cli, offset);
+    if (phase == CRAWL_STATE_RESUMED)
+        fprintf(stderr, "crawl: --state %s: continuing (%ld pages fetched before; %s cut "
+                "back to %llu bytes)\n", cli->state, crawl_state_fetched(c), cli->output,
+                (unsigned long long)offset);
+    int draw = want_progress(cli);
+    static struct crawl_live live;
+    cli->trace_pid = TRACE_PID_STEP;
+    int status = run_model(cli, c, crawl_backend_find(cli->mode), fd, cli->format, 0,
+                           draw ? &live : NULL, draw);
+    if (close(fd) != 0 && status != EXIT_OUTPUT)
+        status = output_status(-errno);
+    if (status != EXIT_OUTPUT && status != EXIT_PIPE && crawl_state_finish(c) < 0)
+        status = EXIT_FAILED;
     return status;
 }
 
@@ -505,7 +601,9 @@ int main(int argc, char **argv)
         status = run_child(&cli, c, &ce);
     } else {
         trace_open(&cli);
-        if (strcmp(cli.mode, "all") == 0)
+        if (cli.state)
+            status = run_state(&cli, c);
+        else if (strcmp(cli.mode, "all") == 0)
             status = run_all(&cli, c);
         else
             status = run_one(&cli, c);

@@ -15,6 +15,7 @@
 #include "html.h"
 #include "nofile.h"
 #include "retry.h"
+#include "state.h"
 #include "url.h"
 
 void crawl_opts_init(struct crawl_opts *o)
@@ -114,6 +115,7 @@ void crawl__fini(struct crawl *c)
     if (c->model_data && c->model_done)
         c->model_done(c->model_data);
     frontier_free(c);
+    state_close(c->st);
     curl_slist_free_all(c->headers);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
@@ -338,8 +340,7 @@ void crawl__fail_early(struct crawl_job *j, enum crawl_fail fail, const char *wh
     JOB(j)->failed_early = 1;
 }
 
-/* Publishes the counters that change under the lock; the lock is held. */
-static void publish(struct crawl *c)
+void crawl__publish(struct crawl *c)
 {
     struct crawl_live *l = c->live;
     if (!l)
@@ -361,7 +362,7 @@ static void queued(struct crawl *c)
      * callback is not running and will not run. */
     if ((c->input_streams || c->relay) && c->on_queue)
         c->on_queue(c->on_queue_data);
-    publish(c);
+    crawl__publish(c);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
 }
@@ -391,6 +392,8 @@ int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, i
 static int add_job(struct crawl *c, const char *url, const char *source, long line,
                    const char *problem)
 {
+    if (c->st)
+        return crawl__state_listed(c, url, source, line, problem);
     struct crawl_job *j = crawl__job_new();
     if (!j || !(j->url = strdup(url))) {
         free(j);
@@ -461,7 +464,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             /* A retry keeps the row number of its first try. */
             if (j->kind == JOB_PAGE && JOB(j)->found && !c->relay && j->res.attempts == 0)
                 j->seq = c->nseq++;
-            publish(c);
+            crawl__publish(c);
             *job = j;
             rc = 1;
             break;
@@ -504,8 +507,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
     return rc;
 }
 
-/* Counts a page's row; the lock is held. */
-static void count_row(struct crawl *c, const struct crawl_job *job)
+void crawl__count_row(struct crawl *c, const struct crawl_job *job)
 {
     c->nrows++;
     if (job->res.fail != CRAWL_FAIL_NONE)
@@ -535,6 +537,10 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     /* A transient failure goes back to the queue instead of to its row. */
     if (c->opts->retry > 0 && crawl__retry_later(c, job))
         return;
+    if (c->st && page) {
+        crawl__state_done(c, job);
+        return;
+    }
     /* The row first: once the job is no longer counted as running, the
      * crawl may end, and its row must be out by then. */
     if (page && c->on_done)
@@ -546,9 +552,9 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     pthread_mutex_lock(&c->lock);
     c->running--;
     if (page)
-        count_row(c, job);
+        crawl__count_row(c, job);
     frontier_done(c, job);
-    publish(c);
+    crawl__publish(c);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
     if (job->kind != JOB_ROBOTS)        /* robots jobs are their hosts' */
@@ -580,6 +586,12 @@ const char *crawl_cancel_text(struct crawl *c)
     case CRAWL_CANCEL_SIGNAL:   return "cancelled: interrupted";
     default:                    return "cancelled";
     }
+}
+
+void crawl_on_cookies(struct crawl *c, void (*fn)(const char *line, void *data), void *data)
+{
+    c->on_cookies = fn;
+    c->on_cookies_data = data;
 }
 
 void crawl_abandon(struct crawl *c, const char *why)
@@ -662,6 +674,11 @@ static void end_job(struct crawl *c, struct crawl_job *j)
     if (j->kind != JOB_PAGE && !c->relay) {
         if (j->kind == JOB_SITEMAP)
             crawl__job_free(j);
+        return;
+    }
+    if (c->st) {
+        /* Still queued in the store: the next run takes it. */
+        crawl__job_free(j);
         return;
     }
     if (JOB(j)->found && !c->relay && j->res.attempts == 0) {
@@ -843,7 +860,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     c->fetchable_at_start = c->fetchable;
     if (c->live) {
         snprintf(c->live->mode, sizeof c->live->mode, "%s", b->name);
-        publish(c);
+        crawl__publish(c);
         atomic_store(&c->live->t0_ns, (long long)(c->t0 * 1e9));
     }
     int reader = c->input_open && c->input_streams;
@@ -858,6 +875,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     int rc = b->run(c);
     c->wall = crawl_now() - c->t0;
+    c->st_complete = rc == 0 && !atomic_load(&c->cancelled) && frontier_queued(c) == 0;
     if (reader) {
         pthread_mutex_lock(&c->lock);
         c->input_stop = 1;

@@ -33,6 +33,7 @@ enum {
     CRAWL_ETHREAD,          /* no thread could be started */
     CRAWL_EAGAIN,           /* nothing queued now, but jobs in flight may add some */
     CRAWL_EOUTPUT,          /* the output could not be written */
+    CRAWL_ESTATE,           /* the --state store cannot be used for this crawl */
 };
 
 /* Returns a static text for a code from this header or a negative errno. */
@@ -200,6 +201,8 @@ struct crawl_job {
     char  *body;              /* a robots job's body; a sitemap job's: the
                                * sitemap URLs of an index, one a line */
     size_t body_len;
+    uint64_t mark;            /* --state: its page's id in the store (with
+                               * STATE_FETCHED once fetched); 0: none */
 };
 
 struct crawl;
@@ -403,6 +406,16 @@ enum crawl_cancel_why {
  * the first reason given sticks. Async-signal-safe. */
 void crawl_cancel(struct crawl *c, enum crawl_cancel_why why);
 
+/* With --cookie-jar, a relaying crawl (a procs worker) hands every cookie
+ * of its jar to fn at the end of its run, one Netscape cookie-file line at
+ * a time, instead of writing the jar's file. */
+void crawl_on_cookies(struct crawl *c, void (*fn)(const char *line, void *data), void *data);
+
+/* Adds a cookie (a Netscape cookie-file line, as crawl_on_cookies gives)
+ * to the jar of a crawl that runs with --cookie-jar; the jar's file gets it
+ * at the end. Returns 0, or CRAWL_ENOMEM. Without a jar it does nothing. */
+int crawl_add_cookie(struct crawl *c, const char *line);
+
 /* Called by a model that can run no more jobs (every worker process is
  * gone) before it returns: the listed URLs it never took get failed rows
  * (CRAWL_FAIL_OTHER) with the text why, a static string, instead of
@@ -414,6 +427,39 @@ int crawl_is_cancelled(struct crawl *c);
 
 /* Returns the error text for a job the cancellation stopped. */
 const char *crawl_cancel_text(struct crawl *c);
+
+/* --state: a crawl whose frontier, seen set, robots.txt and pages' outcome
+ * live in a file (lib/state.h), so that a run killed in any way is
+ * continued by the next one. Call crawl_state_open after crawl_new and
+ * before reading the lists; then crawl_state_seed; then run with the
+ * output made by report_new_marked over a file cut back to
+ * crawl_state_offset, its commits going to crawl_state_commit; after the
+ * output is ended, crawl_state_finish. */
+enum crawl_state_phase { CRAWL_STATE_NEW, CRAWL_STATE_RESUMED, CRAWL_STATE_FINISHED };
+
+/* Opens the store at path for a crawl with options opts ("name=value"
+ * lines that a store made before must match). Returns what it found (enum
+ * crawl_state_phase), or CRAWL_ESTATE with the reason in why (size n). */
+int crawl_state_open(struct crawl *c, const char *path, const char *opts, char *why, size_t n);
+
+/* Reads the lists into the store (a resumed run checks that they are the
+ * ones it was started with). Returns 0, CRAWL_ESTATE with the reason in
+ * why, or the lists' negative code. */
+int crawl_state_seed(struct crawl *c, char *why, size_t n);
+
+/* Returns the bytes of the output that hold the rows of the pages done. */
+uint64_t crawl_state_offset(const struct crawl *c);
+
+/* sink_commit_fn for the output's sink (data: the crawl): the rows marked
+ * are in the file, which holds offset bytes. Returns 0 or -EIO. */
+int crawl_state_commit(const uint64_t *marks, size_t n, uint64_t offset, void *data);
+
+/* Returns the pages fetched and done in the store (every run's). */
+long crawl_state_fetched(struct crawl *c);
+
+/* Records that the crawl is finished when this run took every page the
+ * store held. Returns 1 when so, 0 when not, CRAWL_ESTATE. */
+int crawl_state_finish(struct crawl *c);
 
 /* Returns how many jobs are queued and not yet taken (under lock). */
 size_t crawl_queued(struct crawl *c);

@@ -90,10 +90,22 @@ struct crawl {
     struct fetch_share *cookies;  /* with --cookie-jar: the one cookie jar of
                                    * every easy handle of the run (fetch.c) */
     CURL  *cookie_easy;       /* the handle that reads and writes the jar's file */
+    void (*on_cookies)(const char *line, void *data);   /* crawl_on_cookies */
+    void *on_cookies_data;
     struct crawl_live *live;  /* where the counters are published, or NULL */
     struct warc *warc;        /* --warc's writer, open while the run fetches */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
                                * resident set, summed; 0: not measured */
+    /* --state (crawl_state.c): the store holds the queue, the seen set,
+     * robots.txt and which pages have their row. */
+    struct state *st;
+    uint64_t listed;          /* listed lines read in this run */
+    uint64_t listed_hash;     /* ... their running hash */
+    int64_t seed_n, seed_hash;  /* the lines an earlier run put in the store */
+    int64_t seed_done;        /* ... and whether that was the whole list */
+    int    seed_differs;      /* this run's list is not that one */
+    uint64_t st_offset;       /* the output's bytes as last committed */
+    int    st_complete;       /* the run took every page the store held */
 };
 
 /* Whether a run with options o finds pages beyond its lists (links,
@@ -135,6 +147,21 @@ struct crawl__job {
 
 /* Returns a zeroed job, or NULL when out of memory. */
 struct crawl_job *crawl__job_new(void);
+
+/* Counts a page's row and publishes the counters; the lock is held. */
+void crawl__count_row(struct crawl *c, const struct crawl_job *job);
+void crawl__publish(struct crawl *c);
+
+/* --state (crawl_state.c): records a listed line in the store as the list
+ * is read (crawl_add's part); the line gets its row when the frontier
+ * loads it. Returns 0, 1 for a line that is not a URL, or CRAWL_ENOMEM. */
+int crawl__state_listed(struct crawl *c, const char *url, const char *source, long line,
+                        const char *problem);
+
+/* Hands back a page of a --state crawl: its links go to the store before
+ * its row, whose mark commits the page once the row is in the file; a
+ * page the cancellation stopped gets no row and stays queued. */
+void crawl__state_done(struct crawl *c, struct crawl_job *job);
 
 /* Frees a job and everything its result owns. NULL is fine. */
 void crawl__job_free(struct crawl_job *j);

@@ -17,6 +17,7 @@ const char *crawl_strerror(int err)
     case CRAWL_ETHREAD: return "no thread could be started";
     case CRAWL_EAGAIN:  return "no job queued yet";
     case CRAWL_EOUTPUT: return "the output could not be written";
+    case CRAWL_ESTATE:  return "the state file cannot be used for this crawl";
     }
     if (err < 0 && err > -4096)
         return strerror(-err);

@@ -729,12 +729,28 @@ int fetch_cookies_open(struct crawl *c)
     return 0;
 }
 
+int crawl_add_cookie(struct crawl *c, const char *line)
+{
+    if (!c->cookie_easy)
+        return 0;
+    return curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIELIST, line) == CURLE_OUT_OF_MEMORY
+           ? CRAWL_ENOMEM : 0;
+}
+
 void fetch_cookies_close(struct crawl *c)
 {
     if (!c->cookie_easy)
         return;
-    if (!c->relay)
+    if (!c->relay) {
         curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIELIST, "FLUSH");
+    } else if (c->on_cookies) {
+        struct curl_slist *list = NULL;
+        if (curl_easy_getinfo(c->cookie_easy, CURLINFO_COOKIELIST, &list) == CURLE_OK) {
+            for (struct curl_slist *l = list; l; l = l->next)
+                c->on_cookies(l->data, c->on_cookies_data);
+            curl_slist_free_all(list);
+        }
+    }
     curl_easy_cleanup(c->cookie_easy);      /* with no COOKIEJAR, writes nothing */
     c->cookie_easy = NULL;
     fetch_share_free(c->cookies);

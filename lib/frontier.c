@@ -17,17 +17,11 @@
 
 #include "frontier_internal.h"
 #include "frontier.h"
+#include "frontier_internal.h"
 #include "robots.h"
 #include "spool.h"
 #include "url.h"
 #include "vec.h"
-
-/* Links queued in memory at most (as jobs, or held back for robots.txt);
- * the ones found past it wait in a temporary file, in the order found, and
- * are read back as the queue drains. A queued job costs about 300 bytes
- * with its URL, so the bound keeps the queue near 10 MB however large the
- * site. */
-#define FRONTIER_MEM_JOBS 32768
 
 /* A spilled link: this header, then the scope and the URL. */
 struct spilled {
@@ -43,7 +37,7 @@ static void spill_refill(struct crawl *c);
  * words), so that the seen set keeps 8 bytes a URL instead of the URL: two
  * URLs are taken for one only when both 64-bit hashes' mix collides, about
  * n^2 / 2^65 for n URLs (one in 370,000 for ten million). */
-static uint64_t hash_url(const char *s)
+uint64_t frontier__hash_url(const char *s)
 {
     size_t n = strlen(s);
     uint64_t h = hset_hash(s, n), k = 0x9e3779b97f4a7c15ULL;
@@ -60,7 +54,7 @@ static uint64_t hash_url(const char *s)
 /* Adds url; returns 1 when it was new, 0 when seen before, CRAWL_ENOMEM. */
 int frontier__seen_add(struct frontier *f, const char *url)
 {
-    int rc = hset64_add(&f->seen, hash_url(url));
+    int rc = hset64_add(&f->seen, frontier__hash_url(url));
     return rc < 0 ? CRAWL_ENOMEM : rc;
 }
 
@@ -71,10 +65,9 @@ static int host_is(const void *item, const void *key)
     return strcmp(((const struct crawl_host *)item)->key, key) == 0;
 }
 
-/* Returns the host called key, made on first use, or NULL when out of
- * memory. */
-struct crawl_host *frontier__host_get(struct frontier *f, const char *key)
+struct crawl_host *frontier__host_get(struct crawl *c, const char *key)
 {
+    struct frontier *f = c->fr;
     uint64_t k = hset_hash(key, strlen(key));
     struct crawl_host *h = hset_find(&f->hosts, k, host_is, key);
     if (h)
@@ -87,6 +80,8 @@ struct crawl_host *frontier__host_get(struct frontier *f, const char *key)
         return NULL;
     }
     h->delay = h->floor = f->delay;
+    if (c->st && f->robots)
+        frontier__store_robots_load(c, h);
     return h;
 }
 
@@ -213,7 +208,13 @@ void frontier_free(struct crawl *c)
             crawl__job_free(f->later[i]);
     free(f->later);
     hset64_free(&f->seen);
+    for (struct name *nm = f->names, *nn; nm; nm = nn) {
+        nn = nm->next;
+        free(nm->s);
+        free(nm);
+    }
     spool_free(f->spill);
+    free(f->st_seen);
     free(f->agent);
     free(f);
     c->fr = NULL;
@@ -294,11 +295,12 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
             return 0;
         }
         if (f->follow || f->sitemaps) {
-            if (frontier__seen_add(f, p.norm) < 0 || !(JOB(j)->scope = strdup(p.host)))
+            /* With --state, the listed URLs were seen as the list was read. */
+            if ((!c->st && frontier__seen_add(f, p.norm) < 0) || !(JOB(j)->scope = strdup(p.host)))
                 rc = CRAWL_ENOMEM;
         }
         if (rc == 0 && f->per_host_queues) {
-            struct crawl_host *h = frontier__host_get(f, p.key);
+            struct crawl_host *h = frontier__host_get(c, p.key);
             int newly = h && f->sitemaps && !h->scope;
             if (!h || (newly && !(h->scope = strdup(p.host)))) {
                 rc = CRAWL_ENOMEM;
@@ -488,6 +490,8 @@ struct crawl_job *frontier_pick(struct crawl *c, double *wake)
     struct crawl_job *j;
     if (f->spilled)
         spill_refill(c);
+    if (f->st_more)
+        frontier__store_refill(c);
     if (f->nlater)
         later_release(f, wake);
     while ((j = pick(c, wake))) {
@@ -496,6 +500,7 @@ struct crawl_job *frontier_pick(struct crawl *c, double *wake)
                 if (JOB(j)->host)
                     JOB(j)->host->running--;
                 c->queued_left++;
+                frontier__store_drop(c, j->mark);
                 crawl__job_free(j);
                 continue;
             }
@@ -506,7 +511,6 @@ struct crawl_job *frontier_pick(struct crawl *c, double *wake)
     return j;
 }
 
-static int place(struct crawl *c, const struct url_parts *p, const char *scope, int depth);
 
 /* Appends a link to the spill file. Returns 0 or CRAWL_ENOMEM (the link
  * is lost, as when memory runs out). */
@@ -547,7 +551,7 @@ static void spill_refill(struct crawl *c)
             f->spilled--;
             struct url_parts p;
             if (url_split(url, &p) == 0) {
-                place(c, &p, scope, r.depth);
+                frontier__place(c, &p, scope, r.depth, 0);
                 url_parts_free(&p);
             } else {
                 c->queued_left++;   /* out of memory */
@@ -571,7 +575,7 @@ lost:
 
 /* Creates a job for a link that passed every test but robots.txt's. */
 static int add_link_job(struct crawl *c, struct crawl_host *h, const char *url,
-                        const char *scope, int depth)
+                        const char *scope, int depth, uint64_t mark)
 {
     struct crawl_job *j = crawl__job_new();
     if (!j || !(j->url = strdup(url)) || !(JOB(j)->scope = strdup(scope))) {
@@ -583,6 +587,7 @@ static int add_link_job(struct crawl *c, struct crawl_host *h, const char *url,
     }
     j->depth = depth;
     JOB(j)->found = 1;
+    j->mark = mark;
     if (h)
         frontier__host_enqueue(c->fr, h, j);
     else {
@@ -617,29 +622,32 @@ int frontier__admit(struct crawl *c, const char *scope, const char *url, int dep
         goto out;
     if (o->nexclude && regex_any(o->exclude, o->nexclude, p.href))
         goto out;
+    if (!scope)
+        scope = p.host;
+    if (c->st) {
+        rc = frontier__store_admit(c, &p, scope, depth);
+        goto out;
+    }
     /* Seen by its normal form; fetched as the page wrote it. */
     if ((rc = frontier__seen_add(f, p.norm)) <= 0)
         goto out;
-    if (!scope)
-        scope = p.host;
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
         rc = spill_push(f, p.href, scope, depth);
     else
-        rc = place(c, &p, scope, depth);
+        rc = frontier__place(c, &p, scope, depth, 0);
 out:
     url_parts_free(&p);
     return rc;
 }
 
-/* Queues an admitted link p on its host, held back while the host's
- * robots.txt is on its way. */
-static int place(struct crawl *c, const struct url_parts *pp, const char *scope, int depth)
+int frontier__place(struct crawl *c, const struct url_parts *pp, const char *scope, int depth,
+                    uint64_t mark)
 {
     struct frontier *f = c->fr;
     const struct url_parts p = *pp;
     int rc = 0;
     struct crawl_host *h = NULL;
-    if (f->per_host_queues && !(h = frontier__host_get(f, p.key)))
+    if (f->per_host_queues && !(h = frontier__host_get(c, p.key)))
         return CRAWL_ENOMEM;
     if (h && f->robots) {
         if (h->robots_state == ROBOTS_NONE && (rc = robots_start(c, h)) != 0)
@@ -654,6 +662,7 @@ static int place(struct crawl *c, const struct url_parts *pp, const char *scope,
                 goto out;
             }
             pe->depth = depth;
+            pe->mark = mark;
             if (h->pend_tail)
                 h->pend_tail->next = pe;
             else
@@ -664,12 +673,39 @@ static int place(struct crawl *c, const struct url_parts *pp, const char *scope,
         }
         if (!robots_allowed(h->robots, p.path)) {
             c->robots_blocked++;
+            frontier__store_drop(c, mark);
             goto out;
         }
     }
-    rc = add_link_job(c, h, p.href, scope, depth);
+    rc = add_link_job(c, h, p.href, scope, depth, mark);
 out:
     return rc;
+}
+
+void frontier__robots_rules(struct crawl *c, struct crawl_host *h, enum crawl_fail fail,
+                            long st, const char *body, size_t len)
+{
+    if (fail == CRAWL_FAIL_NONE && st >= 200 && st < 300) {
+        h->robots = robots_parse(body ? body : "", len, c->fr->agent);
+        if (c->fr->robots)
+            frontier__crawl_delay(c, h);
+    } else if (fail == CRAWL_FAIL_NONE && st >= 400 && st < 500)
+        h->robots = robots_all(1);       /* no robots.txt: everything allowed */
+    else {
+        /* Unreachable: nothing allowed (RFC 9309, 2.3.1.4), and the rows
+         * say so rather than blame rules the file may not have. */
+        char why[160], what[96];
+        h->robots = robots_all(0);
+        if (fail == CRAWL_FAIL_CANCELLED)
+            snprintf(what, sizeof what, "%s", crawl_cancel_text(c));
+        else if (fail != CRAWL_FAIL_NONE)
+            snprintf(what, sizeof what, "%s", crawl_fail_name(fail));
+        else
+            snprintf(what, sizeof what, "%ld", st);
+        snprintf(why, sizeof why, "robots.txt unreachable (%s): host treated as disallowed", what);
+        h->robots_why = strdup(why);    /* NULL, out of memory: the plain text */
+    }
+    h->robots_state = ROBOTS_READY;
 }
 
 /* The robots.txt of h is in (or failed): from now on its rules decide, for
@@ -677,30 +713,13 @@ out:
 static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job *rj)
 {
     struct frontier *f = c->fr;
-    long st = rj->res.status;
-    if (rj->res.fail == CRAWL_FAIL_NONE && st >= 200 && st < 300) {
-        h->robots = robots_parse(rj->body ? rj->body : "", rj->body_len, f->agent);
-        if (f->robots)
-            frontier__crawl_delay(c, h);
-    }
-    else if (rj->res.fail == CRAWL_FAIL_NONE && st >= 400 && st < 500)
-        h->robots = robots_all(1);       /* no robots.txt: everything allowed */
-    else {
-        /* Unreachable: nothing allowed (RFC 9309, 2.3.1.4), and the rows
-         * say so rather than blame rules the file may not have. */
-        char why[160], what[96];
-        h->robots = robots_all(0);
-        if (rj->res.fail == CRAWL_FAIL_CANCELLED)
-            snprintf(what, sizeof what, "%s", crawl_cancel_text(c));
-        else if (rj->res.fail != CRAWL_FAIL_NONE)
-            snprintf(what, sizeof what, "%s", crawl_fail_name(rj->res.fail));
-        else
-            snprintf(what, sizeof what, "%ld", st);
-        snprintf(why, sizeof why, "robots.txt unreachable (%s): host treated as disallowed", what);
-        h->robots_why = strdup(why);    /* NULL, out of memory: the plain text */
-    }
-    h->robots_state = ROBOTS_READY;
+    /* --state: a fetch the cancellation stopped decides nothing; the
+     * host's pages stay queued in the store for the next run. */
+    if (c->st && rj->res.fail == CRAWL_FAIL_CANCELLED && crawl_is_cancelled(c))
+        return;
+    frontier__robots_rules(c, h, rj->res.fail, rj->res.status, rj->body, rj->body_len);
     c->robots_fetched++;
+    frontier__store_robots_save(c, rj);
     struct robots *read = NULL;     /* the file as read, for its Sitemap lines */
     if (!f->robots) {
         /* Read for its Sitemap lines only (--no-robots): no rules. */
@@ -742,10 +761,12 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
         pn = pe->next;
         struct url_parts p;
         if (url_split(pe->url, &p) == 0) {
-            if (robots_allowed(h->robots, p.path))
-                add_link_job(c, h, pe->url, pe->scope, pe->depth);
-            else
+            if (robots_allowed(h->robots, p.path)) {
+                add_link_job(c, h, pe->url, pe->scope, pe->depth, pe->mark);
+            } else {
                 c->robots_blocked++;
+                frontier__store_drop(c, pe->mark);
+            }
             url_parts_free(&p);
         } else {
             c->queued_left++;   /* out of memory */
@@ -780,7 +801,9 @@ void frontier_done(struct crawl *c, struct crawl_job *j)
         return;
     }
     for (size_t i = 0; i < j->nlinks; i++) {
-        if (j->depth < c->opts->depth && !crawl_is_cancelled(c))
+        /* --state: a page's row commits it, so its links must be in the
+         * store even when the crawl is being cancelled. */
+        if (j->depth < c->opts->depth && (c->st || !crawl_is_cancelled(c)))
             frontier__admit(c, JOB(j)->scope, j->links[i], j->depth + 1);
         free(j->links[i]);
     }

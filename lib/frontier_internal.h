@@ -1,19 +1,28 @@
 /* frontier_internal.h: what the frontier's files share (frontier.c: the
  * queues, hosts and admission; frontier_pace.c: each host's pace;
- * frontier_sitemap.c: --sitemaps) and nothing else includes. Every call is
- * made with the crawl's lock held. */
+ * frontier_sitemap.c: --sitemaps; frontier_store.c: the queue, the seen set
+ * and robots.txt in the --state store) and nothing else includes. Every
+ * call is made with the crawl's lock held. */
 #ifndef CRAWL_FRONTIER_INTERNAL_H
 #define CRAWL_FRONTIER_INTERNAL_H
 
 #include "crawl_internal.h"
 #include "hset.h"
+#include "url.h"
 
 struct robots;
+struct spool;
+
+struct name {                   /* an input file name, kept for its jobs */
+    char *s;
+    struct name *next;
+};
 
 struct pending {                /* a link waiting for its host's robots.txt */
     char *url;
     char *scope;
     int depth;
+    uint64_t mark;              /* its id in the --state store; 0: none */
     struct pending *next;
 };
 
@@ -68,15 +77,37 @@ struct frontier {
     struct crawl_job **later;   /* retries waiting for their time: a binary
                                  * heap on not_before, soonest first */
     size_t nlater, later_cap;
+    /* --state: the queue lives in the store; memory holds its head. */
+    uint64_t st_cursor;         /* the last page id taken into memory */
+    int st_more;                /* the store may hold queued pages past it */
+    struct name *names;         /* input file names of listed pages loaded */
+    uint64_t *st_seen;          /* URL hashes known to be in the store's seen
+                                 * set, direct-mapped (FRONTIER_SEEN_CACHE) */
 };
+
+/* Links queued in memory at most (as jobs, or held back for robots.txt);
+ * the ones found past it wait in a temporary file, in the order found, and
+ * are read back as the queue drains. A queued job costs about 300 bytes
+ * with its URL, so the bound keeps the queue near 10 MB however large the
+ * site. */
+#define FRONTIER_MEM_JOBS 32768
+
+/* Slots of the --state crawl's cache of seen URL hashes: a link seen a
+ * moment ago (a page's link to itself, to its parent) costs no store
+ * lookup. 512 KiB, whatever the crawl's size. */
+#define FRONTIER_SEEN_CACHE 65536
+
+/* A second, independent 64-bit hash of URL s, for the seen set. */
+uint64_t frontier__hash_url(const char *s);
 
 /* Adds url to the seen set; returns 1 when it was new, 0 when seen before,
  * or CRAWL_ENOMEM. */
 int frontier__seen_add(struct frontier *f, const char *url);
 
-/* Returns the host called key (scheme://host:port), made on first use, or
- * NULL when out of memory. */
-struct crawl_host *frontier__host_get(struct frontier *f, const char *key);
+/* Returns the host called key (scheme://host:port), made on first use
+ * (with its robots.txt from the store, if there), or NULL when out of
+ * memory. */
+struct crawl_host *frontier__host_get(struct crawl *c, const char *key);
 
 /* Puts job j at the end of host h's queue (h takes its turns). */
 void frontier__host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_job *j);
@@ -99,5 +130,38 @@ void frontier__sitemaps_start(struct crawl *c, struct crawl_host *h, const struc
 
 /* frontier_sitemap.c: sitemap job j is back: its URLs join the crawl. */
 void frontier__sitemap_done(struct crawl *c, struct crawl_job *j);
+
+/* Queues an admitted link p (mark: its store id, or 0) on its host, held
+ * back while the host's robots.txt is on its way. Returns 0 or
+ * CRAWL_ENOMEM. */
+int frontier__place(struct crawl *c, const struct url_parts *p, const char *scope, int depth,
+                    uint64_t mark);
+
+/* Sets h's rules from its robots.txt: fail (its failure class), status and
+ * body; cancel: why a cancelled fetch stopped. */
+void frontier__robots_rules(struct crawl *c, struct crawl_host *h, enum crawl_fail fail,
+                            long status, const char *body, size_t len);
+
+/* frontier_store.c: --state. */
+
+/* Admits link p, new to memory's knowledge: adds it to the store's seen
+ * set and queue, and to memory's queue when that holds the store's head.
+ * Returns 0 or CRAWL_ENOMEM. */
+int frontier__store_admit(struct crawl *c, const struct url_parts *p, const char *scope,
+                          int depth);
+
+/* Takes queued pages from the store into memory while memory's queue is
+ * less than half full. */
+void frontier__store_refill(struct crawl *c);
+
+/* Looks host h's robots.txt up in the store; sets its rules when there. */
+void frontier__store_robots_load(struct crawl *c, struct crawl_host *h);
+
+/* Records robots job rj's outcome for its host, unless it was cancelled. */
+void frontier__store_robots_save(struct crawl *c, const struct crawl_job *rj);
+
+/* Marks the page of job j done without a row (robots.txt or --max-pages
+ * dropped it). */
+void frontier__store_drop(struct crawl *c, uint64_t mark);
 
 #endif

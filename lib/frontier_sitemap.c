@@ -34,7 +34,7 @@ static int sitemap_queue(struct crawl *c, const char *url, const char *scope, in
     if ((rc = frontier__seen_add(f, key)) <= 0)
         goto out;
     rc = CRAWL_ENOMEM;
-    if (!(h = frontier__host_get(f, p.key)) || !(j = crawl__job_new()) || !(j->url = strdup(p.href)) ||
+    if (!(h = frontier__host_get(c, p.key)) || !(j = crawl__job_new()) || !(j->url = strdup(p.href)) ||
         !(JOB(j)->scope = strdup(scope)))
         goto out;
     j->kind = JOB_SITEMAP;

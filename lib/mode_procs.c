@@ -377,6 +377,11 @@ static void proc_read(struct procs *P, int i)
             if (msg)
                 crawl_warn_once(P->c, "%s", msg);
             free(msg);
+        } else if (type == MSG_COOKIE) {
+            char *line = wire_get_bytes(&r, NULL);
+            if (line && crawl_add_cookie(P->c, line) != 0)
+                crawl_warn_once(P->c, "--cookie-jar: out of memory: a cookie is not saved");
+            free(line);
         } else if (type == MSG_END) {
             p->threads = (int)wire_get_u32(&r);
             p->ended = 1;

@@ -16,6 +16,7 @@ enum {
     MSG_CANCEL = 'C',       /* to a worker: the crawl is cancelled, and why */
     MSG_RESULT = 'R',       /* from a worker: a finished job */
     MSG_WARN = 'W',         /* from a worker: a warning for stderr */
+    MSG_COOKIE = 'K',       /* from a worker, as it ends: a cookie of its jar */
     MSG_END = 'E',          /* from a worker: its figures, as it ends */
 };
 

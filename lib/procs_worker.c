@@ -120,6 +120,18 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     pthread_mutex_unlock(&wk->lock);
 }
 
+/* crawl_on_cookies: the worker's jar goes to the coordinator, which
+ * writes the file. */
+static void worker_cookie(const char *line, void *data)
+{
+    struct worker *wk = data;
+    pthread_mutex_lock(&wk->lock);
+    size_t at = wire_frame_begin(&wk->out, MSG_COOKIE);
+    wire_put_str(&wk->out, line);
+    worker_frame(wk, at, 0);
+    pthread_mutex_unlock(&wk->lock);
+}
+
 static void worker_warn(const char *msg, void *data)
 {
     struct worker *wk = data;
@@ -248,6 +260,7 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     if ((wk.w = crawl_new(&o))) {
         crawl_set_relay(wk.w, worker_relay, &wk);
         crawl_on_warn(wk.w, worker_warn, &wk);
+        crawl_on_cookies(wk.w, worker_cookie, &wk);
         crawl_set_input(wk.w, worker_input, &wk, 1);
         crawl_on_waiting(wk.w, worker_waiting, &wk);
         rc = crawl_run(wk.w, &crawl_backend_coro);

@@ -302,9 +302,12 @@ struct report {
 
 static int place(const char *row, size_t n, void *data);
 
-int report_new(struct report **out, int fd, enum crawl_format fmt, enum crawl_order ord,
-               int quiet, unsigned cols, int summary_fd, int flush_ms,
-               sink_error_fn on_error, void *data)
+/* report_new, for a file that holds offset bytes of an earlier run's rows
+ * when commit is set: the CSV header is written only into an empty one. */
+static int report_make(struct report **out, int fd, enum crawl_format fmt, enum crawl_order ord,
+                       int quiet, unsigned cols, int summary_fd, int flush_ms,
+                       sink_error_fn on_error, void *data,
+                       uint64_t offset, sink_commit_fn commit, void *cdata)
 {
     struct report *r = calloc(1, sizeof *r);
     int rc = -ENOMEM;
@@ -323,13 +326,15 @@ int report_new(struct report **out, int fd, enum crawl_format fmt, enum crawl_or
     if ((rc = sink_new(&r->sink, fd, fmt == CRAWL_FMT_TABLE || quiet ? 0 : flush_ms,
                        on_error, data)) != 0)
         goto err;
+    if (commit)
+        sink_set_commit(r->sink, offset, commit, cdata);
     rc = -ENOMEM;
     if (!quiet && ord == CRAWL_ORDER_INPUT &&
         !(r->reorder = reorder_new(REPORT_HOLD_BYTES, place, r)))
         goto err;
     if (!quiet && fmt == CRAWL_FMT_TABLE && !(r->table = spool_new(REPORT_HOLD_BYTES)))
         goto err;
-    if (!quiet && fmt == CRAWL_FMT_CSV) {
+    if (!quiet && fmt == CRAWL_FMT_CSV && offset == 0) {
         struct strbuf h = {0};
         csv_header(&h);
         rc = h.nomem ? -ENOMEM : sink_put(r->sink, h.data, h.len);
@@ -342,6 +347,24 @@ int report_new(struct report **out, int fd, enum crawl_format fmt, enum crawl_or
 err:
     report_free(r);
     return rc;
+}
+
+int report_new(struct report **out, int fd, enum crawl_format fmt, enum crawl_order ord,
+               int quiet, unsigned cols, int summary_fd, int flush_ms,
+               sink_error_fn on_error, void *data)
+{
+    return report_make(out, fd, fmt, ord, quiet, cols, summary_fd, flush_ms, on_error, data,
+                       0, NULL, NULL);
+}
+
+int report_new_marked(struct report **out, int fd, enum crawl_format fmt, unsigned cols,
+                      int summary_fd, int flush_ms, sink_error_fn on_error, void *data,
+                      uint64_t offset, sink_commit_fn commit, void *cdata)
+{
+    if (fmt == CRAWL_FMT_TABLE || flush_ms <= 0)
+        return -EINVAL;
+    return report_make(out, fd, fmt, CRAWL_ORDER_COMPLETION, 0, cols, summary_fd, flush_ms,
+                       on_error, data, offset, commit, cdata);
 }
 
 /* reorder_emit_fn, and the direct path: a row whose turn has come goes to
@@ -372,8 +395,10 @@ int report_job(struct report *r, const struct crawl_job *j)
         rc = r->err = -ENOMEM;
     else if (r->reorder)
         rc = reorder_put(r->reorder, j->seq, b.data, b.len);
-    else
+    else if (r->table)
         rc = place(b.data, b.len, r);
+    else
+        rc = sink_put_mark(r->sink, b.data, b.len, j->mark);
     if (rc && !r->err)
         r->err = rc;
     pthread_mutex_unlock(&r->lock);

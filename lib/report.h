@@ -58,6 +58,15 @@ int report_new(struct report **out, int fd, enum crawl_format fmt, enum crawl_or
                int quiet, unsigned cols, int summary_fd, int flush_ms,
                sink_error_fn on_error, void *data);
 
+/* As report_new, for a --state crawl: rows in completion order, each
+ * carrying its job's mark to commit (see sink_set_commit) once it is in
+ * the file; fd already holds offset bytes of earlier runs (the CSV header
+ * is written only when offset is 0). fmt is jsonl or csv. Returns 0 or
+ * -errno. */
+int report_new_marked(struct report **out, int fd, enum crawl_format fmt, unsigned cols,
+                      int summary_fd, int flush_ms, sink_error_fn on_error, void *data,
+                      uint64_t offset, sink_commit_fn commit, void *cdata);
+
 /* Takes finished page job j (its seq numbers rows in input order) and
  * writes or holds its row. Thread-safe; j is not kept. Returns 0 or the
  * sticky -errno of the output. */

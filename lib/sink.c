@@ -27,6 +27,11 @@ struct sink {
     pthread_t tid;
     atomic_int busy;            /* a thread is changing buf or len */
     atomic_int frozen;          /* the process is ending: change nothing more */
+    sink_commit_fn commit;      /* told of every write, with the marks of its rows */
+    void *commit_data;
+    uint64_t offset;            /* bytes in the file: what it held, and what was written */
+    uint64_t *marks;            /* marks of the rows in buf */
+    size_t nmarks, marks_cap;
 };
 
 /* Writes all n bytes; returns 0 or -errno. */
@@ -57,14 +62,25 @@ static int fail(struct sink *s, int err)
     return s->err;
 }
 
+/* Counts n bytes written and passes the marks of the rows written to the
+ * commit callback; the lock is held. */
+static int written(struct sink *s, size_t n)
+{
+    s->offset += n;
+    int rc = s->commit ? s->commit(s->marks, s->nmarks, s->offset, s->commit_data) : 0;
+    s->nmarks = 0;
+    return rc ? fail(s, rc) : 0;
+}
+
 /* Writes the buffer out; the lock is held and busy is set. */
 static int drain(struct sink *s)
 {
     if (s->len == 0 || s->err)
         return s->err;
     int rc = write_all(s->fd, s->buf, s->len);
+    size_t n = s->len;
     s->len = 0;
-    return rc ? fail(s, rc) : 0;
+    return rc ? fail(s, rc) : written(s, n);
 }
 
 /* Enters the buffer for a change; returns 0 when the sink is frozen. A
@@ -143,7 +159,16 @@ err:
     return -ENOMEM;
 }
 
-int sink_put(struct sink *s, const char *row, size_t n)
+void sink_set_commit(struct sink *s, uint64_t offset, sink_commit_fn fn, void *data)
+{
+    pthread_mutex_lock(&s->lock);
+    s->offset = offset;
+    s->commit = fn;
+    s->commit_data = data;
+    pthread_mutex_unlock(&s->lock);
+}
+
+int sink_put_mark(struct sink *s, const char *row, size_t n, uint64_t mark)
 {
     int rc;
     pthread_mutex_lock(&s->lock);
@@ -151,10 +176,19 @@ int sink_put(struct sink *s, const char *row, size_t n)
         goto out;
     if (s->len + n > SINK_BUFFER)
         rc = drain(s);
+    if (rc == 0 && mark && s->nmarks == s->marks_cap) {
+        size_t cap = s->marks_cap ? 2 * s->marks_cap : 256;
+        uint64_t *m = realloc(s->marks, cap * sizeof *m);
+        if (!m)
+            rc = fail(s, -ENOMEM);
+        else
+            s->marks = m, s->marks_cap = cap;
+    }
+    if (rc == 0 && mark)
+        s->marks[s->nmarks++] = mark;
     if (rc == 0 && n > SINK_BUFFER) {
         rc = write_all(s->fd, row, n);
-        if (rc)
-            rc = fail(s, rc);
+        rc = rc ? fail(s, rc) : written(s, n);
     } else if (rc == 0) {
         memcpy(s->buf + s->len, row, n);
         s->len += n;
@@ -163,6 +197,11 @@ int sink_put(struct sink *s, const char *row, size_t n)
 out:
     pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+int sink_put(struct sink *s, const char *row, size_t n)
+{
+    return sink_put_mark(s, row, n, 0);
 }
 
 int sink_flush(struct sink *s)
@@ -209,6 +248,7 @@ int sink_free(struct sink *s)
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->lock);
     free(s->buf);
+    free(s->marks);
     free(s);
     return rc;
 }

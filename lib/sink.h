@@ -9,11 +9,18 @@
 #define CRAWL_SINK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct sink;
 
 /* Called once, from whichever thread met the error, with -errno. */
 typedef void (*sink_error_fn)(int err, void *data);
+
+/* Told after bytes reached the file: marks[0..n) are the marks of the
+ * rows among them (sink_put_mark), offset the bytes written to the file
+ * so far, from the offset given to sink_set_commit. Returns 0, or -errno
+ * (then the sink fails with it). Called with the sink's lock held. */
+typedef int (*sink_commit_fn)(const uint64_t *marks, size_t n, uint64_t offset, void *data);
 
 /* Makes a sink over fd (not closed by the sink). flush_ms > 0 starts the
  * flushing thread with that interval; 0 writes only when the buffer fills
@@ -23,6 +30,14 @@ int sink_new(struct sink **out, int fd, int flush_ms, sink_error_fn on_error, vo
 /* Appends the n bytes at row (one or more whole rows) and writes when the
  * buffer is full. Thread-safe. Returns 0, or the sticky -errno. */
 int sink_put(struct sink *s, const char *row, size_t n);
+
+/* Makes s tell fn about every write, counting the file's bytes from
+ * offset (what it held before). Call before the first row. */
+void sink_set_commit(struct sink *s, uint64_t offset, sink_commit_fn fn, void *data);
+
+/* As sink_put, for one row that carries mark (0: none), which goes to the
+ * commit callback once the row is in the file. */
+int sink_put_mark(struct sink *s, const char *row, size_t n, uint64_t mark);
 
 /* Writes everything buffered. Thread-safe. Returns 0 or the sticky -errno. */
 int sink_flush(struct sink *s);

@@ -31,6 +31,7 @@ need libxml2-dev          sh -c 'pkg-config --exists libxml-2.0'
 need zlib1g-dev           sh -c 'pkg-config --exists zlib'
 need libicu-dev           sh -c 'pkg-config --exists icu-uc'
 need libev-dev            have_hdr ev.h
+need liblmdb-dev          sh -c 'pkg-config --exists lmdb'
 need libssl-dev           sh -c 'pkg-config --exists libcrypto'
 if [ -z "$build_only" ]; then
 need libcmocka-dev        sh -c 'pkg-config --exists cmocka'

@@ -106,6 +106,10 @@ static const char usage_text[] =
 "      --order=ORDER      input (default: rows held back until the rows\n"
 "                         before them are out) or completion\n"
 "  -o, --output=FILE      write the output to FILE\n"
+"      --state=FILE       keep the crawl in FILE (LMDB): run the same command\n"
+"                         again after a kill and it continues, each page\n"
+"                         once across the outputs (needs -o and jsonl or csv;\n"
+"                         rows in completion order)\n"
 "      --trace=FILE       write a Chrome trace-event file (Perfetto,\n"
 "                         chrome://tracing): a track per worker, a slice per\n"
 "                         transfer with its phases, counters of transfers in\n"
@@ -213,6 +217,7 @@ enum {
     OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
     OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_WARC, OPT_WARC_MAX_SIZE, OPT_CDX, OPT_SAVE,
     OPT_NOPROXY, OPT_IGNORE_CRAWL_DELAY, OPT_AUTO_THROTTLE, OPT_SITEMAPS,
+    OPT_STATE,
 };
 
 static const struct option long_opts[] = {
@@ -269,6 +274,7 @@ static const struct option long_opts[] = {
     {"warc-max-size", required_argument, 0, OPT_WARC_MAX_SIZE},
     {"cdx", required_argument, 0, OPT_CDX},
     {"save", required_argument, 0, OPT_SAVE},
+    {"state", required_argument, 0, OPT_STATE},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {0, 0, 0, 0},
@@ -418,6 +424,7 @@ static int opt_output(struct cli *cli, int ch)
         if (strcmp(optarg, "input") == 0) cli->order = CRAWL_ORDER_INPUT;
         else if (strcmp(optarg, "completion") == 0) cli->order = CRAWL_ORDER_COMPLETION;
         else die_usage("--order: expected input or completion, got '%s'", optarg);
+        cli->given |= GIVEN_ORDER;
         return 1;
     case 'o':
         cli->output = optarg;
@@ -427,6 +434,9 @@ static int opt_output(struct cli *cli, int ch)
         return 1;
     case OPT_TRACE:
         cli->trace = optarg;
+        return 1;
+    case OPT_STATE:
+        cli->state = optarg;
         return 1;
     case OPT_PROGRESS:
         cli->progress = 1;
@@ -523,6 +533,7 @@ static int opt_following(struct cli *cli, int ch)
     case OPT_INCLUDE:
         if (o->ninclude == sizeof cli->include / sizeof cli->include[0])
             die_usage("--include: at most 32 patterns");
+        cli->include_src[o->ninclude] = optarg;
         compile_regex("--include", optarg, &cli->include[o->ninclude++]);
         o->include = cli->include;
         cli->given |= GIVEN_INCLUDE;
@@ -530,6 +541,7 @@ static int opt_following(struct cli *cli, int ch)
     case OPT_EXCLUDE:
         if (o->nexclude == sizeof cli->exclude / sizeof cli->exclude[0])
             die_usage("--exclude: at most 32 patterns");
+        cli->exclude_src[o->nexclude] = optarg;
         compile_regex("--exclude", optarg, &cli->exclude[o->nexclude++]);
         o->exclude = cli->exclude;
         cli->given |= GIVEN_EXCLUDE;
@@ -688,6 +700,25 @@ void cli_parse(struct cli *cli, int argc, char **argv)
         die_usage("--warc: one model at a time (--mode=all would write each model's "
                   "fetches over the last)");
     cli->opts.warc_options = command_line(argc, argv);
+    if (cli->state) {
+        if (strcmp(cli->mode, "all") == 0)
+            die_usage("--state: one model at a time, not --mode=all");
+        if (cli->format == CRAWL_FMT_TABLE)
+            die_usage("--state: needs --format=jsonl or --format=csv (rows written as pages finish)");
+        if (!cli->output)
+            die_usage("--state: needs -o FILE, which the next run continues");
+        if (cli->quiet)
+            die_usage("--state: the rows are the crawl's record; -q would drop them");
+        if ((cli->given & GIVEN_ORDER) && cli->order == CRAWL_ORDER_INPUT)
+            die_usage("--state: rows are written in completion order, not --order=input");
+        if (cli->opts.sitemaps)
+            die_usage("--state: --sitemaps is not kept in the store (a resumed run would read "
+                      "the sitemaps again)");
+        if (cli->opts.warc)
+            die_usage("--state: --warc is not continued by a resumed run (it would start the "
+                      "archive again)");
+        cli->order = CRAWL_ORDER_COMPLETION;
+    }
     /* robots.txt is read for a product token: the user agent must start
      * with one, or --robots-agent give it. */
     const struct crawl_opts *o = &cli->opts;

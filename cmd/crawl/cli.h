@@ -17,6 +17,7 @@
 enum {
     GIVEN_LOOPS = 2, GIVEN_PROCS = 4, GIVEN_MODES = 8, GIVEN_REPEAT = 16,
     GIVEN_INCLUDE = 32, GIVEN_EXCLUDE = 64, GIVEN_STACK = 128, GIVEN_IGNORE_CD = 256,
+    GIVEN_ORDER = 512,
 };
 
 struct cli {
@@ -39,6 +40,8 @@ struct cli {
     const char *extract[64];
     int nextract;
     regex_t include[32], exclude[32];
+    const char *include_src[32], *exclude_src[32];  /* their patterns */
+    const char *state;      /* --state FILE */
     struct html_rules *rules;
     int argc;               /* the command line, for --mode=all's children */
     char **argv;

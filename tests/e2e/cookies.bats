@@ -53,13 +53,21 @@ len() { jq -r --arg u "$1" 'select(.url == $u) | .length' <<<"$output"; }
 	done
 }
 
-@test "procs: each worker reads the jar; the file keeps what it had" {
+@test "procs: each worker reads the jar, and what the workers receive is written back to it" {
 	jar="$BATS_TEST_TMPDIR/jar"
 	"$CRAWL" --mode=coro --cookie-jar "$jar" "$FIXTURE/set-cookie/old/v" >/dev/null
 	run "$CRAWL" --mode=procs --procs 2 -c 1 --format=jsonl --cookie-jar "$jar" "$FIXTURE/set-cookie/new/v" "$FIXTURE/header/Cookie"
 	[ "$(len "$FIXTURE/header/Cookie")" = 12 ]     # "old=v; new=v": -c 1 keeps the host on one worker
 	grep -q "old	v$" "$jar"
-	! grep -q "new	v$" "$jar"
+	grep -q "new	v$" "$jar"
+	[ "$(grep -c "	v$" "$jar")" -eq 2 ]
+	# Two hosts, one a worker: both workers' cookies reach the file.
+	host2=${FIXTURE/127.0.0.1/localhost}
+	run "$CRAWL" --mode=procs --procs 2 --format=jsonl --cookie-jar "$jar" "$FIXTURE/set-cookie/a/1" "$host2/set-cookie/b/2"
+	[ "$status" -eq 0 ]
+	grep -q "^127.0.0.1	.*	a	1$" "$jar"
+	grep -q "^localhost	.*	b	2$" "$jar"
+	grep -q "old	v$" "$jar"
 }
 
 @test "bad --cookie and --cookie-jar values exit 2 naming the flag" {

@@ -158,3 +158,25 @@ load helpers
 	[ "$status" -eq 0 ]
 	[ "$(grep -cE '^(plain|--retry 3) +[0-9.]+ +[0-9.]+$' <<<"$output")" -eq 2 ]
 }
+
+@test "scripts/bench-state.sh QUICK=1 prints the in-memory and the --state figures of each model asked" {
+	run env BUILD="$BUILD" QUICK=1 MODES="seq coro" scripts/bench-state.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "# scripts/bench-state.sh: 1000 pages of /graph/1000/4/, depth 5, medians of 1 "* ]]
+	[ "${lines[1]}" = "model     rows     mem_s   state_s    mem_kb  state_kb   ratio" ]
+	[[ "${lines[2]}" =~ ^seq\ +1000\ +[0-9.]+\ +[0-9.]+\ +[0-9]+\ +[0-9]+\ +[0-9.]+x$ ]]
+	[[ "${lines[3]}" =~ ^coro\ +1000\ +[0-9.]+\ +[0-9.]+\ +[0-9]+\ +[0-9]+\ +[0-9.]+x$ ]]
+	[ "${#lines[@]}" -eq 4 ]
+}
+
+@test "scripts/bench-store.sh measures lib/state.c (LMDB) and SQLite on the same work" {
+	pkg-config --exists sqlite3 || skip "libsqlite3-dev is not installed"
+	run env BUILD="$BUILD" PAGES=1000 RUNS=1 BATCHES=30 scripts/bench-store.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "# scripts/bench-store.sh: the store's work for 1000 pages, medians of 1 "* ]]
+	[[ "${lines[2]}" =~ ^lmdb\ +30\ +[0-9.]+\ +[0-9.]+$ ]]
+	[[ "${lines[3]}" =~ ^sqlite\ +30\ +[0-9.]+\ +[0-9.]+$ ]]
+	[ "${#lines[@]}" -eq 4 ]
+}

@@ -1,0 +1,194 @@
+/* crawl_state.c: the core's side of --state. The list is read into the
+ * store before the crawl starts (so that a resumed run can tell whether it
+ * was given the same one); from then on the frontier takes every page from
+ * the store (frontier_store.c), and a page is done in the store only once
+ * its row is in the output file: the sink commits the marks of the rows it
+ * wrote together with the file's length (crawl_state_commit), and a resumed
+ * run cuts the file back to the length last committed. A row is thus
+ * either in the file and its page done, or cut off and its page fetched
+ * again: every page once across the runs, whatever killed them. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "crawl_internal.h"
+#include "frontier.h"
+#include "frontier_internal.h"
+#include "state.h"
+#include "url.h"
+
+/* Listed lines between two commits of the seeding's progress. */
+#define SEED_BATCH 4096
+
+static void warn_store(struct crawl *c)
+{
+    crawl_warn_once(c, "state: %s", state_error(c->st));
+}
+
+int crawl_state_open(struct crawl *c, const char *path, const char *opts, char *why, size_t n)
+{
+    enum state_phase ph;
+    struct state *st;
+    if (state_open(&st, path, opts, &ph, why, n) != 0)
+        return CRAWL_ESTATE;
+    int64_t off = 0;
+    long fetched = state_fetched(st);
+    if (state_get(st, "offset", &off) != 0 || state_get(st, "seed_n", &c->seed_n) != 0 ||
+        state_get(st, "seed_hash", &c->seed_hash) != 0 ||
+        state_get(st, "seed_done", &c->seed_done) != 0 || fetched < 0) {
+        snprintf(why, n, "%s", state_error(st));
+        state_close(st);
+        return CRAWL_ESTATE;
+    }
+    c->st = st;
+    c->st_offset = (uint64_t)off;
+    c->fr->started = (size_t)fetched;
+    c->fr->st_more = 1;
+    return ph == STATE_NEW ? CRAWL_STATE_NEW : ph == STATE_FINISHED ? CRAWL_STATE_FINISHED
+                                                                     : CRAWL_STATE_RESUMED;
+}
+
+/* The running hash of the listed lines: their text and line numbers, in
+ * order. */
+static uint64_t mix(uint64_t h, const char *url, long line)
+{
+    h = (h ^ hset_hash(url, strlen(url))) * 0x9e3779b97f4a7c15ULL;
+    return (h ^ (uint64_t)line) * 0xbf58476d1ce4e5b9ULL;
+}
+
+/* Commits what the seeding added, with how far it got. */
+static int seed_commit(struct crawl *c, int done)
+{
+    if (state_set(c->st, "seed_n", (int64_t)c->listed) != 0 ||
+        state_set(c->st, "seed_hash", (int64_t)c->listed_hash) != 0 ||
+        state_set(c->st, "seed_done", done) != 0 ||
+        state_commit(c->st, NULL, 0, c->st_offset) != 0) {
+        warn_store(c);
+        return CRAWL_ESTATE;
+    }
+    return 0;
+}
+
+int crawl__state_listed(struct crawl *c, const char *url, const char *source, long line,
+                        const char *problem)
+{
+    int rc = problem ? 1 : 0;
+    pthread_mutex_lock(&c->lock);
+    uint64_t i = c->listed++;
+    c->listed_hash = mix(c->listed_hash, url, line);
+    if (!problem) {
+        c->fetchable++;
+        if (strncasecmp(url, "https:", 6) == 0)
+            c->https = 1;
+    }
+    pthread_mutex_unlock(&c->lock);
+    /* The lines an earlier run stored are skipped; they must be these. */
+    if ((int64_t)i < c->seed_n) {
+        if ((int64_t)i == c->seed_n - 1 && (int64_t)c->listed_hash != c->seed_hash)
+            c->seed_differs = 1;
+        return rc;
+    }
+    if (c->seed_differs || c->seed_done) {
+        c->seed_differs = 1;
+        return rc;
+    }
+    struct state_page p = { .url = url, .source = source, .why = problem, .line = line };
+    uint64_t id;
+    if (state_queue_add(c->st, &p, &id) != 0)
+        goto err;
+    if (!problem && c->opts->depth > 0) {
+        /* Seen now, so that no link makes a second job of it. */
+        struct url_parts u;
+        int src = url_split(url, &u);
+        if (src == CRAWL_ENOMEM)
+            return src;
+        if (src == 0) {
+            src = state_seen_add(c->st, frontier__hash_url(u.norm));
+            url_parts_free(&u);
+            if (src < 0)
+                goto err;
+        }
+    }
+    if (c->listed % SEED_BATCH == 0 && seed_commit(c, 0) != 0)
+        return CRAWL_ESTATE;
+    return rc;
+err:
+    warn_store(c);
+    return CRAWL_ESTATE;
+}
+
+int crawl_state_seed(struct crawl *c, char *why, size_t n)
+{
+    int rc = crawl_fill(c);
+    if (rc < 0) {
+        snprintf(why, n, "%s", rc == CRAWL_ESTATE ? state_error(c->st) : crawl_strerror(rc));
+        return rc;
+    }
+    if (c->seed_differs || (int64_t)c->listed < c->seed_n) {
+        snprintf(why, n, "started with another list of URLs (%lld listed then, %llu now)",
+                 (long long)c->seed_n, (unsigned long long)c->listed);
+        return CRAWL_ESTATE;
+    }
+    if (seed_commit(c, 1) != 0) {
+        snprintf(why, n, "%s", state_error(c->st));
+        return CRAWL_ESTATE;
+    }
+    return 0;
+}
+
+uint64_t crawl_state_offset(const struct crawl *c)
+{
+    return c->st_offset;
+}
+
+int crawl_state_commit(const uint64_t *marks, size_t n, uint64_t offset, void *data)
+{
+    struct crawl *c = data;
+    if (state_commit(c->st, marks, n, offset) != 0) {
+        warn_store(c);
+        return -EIO;
+    }
+    c->st_offset = offset;
+    return 0;
+}
+
+long crawl_state_fetched(struct crawl *c)
+{
+    return c->st ? state_fetched(c->st) : 0;
+}
+
+int crawl_state_finish(struct crawl *c)
+{
+    if (!c->st || !c->st_complete || state_queue_left(c->st) != 0)
+        return 0;
+    if (state_set(c->st, "finished", 1) != 0 ||
+        state_commit(c->st, NULL, 0, c->st_offset) != 0) {
+        warn_store(c);
+        return CRAWL_ESTATE;
+    }
+    return 1;
+}
+
+void crawl__state_done(struct crawl *c, struct crawl_job *job)
+{
+    /* Not fetched (cancelled, no thread or worker for it): the page is
+     * the next run's. */
+    int unfinished = JOB(job)->unrun ||
+                     (job->res.fail == CRAWL_FAIL_CANCELLED && crawl_is_cancelled(c));
+    if (job->mark && !JOB(job)->failed_early)
+        job->mark |= STATE_FETCHED;
+    pthread_mutex_lock(&c->lock);
+    frontier_done(c, job);
+    pthread_mutex_unlock(&c->lock);
+    if (!unfinished && c->on_done)
+        c->on_done(c, job, c->on_done_data);
+    pthread_mutex_lock(&c->lock);
+    c->running--;
+    if (!unfinished)
+        crawl__count_row(c, job);
+    crawl__publish(c);
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    crawl__job_free(job);
+}

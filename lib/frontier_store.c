@@ -1,0 +1,143 @@
+/* frontier_store.c: the frontier of a --state crawl. The store holds the
+ * whole queue, in the order pages were found, and the seen set; memory
+ * holds the queue's head, taken from the store as memory's queue drains,
+ * so that memory stays flat however large the crawl. A host's robots.txt
+ * is kept in the store as fetched, so that a resumed crawl obeys the same
+ * rules without asking again. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontier.h"
+#include "frontier_internal.h"
+#include "robots.h"
+#include "state.h"
+
+/* Returns the kept copy of input file name s, or NULL. */
+static const char *name_of(struct frontier *f, const char *s)
+{
+    if (!s)
+        return NULL;
+    for (struct name *n = f->names; n; n = n->next)
+        if (strcmp(n->s, s) == 0)
+            return n->s;
+    struct name *n = calloc(1, sizeof *n);
+    if (!n || !(n->s = strdup(s))) {
+        free(n);
+        return NULL;
+    }
+    n->next = f->names;
+    f->names = n;
+    return n->s;
+}
+
+/* A listed page from the store becomes a job in its turn, with its row
+ * number, its line and the failure its line already had. */
+static void load_listed(struct crawl *c, uint64_t id, const struct state_page *p)
+{
+    struct crawl_job *j = crawl__job_new();
+    if (!j || !(j->url = strdup(p->url))) {
+        free(j);
+        c->queued_left++;       /* out of memory: the next run takes it */
+        return;
+    }
+    j->line = p->line;
+    j->source = name_of(c->fr, p->source);
+    j->mark = id;
+    j->seq = c->nseq++;
+    if (p->why) {
+        crawl__fail_early(j, CRAWL_FAIL_INPUT, p->why);
+        frontier_push_failed(c, j);
+    } else if (frontier_push(c, j) == CRAWL_ENOMEM) {
+        crawl__fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
+        frontier_push_failed(c, j);
+    }
+}
+
+/* state_queue_load's callback. */
+static void load_one(uint64_t id, const struct state_page *p, void *data)
+{
+    struct crawl *c = data;
+    c->fr->st_cursor = id;
+    if (p->depth == 0) {
+        load_listed(c, id, p);
+        return;
+    }
+    struct url_parts u;
+    if (url_split(p->url, &u) != 0) {
+        c->queued_left++;
+        return;
+    }
+    if (frontier__place(c, &u, p->scope ? p->scope : u.host, p->depth, id) != 0)
+        c->queued_left++;
+    url_parts_free(&u);
+}
+
+void frontier__store_refill(struct crawl *c)
+{
+    struct frontier *f = c->fr;
+    while (f->st_more && f->queued + f->pending < FRONTIER_MEM_JOBS / 2) {
+        int n = state_queue_load(c->st, f->st_cursor, FRONTIER_MEM_JOBS / 4, load_one, c);
+        if (n < 0)
+            crawl_warn_once(c, "state: %s", state_error(c->st));
+        if (n <= 0)
+            f->st_more = 0;
+    }
+}
+
+int frontier__store_admit(struct crawl *c, const struct url_parts *p, const char *scope,
+                          int depth)
+{
+    struct frontier *f = c->fr;
+    struct state_page sp = { .url = p->href, .scope = scope, .depth = depth };
+    uint64_t id, hash = frontier__hash_url(p->norm);
+    if (!f->st_seen)
+        f->st_seen = calloc(FRONTIER_SEEN_CACHE, sizeof *f->st_seen);
+    uint64_t *slot = f->st_seen ? &f->st_seen[hash % FRONTIER_SEEN_CACHE] : NULL;
+    if (slot && *slot == hash)
+        return 0;
+    int rc = state_admit(c->st, hash, &sp, &id);
+    if (rc >= 0 && slot)
+        *slot = hash;
+    if (rc <= 0)
+        goto out;
+    /* Memory holds the store's head: a link joins it only when every page
+     * before it is in memory too, and there is room. */
+    if (f->st_more || f->queued + f->pending >= FRONTIER_MEM_JOBS) {
+        f->st_more = 1;
+        return 0;
+    }
+    f->st_cursor = id;
+    return frontier__place(c, p, scope, depth, id);
+out:
+    if (rc < 0)
+        crawl_warn_once(c, "state: %s", state_error(c->st));
+    return 0;
+}
+
+void frontier__store_robots_load(struct crawl *c, struct crawl_host *h)
+{
+    long status;
+    int fail;
+    char *body;
+    size_t len;
+    if (state_robots_get(c->st, h->key, &status, &fail, &body, &len) != 1)
+        return;
+    frontier__robots_rules(c, h, (enum crawl_fail)fail, status, body, len);
+    free(body);
+}
+
+void frontier__store_robots_save(struct crawl *c, const struct crawl_job *rj)
+{
+    /* A fetch the cancellation stopped says nothing of the host. */
+    if (!c->st || rj->res.fail == CRAWL_FAIL_CANCELLED)
+        return;
+    if (state_robots_put(c->st, JOB(rj)->host->key, rj->res.status, (int)rj->res.fail,
+                         rj->body, rj->body_len) != 0)
+        crawl_warn_once(c, "state: %s", state_error(c->st));
+}
+
+void frontier__store_drop(struct crawl *c, uint64_t mark)
+{
+    if (c->st && mark && state_drop(c->st, mark) != 0)
+        crawl_warn_once(c, "state: %s", state_error(c->st));
+}

@@ -1,0 +1,283 @@
+#!/usr/bin/env bats
+# --state FILE: a crawl killed in any way (SIGKILL, Ctrl-C) and run again
+# continues; the outputs of the runs hold every page once; a finished crawl
+# says so; another list or scope is refused; in every model. Each test has
+# a fixture of its own, so that its request counts are the crawl's.
+
+load helpers
+
+# The graph these tests crawl: 600 pages, fan-out 4, all reachable within
+# depth 5. --delay spaces the requests (2 ms), so that a kill after a few
+# tenths of a second lands mid-crawl whatever the model.
+N=600
+graph() { echo "$PFIX/graph/$N/4/"; }
+
+expected() {
+	echo "$PFIX/graph/$N/4/"
+	for i in $(seq 1 $((N - 1))); do echo "$PFIX/graph/$N/4/$i"; done
+}
+
+# crawl_state ARGS...: the crawl every run of a test repeats, of the
+# graph, or of the URLs and lists in $LIST.
+crawl_state() {
+	(exec_state "$@")
+}
+
+# exec_state ARGS...: the same, but for the process itself (exec), so that
+# a signal sent to a background run reaches crawl.
+exec_state() {
+	exec "$CRAWL" --depth 5 --delay 2 --format=jsonl --no-progress \
+		--state "$BATS_TEST_TMPDIR/s.db" -o "$BATS_TEST_TMPDIR/out.jsonl" "$@" ${LIST:-$(graph)}
+}
+
+# kill_after SEC SIGNAL ARGS...: runs crawl_state ARGS in the background and
+# sends SIGNAL after SEC seconds; its status goes to $rc.
+kill_after() {
+	local sec=$1 sig=$2
+	shift 2
+	exec_state "$@" 2>>"$BATS_TEST_TMPDIR/err" &
+	local pid=$!
+	sleep "$sec"
+	kill -"$sig" $pid 2>/dev/null || true
+	rc=0; wait $pid || rc=$?
+}
+
+urls() { jq -r 'select(.url) | .url' "$BATS_TEST_TMPDIR/out.jsonl"; }
+rows() { urls | wc -l; }
+
+# count PATH: requests the fixture saw for PATH.
+count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
+
+# sample_counts: "OFFSET URL COUNT" for every 20th row of the output as it
+# is now: where the row ends in the file, and its fetches so far.
+sample_counts() {
+	local off=0 line u
+	while IFS= read -r line; do
+		off=$((off + ${#line} + 1))
+		u=$(jq -r '.url // empty' <<<"$line")
+		[ -n "$u" ] && [ $((off % 20)) -lt 1 ] || continue
+		echo "$off $u $(count "${u#"$PFIX"}")"
+	done <"$BATS_TEST_TMPDIR/out.jsonl"
+}
+
+# never_refetched SAMPLE CUT: the sampled rows that end within the first CUT
+# bytes (committed before the kill: the next run kept them) were not
+# fetched again. Fails when none of them was.
+never_refetched() {
+	local checked=0 off u n
+	while read -r off u n; do
+		[ "$off" -le "$2" ] || continue
+		[ "$(count "${u#"$PFIX"}")" -eq "$n" ] || { echo "fetched again: $u"; return 1; }
+		checked=$((checked + 1))
+	done <<<"$1"
+	echo "$checked committed rows sampled"
+	[ "$checked" -gt 0 ]
+}
+
+# cut_at K: the bytes the K-th "continuing" message of this test kept.
+cut_at() {
+	grep -o 'cut back to [0-9]* bytes' "$BATS_TEST_TMPDIR/err" | sed -n "${1}p" | tr -dc 0-9
+}
+
+# page_requests: requests the fixture saw, robots.txt and /stats left out.
+page_requests() {
+	echo $(( $(stat_of "$PFIX" requests) - $(curl -s "$PFIX/stats?path=/robots.txt" | jq .count) ))
+}
+
+@test "a --state crawl killed with SIGKILL three times continues to every page, each once, in every model" {
+	for m in $MODES; do
+		start_private_fixture
+		rm -f "$BATS_TEST_TMPDIR"/s.db* "$BATS_TEST_TMPDIR/out.jsonl" "$BATS_TEST_TMPDIR/err"
+		kills=0 samples=()
+		for _ in 1 2 3; do
+			kill_after 0.4 KILL --mode=$m -c 4
+			echo "$m: killed run: rc $rc, $(rows) rows"
+			[ "$rc" -eq 137 ]
+			kills=$((kills + 1))
+			samples+=("$(sample_counts)")
+		done
+		# Killed mid-crawl: some pages done, not all.
+		[ "$(rows)" -gt 0 ]
+		[ "$(rows)" -lt $N ]
+		crawl_state --mode=$m -c 4 2>>"$BATS_TEST_TMPDIR/err" || { cat "$BATS_TEST_TMPDIR/err"; false; }
+		diff <(urls | sort) <(expected | sort)
+		[ "$(urls | sort | uniq -d | wc -l)" -eq 0 ]
+		# A page whose row was committed is never fetched again: only the
+		# ones in flight, or whose rows waited in the output's buffer
+		# (50 ms), at a kill are.
+		for k in 1 2 3; do
+			never_refetched "${samples[$((k - 1))]}" "$(cut_at $k)"
+		done
+		r=$(page_requests)
+		echo "$m: $r page requests"
+		[ "$r" -ge $N ]
+		[ "$r" -le $((N + kills * 60)) ]
+		# robots.txt was fetched once, by the first run: the others read
+		# it from the state.
+		[ "$(count /robots.txt)" -eq 1 ]
+		stop_private_fixture
+	done
+}
+
+@test "Ctrl-C ends a --state crawl with 130 and no cancelled rows; the same command continues it" {
+	for m in $MODES; do
+		start_private_fixture
+		rm -f "$BATS_TEST_TMPDIR"/s.db* "$BATS_TEST_TMPDIR/out.jsonl"
+		kill_after 0.4 INT --mode=$m -c 4
+		echo "$m: interrupted: rc $rc, $(rows) rows"
+		[ "$rc" -eq 130 ]
+		[ "$(rows)" -gt 0 ]
+		[ "$(rows)" -lt $N ]
+		[ "$(jq -r 'select(.url) | select(.fail != null) | .url' "$BATS_TEST_TMPDIR/out.jsonl" | wc -l)" -eq 0 ]
+		run crawl_state --mode=$m -c 4
+		[ "$status" -eq 0 ]
+		diff <(urls | sort) <(expected | sort)
+		[ "$(page_requests)" -le $((N + 60)) ]
+		stop_private_fixture
+	done
+}
+
+@test "a finished --state crawl says so, exits 0 and fetches nothing" {
+	start_private_fixture
+	run crawl_state
+	[ "$status" -eq 0 ]
+	[ "$(rows)" -eq $N ]
+	before=$(stat_of "$PFIX" requests)
+	sum=$(md5sum <"$BATS_TEST_TMPDIR/out.jsonl")
+	run crawl_state
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "crawl: --state $BATS_TEST_TMPDIR/s.db: this crawl is finished ($N pages fetched); nothing to do" ]
+	[ "$(stat_of "$PFIX" requests)" -eq "$before" ]
+	[ "$(md5sum <"$BATS_TEST_TMPDIR/out.jsonl")" = "$sum" ]
+}
+
+@test "another start URL, list or scope is refused with exit 2 and the output left alone" {
+	start_private_fixture
+	kill_after 0.3 KILL -c 2
+	sum=$(md5sum <"$BATS_TEST_TMPDIR/out.jsonl")
+	s="$BATS_TEST_TMPDIR/s.db"
+	tail="; not continuing it (give the same list and options, or another state file)"
+	LIST="$PFIX/graph/$N/4/1" run crawl_state
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: --state $s: started with another list of URLs (1 listed then, 1 now)$tail" ]
+	LIST="$(graph) $PFIX/graph/$N/4/7" run crawl_state
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: --state $s: started with another list of URLs (1 listed then, 2 now)$tail" ]
+	run "$CRAWL" --depth 4 --format=jsonl --state "$s" -o "$BATS_TEST_TMPDIR/out.jsonl" "$(graph)"
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: --state $s: started with depth=5, not depth=4$tail" ]
+	run crawl_state --span-hosts
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: --state $s: started with span-hosts=0, not span-hosts=1$tail" ]
+	run crawl_state --include /graph/
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: --state $s: started with includes=0, not includes=1$tail" ]
+	run crawl_state --max-pages 10
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: --state $s: started with max-pages=0, not max-pages=10$tail" ]
+	[ "$(md5sum <"$BATS_TEST_TMPDIR/out.jsonl")" = "$sum" ]
+	# The model and the concurrency may change between runs.
+	run crawl_state --mode=pool -c 3
+	[ "$status" -eq 0 ]
+	diff <(urls | sort) <(expected | sort)
+}
+
+@test "a list file is read into the state: the same file continues, an edited one is refused" {
+	start_private_fixture
+	printf '%s\n' "$(graph)" "$PFIX/bytes/7" "not a url" >"$BATS_TEST_TMPDIR/list"
+	LIST="$BATS_TEST_TMPDIR/list"
+	kill_after 0.3 KILL -c 2
+	echo "$PFIX/bytes/8" >>"$BATS_TEST_TMPDIR/list"
+	run crawl_state
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"started with another list of URLs (3 listed then, 4 now)"* ]]
+	sed -i '$d' "$BATS_TEST_TMPDIR/list"
+	run crawl_state
+	# The line that is no URL failed in the first run or in this one.
+	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
+	[ "$(rows)" -eq $((N + 2)) ]
+	[ "$(urls | sort | uniq -d | wc -l)" -eq 0 ]
+	[ "$(jq -r 'select(.url == "not a url") | .line' "$BATS_TEST_TMPDIR/out.jsonl")" = 3 ]
+	[ "$(jq -r --arg u "$PFIX/bytes/7" 'select(.url == $u) | .length' "$BATS_TEST_TMPDIR/out.jsonl")" = 7 ]
+}
+
+@test "--max-pages and --depth hold across killed runs, in every model" {
+	for m in $MODES; do
+		start_private_fixture
+		rm -f "$BATS_TEST_TMPDIR"/s.db* "$BATS_TEST_TMPDIR/out.jsonl"
+		kill_after 0.3 KILL --mode=$m -c 4 --max-pages 250
+		kill_after 0.2 KILL --mode=$m -c 4 --max-pages 250
+		run crawl_state --mode=$m -c 4 --max-pages 250
+		echo "$m: $status, $(rows) rows"
+		[ "$status" -eq 0 ]
+		[ "$(rows)" -eq 250 ]
+		[ "$(urls | sort -u | wc -l)" -eq 250 ]
+		[ "$(page_requests)" -le $((250 + 2 * 60)) ]
+		stop_private_fixture
+	done
+	start_private_fixture
+	rm -f "$BATS_TEST_TMPDIR"/s.db* "$BATS_TEST_TMPDIR/out.jsonl"
+	"$CRAWL" --depth 2 --delay 2 --format=jsonl --state "$BATS_TEST_TMPDIR/s.db" \
+		-o "$BATS_TEST_TMPDIR/out.jsonl" -c 2 "$(graph)" 2>/dev/null &
+	pid=$!; sleep 0.05; kill -9 $pid 2>/dev/null || true; wait $pid || true
+	run "$CRAWL" --depth 2 --format=jsonl --state "$BATS_TEST_TMPDIR/s.db" \
+		-o "$BATS_TEST_TMPDIR/out.jsonl" "$(graph)"
+	[ "$status" -eq 0 ]
+	[ "$(rows)" -eq 21 ]      # 1 + 4 + 16
+	[ "$(jq -r 'select(.url) | select(.depth > 2)' "$BATS_TEST_TMPDIR/out.jsonl" | wc -l)" -eq 0 ]
+}
+
+@test "csv: the header once, at the top, across killed runs" {
+	start_private_fixture
+	for _ in 1 2; do
+		"$CRAWL" --depth 5 --delay 2 --format=csv --state "$BATS_TEST_TMPDIR/s.db" \
+			-o "$BATS_TEST_TMPDIR/out.csv" -c 2 "$(graph)" 2>/dev/null &
+		pid=$!; sleep 0.3; kill -9 $pid 2>/dev/null || true; wait $pid || true
+	done
+	run "$CRAWL" --depth 5 --format=csv --state "$BATS_TEST_TMPDIR/s.db" -o "$BATS_TEST_TMPDIR/out.csv" "$(graph)"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^url,' "$BATS_TEST_TMPDIR/out.csv")" -eq 1 ]
+	head -1 "$BATS_TEST_TMPDIR/out.csv" | grep -q '^url,'
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/out.csv")" -eq $((N + 1)) ]
+	[ "$(cut -d, -f1 "$BATS_TEST_TMPDIR/out.csv" | sort | uniq -d | wc -l)" -eq 0 ]
+}
+
+@test "--state refuses what it cannot continue: no -o, a table, -q, --sitemaps, --warc, --order=input, --mode=all, a cut output" {
+	s="$BATS_TEST_TMPDIR/s.db"
+	run "$CRAWL" --state "$s" --format=jsonl "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "crawl: --state: needs -o FILE, which the next run continues"* ]]
+	run "$CRAWL" --state "$s" -o "$BATS_TEST_TMPDIR/o" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "crawl: --state: needs --format=jsonl or --format=csv (rows written as pages finish)"* ]]
+	run "$CRAWL" --state "$s" -q --format=jsonl -o "$BATS_TEST_TMPDIR/o" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "crawl: --state: the rows are the crawl's record; -q would drop them"* ]]
+	run "$CRAWL" --state "$s" --sitemaps --format=jsonl -o "$BATS_TEST_TMPDIR/o" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "crawl: --state: --sitemaps is not kept in the store"* ]]
+	run "$CRAWL" --state "$s" --warc "$BATS_TEST_TMPDIR/a.warc.gz" --format=jsonl -o "$BATS_TEST_TMPDIR/o" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "crawl: --state: --warc is not continued by a resumed run"* ]]
+	run "$CRAWL" --state "$s" --order=input --format=jsonl -o "$BATS_TEST_TMPDIR/o" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "crawl: --state: rows are written in completion order, not --order=input"* ]]
+	run "$CRAWL" --state "$s" --mode=all --format=jsonl -o "$BATS_TEST_TMPDIR/o" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "crawl: --state: one model at a time, not --mode=all"* ]]
+	[ ! -e "$s" ]
+	# A list crawl (no --depth) resumes too; an output shorter than the
+	# state says is not this crawl's.
+	run "$CRAWL" --state "$s" --format=jsonl -o "$BATS_TEST_TMPDIR/o" "$FIXTURE/bytes/1" "$FIXTURE/bytes/2"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r 'select(.url) | .length' "$BATS_TEST_TMPDIR/o" | sort | tr '\n' ' ')" = "1 2 " ]
+	start_private_fixture
+	rm -f "$s"*
+	kill_after 0.4 KILL -c 2
+	[ "$(rows)" -gt 0 ]
+	: >"$BATS_TEST_TMPDIR/out.jsonl"
+	run crawl_state -c 2
+	[ "$status" -eq 2 ]
+	[[ "$output" == "crawl: $BATS_TEST_TMPDIR/out.jsonl: holds 0 bytes, but the crawl in $s wrote "*" there: not its output" ]]
+}
