@@ -149,7 +149,7 @@ sanitize: deps
 # (SKIP_MODES), and --mode=all runs it with die_after_fork=0.
 tsan: deps
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SAN=thread CFLAGS="-O1 -g" all units
-	$(Q)BUILD=build/tsan TESTS="crawl hardening compare stream state" SKIP_MODES=procs TSAN_OPTIONS="halt_on_error=1 die_after_fork=0 $(TSAN_OPTIONS)" tests/run.sh
+	$(Q)BUILD=build/tsan TESTS="crawl hardening compare stream state parse" SKIP_MODES=procs TSAN_OPTIONS="halt_on_error=1 die_after_fork=0 $(TSAN_OPTIONS)" tests/run.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -28,6 +28,7 @@ void crawl_opts_init(struct crawl_opts *o)
     o->user_agent = "crawl/" CRAWL_VERSION;
     o->max_size = (curl_off_t)64 << 20;
     o->loops = 1;
+    o->parse_threads = -1;
     o->robots = 1;
     o->retry_delay = 1;
     o->retry_max_delay = 30;
@@ -718,34 +719,6 @@ static void cancel_rest(struct crawl *c)
     }
     frontier_drain(c, end_job);
 }
-
-static void warn(struct crawl *c, const char *fmt, va_list ap)
-{
-    char buf[512];
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    c->on_warn(buf, c->on_warn_data);
-}
-
-void crawl_warn_once(struct crawl *c, const char *fmt, ...)
-{
-    if (atomic_exchange(&c->warned, 1) || !c->on_warn)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    warn(c, fmt, ap);
-    va_end(ap);
-}
-
-void crawl_warn(struct crawl *c, const char *fmt, ...)
-{
-    if (!c->on_warn)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    warn(c, fmt, ap);
-    va_end(ap);
-}
-
 
 /* Builds the run's request headers. A connection that will not be reused
  * is announced with "Connection: close" (RFC 9112, 9.6), unless the caller

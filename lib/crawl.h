@@ -108,6 +108,9 @@ struct crawl_opts {
     size_t stack_size;        /* coroutine stack bytes; 0: default */
     int    loops;             /* coro: event loops (threads) */
     int    procs;             /* procs: worker processes; 0: the online CPUs */
+    int    parse_threads;     /* coro, procs: threads that parse pages off the
+                               * event loops; -1: the online CPUs the loops
+                               * (procs: the worker processes) leave */
     double deadline;          /* seconds for the whole run; 0: none */
     int    retry;             /* more tries for a transient failure (--retry) */
     double retry_delay;       /* seconds: the backoff's base */

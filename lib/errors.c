@@ -1,10 +1,12 @@
 /* errors.c: what the core says when something fails: the texts of its
- * error codes, the names of the failure classes, and a result's error text
- * that is never missing, even when memory is. */
+ * error codes, the names of the failure classes, a result's error text
+ * that is never missing, even when memory is, and the run's warnings. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "crawl.h"
+#include "crawl_internal.h"
 
 const char *crawl_strerror(int err)
 {
@@ -81,4 +83,31 @@ void crawl_error_free(char *error)
         if (error == fail_texts[k])
             return;
     free(error);
+}
+
+static void warn(struct crawl *c, const char *fmt, va_list ap)
+{
+    char buf[512];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    c->on_warn(buf, c->on_warn_data);
+}
+
+void crawl_warn_once(struct crawl *c, const char *fmt, ...)
+{
+    if (atomic_exchange(&c->warned, 1) || !c->on_warn)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    warn(c, fmt, ap);
+    va_end(ap);
+}
+
+void crawl_warn(struct crawl *c, const char *fmt, ...)
+{
+    if (!c->on_warn)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    warn(c, fmt, ap);
+    va_end(ap);
 }

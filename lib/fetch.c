@@ -95,6 +95,50 @@ static void drop_partial_line(struct fetch_xfer *x)
         x->buf[x->buf_len] = '\0';
 }
 
+/* Frees the body held for fetch_parse and gives its bytes back to the budget. */
+static void deferred_free(struct fetch_xfer *x)
+{
+    if (x->deferred_cap)
+        atomic_fetch_sub(&x->defer->held, x->deferred_cap);
+    free(x->deferred);
+    x->deferred = NULL;
+    x->deferred_len = x->deferred_cap = 0;
+}
+
+/* Adds n bytes to the page's body held for fetch_parse. When the budget has no room for
+ * them, or memory is short, the body so far goes to the parser and the page
+ * is parsed as it arrives from here on: returns -1. A buffer grows by
+ * doubling, from the Content-Length when one is given; what it holds, not
+ * what is filled, counts against the budget. */
+static int defer_page(struct fetch_xfer *x, const char *p, size_t n)
+{
+    if (x->deferred_len + n > x->deferred_cap) {
+        size_t want = x->deferred_len + n, cap = x->deferred_cap ? x->deferred_cap : 16384;
+        curl_off_t cl = -1;
+        if (!x->deferred_cap &&
+            curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
+            cl > 0 && (uint64_t)cl < x->defer->max)
+            cap = (size_t)cl;
+        while (cap < want)
+            cap *= 2;
+        size_t add = cap - x->deferred_cap;
+        char *nb = NULL;
+        if (atomic_fetch_add(&x->defer->held, add) + add > x->defer->max ||
+            !(nb = realloc(x->deferred, cap))) {
+            atomic_fetch_sub(&x->defer->held, add);
+            x->defer_over = 1;
+            html_page_feed(x->page, x->deferred, x->deferred_len);
+            deferred_free(x);
+            return -1;
+        }
+        x->deferred = nb;
+        x->deferred_cap = cap;
+    }
+    memcpy(x->deferred + x->deferred_len, p, n);
+    x->deferred_len += n;
+    return 0;
+}
+
 /* Counts the decoded body and stops one that grows past --max-size
  * (Content-Length may be absent or the body compressed, so
  * CURLOPT_MAXFILESIZE alone cannot catch every case). */
@@ -122,8 +166,9 @@ int fetch__decoded(struct fetch_xfer *x, const char *ptr, size_t n)
     if (x->page) {
         if (!x->page_checked)
             check_content_type(x);
-        /* Parsed here, on the worker that fetched it, as bytes arrive. */
-        if (x->page)
+        /* Held for fetch_parse while the budget allows; else parsed here,
+         * on the worker that fetched it, as bytes arrive. */
+        if (x->page && !(x->defer && !x->defer_over && defer_page(x, ptr, n) == 0))
             html_page_feed(x->page, ptr, n);
     }
     return 0;
@@ -331,6 +376,8 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     x->robots_cut = 0;
     html_page_free(x->page);
     x->page = NULL;
+    deferred_free(x);
+    x->defer_over = 0;
     sitemap_free(x->sitemap);
     x->sitemap = NULL;
     x->sitemap_over = 0;
@@ -483,11 +530,10 @@ static void take_info(struct fetch_xfer *x, struct crawl_result *r)
 /* Ends the page's parse: its links go to the job (for the frontier), its
  * extracts to the result. Links and values come only from pages that
  * arrived whole and well. */
-static void take_page(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
+static void end_page(struct fetch_xfer *x, struct crawl_result *r)
 {
     struct html_links l;
-    if (rc == CURLE_OK && r->status >= 200 && r->status < 300 &&
-        html_page_finish(x->page, r->final_url, &l) == 0) {
+    if (html_page_finish(x->page, r->final_url, &l) == 0) {
         r->nlinks = l.nlinks;
         warn_stopped(x, l.stopped);
         if (x->job->depth < x->c->opts->depth) {
@@ -504,6 +550,35 @@ static void take_page(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
     }
     html_page_free(x->page);
     x->page = NULL;
+}
+
+/* Returns 1 when the page's held body waits for fetch_parse; else ends the
+ * page here (a page fed as it arrived, a short one, or one whose links are
+ * not wanted) and returns 0. */
+static int take_page(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
+{
+    if (rc == CURLE_OK && r->status >= 200 && r->status < 300) {
+        if (x->deferred_len >= FETCH_DEFER_MIN)
+            return 1;
+        if (x->deferred_len > 0)
+            html_page_feed(x->page, x->deferred, x->deferred_len);
+        deferred_free(x);
+        end_page(x, r);
+        return 0;
+    }
+    deferred_free(x);
+    html_page_free(x->page);
+    x->page = NULL;
+    return 0;
+}
+
+void fetch_parse(struct fetch_xfer *x)
+{
+    if (!x->page)
+        return;
+    html_page_feed(x->page, x->deferred, x->deferred_len);
+    deferred_free(x);
+    end_page(x, &x->job->res);
 }
 
 /* A robots job keeps its body for the core; a body cut at FETCH_ROBOTS_MAX
@@ -605,8 +680,9 @@ static double retry_after(struct fetch_xfer *x, long status)
     return secs;
 }
 
-void fetch_finish(struct fetch_xfer *x, CURLcode rc)
+int fetch_finish(struct fetch_xfer *x, CURLcode rc)
 {
+    int later = 0;
     crawl_count_transfers(x->c, -1);
     struct crawl_result *r = &x->job->res;
 
@@ -616,7 +692,7 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
     r->error = NULL;
     r->fail = CRAWL_FAIL_NONE;
     if (x->page)
-        take_page(x, rc, r);
+        later = take_page(x, rc, r);
     if (x->job->kind == JOB_ROBOTS)
         rc = take_robots(x, rc);
     else if (x->job->kind == JOB_SITEMAP)
@@ -629,6 +705,7 @@ void fetch_finish(struct fetch_xfer *x, CURLcode rc)
         crawl_result_set_error(r, CRAWL_FAIL_HTTP, buf);
     }
     keep_finish(x, rc, r);
+    return later;
 }
 
 void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,

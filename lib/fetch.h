@@ -5,12 +5,29 @@
 #ifndef CRAWL_FETCH_H
 #define CRAWL_FETCH_H
 
+#include <stdatomic.h>
 #include <curl/curl.h>
 #include "crawl.h"
 
 struct fetch_share;
 struct fetch_keep;
 struct html_page;
+
+/* A budget of body bytes held for a later parse (fetch_parse), shared by
+ * the transfers of a crawl whose model parses elsewhere than it fetches. */
+struct fetch_defer {
+    atomic_size_t held;         /* bytes of held bodies' buffers */
+    size_t max;                 /* held at most: past it, pages parse as they arrive */
+};
+
+/* The budget a model gives its fetch_defer: 16 MiB, some 160 pages of the
+ * python3.11-doc tree. */
+#define FETCH_DEFER_MAX (16u << 20)
+
+/* A held body shorter than this is parsed by fetch_finish itself: handing
+ * it to another thread would cost more than its parse (the fixture's
+ * 500-byte pages took 10% more CPU that way). */
+#define FETCH_DEFER_MIN 8192
 
 struct fetch_xfer {
     CURL  *easy;
@@ -22,6 +39,12 @@ struct fetch_xfer {
     void  *data;                /* the model's own: a coroutine, a thread */
     struct html_page *page;     /* the page being parsed as it arrives, or NULL */
     int    page_checked;        /* its Content-Type was looked at */
+    struct fetch_defer *defer;  /* set by the model, or NULL: the page's body is
+                                   held whole for fetch_parse instead of being
+                                   parsed as it arrives, within defer's budget */
+    char  *deferred;            /* that body */
+    size_t deferred_len, deferred_cap;
+    int    defer_over;          /* the budget was short: parsed as it arrives */
     char  *buf;                 /* a robots.txt body */
     size_t buf_len, buf_cap;
     int    robots_cut;          /* the robots.txt body reached FETCH_ROBOTS_MAX: the
@@ -66,8 +89,16 @@ int fetch_follow(struct fetch_xfer *x, CURLcode rc);
 
 /* Fills x->job's result from libcurl's outcome rc of the finished transfer:
  * status, sizes, timings, error, and the links and extracted values of a
- * parsed page (does not hand the job back). */
-void fetch_finish(struct fetch_xfer *x, CURLcode rc);
+ * parsed page (does not hand the job back). Returns 0; or, only when x->defer
+ * is set, 1 when the page's body was held and is to be parsed: the caller
+ * then calls fetch_parse, on any thread, before it hands the job back. */
+int fetch_finish(struct fetch_xfer *x, CURLcode rc);
+
+/* Parses the body fetch_finish left in x, fills in the job's links and
+ * extracted values, and frees the body. Touches x and its job only (and
+ * the budget, atomically): it may run on any thread while the model's
+ * others go on. */
+void fetch_parse(struct fetch_xfer *x);
 
 /* A blocking fetch: prepare, curl_easy_perform, finish; the job's result
  * is filled in and the caller hands it back with crawl_done, as after

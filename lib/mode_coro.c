@@ -20,6 +20,8 @@
 
 #include "coro.h"
 #include "fetch.h"
+#include "html.h"
+#include "parse_pool.h"
 
 struct loop;
 
@@ -53,6 +55,9 @@ struct task {
     struct shard *sh;           /* the multi handle it is in, while in_multi */
     CURLcode rc;                /* the finished transfer's outcome */
     int in_multi;               /* added to the multi handle, not yet removed */
+    int parsing;                /* its page is with the parse pool */
+    struct parse_item item;     /* how it goes there */
+    struct task *back_next;     /* on its loop's list of parsed pages */
     struct task *next;          /* free list, or the list of tasks in flight */
     struct task *prev;
 };
@@ -81,6 +86,11 @@ struct loop {
     ev_idle spin;               /* keeps the loop from blocking while it waits */
     ev_async wake;              /* another thread queued a job */
     ev_prepare poll;            /* the loop is about to poll: crawl_waiting */
+    struct parse_pool *pool;    /* parses pages off the loop's thread, or NULL */
+    struct fetch_defer *defer;  /* the bodies held for it */
+    ev_async parsed;            /* a pool thread handed a page back */
+    pthread_mutex_t back_lock;  /* guards back */
+    struct task *back;          /* pages parsed, for the loop to finish */
     int limit;                  /* transfers in flight at most; 0: no limit */
     int in_flight;
     int over;                   /* the core has no more jobs for this loop */
@@ -284,8 +294,12 @@ static void on_watch(struct ev_loop *ev, ev_timer *w, int revents)
             fill(L);
         return;
     }
-    while (L->busy)
-        complete(L, L->busy, CURLE_ABORTED_BY_CALLBACK);
+    struct task *t = L->busy, *next;
+    for (; t; t = next) {
+        next = t->next;
+        if (!t->parsing)        /* a page being parsed comes back by itself */
+            complete(L, t, CURLE_ABORTED_BY_CALLBACK);
+    }
     fill(L);
 }
 
@@ -344,6 +358,37 @@ static CURLcode task_fetch(struct task *t)
     return t->rc;
 }
 
+/* On a pool thread: parses t's page and queues t for its loop. */
+static void task_parse(struct parse_item *it)
+{
+    struct task *t = (struct task *)((char *)it - offsetof(struct task, item));
+    struct loop *L = t->L;
+    fetch_parse(&t->x);
+    pthread_mutex_lock(&L->back_lock);
+    t->back_next = L->back;
+    L->back = t;
+    pthread_mutex_unlock(&L->back_lock);
+    ev_async_send(L->ev, &L->parsed);
+}
+
+/* The coroutine's side of a parse: hand the page to the pool and sleep
+ * until it is back (on_parsed). The task stays in flight meanwhile, so
+ * that pages waiting to be parsed count against the limit. When the pool
+ * has as many pages waiting as threads, the page is parsed here, on the
+ * loop: its thread then does the work rather than wait for it, and the
+ * pages in waiting stay few. */
+static void task_parse_wait(struct task *t)
+{
+    t->parsing = 1;
+    if (parse_pool_offer(t->L->pool, &t->item) != 0) {
+        t->parsing = 0;
+        fetch_parse(&t->x);
+        return;
+    }
+    coro_yield(NULL);
+    t->parsing = 0;
+}
+
 /* The body of every coroutine: one URL, top to bottom. */
 static void task_main(void *arg)
 {
@@ -359,8 +404,34 @@ static void task_main(void *arg)
             break;
         }
     }
-    fetch_finish(&t->x, rc);
+    if (fetch_finish(&t->x, rc))
+        task_parse_wait(t);
     crawl_done(L->c, job);
+}
+
+/* Pages back from the pool: each coroutine goes on from its parse, then the
+ * loop starts what their ends made room for. */
+static void on_parsed(struct ev_loop *ev, ev_async *w, int revents)
+{
+    struct loop *L = (struct loop *)((char *)w - offsetof(struct loop, parsed));
+    pthread_mutex_lock(&L->back_lock);
+    struct task *t = L->back;
+    L->back = NULL;
+    pthread_mutex_unlock(&L->back_lock);
+    /* The list is newest first: the oldest page is finished first. */
+    struct task *rev = NULL;
+    while (t) {
+        struct task *next = t->back_next;
+        t->back_next = rev;
+        rev = t;
+        t = next;
+    }
+    while ((t = rev)) {
+        rev = t->back_next;
+        t->back_next = NULL;
+        task_resume(L, t);
+    }
+    fill(L);
 }
 
 static struct task *task_get(struct loop *L)
@@ -375,6 +446,8 @@ static struct task *task_get(struct loop *L)
         return NULL;
     t->L = L;
     t->x.data = t;
+    t->x.defer = L->defer;
+    t->item.run = task_parse;
     t->x.worker = L->idx * 1000000 + L->ntasks++;
     if (!(t->x.easy = fetch_easy_new(L->c, L->share)))
         goto err;
@@ -490,12 +563,15 @@ static void on_poll(struct ev_loop *ev, ev_prepare *w, int revents)
     crawl_waiting(((struct loop *)((char *)w - offsetof(struct loop, poll)))->c);
 }
 
-static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
+static int loop_init(struct loop *L, struct crawl *c, int idx, int limit,
+                     struct parse_pool *pool, struct fetch_defer *defer)
 {
     memset(L, 0, sizeof *L);
     L->c = c;
     L->idx = idx;
     L->limit = limit;
+    L->pool = pool;
+    L->defer = pool ? defer : NULL;
     L->shard_cap = SHARD_CAP;
     if (!(L->ev = ev_loop_new(EVFLAG_AUTO)))
         return CRAWL_ENOMEM;
@@ -518,6 +594,9 @@ static int loop_init(struct loop *L, struct crawl *c, int idx, int limit)
     ev_async_start(L->ev, &L->wake);
     ev_prepare_init(&L->poll, on_poll);
     ev_prepare_start(L->ev, &L->poll);
+    ev_async_init(&L->parsed, on_parsed);
+    ev_async_start(L->ev, &L->parsed);
+    pthread_mutex_init(&L->back_lock, NULL);
     return 0;
 err:
     coro_stack_free(L->stack);
@@ -562,7 +641,9 @@ static void loop_free(struct loop *L)
     ev_idle_stop(L->ev, &L->spin);
     ev_async_stop(L->ev, &L->wake);
     ev_prepare_stop(L->ev, &L->poll);
+    ev_async_stop(L->ev, &L->parsed);
     ev_loop_destroy(L->ev);
+    pthread_mutex_destroy(&L->back_lock);
 }
 
 static void loop_run(struct loop *L)
@@ -578,6 +659,18 @@ static void *loop_thread(void *arg)
     return NULL;
 }
 
+/* The parse pool of a crawl that parses pages: --parse-threads, by default
+ * the online CPUs the loops leave free. None when no page is parsed, or
+ * when its threads cannot start: the loops then parse as pages arrive. */
+static struct parse_pool *parse_pool_for(struct crawl *c, int nloops)
+{
+    const struct crawl_opts *o = crawl_options(c);
+    if (!o->rules || (o->depth <= 0 && html_rules_nextract(o->rules) == 0))
+        return NULL;
+    int n = o->parse_threads >= 0 ? o->parse_threads : parse_pool_default(nloops);
+    return n > 0 ? parse_pool_new(n) : NULL;
+}
+
 static int coro_run(struct crawl *c)
 {
     int nloops = crawl_options(c)->loops > 0 ? crawl_options(c)->loops : 1;
@@ -586,12 +679,14 @@ static int coro_run(struct crawl *c)
     struct loop *loops = calloc((size_t)nloops, sizeof *loops);
     if (!loops)
         return CRAWL_ENOMEM;
+    struct fetch_defer defer = { .max = FETCH_DEFER_MAX };
+    struct parse_pool *pool = parse_pool_for(c, nloops);
     int per = limit ? (int)((limit + (size_t)nloops - 1) / (size_t)nloops) : 0;
     int made = 0;
     for (; made < nloops; made++)
-        if ((rc = loop_init(&loops[made], c, made, per)) != 0)
+        if ((rc = loop_init(&loops[made], c, made, per, pool, &defer)) != 0)
             goto out;
-    crawl_set_threads(c, nloops);
+    crawl_set_threads(c, nloops + parse_pool_size(pool));
     struct loops all = { loops, made };
     crawl_on_queue(c, wake_loops, &all);
     int started = 1;
@@ -605,6 +700,7 @@ static int coro_run(struct crawl *c)
         pthread_join(loops[i].tid, NULL);
     crawl_on_queue(c, NULL, NULL);
 out:
+    parse_pool_free(pool);      /* every page it has goes back first */
     for (int i = 0; i < made; i++)
         loop_free(&loops[i]);
     free(loops);

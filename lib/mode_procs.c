@@ -85,6 +85,7 @@ struct procs {
     double rss_at;
     long page_kb;
     int start_rc;               /* why a worker could not be forked, or 0 */
+    int output_failed;          /* a worker's WARC could not be written */
 };
 
 /* crawl_on_queue's callback: one byte wakes the coordinator's poll. */
@@ -384,6 +385,8 @@ static void proc_read(struct procs *P, int i)
             free(line);
         } else if (type == MSG_END) {
             p->threads = (int)wire_get_u32(&r);
+            if (wire_get_u32(&r) && !r.bad)
+                P->output_failed = 1;
             p->ended = 1;
         }
     }
@@ -672,6 +675,8 @@ static int procs_run(struct crawl *c)
         threads += P.p[i].threads;
     crawl_set_threads(c, threads);
     crawl_set_rss_peak(c, P.rss_peak_kb);
+    if (rc == 0 && P.output_failed)
+        rc = CRAWL_EOUTPUT;         /* the worker's warning said why */
     procs_free(&P);
     return rc;
 }

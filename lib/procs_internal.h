@@ -17,7 +17,8 @@ enum {
     MSG_RESULT = 'R',       /* from a worker: a finished job */
     MSG_WARN = 'W',         /* from a worker: a warning for stderr */
     MSG_COOKIE = 'K',       /* from a worker, as it ends: a cookie of its jar */
-    MSG_END = 'E',          /* from a worker: its figures, as it ends */
+    MSG_END = 'E',          /* from a worker, as it ends: its threads, and
+                             * whether its WARC failed */
 };
 
 /* The body of worker idx, in the forked child: once MSG_START comes on fd,

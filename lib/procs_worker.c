@@ -15,6 +15,7 @@
 
 #include "crawl.h"
 #include "html.h"
+#include "parse_pool.h"
 #include "procs_internal.h"
 #include "strbuf.h"
 #include "wire.h"
@@ -245,6 +246,11 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     o.concurrency = limit;
     o.reuse = reuse ? CRAWL_REUSE_ON : CRAWL_REUSE_OFF;
     o.loops = 1;
+    /* The workers share the CPUs they leave free for parse threads. */
+    if (o.parse_threads < 0) {
+        int nprocs = o.procs > 0 ? o.procs : parse_pool_default(0);
+        o.parse_threads = nprocs > 0 ? parse_pool_default(nprocs) / nprocs : 0;
+    }
     o.robots = 0;               /* the coordinator's frontier applies these */
     o.per_host = 0;
     o.delay = 0;
@@ -269,6 +275,7 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
         pthread_mutex_lock(&wk.lock);
         size_t at = wire_frame_begin(&wk.out, MSG_END);
         wire_put_u32(&wk.out, (uint32_t)s.threads + 1);     /* its loops and the reader */
+        wire_put_u32(&wk.out, rc == CRAWL_EOUTPUT);         /* its WARC failed */
         worker_frame(&wk, at, 1);
         pthread_mutex_unlock(&wk.lock);
     }

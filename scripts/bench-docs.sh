@@ -4,8 +4,9 @@
 # HTML pages, about 50 MB) is served by a temporary nginx on 127.0.0.1, with
 # a config of its own in a temporary folder, and two tables are measured:
 #   1. the tree crawled by following links from its index page, 16 in
-#      flight: crawl --mode=coro (one loop), --mode=coro --loops 2,
-#      --mode=procs --procs 2, and wget2 -r;
+#      flight: crawl --mode=coro (one loop, with its default parse threads),
+#      --mode=coro --parse-threads 0 (one loop that parses every page
+#      itself), --mode=coro --loops 2, --mode=procs --procs 2, and wget2 -r;
 #   2. a flat list of 20,000 distinct URLs of one 1 KiB file on the same
 #      nginx (/flat/1k.txt?i=N), 100 in flight, the same four tools.
 # nginx's access log is the counter: requests, bytes and connections of each
@@ -165,6 +166,7 @@ set_cmd() { # set_cmd TABLE TOOL: the command line of TOOL for TABLE, in cmd
 	[ "$1" = flat ] && c=$FLAT_C
 	case $2 in
 	coro)  cmd=("$CRAWL" --mode=coro -c "$c") ;;
+	coro0) cmd=("$CRAWL" --mode=coro --parse-threads 0 -c "$c") ;;
 	loops) cmd=("$CRAWL" --mode=coro --loops "$LOOPS" -c "$c") ;;
 	procs) cmd=("$CRAWL" --mode=procs --procs "$PROCS" -c "$c") ;;
 	wget2)
@@ -188,14 +190,18 @@ label() { # label TABLE TOOL: the row's name
 	[ "$1" = flat ] && c=$FLAT_C
 	case $2 in
 	coro)  echo "crawl coro -c $c" ;;
+	coro0) echo "crawl coro --parse-threads 0 -c $c" ;;
 	loops) echo "crawl coro --loops $LOOPS -c $c" ;;
 	procs) echo "crawl procs --procs $PROCS -c $c" ;;
 	wget2) if [ "$1" = docs ]; then echo "wget2 -r --max-threads=$c"; else echo "wget2 -i --max-threads=$c"; fi ;;
 	esac
 }
 
+# The flat list parses nothing: --parse-threads changes nothing there.
 tools=(coro loops procs)
 [ "$have_wget2" = 1 ] && tools+=(wget2)
+docs_tools=(coro coro0 loops procs)
+[ "$have_wget2" = 1 ] && docs_tools+=(wget2)
 
 # run TABLE TOOL ROUND: one timed run; appends a CSV line to $tmp/runs.csv:
 # table,tool,round,wall_s,cpu_s,rss_kb,requests,bytes,conns,crawl_urls,same,status
@@ -222,7 +228,7 @@ run() {
 	fi
 	echo "$table,$tool,$round,$wall,$cpu,$rss,$reqs,$bytes,$conns,${urls:--},$same,$rc" >>"$tmp/runs.csv"
 	[ "$same" = yes ] || note=", $same"
-	printf '%s: round %d/%d, %-5s %-32s %6.2f s, %5.2f s CPU, %6d requests, %4d conns, exit %d%s\n' "$me" "$round" "$RUNS" \
+	printf '%s: round %d/%d, %-5s %-36s %6.2f s, %5.2f s CPU, %6d requests, %4d conns, exit %d%s\n' "$me" "$round" "$RUNS" \
 		"$table" "$(label "$table" "$tool")" "$wall" "$cpu" "$reqs" "$conns" "$rc" "$note" >&2
 	[ "$rc" -eq 124 ] && echo "$me: timed out after ${TMAX}s: ${cmd[*]}" >&2
 	return 0
@@ -257,7 +263,7 @@ header >&2
 
 : >"$tmp/runs.csv"
 for r in $(seq "$RUNS"); do
-	for t in "${tools[@]}"; do run docs "$t" "$r"; done
+	for t in "${docs_tools[@]}"; do run docs "$t" "$r"; done
 	for t in "${tools[@]}"; do run flat "$t" "$r"; done
 done
 
@@ -266,9 +272,10 @@ median() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] 
 col() { awk -F, -v t="$1" -v u="$2" -v k="$3" '$1 == t && $2 == u { print $k }' "$tmp/runs.csv"; }
 declare -A W P
 table() {
-	local tb=$1 t wall cpu rss reqs bytes conns urls bad name st
-	printf '%-32s %7s %6s %8s %7s %6s %10s %7s %6s %5s %4s  %s\n' tool wall_s cpu_s cpu_us/pg rss_mb pages crawl_urls pages/s MB/s conns exit "same pages"
-	for t in "${tools[@]}"; do
+	local tb=$1 t wall cpu rss reqs bytes conns urls bad name st list=("${tools[@]}")
+	[ "$tb" = docs ] && list=("${docs_tools[@]}")
+	printf '%-36s %7s %6s %8s %7s %6s %10s %7s %6s %5s %4s  %s\n' tool wall_s cpu_s cpu_us/pg rss_mb pages crawl_urls pages/s MB/s conns exit "same pages"
+	for t in "${list[@]}"; do
 		wall=$(col "$tb" "$t" 4 | median); cpu=$(col "$tb" "$t" 5 | median)
 		rss=$(col "$tb" "$t" 6 | median); reqs=$(col "$tb" "$t" 7 | median)
 		bytes=$(col "$tb" "$t" 8 | median); conns=$(col "$tb" "$t" 9 | median)
@@ -279,7 +286,7 @@ table() {
 		W[$tb.$t]=$wall; P[$tb.$t]=$cpu
 		awk -v n="$name" -v w="$wall" -v c="$cpu" -v m="$rss" -v q="$reqs" -v u="$urls" -v b="$bytes" \
 			-v k="$conns" -v e="$st" -v s="$([ "$bad" -eq 0 ] && echo yes || echo "no, in $bad of $RUNS rounds")" 'BEGIN {
-			printf "%-32s %7.3f %6.2f %8.0f %7.1f %6d %10s %7.0f %6.1f %5d %4s  %s\n", n, w, c, c / q * 1e6, m / 1024, q, u, q / w, b / 1e6 / w, k, e, s }'
+			printf "%-36s %7.3f %6.2f %8.0f %7.1f %6d %10s %7.0f %6.1f %5d %4s  %s\n", n, w, c, c / q * 1e6, m / 1024, q, u, q / w, b / 1e6 / w, k, e, s }'
 	done
 }
 # ratio NAME A B: B's wall time and CPU over A's (above 1: A takes less).
@@ -287,7 +294,7 @@ ratio() {
 	local tb=${2%%.*}
 	[ -n "${W[$2]:-}" ] && [ -n "${W[$3]:-}" ] || return 0
 	awk -v n="$1" -v wa="${W[$2]}" -v wb="${W[$3]}" -v ca="${P[$2]}" -v cb="${P[$3]}" 'BEGIN {
-		printf "  %-46s wall %5.2fx, CPU %5.2fx\n", n, wb / wa, cb / ca }'
+		printf "  %-50s wall %5.2fx, CPU %5.2fx\n", n, wb / wa, cb / ca }'
 }
 
 {
@@ -299,7 +306,9 @@ ratio() {
 		echo "   pages linked to but not in the package, answered with an error: $((tree_pages - tree_ok)); crawl counts them as fetched (no --fail), wget2 exits 8 for them (in most runs)"
 	table docs
 	echo "  the second's time over the first's (above 1: the first takes less):"
+	ratio "coro (the default) over coro --parse-threads 0" docs.coro docs.coro0
 	ratio "procs --procs $PROCS over coro (one loop)" docs.procs docs.coro
+	ratio "procs --procs $PROCS over coro --parse-threads 0" docs.procs docs.coro0
 	ratio "coro --loops $LOOPS over coro (one loop)" docs.loops docs.coro
 	ratio "procs --procs $PROCS over coro --loops $LOOPS" docs.procs docs.loops
 	ratio "coro (one loop, the default) over wget2 -r" docs.coro docs.wget2
@@ -315,7 +324,9 @@ ratio() {
 	echo
 	echo "# the commands (TMP: this run's temporary folder):"
 	for tb in docs flat; do
-		for t in "${tools[@]}"; do
+		list=("${tools[@]}")
+		[ "$tb" = docs ] && list=("${docs_tools[@]}")
+		for t in "${list[@]}"; do
 			set_cmd "$tb" "$t"
 			echo "#   ${cmd[*]}" | sed "s|$tmp|TMP|g; s|$PWD/||g"
 		done

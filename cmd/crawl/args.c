@@ -74,8 +74,11 @@ static const char usage_text[] =
 "      --loops=N          coro: event loops, one thread each (default 1)\n"
 "      --procs=N          procs: worker processes, each with one event loop\n"
 "                         (default: the online CPUs)\n"
+"      --parse-threads=N  coro and procs: threads that parse pages while the\n"
+"                         event loops fetch (default: the online CPUs the\n"
+"                         loops or processes leave; 0: parse on the loops)\n"
 "\n"
-"Following links (HTML parsed with libxml2 as it arrives):\n"
+"Following links (HTML parsed by a link scanner, or libxml2 for XPath rules):\n"
 "      --depth=N          follow links up to N hops from the listed URLs\n"
 "                         (default 0: only the listed URLs)\n"
 "      --max-pages=N      fetch at most N pages, listed ones included\n"
@@ -218,6 +221,7 @@ enum {
     OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_WARC, OPT_WARC_MAX_SIZE, OPT_CDX, OPT_SAVE,
     OPT_NOPROXY, OPT_IGNORE_CRAWL_DELAY, OPT_AUTO_THROTTLE, OPT_SITEMAPS,
     OPT_STATE,
+    OPT_PARSE_THREADS,
 };
 
 static const struct option long_opts[] = {
@@ -245,6 +249,7 @@ static const struct option long_opts[] = {
     {"stack-size", required_argument, 0, OPT_STACK_SIZE},
     {"loops", required_argument, 0, OPT_LOOPS},
     {"procs", required_argument, 0, OPT_PROCS},
+    {"parse-threads", required_argument, 0, OPT_PARSE_THREADS},
     {"format", required_argument, 0, OPT_FORMAT},
     {"order", required_argument, 0, OPT_ORDER},
     {"output", required_argument, 0, 'o'},
@@ -402,6 +407,10 @@ static int opt_fetching(struct cli *cli, int ch)
     case OPT_PROCS:
         o->procs = (int)parse_long("--procs", optarg, 1, 256);
         cli->given |= GIVEN_PROCS;
+        return 1;
+    case OPT_PARSE_THREADS:
+        o->parse_threads = (int)parse_long("--parse-threads", optarg, 0, 256);
+        cli->given |= GIVEN_PARSE;
         return 1;
     case OPT_DEADLINE:
         o->deadline = parse_seconds("--deadline", optarg);
@@ -629,6 +638,8 @@ static void warn_ignored(const struct cli *cli)
         { GIVEN_LOOPS, "--loops", "it sets the event loops of --mode=coro" },
         { GIVEN_PROCS, "--procs", "it sets the worker processes of --mode=procs" },
         { GIVEN_STACK, "--stack-size", "it sizes the coroutines of coro and procs" },
+        { GIVEN_PARSE, "--parse-threads", "it sets the parse threads of coro and procs, "
+          "which parse pages only with --depth or --extract" },
         { GIVEN_INCLUDE, "--include", "links are followed only with --depth or --sitemaps" },
         { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth or --sitemaps" },
         { GIVEN_IGNORE_CD, "--ignore-crawl-delay",
@@ -642,6 +653,8 @@ static void warn_ignored(const struct cli *cli)
                  : f == GIVEN_LOOPS ? RUNS("coro")
                  : f == GIVEN_PROCS ? RUNS("procs")
                  : f == GIVEN_STACK ? RUNS("coro") || RUNS("procs")
+                 : f == GIVEN_PARSE ? (RUNS("coro") || RUNS("procs")) &&
+                                      (cli->opts.depth > 0 || cli->nextract > 0)
                  : f == GIVEN_IGNORE_CD ? (cli->opts.depth > 0 || cli->opts.sitemaps) &&
                                           cli->opts.robots
                  : cli->opts.depth > 0 || cli->opts.sitemaps;

@@ -128,13 +128,13 @@ load helpers
 	rows=3
 	command -v wget2 >/dev/null && rows=4
 	[ "$(head -1 "$out/bench-docs.csv")" = "table,tool,round,wall_s,cpu_s,rss_kb,requests,bytes,conns,crawl_urls,same,status" ]
-	[ "$(grep -c '^docs,' "$out/bench-docs.csv")" -eq "$rows" ]
+	[ "$(grep -c '^docs,' "$out/bench-docs.csv")" -eq $((rows + 1)) ]
 	[ "$(grep -c '^flat,' "$out/bench-docs.csv")" -eq "$rows" ]
 	[ "$(awk -F, 'NR > 1 && $11 != "yes"' "$out/bench-docs.csv" | wc -l)" -eq 0 ]
 	[ "$(awk -F, '$1 == "flat" && $7 != 2000' "$out/bench-docs.csv" | wc -l)" -eq 0 ]
 	# crawl's own count of URLs fetched is what nginx logged.
 	[ "$(awk -F, 'NR > 1 && $2 != "wget2" && $10 != $7' "$out/bench-docs.csv" | wc -l)" -eq 0 ]
-	for t in "crawl coro -c 16 " "crawl coro --loops 2 -c 16 " "crawl procs --procs 2 -c 16 " \
+	for t in "crawl coro -c 16 " "crawl coro --parse-threads 0 -c 16 " "crawl coro --loops 2 -c 16 " "crawl procs --procs 2 -c 16 " \
 		"crawl coro -c 100 " "crawl coro --loops 2 -c 100 " "crawl procs --procs 2 -c 100 "; do
 		grep -q "^$t" "$out/bench-docs.txt"
 	done

@@ -262,12 +262,18 @@ while True:
 	mkdir -p "$D/full"
 	mount -t tmpfs -o size=64k tmpfs "$D/full" || skip "cannot mount tmpfs"
 	# 50 MB of the fixture's text is some 150 KB gzip-compressed
-	run "$CRAWL" --mode=thread --format=jsonl --warc "$D/full/a.warc.gz" "$FIXTURE/bytes/50000000" "$FIXTURE/bytes/10"
+	for m in thread procs; do
+		rm -f "$D"/full/*
+		"$CRAWL" --mode=$m --format=jsonl --warc "$D/full/a.warc.gz" "$FIXTURE/bytes/50000000" \
+			"$FIXTURE/bytes/10" >"$D/$m.out" 2>&1 && echo 0 >"$D/$m.rc" || echo $? >"$D/$m.rc"
+	done
 	umount "$D/full"
-	echo "$output"
-	[ "$status" -eq 23 ]
-	grep '^{' <<<"$output" | jq -r 'select(.url) | .error' | grep -q "^--warc: .*full/a.warc.gz: No space left on device$"
-	grep -q "^crawl: --warc: .*No space left on device$" <<<"$output"
+	for m in thread procs; do
+		echo "$m: $(cat "$D/$m.rc")"; cat "$D/$m.out"
+		[ "$(cat "$D/$m.rc")" -eq 23 ]
+		grep '^{' "$D/$m.out" | jq -r 'select(.url) | .error' | grep -q "^--warc: .*full/a.*warc.gz: No space left on device$"
+		grep -q "^crawl: --warc: .*No space left on device$" "$D/$m.out"
+	done
 }
 
 @test "--warc's usage errors: the file name, --cdx or --warc-max-size alone, --mode=all" {
