@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <math.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -200,9 +201,12 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
      * failure is the run's to report, with a row for every URL). */
     crawl_prepare(c, b);
 
-    int rrc = cli->state ? report_new_marked(&rep, fd, fmt, FLUSH_MS, output_failed, c,
-                                             crawl_state_offset(c), crawl_state_commit, c)
-                         : report_new(&rep, fd, fmt, cli->order, quiet, FLUSH_MS, output_failed, c);
+    unsigned cols = (cli->rules ? REPORT_LINKS : 0) | (cli->nextract ? REPORT_EXTRACT : 0);
+    int rrc = cli->state ? report_new_marked(&rep, fd, fmt, cols, STDERR_FILENO, FLUSH_MS,
+                                             output_failed, c, crawl_state_offset(c),
+                                             crawl_state_commit, c)
+                         : report_new(&rep, fd, fmt, cli->order, quiet, cols, STDERR_FILENO,
+                                      FLUSH_MS, output_failed, c);
     if (rrc < 0) {
         fprintf(stderr, "crawl: %s\n", crawl_strerror(rrc));
         return rrc == -EPIPE || rrc == -EBADF || rrc == -ENOSPC || rrc == -EIO ?
@@ -366,36 +370,101 @@ static int run_state(struct cli *cli, struct crawl *c)
 
 struct all_ctx {
     struct cli *cli;
-    struct crawl *c;
-    int fd;
+    int fd;                     /* the output, inherited by each model's process */
     const struct crawl_backend *const *list;
-    struct crawl_live *live;    /* shared with the parent, which draws the line */
+    int live_fd;                /* the shared counters, -1: no progress line */
+    char inputs[256];           /* CLI_INPUTS_ENV's value */
 };
 
-/* compare_child_fn: one model's run, in its own child process. The article
- * table comes first unless -q or a data format was asked for. */
-static int all_child(const struct crawl_backend *b, struct compare_run *r, void *data)
+extern char **environ;
+
+/* compare_spawn_fn: one model's run, in a fresh crawl started with the same
+ * command line and told by CLI_CHILD_ENV which model to run and where its
+ * output, trace, counters and figures go. The article table comes first
+ * unless -q or a data format was asked for. */
+static pid_t all_spawn(const struct crawl_backend *b, int result_fd, void *data)
 {
     struct all_ctx *a = data;
+    int pid_base = 0;
     /* Each model's tracks under a pid of its own, in the order compared. */
     for (int i = 0; a->list[i]; i++)
         if (a->list[i] == b)
-            a->cli->trace_pid = TRACE_PID_STEP * (i + 1);
+            pid_base = TRACE_PID_STEP * (i + 1);
     int tables = !a->cli->quiet && a->cli->format == CRAWL_FMT_TABLE;
+    char child[256], inputs[300];
+    snprintf(child, sizeof child, CLI_CHILD_ENV "=%s %d %d %d %d %d %d", b->name, result_fd,
+             a->fd, a->cli->trace_fd, pid_base, a->live_fd, tables);
+    snprintf(inputs, sizeof inputs, CLI_INPUTS_ENV "=%s", a->inputs);
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 3, sizeof *env);
+    if (!env)
+        return -ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], CLI_CHILD_ENV "=", sizeof CLI_CHILD_ENV) != 0 &&
+            strncmp(environ[i], CLI_INPUTS_ENV "=", sizeof CLI_INPUTS_ENV) != 0)
+            env[k++] = environ[i];
+    env[k++] = child;
+    env[k++] = inputs;
+    env[k] = NULL;
+    pid_t pid;
+    int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, a->cli->argv, env);
+    free(env);
+    return rc ? -rc : pid;
+}
+
+/* What a --mode=all parent told this process (CLI_CHILD_ENV). */
+struct child_env {
+    char model[32];
+    int result_fd, out_fd, trace_fd, trace_pid, live_fd, tables;
+};
+
+/* One model's run for a --mode=all parent: its rows (the article table, or
+ * nothing) to the parent's output, its figures to result_fd. Returns the
+ * exit status: 0 once the figures are handed over, the run's own status
+ * being among them. */
+static int run_child(struct cli *cli, struct crawl *c, const struct child_env *e)
+{
+    const struct crawl_backend *b = crawl_backend_find(e->model);
+    struct crawl_live *live = NULL;
+    struct compare_run r;
+    if (!b)
+        return EXIT_USAGE;
+    if (e->live_fd >= 0) {
+        live = mmap(NULL, sizeof *live, PROT_READ | PROT_WRITE, MAP_SHARED, e->live_fd, 0);
+        if (live == MAP_FAILED)
+            live = NULL;
+    }
+    cli->trace_pid = e->trace_pid;
     int status;
-    if (tables) {
-        status = run_model(a->cli, a->c, b, a->fd, CRAWL_FMT_TABLE, 0, a->live, 0);
-        if (status != EXIT_OUTPUT && status != EXIT_PIPE && write(a->fd, "\n", 1) != 1)
+    if (e->tables) {
+        status = run_model(cli, c, b, e->out_fd, CRAWL_FMT_TABLE, 0, live, 0);
+        if (status != EXIT_OUTPUT && status != EXIT_PIPE && write(e->out_fd, "\n", 1) != 1)
             status = output_status(-errno);
     } else {
         int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        status = run_model(a->cli, a->c, b, devnull >= 0 ? devnull : a->fd, CRAWL_FMT_TABLE, 1,
-                           a->live, 0);
+        status = run_model(cli, c, b, devnull >= 0 ? devnull : e->out_fd, CRAWL_FMT_TABLE, 1,
+                           live, 0);
         if (devnull >= 0)
             close(devnull);
     }
-    compare_fill(r, a->c);
-    return status;
+    memset(&r, 0, sizeof r);
+    compare_fill(&r, c);
+    r.status = status;
+    const char *p = (const char *)&r;
+    size_t left = sizeof r;
+    while (left) {
+        ssize_t w = write(e->result_fd, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return 3;
+        p += w;
+        left -= (size_t)w;
+    }
+    return 0;
 }
 
 static int run_all(struct cli *cli, struct crawl *c)
@@ -424,8 +493,9 @@ static int run_all(struct cli *cli, struct crawl *c)
     if (n == 0)
         die_usage("--modes: no model given");
 
-    /* Every model runs the whole list, each in a child of its own: the
-     * list is read once, here, before the first one starts. */
+    /* Every model runs the whole list, each in a process of its own. The
+     * list is read here first, so that a bad line is reported once and the
+     * lists that cannot be read twice are copied for every model. */
     if (crawl_fill(c) < 0)
         return EXIT_USAGE;
     int fd = open_output(cli);
@@ -434,24 +504,40 @@ static int run_all(struct cli *cli, struct crawl *c)
         fprintf(stderr, "crawl: out of memory\n");
         return EXIT_FAILED;
     }
-    struct all_ctx a = { .cli = cli, .c = c, .fd = fd, .list = list };
-        /* The progress line is drawn here, from counters the children publish
+    /* The children write their tables and trace parts to these: not
+     * close-on-exec (dup's copy never is). */
+    struct all_ctx a = { .cli = cli, .fd = fd == STDOUT_FILENO ? fd : dup(fd), .list = list,
+                         .live_fd = -1 };
+    size_t at = 0;
+    for (int i = 0; i < cli->ninputs && at < sizeof a.inputs; i++)
+        if (cli->input_fd[i] >= 0)
+            at += (size_t)snprintf(a.inputs + at, sizeof a.inputs - at, "%d:%d ", i,
+                                   cli->input_fd[i]);
+    /* The progress line is drawn here, from counters the children publish
      * in shared memory: no measured process pays for it. */
     struct progress *prog = NULL;
-    if (want_progress(cli)) {
-        a.live = mmap(NULL, sizeof *a.live, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                      -1, 0);
-        if (a.live == MAP_FAILED)
-            a.live = NULL;
-        else
-            prog = progress_start(a.live, STDERR_FILENO);
+    struct crawl_live *live = NULL;
+    if (want_progress(cli) && (a.live_fd = memfd_create("crawl-live", 0)) >= 0) {
+        if (ftruncate(a.live_fd, sizeof *live) == 0)
+            live = mmap(NULL, sizeof *live, PROT_READ | PROT_WRITE, MAP_SHARED, a.live_fd, 0);
+        if (live == MAP_FAILED || !live) {
+            live = NULL;
+            close(a.live_fd);
+            a.live_fd = -1;
+        } else {
+            prog = progress_start(live, STDERR_FILENO);
+        }
     }
     struct compare_run res[16];
     double minw[16], maxw[16];
-    int rc = compare_models(list, cli->repeat, all_child, &a, &interrupted, res, minw, maxw);
+    int rc = compare_models(list, cli->repeat, all_spawn, &a, &interrupted, res, minw, maxw);
     progress_stop(prog);
-    if (a.live)
-        munmap(a.live, sizeof *a.live);
+    if (live) {
+        munmap(live, sizeof *live);
+        close(a.live_fd);
+    }
+    if (a.fd != fd)
+        close(a.fd);
     if (rc < 0) {
         fprintf(stderr, "crawl: cannot start a model's process: %s\n", strerror(-rc));
         return EXIT_FAILED;
@@ -495,6 +581,11 @@ int main(int argc, char **argv)
     }
     html_global_init();
     fetch_set_locale();     /* for international host names; C without it */
+    struct child_env ce;
+    const char *env = getenv(CLI_CHILD_ENV);
+    if (env && sscanf(env, "%31s %d %d %d %d %d %d", ce.model, &ce.result_fd, &ce.out_fd,
+                      &ce.trace_fd, &ce.trace_pid, &ce.live_fd, &ce.tables) == 7)
+        cli.child = 1;
     cli_parse(&cli, argc, argv);
     install_signals();
     struct crawl *c = crawl_new(&cli.opts);
@@ -504,14 +595,24 @@ int main(int argc, char **argv)
     }
     struct urllist *inputs = cli_open_inputs(&cli, c);
     int status;
-    trace_open(&cli);
-    if (cli.state)
-        status = run_state(&cli, c);
-    else if (strcmp(cli.mode, "all") == 0)
-        status = run_all(&cli, c);
-    else
-        status = run_one(&cli, c);
-    status = trace_close(&cli, status);
+    if (cli.child) {
+        /* The parent opened the trace and ends it. */
+        cli.trace_fd = ce.trace_fd;
+        status = run_child(&cli, c, &ce);
+    } else {
+        trace_open(&cli);
+        if (cli.state)
+            status = run_state(&cli, c);
+        else if (strcmp(cli.mode, "all") == 0)
+            status = run_all(&cli, c);
+        else
+            status = run_one(&cli, c);
+        status = trace_close(&cli, status);
+    }
+    for (int i = 0; i < cli.ninputs; i++)
+        if (cli.input_fd[i] >= 0)
+            close(cli.input_fd[i]);
+    free(cli.input_fd);
     crawl_free(c);
     urllist_free(inputs);
     html_rules_free(cli.rules);

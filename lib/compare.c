@@ -1,7 +1,11 @@
 /* compare.c: running several models on one list and lining their figures
- * up. Each model runs in a forked child, so wait4 reports that model's
- * resource use alone; the child sends its crawl figures back over a pipe. */
+ * up. Each model runs in a process of its own, a fresh exec of crawl, so
+ * wait4 reports that model's resource use alone, counted as it is for any
+ * other program (a forked child would not count the shared-library pages
+ * its parent had already mapped); the child sends its crawl figures back
+ * over a pipe. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -43,49 +47,23 @@ void compare_fill(struct compare_run *r, struct crawl *c)
     r->rss_mb = (double)s.rss_peak_kb / 1024.0;
 }
 
-/* Writes all of buf to fd. */
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Runs b once in a child; fills r. */
-static int run_child(const struct crawl_backend *b, compare_child_fn fn, void *data,
+/* Runs b once in a process that spawn starts; fills r. */
+static int run_child(const struct crawl_backend *b, compare_spawn_fn spawn, void *data,
                      struct compare_run *r)
 {
     int fds[2];
+    /* The read end stays here; the write end goes to the child alone, and
+     * is closed here once it has started. */
     if (pipe(fds) != 0)
         return -errno;
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
     fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(fds[0]);
-        close(fds[1]);
-        return -e;
-    }
-    if (pid == 0) {
-        /* The child ends here with _exit: it shares the parent's stdio
-         * buffers and atexit handlers, which must run once, in the parent. */
-        struct compare_run cr;
-        memset(&cr, 0, sizeof cr);
-        close(fds[0]);
-        cr.status = fn(b, &cr, data);
-        fflush(NULL);
-        int ok = write_all(fds[1], &cr, sizeof cr);
-        _exit(ok == 0 ? 0 : 3);
-    }
+    pid_t pid = spawn(b, fds[1], data);
     close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return (int)pid;
+    }
     memset(r, 0, sizeof *r);
     size_t got = 0;
     while (got < sizeof *r) {
@@ -118,7 +96,7 @@ static int run_child(const struct crawl_backend *b, compare_child_fn fn, void *d
 }
 
 int compare_models(const struct crawl_backend *const *list, int repeat,
-                   compare_child_fn fn, void *data, atomic_int *stop,
+                   compare_spawn_fn spawn, void *data, atomic_int *stop,
                    struct compare_run *results, double *min_wall, double *max_wall)
 {
     int n = 0;
@@ -136,7 +114,7 @@ int compare_models(const struct crawl_backend *const *list, int repeat,
                     last = i;
                 goto done;
             }
-            rc = run_child(list[i], fn, data, &all[i * stride + round]);
+            rc = run_child(list[i], spawn, data, &all[i * stride + round]);
         }
         rounds++;
     }
@@ -171,64 +149,67 @@ done:
 
 static const char *columns[] = {
     "mode", "urls", "ok", "failed", "retries", "wall_s", "min_s", "max_s", "speedup",
-    "user_s", "sys_s", "rss_mb", "threads", "vcsw", "ivcsw", "conns", "reuse",
+    "user_s", "sys_s", "rss_mb", "threads", "vcsw", "ivcsw", "conns", "reuse", "concurrency",
     "p50_ms", "p90_ms", "p99_ms", "max_ms",
     "ttfb_p50_ms", "ttfb_p90_ms", "ttfb_p99_ms", "ttfb_max_ms",
 };
 #define NCOLS (sizeof columns / sizeof columns[0])
 
 #define CELL 32
+/* concurrency: in the data (0: every URL at once), not in the table, whose
+ * Shared line says each model's in-flight limit. */
+#define CONC 17
 
-/* The comparison's cells, as text, for run x; its speed-up is against base. */
+/* The comparison's cells, as text, for run x; its speed-up is against base.
+ * For CSV (data set) the figures are unrounded and the speed-up a plain
+ * number; the table rounds them for reading and writes 3.50x. */
 static void fill_cells(const struct compare_run *x, double min_wall, double max_wall,
-                       double base, char (*c)[CELL])
+                       double base, int data, char (*c)[CELL])
 {
+    const char *sec = data ? "%.6f" : "%.2f", *ms = data ? "%.3f" : "%.1f";
     snprintf(c[0], CELL, "%s", x->mode);
     snprintf(c[1], CELL, "%zu", x->urls);
     snprintf(c[2], CELL, "%zu", x->ok);
     snprintf(c[3], CELL, "%zu", x->failed);
     snprintf(c[4], CELL, "%zu", x->retries);
-    snprintf(c[5], CELL, "%.2f", x->wall);
-    snprintf(c[6], CELL, "%.2f", min_wall);
-    snprintf(c[7], CELL, "%.2f", max_wall);
-    snprintf(c[8], CELL, "%.2fx", x->wall > 0 ? base / x->wall : 0.0);
-    snprintf(c[9], CELL, "%.2f", x->user);
-    snprintf(c[10], CELL, "%.2f", x->sys);
-    snprintf(c[11], CELL, "%.1f", x->rss_mb);
+    snprintf(c[5], CELL, sec, x->wall);
+    snprintf(c[6], CELL, sec, min_wall);
+    snprintf(c[7], CELL, sec, max_wall);
+    snprintf(c[8], CELL, data ? "%.4f" : "%.2fx", x->wall > 0 ? base / x->wall : 0.0);
+    snprintf(c[9], CELL, sec, x->user);
+    snprintf(c[10], CELL, sec, x->sys);
+    snprintf(c[11], CELL, data ? "%.2f" : "%.1f", x->rss_mb);
     snprintf(c[12], CELL, "%d", x->threads);
     snprintf(c[13], CELL, "%ld", x->vcsw);
     snprintf(c[14], CELL, "%ld", x->ivcsw);
     snprintf(c[15], CELL, "%zu", x->conns);
     snprintf(c[16], CELL, "%s", x->reuse ? "on" : "off");
+    snprintf(c[CONC], CELL, "%d", x->limit);
     for (int k = 0; k < 4; k++) {
-        snprintf(c[17 + k], CELL, "%.1f", x->total_ms[k]);
-        snprintf(c[21 + k], CELL, "%.1f", x->ttfb_ms[k]);
+        snprintf(c[18 + k], CELL, ms, x->total_ms[k]);
+        snprintf(c[22 + k], CELL, ms, x->ttfb_ms[k]);
     }
 }
 
-static void print_jsonl(FILE *out, const struct compare_run *r, const double *min_wall,
-                        const double *max_wall, double base, int rows)
+/* JSON lines: the CSV's columns and values, as objects. */
+static void print_jsonl(FILE *out, char (*cells)[NCOLS][CELL], int rows)
 {
-    for (int i = 0; i < rows; i++)
-        fprintf(out, "{\"mode\":\"%s\",\"urls\":%zu,\"ok\":%zu,\"failed\":%zu,\"retries\":%zu,"
-                "\"wall_s\":%.6f,\"min_s\":%.6f,\"max_s\":%.6f,\"speedup\":%.4f,"
-                "\"user_s\":%.6f,\"sys_s\":%.6f,\"rss_mb\":%.2f,\"threads\":%d,"
-                "\"vcsw\":%ld,\"ivcsw\":%ld,\"conns\":%zu,\"reuse\":\"%s\","
-                "\"concurrency\":%d,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
-                "\"max_ms\":%.3f,\"ttfb_p50_ms\":%.3f,\"ttfb_p90_ms\":%.3f,"
-                "\"ttfb_p99_ms\":%.3f,\"ttfb_max_ms\":%.3f}\n",
-                r[i].mode, r[i].urls, r[i].ok, r[i].failed, r[i].retries, r[i].wall,
-                min_wall[i], max_wall[i], r[i].wall > 0 ? base / r[i].wall : 0.0,
-                r[i].user, r[i].sys, r[i].rss_mb, r[i].threads, r[i].vcsw,
-                r[i].ivcsw, r[i].conns, r[i].reuse ? "on" : "off", r[i].limit,
-                r[i].total_ms[0], r[i].total_ms[1], r[i].total_ms[2], r[i].total_ms[3],
-                r[i].ttfb_ms[0], r[i].ttfb_ms[1], r[i].ttfb_ms[2], r[i].ttfb_ms[3]);
+    for (int i = 0; i < rows; i++) {
+        for (size_t k = 0; k < NCOLS; k++) {
+            int text = k == 0 || k == 16;
+            fprintf(out, "%s\"%s\":%s%s%s", k ? "," : "{", columns[k], text ? "\"" : "",
+                    cells[i][k], text ? "\"" : "");
+        }
+        fputs("}\n", out);
+    }
 }
 
 /* One line of cells: CSV, or the table's aligned columns (width set). */
 static void print_line(FILE *out, const char *const *cells, const size_t *width)
 {
     for (size_t k = 0; k < NCOLS; k++) {
+        if (width && k == CONC)
+            continue;
         if (!width)
             fprintf(out, "%s%s", k ? "," : "", cells[k]);
         else
@@ -249,12 +230,12 @@ void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
     char cells[64][NCOLS][CELL];
     const char *line[NCOLS];
     int rows = n < 64 ? n : 64;
+    for (int i = 0; i < rows; i++)
+        fill_cells(&r[i], min_wall[i], max_wall[i], base, fmt != CRAWL_FMT_TABLE, cells[i]);
     if (fmt == CRAWL_FMT_JSONL) {
-        print_jsonl(out, r, min_wall, max_wall, base, rows);
+        print_jsonl(out, cells, rows);
         return;
     }
-    for (int i = 0; i < rows; i++)
-        fill_cells(&r[i], min_wall[i], max_wall[i], base, cells[i]);
     size_t width[NCOLS];
     for (size_t k = 0; k < NCOLS; k++) {
         width[k] = strlen(columns[k]);

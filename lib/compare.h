@@ -1,11 +1,13 @@
 /* compare.h: --mode=all. Runs the same crawl through several models, each
- * in a child process of its own so that its CPU time, peak memory and
- * context switches are measured cleanly, and prints the comparison table. */
+ * in a process of its own (a fresh exec of crawl, as a peer is measured) so
+ * that its CPU time, peak memory and context switches are measured cleanly,
+ * and prints the comparison table. */
 #ifndef CRAWL_COMPARE_H
 #define CRAWL_COMPARE_H
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include "crawl.h"
 
 /* What one run of one model measured. */
@@ -28,20 +30,20 @@ struct compare_run {
     int    status;              /* the child's exit status; -1 if it died */
 };
 
-/* Runs one model in the child: fills r's crawl fields (not the rusage ones)
- * and returns the exit status that the model's run would give. data is
- * what compare_models was given. */
-typedef int (*compare_child_fn)(const struct crawl_backend *b, struct compare_run *r,
-                                void *data);
+/* Starts one run of model b in a process of its own, which writes its
+ * struct compare_run to result_fd (inherited: not close-on-exec) and exits;
+ * returns its pid, or -errno. data is what compare_models was given. */
+typedef pid_t (*compare_spawn_fn)(const struct crawl_backend *b, int result_fd, void *data);
 
 /* Runs each backend in list (NULL-terminated) repeat times, rounds
- * interleaved, each run in a forked child that calls fn; fills results[i]
- * with the run whose wall time is the median of model i, and min_wall /
- * max_wall with the spread. Stops starting children once *stop is set (an
- * interrupt). Returns how many models have results (the first ones of list),
- * or -errno when a child could not be started. */
+ * interleaved, each run in a process that spawn starts; wait4 gives its
+ * CPU time, peak RSS and context switches. Fills results[i] with the run
+ * whose wall time is the median of model i, and min_wall / max_wall with
+ * the spread. Stops starting runs once *stop is set (an interrupt). Returns
+ * how many models have results (the first ones of list), or -errno when a
+ * process could not be started. */
 int compare_models(const struct crawl_backend *const *list, int repeat,
-                   compare_child_fn fn, void *data, atomic_int *stop,
+                   compare_spawn_fn spawn, void *data, atomic_int *stop,
                    struct compare_run *results, double *min_wall, double *max_wall);
 
 /* Fills r's percentiles and counts from a finished crawl c. */

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fetch.h"
 #include "html.h"
@@ -125,85 +126,152 @@ void report_csv_str(FILE *out, const char *s)
     put_sb(out, &b);
 }
 
-static void json_row(struct strbuf *b, const struct crawl_job *j)
+/* One column of a row: the same columns, in the same order, make the JSON
+ * lines and the CSV (the schema is in README and crawl(1)). A column that
+ * does not apply to a row is null in JSON and an empty cell in CSV. */
+struct cell {
+    enum { CELL_NULL, CELL_NUM, CELL_STR, CELL_JSON } kind;
+    const char *s;              /* CELL_STR, CELL_JSON */
+    char num[40];               /* CELL_NUM */
+};
+
+static const char *const columns[] = {
+    "url", "source", "line", "depth", "final_url", "status", "length", "wire_bytes",
+    "redirects", "attempts", "worker", "start_s", "time_dns_s", "time_connect_s",
+    "time_tls_s", "time_ttfb_s", "time_total_s", "links", "fail", "error", "extract",
+};
+#define NCOLUMNS (sizeof columns / sizeof columns[0])
+
+static void c_str(struct cell *c, const char *s)
 {
-    const struct crawl_result *r = &j->res;
-    sb_adds(b, "{\"url\":");
-    report_json_sb(b, j->url);
-    sb_adds(b, ",\"final_url\":");
-    report_json_sb(b, r->final_url);
-    sb_printf(b,
-              ",\"status\":%ld,\"length\":%lld,\"wire_bytes\":%lld,\"redirects\":%ld"
-              ",\"time_dns\":%.6f,\"time_connect\":%.6f,\"time_tls\":%.6f"
-              ",\"time_ttfb\":%.6f,\"time_total\":%.6f,\"start\":%.6f"
-              ",\"worker\":%d,\"line\":%ld,\"depth\":%d,\"links\":%zu,\"attempts\":%d"
-              ",\"fail\":",
-              r->status, (long long)r->length, (long long)r->wire_bytes,
-              r->redirects, r->time_dns, r->time_connect, r->time_tls,
-              r->time_ttfb, r->time_total, r->start, r->worker, j->line, j->depth,
-              r->nlinks, r->attempts);
-    report_json_sb(b, r->fail ? crawl_fail_name(r->fail) : NULL);
-    sb_adds(b, ",\"error\":");
-    report_json_sb(b, r->fail && !r->error ? crawl_fail_name(r->fail) : r->error);
-    if (r->nextracts) {
-        /* {"name": [values...], ...}: the extracts come grouped by rule. */
-        sb_adds(b, ",\"extract\":{");
-        for (size_t i = 0; i < r->nextracts; i++) {
-            int first = i == 0 || strcmp(r->extracts[i - 1].name, r->extracts[i].name) != 0;
-            int last = i + 1 == r->nextracts ||
-                       strcmp(r->extracts[i + 1].name, r->extracts[i].name) != 0;
-            if (first) {
-                if (i)
-                    sb_addc(b, ',');
-                report_json_sb(b, r->extracts[i].name);
-                sb_adds(b, ":[");
-            } else {
-                sb_addc(b, ',');
-            }
-            report_json_sb(b, r->extracts[i].value);
-            if (last)
-                sb_addc(b, ']');
-        }
-        sb_addc(b, '}');
-    }
-    sb_adds(b, "}\n");
+    c->kind = s ? CELL_STR : CELL_NULL;
+    c->s = s;
 }
 
-static const char csv_header[] =
-    "url,final_url,status,length,wire_bytes,redirects,time_dns,time_connect,"
-    "time_tls,time_ttfb,time_total,start,worker,line,depth,attempts,fail,error,extract\n";
+static void c_int(struct cell *c, int apply, long long v)
+{
+    c->kind = apply ? CELL_NUM : CELL_NULL;
+    snprintf(c->num, sizeof c->num, "%lld", v);
+}
 
-static void csv_row(struct strbuf *b, const struct crawl_job *j)
+/* Seconds, to the microsecond libcurl measures in. */
+static void c_sec(struct cell *c, int apply, double v)
+{
+    c->kind = apply ? CELL_NUM : CELL_NULL;
+    snprintf(c->num, sizeof c->num, "%.6f", v);
+}
+
+/* The extracts as one JSON object, {"name": [values...], ...}, grouped by
+ * rule as they come. */
+static void extract_json(struct strbuf *b, const struct crawl_result *r)
+{
+    sb_addc(b, '{');
+    for (size_t i = 0; i < r->nextracts; i++) {
+        int first = i == 0 || strcmp(r->extracts[i - 1].name, r->extracts[i].name) != 0;
+        int last = i + 1 == r->nextracts ||
+                   strcmp(r->extracts[i + 1].name, r->extracts[i].name) != 0;
+        if (first) {
+            if (i)
+                sb_addc(b, ',');
+            report_json_sb(b, r->extracts[i].name);
+            sb_adds(b, ":[");
+        } else {
+            sb_addc(b, ',');
+        }
+        report_json_sb(b, r->extracts[i].value);
+        if (last)
+            sb_addc(b, ']');
+    }
+    sb_addc(b, '}');
+}
+
+/* Fills a row's cells; ext receives the extract object when it applies. */
+static void row_cells(struct cell *c, const struct crawl_job *j, unsigned cols,
+                      struct strbuf *ext)
 {
     const struct crawl_result *r = &j->res;
-    report_csv_sb(b, j->url);
-    sb_addc(b, ',');
-    report_csv_sb(b, r->final_url);
-    sb_printf(b, ",%ld,%lld,%lld,%ld,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%ld,%d,%d,",
-              r->status, (long long)r->length, (long long)r->wire_bytes,
-              r->redirects, r->time_dns, r->time_connect, r->time_tls,
-              r->time_ttfb, r->time_total, r->start, r->worker, j->line, j->depth,
-              r->attempts);
-    if (r->fail)
-        sb_adds(b, crawl_fail_name(r->fail));
-    sb_addc(b, ',');
-    report_csv_sb(b, r->fail && !r->error ? crawl_fail_name(r->fail) : r->error);
-    sb_addc(b, ',');
-    if (r->nextracts) {
-        /* One field: "name=value; name=value". */
-        struct strbuf cell = {0};
-        for (size_t i = 0; i < r->nextracts; i++)
-            sb_printf(&cell, "%s%s=%s", i ? "; " : "", r->extracts[i].name,
-                      r->extracts[i].value);
-        report_csv_sb(b, cell.data ? cell.data : "");
-        if (cell.nomem)
-            b->nomem = 1;
-        sb_free(&cell);
+    int ran = r->attempts > 0;                  /* fetched at least once */
+    int listed = j->line > 0;                   /* from a list, not a link */
+    /* Pages are parsed only when they arrived whole, with a 2xx status. */
+    int parsed = ran && !r->fail && r->status >= 200 && r->status < 300;
+    /* libcurl leaves a phase it did not reach at 0: a reused connection
+     * has no connect and plain http no TLS; no response, no first byte. */
+    c_str(&c[0], j->url);
+    c_str(&c[1], listed ? j->source : NULL);
+    c_int(&c[2], listed, j->line);
+    c_int(&c[3], 1, j->depth);
+    c_str(&c[4], r->final_url);
+    c_int(&c[5], r->status > 0, r->status);
+    c_int(&c[6], 1, (long long)r->length);
+    c_int(&c[7], 1, (long long)r->wire_bytes);
+    c_int(&c[8], 1, r->redirects);
+    c_int(&c[9], 1, r->attempts);
+    c_int(&c[10], ran, r->worker);
+    c_sec(&c[11], ran, r->start);
+    c_sec(&c[12], ran && r->time_dns > 0, r->time_dns);
+    c_sec(&c[13], ran && r->time_connect > 0, r->time_connect);
+    c_sec(&c[14], ran && r->time_tls > 0, r->time_tls);
+    c_sec(&c[15], ran && r->time_ttfb > 0, r->time_ttfb);
+    c_sec(&c[16], ran, r->time_total);
+    c_int(&c[17], (cols & REPORT_LINKS) && parsed, (long long)r->nlinks);
+    c_str(&c[18], r->fail ? crawl_fail_name(r->fail) : NULL);
+    c_str(&c[19], r->fail && !r->error ? crawl_fail_name(r->fail) : r->error);
+    c[20].kind = CELL_NULL;
+    if ((cols & REPORT_EXTRACT) && parsed) {
+        extract_json(ext, r);
+        c[20].kind = CELL_JSON;
+        c[20].s = ext->data ? ext->data : "{}";
     }
+}
+
+static void json_row(struct strbuf *b, const struct crawl_job *j, unsigned cols)
+{
+    struct cell c[NCOLUMNS];
+    struct strbuf ext = {0};
+    row_cells(c, j, cols, &ext);
+    for (size_t k = 0; k < NCOLUMNS; k++) {
+        sb_printf(b, "%s\"%s\":", k ? "," : "{", columns[k]);
+        switch (c[k].kind) {
+        case CELL_NULL: sb_adds(b, "null"); break;
+        case CELL_NUM:  sb_adds(b, c[k].num); break;
+        case CELL_STR:  report_json_sb(b, c[k].s); break;
+        case CELL_JSON: sb_adds(b, c[k].s); break;
+        }
+    }
+    sb_adds(b, "}\n");
+    if (ext.nomem)
+        b->nomem = 1;
+    sb_free(&ext);
+}
+
+static void csv_header(struct strbuf *b)
+{
+    for (size_t k = 0; k < NCOLUMNS; k++)
+        sb_printf(b, "%s%s", k ? "," : "", columns[k]);
     sb_addc(b, '\n');
 }
 
-void report_format(struct strbuf *b, const struct crawl_job *j, enum crawl_format fmt)
+static void csv_row(struct strbuf *b, const struct crawl_job *j, unsigned cols)
+{
+    struct cell c[NCOLUMNS];
+    struct strbuf ext = {0};
+    row_cells(c, j, cols, &ext);
+    for (size_t k = 0; k < NCOLUMNS; k++) {
+        if (k)
+            sb_addc(b, ',');
+        if (c[k].kind == CELL_NUM)
+            sb_adds(b, c[k].num);
+        else if (c[k].kind != CELL_NULL)
+            report_csv_sb(b, c[k].s);
+    }
+    sb_addc(b, '\n');
+    if (ext.nomem)
+        b->nomem = 1;
+    sb_free(&ext);
+}
+
+void report_format(struct strbuf *b, const struct crawl_job *j, enum crawl_format fmt,
+                   unsigned cols)
 {
     switch (fmt) {
     case CRAWL_FMT_TABLE:
@@ -211,10 +279,10 @@ void report_format(struct strbuf *b, const struct crawl_job *j, enum crawl_forma
         sb_addc(b, '\n');
         break;
     case CRAWL_FMT_JSONL:
-        json_row(b, j);
+        json_row(b, j, cols);
         break;
     case CRAWL_FMT_CSV:
-        csv_row(b, j);
+        csv_row(b, j, cols);
         break;
     }
 }
@@ -223,6 +291,8 @@ struct report {
     enum crawl_format fmt;
     enum crawl_order ord;
     int quiet;
+    unsigned cols;              /* REPORT_LINKS, REPORT_EXTRACT */
+    int summary_fd;             /* CSV's summary line; -1: none */
     pthread_mutex_t lock;       /* guards the order and the held rows */
     struct sink *sink;
     struct reorder *reorder;    /* input order: rows wait for their turn */
@@ -235,7 +305,8 @@ static int place(const char *row, size_t n, void *data);
 /* report_new, for a file that holds offset bytes of an earlier run's rows
  * when commit is set: the CSV header is written only into an empty one. */
 static int report_make(struct report **out, int fd, enum crawl_format fmt, enum crawl_order ord,
-                       int quiet, int flush_ms, sink_error_fn on_error, void *data,
+                       int quiet, unsigned cols, int summary_fd, int flush_ms,
+                       sink_error_fn on_error, void *data,
                        uint64_t offset, sink_commit_fn commit, void *cdata)
 {
     struct report *r = calloc(1, sizeof *r);
@@ -245,6 +316,8 @@ static int report_make(struct report **out, int fd, enum crawl_format fmt, enum 
     r->fmt = fmt;
     r->ord = ord;
     r->quiet = quiet;
+    r->cols = cols;
+    r->summary_fd = summary_fd;
     if (pthread_mutex_init(&r->lock, NULL) != 0) {
         free(r);
         return -ENOMEM;
@@ -261,9 +334,14 @@ static int report_make(struct report **out, int fd, enum crawl_format fmt, enum 
         goto err;
     if (!quiet && fmt == CRAWL_FMT_TABLE && !(r->table = spool_new(REPORT_HOLD_BYTES)))
         goto err;
-    if (!quiet && fmt == CRAWL_FMT_CSV && offset == 0 &&
-        (rc = sink_put(r->sink, csv_header, sizeof csv_header - 1)) != 0)
-        goto err;
+    if (!quiet && fmt == CRAWL_FMT_CSV && offset == 0) {
+        struct strbuf h = {0};
+        csv_header(&h);
+        rc = h.nomem ? -ENOMEM : sink_put(r->sink, h.data, h.len);
+        sb_free(&h);
+        if (rc != 0)
+            goto err;
+    }
     *out = r;
     return 0;
 err:
@@ -272,19 +350,21 @@ err:
 }
 
 int report_new(struct report **out, int fd, enum crawl_format fmt, enum crawl_order ord,
-               int quiet, int flush_ms, sink_error_fn on_error, void *data)
+               int quiet, unsigned cols, int summary_fd, int flush_ms,
+               sink_error_fn on_error, void *data)
 {
-    return report_make(out, fd, fmt, ord, quiet, flush_ms, on_error, data, 0, NULL, NULL);
+    return report_make(out, fd, fmt, ord, quiet, cols, summary_fd, flush_ms, on_error, data,
+                       0, NULL, NULL);
 }
 
-int report_new_marked(struct report **out, int fd, enum crawl_format fmt, int flush_ms,
-                      sink_error_fn on_error, void *data, uint64_t offset,
-                      sink_commit_fn commit, void *cdata)
+int report_new_marked(struct report **out, int fd, enum crawl_format fmt, unsigned cols,
+                      int summary_fd, int flush_ms, sink_error_fn on_error, void *data,
+                      uint64_t offset, sink_commit_fn commit, void *cdata)
 {
     if (fmt == CRAWL_FMT_TABLE || flush_ms <= 0)
         return -EINVAL;
-    return report_make(out, fd, fmt, CRAWL_ORDER_COMPLETION, 0, flush_ms, on_error, data,
-                       offset, commit, cdata);
+    return report_make(out, fd, fmt, CRAWL_ORDER_COMPLETION, 0, cols, summary_fd, flush_ms,
+                       on_error, data, offset, commit, cdata);
 }
 
 /* reorder_emit_fn, and the direct path: a row whose turn has come goes to
@@ -307,7 +387,7 @@ int report_job(struct report *r, const struct crawl_job *j)
         return sink_error(r->sink);
     struct strbuf b = {0};
     int rc;
-    report_format(&b, j, r->fmt);
+    report_format(&b, j, r->fmt, r->cols);
     pthread_mutex_lock(&r->lock);
     if (r->err)
         rc = r->err;
@@ -331,29 +411,80 @@ static int put_to_sink(const char *p, size_t n, void *data)
     return sink_put(data, p, n);
 }
 
-static void json_summary(struct strbuf *b, struct crawl *c)
+/* The summary's fields, in order: the JSON summary object after its
+ * "summary": true, and the CSV summary (-q) under its own header. */
+static const char *const sum_columns[] = {
+    "mode", "urls", "ok", "failed", "retries", "queued_left", "wall_s", "conns", "reuse",
+    "concurrency", "threads", "robots_fetched", "robots_blocked", "options",
+    "p50_ms", "p90_ms", "p99_ms", "max_ms",
+    "ttfb_p50_ms", "ttfb_p90_ms", "ttfb_p99_ms", "ttfb_max_ms",
+};
+#define NSUM (sizeof sum_columns / sizeof sum_columns[0])
+
+/* Fills the summary's cells; desc (size n) holds the options' text. */
+static void sum_cells(struct cell *c, struct crawl *cr, char *desc, size_t n)
+{
+    struct crawl_summary s;
+    crawl_get_summary(cr, &s);
+    c_str(&c[0], s.mode);
+    c_int(&c[1], 1, (long long)s.rows);
+    c_int(&c[2], 1, (long long)(s.rows - s.failed));
+    c_int(&c[3], 1, (long long)s.failed);
+    c_int(&c[4], 1, (long long)s.retries);
+    c_int(&c[5], 1, (long long)s.queued_left);
+    c_sec(&c[6], 1, s.wall);
+    c_int(&c[7], 1, (long long)s.conns);
+    c_str(&c[8], s.reuse ? "on" : "off");
+    c_int(&c[9], 1, s.limit);
+    c_int(&c[10], 1, s.threads);
+    c_int(&c[11], 1, (long long)s.robots_fetched);
+    c_int(&c[12], 1, (long long)s.robots_blocked);
+    c_str(&c[13], fetch_describe(cr, desc, n));
+    /* Percentiles of the fetched URLs' times: the whole transfer, and until
+     * the first byte of the response; null when none was fetched. */
+    static const double qs[] = { 0.50, 0.90, 0.99, 1 };
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 4; k++) {
+            struct cell *x = &c[14 + 4 * t + k];
+            double ms = crawl_latency_ms(cr, t ? CRAWL_TIME_TTFB : CRAWL_TIME_TOTAL, qs[k]);
+            x->kind = s.rows > s.failed ? CELL_NUM : CELL_NULL;
+            snprintf(x->num, sizeof x->num, "%.3f", ms);
+        }
+}
+
+static void json_summary(struct strbuf *b, struct crawl *cr)
 {
     char desc[512];
-    struct crawl_summary s;
-    crawl_get_summary(c, &s);
-    sb_printf(b,
-              "{\"summary\":true,\"mode\":\"%s\",\"urls\":%zu,\"ok\":%zu,"
-              "\"failed\":%zu,\"retries\":%zu,\"queued_left\":%zu,\"wall\":%.6f,\"connections\":%zu,"
-              "\"reuse\":\"%s\",\"concurrency\":%d,\"threads\":%d,\"robots_fetched\":%zu,"
-              "\"robots_blocked\":%zu,\"options\":",
-              s.mode, s.rows, s.rows - s.failed, s.failed, s.retries, s.queued_left, s.wall, s.conns,
-              s.reuse ? "on" : "off", s.limit, s.threads, s.robots_fetched, s.robots_blocked);
-    report_json_sb(b, fetch_describe(c, desc, sizeof desc));
-    /* Percentiles of the fetched URLs' times: the whole transfer, and until
-     * the first byte of the response. */
-    static const struct { const char *name; double q; } qs[] = {
-        { "p50", 0.50 }, { "p90", 0.90 }, { "p99", 0.99 }, { "max", 1 },
-    };
-    for (int t = 0; t < 2; t++)
-        for (size_t k = 0; k < sizeof qs / sizeof *qs; k++)
-            sb_printf(b, ",\"%s%s_ms\":%.3f", t ? "ttfb_" : "", qs[k].name,
-                      crawl_latency_ms(c, t ? CRAWL_TIME_TTFB : CRAWL_TIME_TOTAL, qs[k].q));
+    struct cell c[NSUM];
+    sum_cells(c, cr, desc, sizeof desc);
+    sb_adds(b, "{\"summary\":true");
+    for (size_t k = 0; k < NSUM; k++) {
+        sb_printf(b, ",\"%s\":", sum_columns[k]);
+        if (c[k].kind == CELL_NUM)
+            sb_adds(b, c[k].num);
+        else
+            report_json_sb(b, c[k].kind == CELL_STR ? c[k].s : NULL);
+    }
     sb_adds(b, "}\n");
+}
+
+static void csv_summary(struct strbuf *b, struct crawl *cr)
+{
+    char desc[512];
+    struct cell c[NSUM];
+    sum_cells(c, cr, desc, sizeof desc);
+    for (size_t k = 0; k < NSUM; k++)
+        sb_printf(b, "%s%s", k ? "," : "", sum_columns[k]);
+    sb_addc(b, '\n');
+    for (size_t k = 0; k < NSUM; k++) {
+        if (k)
+            sb_addc(b, ',');
+        if (c[k].kind == CELL_NUM)
+            sb_adds(b, c[k].num);
+        else if (c[k].kind == CELL_STR)
+            report_csv_sb(b, c[k].s);
+    }
+    sb_addc(b, '\n');
 }
 
 static void table_summary(struct strbuf *b, struct crawl *c)
@@ -400,6 +531,15 @@ int report_end(struct report *r, struct crawl *c)
             rc = sink_put(r->sink, b.data, b.len);
         break;
     case CRAWL_FMT_CSV:
+        /* The rows stay one table; the summary goes out of band (stderr),
+         * or, with -q, is the output: a CSV of its own. */
+        if (r->quiet) {
+            csv_summary(&b, c);
+            if (!rc)
+                rc = sink_put(r->sink, b.data, b.len);
+        } else if (r->summary_fd >= 0) {
+            table_summary(&b, c);
+        }
         break;
     }
     if (b.nomem && !rc)
@@ -407,6 +547,10 @@ int report_end(struct report *r, struct crawl *c)
     int frc = sink_flush(r->sink);
     if (!rc)
         rc = frc;
+    /* After the rows, so that on a terminal it reads as the table's last line. */
+    if (r->fmt == CRAWL_FMT_CSV && !r->quiet && r->summary_fd >= 0 && b.len && !b.nomem &&
+        rc == 0)
+        (void)!write(r->summary_fd, b.data, b.len);
     pthread_mutex_unlock(&r->lock);
     sb_free(&b);
     return rc;

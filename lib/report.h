@@ -22,8 +22,16 @@
  * job shows "error" and its reason after the URL. Returns buf. */
 char *report_row(const struct crawl_job *j, char *buf, size_t n);
 
-/* Appends job j's row in format fmt to b, newline included. */
-void report_format(struct strbuf *b, const struct crawl_job *j, enum crawl_format fmt);
+/* Optional columns that apply to a run: links when pages are parsed
+ * (--depth, --follow, --extract), extract with --extract. Otherwise, and
+ * for a page that was not parsed, they are null. */
+#define REPORT_LINKS   1u
+#define REPORT_EXTRACT 2u
+
+/* Appends job j's row in format fmt to b, newline included; cols says which
+ * optional columns apply (REPORT_LINKS, REPORT_EXTRACT). */
+void report_format(struct strbuf *b, const struct crawl_job *j, enum crawl_format fmt,
+                   unsigned cols);
 
 /* Writes the article's "Use time: 1.23s" line. */
 void report_use_time(FILE *out, double seconds);
@@ -39,21 +47,25 @@ void report_csv_sb(struct strbuf *b, const char *s);
 struct report;
 
 /* Starts a run's output on fd (not closed here) in format fmt, rows in
- * order ord; quiet keeps only the summary line (table) or object (jsonl).
- * flush_ms > 0 writes buffered rows at least that often. on_error is told
- * of the first write error (-errno). Writes the CSV header at once. Returns
- * 0 and the report in *out, or -errno. */
+ * order ord; quiet keeps only the summary: the line (table), the object
+ * (jsonl), or a CSV of its own, header and one row (csv). cols: see
+ * report_format. Without quiet, CSV's summary goes out of band, as the
+ * table's summary line on summary_fd (-1: nowhere). flush_ms > 0 writes
+ * buffered rows at least that often. on_error is told of the first write
+ * error (-errno). Writes the CSV header at once. Returns 0 and the report
+ * in *out, or -errno. */
 int report_new(struct report **out, int fd, enum crawl_format fmt, enum crawl_order ord,
-               int quiet, int flush_ms, sink_error_fn on_error, void *data);
+               int quiet, unsigned cols, int summary_fd, int flush_ms,
+               sink_error_fn on_error, void *data);
 
 /* As report_new, for a --state crawl: rows in completion order, each
  * carrying its job's mark to commit (see sink_set_commit) once it is in
  * the file; fd already holds offset bytes of earlier runs (the CSV header
  * is written only when offset is 0). fmt is jsonl or csv. Returns 0 or
  * -errno. */
-int report_new_marked(struct report **out, int fd, enum crawl_format fmt, int flush_ms,
-                      sink_error_fn on_error, void *data, uint64_t offset,
-                      sink_commit_fn commit, void *cdata);
+int report_new_marked(struct report **out, int fd, enum crawl_format fmt, unsigned cols,
+                      int summary_fd, int flush_ms, sink_error_fn on_error, void *data,
+                      uint64_t offset, sink_commit_fn commit, void *cdata);
 
 /* Takes finished page job j (its seq numbers rows in input order) and
  * writes or holds its row. Thread-safe; j is not kept. Returns 0 or the

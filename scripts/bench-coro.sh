@@ -15,7 +15,9 @@
 # Wall time is the process's (start to exit), peak RSS from /usr/bin/time;
 # "reqs" and "conns" are what the fixture server counted (its /stats), so a
 # peer that skipped requests or did not keep connections alive shows it.
-# Every command runs under timeout; only 127.0.0.1 is contacted.
+# Every command runs under timeout; only 127.0.0.1 is contacted. It takes
+# about 3 minutes on 2 cores (the pool case alone 100 s); each case says on
+# stderr when it starts, with the time gone so far.
 #   BUILD=dir    where crawl and fixture-server are (default build; built if missing)
 #   RUNS=3       runs per case (the median is shown); the pool case runs once
 #                unless POOL_RUNS says otherwise (10,000 x 1 s / 100 = 100 s a run)
@@ -111,6 +113,9 @@ rows=()
 row() {
 	local case=$1 who=$2 n=$3 runs=$4 limit=$5; shift 5
 	local walls=() rsss=() note=""
+	CASES=$((${CASES:-0} + 1))
+	printf 'bench-coro: case %d: %s, %s (%d run%s; %ds so far)\n' "$CASES" "$case" "$who" "$runs" \
+		"$([ "$runs" -eq 1 ] || echo s)" "$SECONDS" >&2
 	for _ in $(seq "$runs"); do
 		measure "$limit" "$@"
 		[ "$status" -eq 124 ] && note="timed out"
@@ -177,7 +182,7 @@ h2row() {
 	for _ in $(seq "$RUNS"); do
 		measure 60 "$CRAWL" -k -q --format=jsonl "$@" "$tmp/h2list"
 		walls+=("$wall"); rsss+=("$rss")
-		crawl_conns=$(sed -n 's/.*"connections":\([0-9]*\).*/\1/p' "$tmp/out")
+		crawl_conns=$(sed -n 's/.*"conns":\([0-9]*\).*/\1/p' "$tmp/out")
 		[ "$status" -ne 0 ] && note="exit status $status"
 	done
 	local w r

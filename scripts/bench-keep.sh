@@ -47,7 +47,7 @@ measure() {
 		timeout 300 /usr/bin/time -f "%U %S" -o "$tmp/time" "$BUILD/crawl" -q --format=jsonl \
 			--mode="$MODE" -c "$C" --depth 3 --no-robots --include "^$base/site/" "$@" \
 			"$tmp/list.txt" >"$tmp/out" 2>/dev/null
-		walls+=("$(sed -n 's/.*"wall":\([0-9.]*\).*/\1/p' "$tmp/out")")
+		walls+=("$(sed -n 's/.*"wall_s":\([0-9.]*\).*/\1/p' "$tmp/out")")
 		cpus+=("$(awk '{print $1 + $2}' "$tmp/time")")
 		ok=$(sed -n 's/.*"ok":\([0-9]*\).*/\1/p' "$tmp/out")
 		kept=$(du -sk "$tmp/keep" | awk '{printf "%.1f", $1 / 1024}')

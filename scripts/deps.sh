@@ -39,6 +39,7 @@ need libjansson-dev       sh -c 'pkg-config --exists jansson'
 need bats                 have_cmd bats
 need curl                 have_cmd curl
 need jq                   have_cmd jq
+need python3              test -x /usr/bin/python3
 need time                 test -x /usr/bin/time
 need valgrind             have_cmd valgrind
 need openssl              have_cmd openssl

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "html.h"
@@ -18,7 +20,8 @@ static const char usage_text[] =
 "Usage: crawl [options] FILE|URL|- ...\n"
 "Fetch every URL (arguments starting with http:// or https://, lines of the\n"
 "URL-list FILEs, or of standard input for -) with one concurrency model, and\n"
-"print the body lengths and the wall time as the asyncio crawler article does.\n"
+"print the body lengths and the wall time as lightless's asyncio crawler\n"
+"article does (README names it).\n"
 "\n"
 "Models:\n"
 "%s"
@@ -114,8 +117,9 @@ static const char usage_text[] =
 "                         chrome://tracing): a track per worker, a slice per\n"
 "                         transfer with its phases, counters of transfers in\n"
 "                         flight and connections open\n"
-"  -q, --quiet            only the summary: the Use time line (with --mode=all\n"
-"                         the comparison table)\n"
+"  -q, --quiet            only the summary: the Use time line, the JSON\n"
+"                         summary object, or a CSV of it (with --mode=all the\n"
+"                         comparison table)\n"
 "      --progress         a live progress line on stderr (default when\n"
 "                         stderr is a terminal)\n"
 "      --no-progress      no progress line, even on a terminal\n"
@@ -654,7 +658,7 @@ static void warn_ignored(const struct cli *cli)
                  : f == GIVEN_IGNORE_CD ? (cli->opts.depth > 0 || cli->opts.sitemaps) &&
                                           cli->opts.robots
                  : cli->opts.depth > 0 || cli->opts.sitemaps;
-        if (!used)
+        if (!used && !cli->child)
             fprintf(stderr, "crawl: warning: %s is ignored here: %s\n", notes[i].name,
                     notes[i].why);
     }
@@ -672,6 +676,8 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     cli->modes = crawl_backend_names(all_modes, sizeof all_modes, ",");
     cli->repeat = 1;
     cli->progress = -1;
+    cli->argc = argc;
+    cli->argv = argv;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":c:A:H:o:x:qkhV", long_opts, NULL)) != -1) {
         if (opt_fetching(cli, ch) || opt_output(cli, ch) || opt_following(cli, ch) ||
@@ -762,38 +768,100 @@ static int looks_like_host(const char *s)
 
 /* Opens every input and hands them to c, to be read as the crawl needs
  * them. Exits 2 when a file cannot be opened. */
+/* A copy of list f in memory (a memfd, kept open for --mode=all's
+ * children, which read it from the start); returns its descriptor, or -1. */
+static int copy_list(FILE *f)
+{
+    int fd = memfd_create("crawl-list", 0);
+    char buf[65536];
+    size_t n;
+    if (fd < 0)
+        return -1;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        if (write(fd, buf, n) != (ssize_t)n) {
+            close(fd);
+            return -1;
+        }
+    if (ferror(f) || lseek(fd, 0, SEEK_SET) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The copy of input i a --mode=all parent handed down, or -1. */
+static int inherited_list(int i)
+{
+    const char *env = getenv(CLI_INPUTS_ENV);
+    int idx, fd, used;
+    while (env && sscanf(env, "%d:%d%n", &idx, &fd, &used) == 2) {
+        if (idx == i)
+            return fd;
+        env += used;
+    }
+    return -1;
+}
+
+/* Opens list arg (input i) as a stream the crawl reads; "-" is standard
+ * input. Lists that cannot be read twice are copied first for --mode=all. */
+static FILE *open_list(struct cli *cli, const char *arg, int i)
+{
+    int fd = cli->child ? inherited_list(i) : -1;
+    if (fd >= 0) {
+        FILE *f = fdopen(dup(fd), "r");
+        if (!f || fseek(f, 0, SEEK_SET) != 0)
+            die_usage("%s: cannot read the list again: %s", arg, strerror(errno));
+        return f;
+    }
+    FILE *f = strcmp(arg, "-") == 0 ? stdin : fopen(arg, "r");
+    struct stat st;
+    if (!f && errno == ENOENT && looks_like_host(arg)) {
+        fprintf(stderr, "crawl: %s: no such file, and not a URL (did you mean "
+                "http://%s?)\n", arg, arg);
+        exit(EXIT_USAGE);
+    }
+    if (!f) {
+        fprintf(stderr, "crawl: %s: %s\n", arg, strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "crawl: %s: is a directory\n", arg);
+        exit(EXIT_USAGE);
+    }
+    if (strcmp(cli->mode, "all") == 0 && (f == stdin || !S_ISREG(st.st_mode))) {
+        fd = copy_list(f);
+        if (fd < 0)
+            die_usage("%s: cannot keep a copy of the list: %s", arg, strerror(errno));
+        if (f != stdin)
+            fclose(f);
+        cli->input_fd[i] = fd;
+        f = fdopen(dup(fd), "r");
+        if (!f)
+            die_usage("out of memory");
+    }
+    return f;
+}
+
 struct urllist *cli_open_inputs(struct cli *cli, struct crawl *c)
 {
     int stdin_used = 0, rc = 0;
-    struct urllist *l = urllist_new(stderr);
-    if (!l)
+    /* A child of --mode=all reads the lists its parent has checked, and
+     * reported on, already. */
+    FILE *err = cli->child ? fopen("/dev/null", "w") : stderr;
+    struct urllist *l = urllist_new(err ? err : stderr);
+    cli->input_fd = malloc(sizeof *cli->input_fd * (size_t)(cli->ninputs + 1));
+    if (!l || !cli->input_fd)
         die_usage("out of memory");
     for (int i = 0; i < cli->ninputs && rc == 0; i++) {
         const char *arg = cli->inputs[i];
+        cli->input_fd[i] = -1;
         if (strncasecmp(arg, "http://", 7) == 0 || strncasecmp(arg, "https://", 8) == 0) {
             rc = urllist_add_url(l, arg, i + 1);
-        } else if (strcmp(arg, "-") == 0) {
-            if (stdin_used++)
-                die_usage("-: standard input given twice");
-            rc = urllist_add_file(l, stdin, "-", 0);
         } else {
-            struct stat st;
-            FILE *f = fopen(arg, "r");
-            if (!f && errno == ENOENT && looks_like_host(arg)) {
-                fprintf(stderr, "crawl: %s: no such file, and not a URL (did you mean "
-                        "http://%s?)\n", arg, arg);
-                urllist_free(l);
-                exit(EXIT_USAGE);
-            }
-            if (!f) {
-                fprintf(stderr, "crawl: %s: %s\n", arg, strerror(errno));
-                exit(EXIT_USAGE);
-            }
-            if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-                fprintf(stderr, "crawl: %s: is a directory\n", arg);
-                exit(EXIT_USAGE);
-            }
-            rc = urllist_add_file(l, f, arg, 1);
+            if (strcmp(arg, "-") == 0 && stdin_used++)
+                die_usage("-: standard input given twice");
+            FILE *f = open_list(cli, arg, i);
+            rc = urllist_add_file(l, f, strcmp(arg, "-") == 0 ? "-" : arg, f != stdin);
         }
     }
     if (rc != 0)

@@ -44,14 +44,30 @@ struct cli {
     const char *include_src[32], *exclude_src[32];  /* their patterns */
     const char *state;      /* --state FILE */
     struct html_rules *rules;
+    int argc;               /* the command line, for --mode=all's children */
+    char **argv;
+    int *input_fd;          /* per input: a copy of a list that cannot be read
+                             * twice (standard input, a pipe), or -1 */
+    int child;              /* this process is one model of a --mode=all run:
+                             * the parent has said everything about the flags
+                             * and the lists already */
 };
+
+/* The environment variables by which --mode=all hands a model's run to a
+ * fresh crawl: "MODEL RESULT_FD OUT_FD TRACE_FD TRACE_PID LIVE_FD TABLES",
+ * and "INDEX:FD ..." for the lists read from copies. */
+#define CLI_CHILD_ENV  "CRAWL_ALL_CHILD"
+#define CLI_INPUTS_ENV "CRAWL_ALL_INPUTS"
 
 /* Fills cli from the command line; prints help or the version and exits 0,
  * or exits 2 naming the flag that is wrong. */
 void cli_parse(struct cli *cli, int argc, char **argv);
 
 /* Opens every input and hands them to c, to be read as the crawl needs
- * them. Exits 2 when a file cannot be opened. */
+ * them. With --mode=all, a list that cannot be read twice (standard input,
+ * a pipe) is first copied into memory, for every model to read; a child of
+ * --mode=all reads those copies (CLI_INPUTS_ENV). Exits 2 when a file
+ * cannot be opened. */
 struct urllist *cli_open_inputs(struct cli *cli, struct crawl *c);
 
 /* Prints "crawl: MESSAGE" and the hint to try --help, and exits 2. */

@@ -87,8 +87,10 @@ mixed_list() {
 		"crawl coro (reuse auto)" "crawl coro --no-reuse"; do
 		grep -q " $who " <<<"$output"
 	done
-	# Every crawl row reports a time and a rate.
-	[ -z "$(grep ' crawl ' <<<"$output" | grep -Ev ' [0-9]+\.[0-9]{3} +[0-9]+ ')" ]
+	# Every crawl row reports a time and a rate (the lines that announce
+	# each case, on stderr, aside).
+	[ -z "$(grep -v '^bench-coro: case ' <<<"$output" | grep ' crawl ' | grep -Ev ' [0-9]+\.[0-9]{3} +[0-9]+ ')" ]
+	grep -q '^bench-coro: case 1: .* (1 run; [0-9]*s so far)$' <<<"$output"
 	grep -Eq '^coro +[0-9.]+ KB per URL in flight' <<<"$output"
 	grep -Eq '^thread +[0-9.]+ KB per URL in flight' <<<"$output"
 	# Over HTTP/2 the default multiplexes: fewer connections than URLs.

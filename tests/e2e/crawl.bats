@@ -3,6 +3,7 @@
 # every model.
 
 load helpers
+bats_require_minimum_version 1.5.0   # run --separate-stderr
 
 
 # rows: the article rows of the last run's output, in order.
@@ -101,7 +102,7 @@ rows() { grep '^Length:' <<<"$output"; }
 		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/redirect/2" "$FIXTURE/bytes/42"
 		[ "$status" -eq 0 ]
 		[ "$(wc -l <<<"$output")" -eq 3 ]
-		for f in url final_url status length wire_bytes redirects time_dns time_connect time_tls time_ttfb time_total start worker line error; do
+		for f in url source line depth final_url status length wire_bytes redirects attempts worker start_s time_dns_s time_connect_s time_tls_s time_ttfb_s time_total_s links fail error extract; do
 			[ "$(jq -c "select(.url) | has(\"$f\")" <<<"$output" | sort -u)" = "true" ]
 		done
 		[ "$(jq -r 'select(.line == 1) | .redirects' <<<"$output")" = "2" ]
@@ -117,10 +118,70 @@ rows() { grep '^Length:' <<<"$output"; }
 	for m in $MODES; do
 		run bash -c "'$CRAWL' --mode=$m --format=csv '$BATS_TEST_TMPDIR/list' 2>/dev/null"
 		[ "$status" -eq 1 ]
-		[ "${lines[0]}" = "url,final_url,status,length,wire_bytes,redirects,time_dns,time_connect,time_tls,time_ttfb,time_total,start,worker,line,depth,attempts,fail,error,extract" ]
-		grep -q "^$FIXTURE/bytes/5,$FIXTURE/bytes/5,200,5,5,0," <<<"$output"
-		grep -q '^"bad line, with comma",,0,0,0,0,.*,input,not an absolute http or https URL (no scheme),$' <<<"$output"
+		[ "${lines[0]}" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract" ]
+		[ "${#lines[@]}" -eq 3 ]
+		grep -q "^$FIXTURE/bytes/5,$BATS_TEST_TMPDIR/list,1,0,$FIXTURE/bytes/5,200,5,5,0,1,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,,[0-9.]*,[0-9.]*,,,,\$" <<<"$output"
+		# A line that never ran: no status, worker, start or times (empty cells).
+		grep -q "^\"bad line, with comma\",$BATS_TEST_TMPDIR/list,2,0,,,0,0,0,0,,,,,,,,,input,not an absolute http or https URL (no scheme),\$" <<<"$output"
 	done
+}
+
+@test "JSON lines and CSV agree row by row: the same columns, order and values" {
+	# Every kind of row: fetched anew, over a reused connection, an HTTP
+	# error, a redirect, a refused port, a line that is not a URL; two lists
+	# with a line 1 each, told apart by source.
+	printf '%s\n' "$FIXTURE/bytes/5" "$FIXTURE/redirect/1" "not a url" >"$BATS_TEST_TMPDIR/a"
+	printf '%s\n' "$FIXTURE/status/404" "http://127.0.0.1:1/x" "$FIXTURE/bytes/5?b" >"$BATS_TEST_TMPDIR/b"
+	for m in $MODES; do
+		for f in jsonl csv; do
+			"$CRAWL" --mode=$m -c 1 --format=$f -o "$BATS_TEST_TMPDIR/out.$f" "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b" 2>/dev/null || true
+		done
+		# The CSV read back as JSON: empty cells are null, numbers numbers.
+		/usr/bin/python3 - "$BATS_TEST_TMPDIR/out.csv" >"$BATS_TEST_TMPDIR/csv.json" <<-'PY'
+		import csv, json, sys
+		def value(s):
+		    if s == "":
+		        return None
+		    try:
+		        return json.loads(s) if s[0] in "-0123456789{[" else s
+		    except ValueError:
+		        return s
+		with open(sys.argv[1], newline="") as f:
+		    rows = list(csv.reader(f))
+		for r in rows[1:]:
+		    print(json.dumps(dict(zip(rows[0], map(value, r))), separators=(",", ":"), ensure_ascii=False))
+		print(json.dumps(rows[0], separators=(",", ":")))
+		PY
+		[ "$(tail -1 "$BATS_TEST_TMPDIR/csv.json")" = "$(head -1 "$BATS_TEST_TMPDIR/out.jsonl" | jq -c 'keys_unsorted')" ]
+		[ "$(grep -c . "$BATS_TEST_TMPDIR/out.jsonl")" -eq 7 ]
+		[ "$(tail -1 "$BATS_TEST_TMPDIR/out.jsonl" | jq -r .summary)" = "true" ]
+		# Row by row, the same values, ignoring the timings (two runs).
+		norm='del(.worker, .start_s, .time_dns_s, .time_connect_s, .time_ttfb_s, .time_total_s)'
+		diff <(grep -v '"summary":true' "$BATS_TEST_TMPDIR/out.jsonl" | jq -c "$norm") \
+			<(sed '$d' "$BATS_TEST_TMPDIR/csv.json" | jq -c "$norm")
+		# ... and the same nulls where a time does not apply.
+		diff <(grep -v '"summary":true' "$BATS_TEST_TMPDIR/out.jsonl" | jq -c '[.worker, .start_s, .time_dns_s, .time_connect_s, .time_ttfb_s, .time_total_s] | map(. == null)') \
+			<(sed '$d' "$BATS_TEST_TMPDIR/csv.json" | jq -c '[.worker, .start_s, .time_dns_s, .time_connect_s, .time_ttfb_s, .time_total_s] | map(. == null)')
+		# Sources tell the two line 1s apart; null where nothing applies.
+		[ "$(jq -r 'select(.line == 1) | .source' "$BATS_TEST_TMPDIR/out.jsonl" | tr '\n' ' ')" = "$BATS_TEST_TMPDIR/a $BATS_TEST_TMPDIR/b " ]
+		jq -e -s '.[2] | .status == null and .worker == null and .start_s == null and .time_total_s == null and .fail == "input"' "$BATS_TEST_TMPDIR/out.jsonl"
+		jq -e -s '.[4] | .status == null and .time_ttfb_s == null and .time_total_s >= 0 and .fail == "connect"' "$BATS_TEST_TMPDIR/out.jsonl"
+		jq -e -s 'map(select(.url)) | all(.time_tls_s == null and .links == null and .extract == null)' "$BATS_TEST_TMPDIR/out.jsonl"
+	done
+}
+
+@test "the summary: last in JSON lines, out of band for CSV, a CSV of its own with -q" {
+	run --separate-stderr "$CRAWL" --format=csv "$FIXTURE/bytes/5"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	grep -q '^Mode: coro; 1 URLs, 1 ok, 0 failed;' <<<"$stderr"
+	run --separate-stderr "$CRAWL" -q --format=csv "$FIXTURE/bytes/5" "http://127.0.0.1:1/"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "mode,urls,ok,failed,retries,queued_left,wall_s,conns,reuse,concurrency,threads,robots_fetched,robots_blocked,options,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
+	[ "$(cut -d, -f1-6 <<<"${lines[1]}")" = "coro,2,1,1,0,0" ]
+	[ "${#lines[@]}" -eq 2 ]
+	run "$CRAWL" -q --format=jsonl "$FIXTURE/bytes/5"
+	[ "$(jq -c 'keys_unsorted' <<<"$output")" = '["summary","mode","urls","ok","failed","retries","queued_left","wall_s","conns","reuse","concurrency","threads","robots_fetched","robots_blocked","options","p50_ms","p90_ms","p99_ms","max_ms","ttfb_p50_ms","ttfb_p90_ms","ttfb_p99_ms","ttfb_max_ms"]' ]
 }
 
 @test "five 1 s delays take about 5 s sequentially and about 1 s concurrently" {
@@ -153,7 +214,7 @@ rows() { grep '^Length:' <<<"$output"; }
 		[ "$(stat_of "$PFIX" requests)" -eq 20 ]
 		[ "$accepted" -le 2 ]
 		[ "$(jq -r 'select(.summary) | .reuse' <<<"$output")" = "on" ]
-		[ "$(jq -r 'select(.summary) | .connections' <<<"$output")" -eq "$accepted" ]
+		[ "$(jq -r 'select(.summary) | .conns' <<<"$output")" -eq "$accepted" ]
 		stop_private_fixture
 
 		start_private_fixture

@@ -10,7 +10,7 @@
 load helpers
 
 # starts: the start of every row of the last output, ascending, one a line.
-starts() { jq -r 'select(.url) | .start' <<<"$output" | sort -g; }
+starts() { jq -r 'select(.url) | .start_s' <<<"$output" | sort -g; }
 
 # gaps_at_least SEC: consecutive starts are SEC or more apart.
 gaps_at_least() {
@@ -18,7 +18,7 @@ gaps_at_least() {
 }
 
 # start_of URL: URL's row's start in the last output.
-start_of() { jq -r --arg u "$1" 'select(.url == $u) | .start' <<<"$output"; }
+start_of() { jq -r --arg u "$1" 'select(.url == $u) | .start_s' <<<"$output"; }
 
 # below A B, at_least A B: numeric comparisons.
 below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }

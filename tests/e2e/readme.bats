@@ -1,29 +1,31 @@
 #!/usr/bin/env bats
 # README.md's examples, run as they are written: the block under the
-# "tests/e2e/readme.bats runs this block" marker, and the cinema example,
-# with build/ standing for the build under test.
+# "tests/e2e/readme.bats runs this block" marker, README's jq example, and
+# docs/crawling.md's cinema example, with build/ standing for the build
+# under test.
 
 load helpers
 
-# sh_block PATTERN: the ```sh block of README.md that follows the first line
-# matching PATTERN (the marker), or that contains it.
+# sh_block PATTERN [FILE]: the ```sh block of FILE (README.md) that follows
+# the first line matching PATTERN (the marker), or that contains it.
 sh_block() {
 	awk -v pat="$1" '
 		$0 ~ pat && !inblock { armed = 1 }
 		/^```sh$/ { inblock = 1; buf = ""; next }
 		/^```$/ && inblock { inblock = 0; if (armed || hit) { printf "%s", buf; exit } next }
 		inblock { buf = buf $0 "\n"; if ($0 ~ pat) hit = 1 }
-	' "$BATS_TEST_DIRNAME/../../README.md"
+	' "$BATS_TEST_DIRNAME/../../${2:-README.md}"
 }
 
 @test "README's usage examples run as written" {
 	usage=$(sh_block 'tests/e2e/readme.bats runs this block')
-	cinema=$(sh_block 'showing-soon')
-	[ -n "$usage" ] && [ -n "$cinema" ]
+	jqex=$(sh_block "jq -r 'select")
+	cinema=$(sh_block 'showing-soon' docs/crawling.md)
+	[ -n "$usage" ] && [ -n "$jqex" ] && [ -n "$cinema" ]
 	cd "$BATS_TEST_TMPDIR"
 	ln -s "$BATS_TEST_DIRNAME/../../testdata" testdata
 	# The cinema example runs while the server of the first block is up.
-	script=$(printf '%s\n' "$usage" | sed '/^kill %1$/d'; printf '%s\nkill %%1\n' "$cinema")
+	script=$(printf '%s\n' "$usage" | sed '/^kill %1$/d'; printf '%s\n%s\nkill %%1\n' "$jqex" "$cinema")
 	script=${script//build\/crawl/$CRAWL}
 	script=${script//build\/fixture-server/$FIXTURE_SERVER}
 	run timeout 120 bash -c "$script" 2>&1
@@ -37,8 +39,16 @@ sh_block() {
 	grep -q '"url":"http://127.0.0.1:[0-9]*/hang".*"fail":"timeout"' <<<"$output"
 	all=$("$CRAWL" --list-modes | paste -sd'|')
 	[ "$(grep -Ec "^($all) +8 +7 +1 " <<<"$output")" -eq "$NALL" ]
+	# The CSV file: a header and the eight rows.
+	[ "$(head -1 rows.csv)" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract" ]
+	[ "$(wc -l <rows.csv)" -eq 9 ]
+	# The jq example: the failed rows' source, line and class.
+	grep -qx "$(printf 'list.txt\t8\ttimeout')" <<<"$output"
 	# The cinema example.
 	grep -q "^Length:   454   URL: http://127.0.0.1:[0-9]*/site/cinema/film/1.html name=The Lighthouse Keeper's Daughter date=2025-07-04 poster=/site/cinema/posters/1.jpg$" <<<"$output"
-	# The server is gone.
-	! kill -0 "$(pgrep -f -- "--port-file port.txt" | head -1)" 2>/dev/null
+	# The server is gone (another run of these examples may have one of its
+	# own: only a server started in this test's directory counts).
+	for pid in $(pgrep -f -- "--port-file port.txt"); do
+		[ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" != "$(pwd -P)" ]
+	done
 }

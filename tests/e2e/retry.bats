@@ -87,7 +87,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 		[ "$(field "$u" status)" = 200 ]
 		[ "$(field "$u" attempts)" = 2 ]
 		# The last try's start, from the run's start: at least the 1 s asked.
-		holds "$u" '.start >= 1.0 and .start < 5'
+		holds "$u" '.start_s >= 1.0 and .start < 5'
 	done
 }
 
@@ -99,7 +99,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 		[ "$(field "$u" status)" = 200 ]
 		[ "$(field "$u" attempts)" = 2 ]
 		# A date has whole seconds: 2 s ahead is at least 1 s away.
-		holds "$u" '.start >= 1.0 and .start < 5'
+		holds "$u" '.start_s >= 1.0 and .start < 5'
 	done
 }
 
@@ -108,7 +108,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 		u="$FIXTURE/flaky/1/$(key $m)?retry-after=60"
 		run "$CRAWL" --mode=$m --format=jsonl --retry 1 --retry-max-delay 0.2 "$u"
 		[ "$(field "$u" status)" = 200 ]
-		holds "$u" '.start >= 0.2 and .start < 5'
+		holds "$u" '.start_s >= 0.2 and .start < 5'
 	done
 }
 
@@ -120,8 +120,8 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 		[ "$status" -eq 0 ]
 		# Rows stay in input order; the others started while it waited.
 		[ "$(jq -r 'select(.url) | .url' <<<"$output" | head -1)" = "$u" ]
-		holds "$FIXTURE/bytes/2" '.start < 0.9'
-		holds "$u" '.start >= 1.0'
+		holds "$FIXTURE/bytes/2" '.start_s < 0.9'
+		holds "$u" '.start_s >= 1.0'
 	done
 }
 
@@ -132,7 +132,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 		run "$CRAWL" --mode=$m --format=jsonl --retry 1 "$u" "$FIXTURE/delay/2500/slow"
 		echo "$m: $output"
 		[ "$status" -eq 0 ]
-		holds "$u" '.start >= 1.0 and .start < 1.5'
+		holds "$u" '.start_s >= 1.0 and .start < 1.5'
 	done
 }
 

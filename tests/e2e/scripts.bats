@@ -26,6 +26,10 @@ load helpers
 	grep -q '^load: ' "$out/machine.txt"
 	[ "$(tail -n +2 "$out/pool.csv" | cut -d, -f1 | tr '\n' ' ')" = "1 4 16 " ]
 	grep -q '^machine: ' "$out/machine.txt"
+	# Each case is announced, numbered out of all of them, the last one last.
+	total=$(grep -m1 -o '^bench: case 1 of [0-9]*' <<<"$output" | awk '{print $NF}')
+	[ "$(grep -c '^bench: case [0-9]* of ' <<<"$output")" -eq "$total" ]
+	grep -q "^bench: case $total of $total: crawl-pool-16, 16 URLs, 16 in flight (1 run; [0-9]*s so far)$" <<<"$output"
 	if command -v gnuplot >/dev/null; then
 		for p in wall rss wall-fixed rss-fixed pool; do [ -s "$out/$p.png" ] && [ -s "$out/$p.svg" ]; done
 	fi
@@ -66,6 +70,8 @@ load helpers
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(grep -cE '^(seq|thread|pool|coro|coro-all) +500 ' <<<"$output")" -eq 5 ]
+	# The parse cost is never negative: 0.0 with a mark when noise says so.
+	[ "$(grep -E '^(seq|thread|pool|coro|coro-all) +500 ' <<<"$output" | awk '$6 !~ /^[0-9]+\.[0-9]\*?$/' | wc -l)" -eq 0 ]
 }
 
 @test "scripts/timeline.sh draws a lane per worker and a bar per transfer, as PNG and SVG" {
@@ -84,11 +90,27 @@ load helpers
 	[ "$status" -ne 0 ]
 }
 
+@test "scripts/compare.sh fits 100 columns and ends with a legend, the shared settings and the takeaway" {
+	run env BUILD="$BUILD" DELAYS="50 100" TIMELINE="$BATS_TEST_TMPDIR/demo" scripts/compare.sh
+	[ "$status" -eq 0 ]
+	# (The picture's line names its files, under a test's long temporary path.)
+	[ "$(grep -v '^picture of the run: ' <<<"$output" | awk 'length($0) > 100' | wc -l)" -eq 0 ]
+	grep -q '^mode  *ok  *failed  *wall_s  *speedup  *user_s  *sys_s  *rss_mb  *threads  *vcsw  *conns  *p50_ms  *max_ms$' <<<"$output"
+	[ "$(grep -cE '^(seq|thread|pool|coro|procs) +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+x ' <<<"$output")" -eq 5 ]
+	grep -q '^wall_s: the crawl.s wall time; speedup: ' <<<"$output"
+	grep -q '^Shared: timeout 30s' <<<"$output"
+	takeaway=$(sed -n '/^Takeaway:/,$p' <<<"$output" | tr '\n' ' ')
+	grep -q 'sequential code pays the sum of the delays (seq 0\.[0-9]* s; the delays add up to 0\.15 s); every concurrent model pays only the longest one (0\.1 s)' <<<"$takeaway"
+	grep -q 'threads alive at most, seq 1, thread 3, pool 11, coro 1, procs [0-9]' <<<"$takeaway"
+	# Every column of the run is kept.
+	grep -q '^mode  *urls  *ok  *failed  *retries  *wall_s .* ttfb_max_ms$' "$BUILD/demo-comparison.txt"
+}
+
 @test "scripts/compare.sh draws the run of every model when gnuplot is there" {
 	command -v gnuplot >/dev/null || skip "gnuplot is not installed"
 	run env BUILD="$BUILD" DELAYS="50 100" TIMELINE="$BATS_TEST_TMPDIR/demo" scripts/compare.sh -q
 	[ "$status" -eq 0 ]
-	grep -q "^picture of the run (one lane per worker): $BATS_TEST_TMPDIR/demo.png $BATS_TEST_TMPDIR/demo.svg" <<<"$output"
+	grep -q "^picture of the run: $BATS_TEST_TMPDIR/demo.png $BATS_TEST_TMPDIR/demo.svg" <<<"$output"
 	[ -s "$BATS_TEST_TMPDIR/demo.png" ] && [ -s "$BATS_TEST_TMPDIR/demo.svg" ]
 }
 

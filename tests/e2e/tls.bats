@@ -69,7 +69,7 @@ start_h2() {
 		[ "$status" -eq 0 ]
 		[ "$(jq -r 'select(.url) | .status' <<<"$output" | tr '\n' ' ')" = "200 200 " ]
 		# s_server's page is some kilobytes; the handshake took time.
-		[ "$(jq -r 'select(.url) | .length > 1000 and .time_tls > 0' <<<"$output" | sort -u)" = "true" ]
+		[ "$(jq -r 'select(.url) | .length > 1000 and .time_tls_s > 0' <<<"$output" | sort -u)" = "true" ]
 		run "$CRAWL" --mode=$m -k -q "$TLS/"
 		[ "$status" -eq 0 ]
 	done
@@ -88,8 +88,8 @@ start_h2() {
 	# Every URL in flight at once, over https: reuse stays on, and each
 	# transfer waits to learn that the host multiplexes.
 	run "$CRAWL" --mode=coro -k --format=jsonl "${urls[@]}"
-	[ "$(jq -r 'select(.summary) | "\(.reuse) \(.connections)"' <<<"$output")" = "on 1" ]
+	[ "$(jq -r 'select(.summary) | "\(.reuse) \(.conns)"' <<<"$output")" = "on 1" ]
 	grep -q '"options":"in flight all, reuse on (auto),' <<<"$output"
 	run "$CRAWL" --mode=coro -k --no-reuse --format=jsonl "${urls[@]}"
-	[ "$(jq -r 'select(.summary) | "\(.reuse) \(.connections)"' <<<"$output")" = "off 30" ]
+	[ "$(jq -r 'select(.summary) | "\(.reuse) \(.conns)"' <<<"$output")" = "off 30" ]
 }

@@ -27,9 +27,9 @@ static void check_row(struct crawl *c, struct crawl_job *j, void *data)
         if ((unsigned char)*p < 0x20)
             abort();
     sb_reset(&s->out);
-    report_format(&s->out, j, CRAWL_FMT_TABLE);
-    report_format(&s->out, j, CRAWL_FMT_JSONL);
-    report_format(&s->out, j, CRAWL_FMT_CSV);
+    report_format(&s->out, j, CRAWL_FMT_TABLE, REPORT_LINKS | REPORT_EXTRACT);
+    report_format(&s->out, j, CRAWL_FMT_JSONL, REPORT_LINKS | REPORT_EXTRACT);
+    report_format(&s->out, j, CRAWL_FMT_CSV, REPORT_LINKS | REPORT_EXTRACT);
     s->rows++;
 }
 

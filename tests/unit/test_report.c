@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "crawl.h"
+#include "html.h"
 #include "report.h"
 
 static void row_for(curl_off_t len, char *buf, size_t n)
@@ -97,6 +98,100 @@ static void test_use_time_has_two_decimals(void **state)
     free(out);
 }
 
+static char *format(const struct crawl_job *j, enum crawl_format fmt, unsigned cols)
+{
+    struct strbuf b = {0};
+    report_format(&b, j, fmt, cols);
+    return b.data;
+}
+
+/* A fetched page over a reused plain-http connection, with links and one
+ * extract rule that found two values. */
+static void fetched(struct crawl_job *j, struct html_extract *ex)
+{
+    memset(j, 0, sizeof *j);
+    j->url = "http://h/a";
+    j->source = "list.txt";
+    j->line = 3;
+    j->res.final_url = "http://h/a";
+    j->res.status = 200;
+    j->res.length = 42;
+    j->res.wire_bytes = 40;
+    j->res.attempts = 1;
+    j->res.worker = 7;
+    j->res.start = 0.25;
+    j->res.time_dns = 0.000010;
+    j->res.time_ttfb = 0.002;
+    j->res.time_total = 0.003;
+    j->res.nlinks = 5;
+    ex[0].name = "t";
+    ex[0].value = "x,y";
+    ex[1].name = "t";
+    ex[1].value = "\"q\"";
+    j->res.extracts = ex;
+    j->res.nextracts = 2;
+}
+
+static void test_json_row_has_every_column_in_order_with_nulls(void **state)
+{
+    struct crawl_job j;
+    struct html_extract ex[2];
+    fetched(&j, ex);
+    char *s = format(&j, CRAWL_FMT_JSONL, REPORT_LINKS | REPORT_EXTRACT);
+    assert_string_equal(s,
+        "{\"url\":\"http://h/a\",\"source\":\"list.txt\",\"line\":3,\"depth\":0,"
+        "\"final_url\":\"http://h/a\",\"status\":200,\"length\":42,\"wire_bytes\":40,"
+        "\"redirects\":0,\"attempts\":1,\"worker\":7,\"start_s\":0.250000,"
+        "\"time_dns_s\":0.000010,\"time_connect_s\":null,\"time_tls_s\":null,"
+        "\"time_ttfb_s\":0.002000,\"time_total_s\":0.003000,\"links\":5,\"fail\":null,"
+        "\"error\":null,\"extract\":{\"t\":[\"x,y\",\"\\\"q\\\"\"]}}\n");
+    free(s);
+    /* Without parsing or --extract, links and extract do not apply. */
+    s = format(&j, CRAWL_FMT_JSONL, 0);
+    assert_non_null(strstr(s, ",\"links\":null,\"fail\":null,\"error\":null,\"extract\":null}\n"));
+    free(s);
+}
+
+static void test_csv_row_matches_the_json_columns(void **state)
+{
+    struct crawl_job j;
+    struct html_extract ex[2];
+    fetched(&j, ex);
+    char *s = format(&j, CRAWL_FMT_CSV, REPORT_LINKS | REPORT_EXTRACT);
+    assert_string_equal(s,
+        "http://h/a,list.txt,3,0,http://h/a,200,42,40,0,1,7,0.250000,0.000010,,,0.002000,"
+        "0.003000,5,,,\"{\"\"t\"\":[\"\"x,y\"\",\"\"\\\"\"q\\\"\"\"\"]}\"\n");
+    free(s);
+}
+
+static void test_a_line_that_never_ran_has_no_status_worker_or_times(void **state)
+{
+    struct crawl_job j;
+    memset(&j, 0, sizeof j);
+    j.url = "not a url";
+    j.source = "-";
+    j.line = 2;
+    j.res.fail = CRAWL_FAIL_INPUT;
+    j.res.error = "bad";
+    char *s = format(&j, CRAWL_FMT_JSONL, REPORT_LINKS);
+    assert_string_equal(s,
+        "{\"url\":\"not a url\",\"source\":\"-\",\"line\":2,\"depth\":0,\"final_url\":null,"
+        "\"status\":null,\"length\":0,\"wire_bytes\":0,\"redirects\":0,\"attempts\":0,"
+        "\"worker\":null,\"start_s\":null,\"time_dns_s\":null,\"time_connect_s\":null,"
+        "\"time_tls_s\":null,\"time_ttfb_s\":null,\"time_total_s\":null,\"links\":null,"
+        "\"fail\":\"input\",\"error\":\"bad\",\"extract\":null}\n");
+    free(s);
+    s = format(&j, CRAWL_FMT_CSV, REPORT_LINKS);
+    assert_string_equal(s, "not a url,-,2,0,,,0,0,0,0,,,,,,,,,input,bad,\n");
+    free(s);
+    /* A page found by following a link has no source and no line. */
+    j.line = 0;
+    j.depth = 1;
+    s = format(&j, CRAWL_FMT_CSV, 0);
+    assert_string_equal(s, "not a url,,,1,,,0,0,0,0,,,,,,,,,input,bad,\n");
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -105,6 +200,9 @@ int main(void)
         cmocka_unit_test(test_json_strings_are_escaped_and_valid_utf8),
         cmocka_unit_test(test_csv_fields_are_quoted_when_needed),
         cmocka_unit_test(test_use_time_has_two_decimals),
+        cmocka_unit_test(test_json_row_has_every_column_in_order_with_nulls),
+        cmocka_unit_test(test_csv_row_matches_the_json_columns),
+        cmocka_unit_test(test_a_line_that_never_ran_has_no_status_worker_or_times),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
