@@ -47,7 +47,6 @@ need nghttp2-server       test -x /usr/sbin/nghttpd
 need groff-base           have_cmd groff
 need man-db               have_cmd man
 need zsh                  have_cmd zsh
-need python3              test -x /usr/bin/python3
 need wget                 have_cmd wget
 need npm                  have_cmd npm
 fi
