@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "sink.h"
 
 #define SINK_BUFFER (64 * 1024)
@@ -33,23 +34,6 @@ struct sink {
     uint64_t *marks;            /* marks of the rows in buf */
     size_t nmarks, marks_cap;
 };
-
-/* Writes all n bytes; returns 0 or -errno. */
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -errno;
-        if (w == 0)
-            return -EIO;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 /* Records the first error and tells the owner; the lock is held. */
 static int fail(struct sink *s, int err)
@@ -77,7 +61,7 @@ static int drain(struct sink *s)
 {
     if (s->len == 0 || s->err)
         return s->err;
-    int rc = write_all(s->fd, s->buf, s->len);
+    int rc = io_write_all(s->fd, s->buf, s->len);
     size_t n = s->len;
     s->len = 0;
     return rc ? fail(s, rc) : written(s, n);
@@ -187,7 +171,7 @@ int sink_put_mark(struct sink *s, const char *row, size_t n, uint64_t mark)
     if (rc == 0 && mark)
         s->marks[s->nmarks++] = mark;
     if (rc == 0 && n > SINK_BUFFER) {
-        rc = write_all(s->fd, row, n);
+        rc = io_write_all(s->fd, row, n);
         rc = rc ? fail(s, rc) : written(s, n);
     } else if (rc == 0) {
         memcpy(s->buf + s->len, row, n);
@@ -230,7 +214,7 @@ void sink_emergency_flush(struct sink *s)
     if (!s || atomic_exchange(&s->frozen, 1))
         return;
     if (atomic_load(&s->busy) == 0 && s->len)
-        write_all(s->fd, s->buf, s->len);
+        io_write_all(s->fd, s->buf, s->len);
 }
 
 int sink_free(struct sink *s)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "report.h"
 #include "trace.h"
 
@@ -24,26 +25,10 @@ struct trace {
     unsigned char named[TRACE_NAMED_PROCS / 8];   /* worker processes named so far */
 };
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -errno;
-        if (w == 0)
-            return -EIO;
-        p += (size_t)w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int trace_head(int fd)
 {
     static const char head[] = "{\"traceEvents\":[\n";
-    return write_all(fd, head, sizeof head - 1);
+    return io_write_all(fd, head, sizeof head - 1);
 }
 
 /* Every event is followed by a comma: the array ends on one last element,
@@ -53,7 +38,7 @@ int trace_tail(int fd)
     static const char tail[] =
         "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"crawl\"}}\n"
         "],\"displayTimeUnit\":\"ms\"}\n";
-    return write_all(fd, tail, sizeof tail - 1);
+    return io_write_all(fd, tail, sizeof tail - 1);
 }
 
 static void process_name(struct strbuf *b, int pid, const char *name, int index, int sort)

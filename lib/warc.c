@@ -19,6 +19,7 @@
 #include <openssl/rand.h>
 #include <zlib.h>
 
+#include "io.h"
 #include "report.h"
 #include "spool.h"
 #include "strbuf.h"
@@ -348,20 +349,6 @@ const char *warc_capture_protocol(const struct warc_capture *cap)
 
 /* ---- the files ---------------------------------------------------------- */
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? -errno : -EIO;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Deflates n bytes at p into the current member; flush ends it. */
 static int gz_put(struct warc *w, const void *p, size_t n, int flush)
 {
@@ -374,7 +361,7 @@ static int gz_put(struct warc *w, const void *p, size_t n, int flush)
         if (zr == Z_STREAM_ERROR)
             return -EIO;
         size_t got = WARC_CHUNK - w->z.avail_out;
-        int rc = write_all(w->fd, w->out, got);
+        int rc = io_write_all(w->fd, w->out, got);
         if (rc)
             return rc;
         w->size += got;
