@@ -848,7 +848,7 @@ struct urllist *cli_open_inputs(struct cli *cli, struct crawl *c)
     /* A child of --mode=all reads the lists its parent has checked, and
      * reported on, already. */
     FILE *err = cli->child ? fopen("/dev/null", "w") : stderr;
-    struct urllist *l = urllist_new(err ? err : stderr);
+    struct urllist *l = cli->list = urllist_new(err ? err : stderr);
     cli->input_fd = malloc(sizeof *cli->input_fd * (size_t)(cli->ninputs + 1));
     if (!l || !cli->input_fd)
         die_usage("out of memory");

@@ -21,6 +21,8 @@ enum {
     GIVEN_PARSE = 1024,
 };
 
+struct urllist;
+
 struct cli {
     struct crawl_opts opts;
     const char *mode;
@@ -35,6 +37,7 @@ struct cli {
     int quiet;
     int progress;           /* -1 auto, 0 off, 1 on */
     unsigned given;         /* GIVEN_* flags seen, for warn_ignored */
+    struct urllist *list;   /* cli_open_inputs' (reachable when a usage error exits) */
     char **inputs;
     int ninputs;
     const char *follow;
