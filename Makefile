@@ -16,7 +16,7 @@
 BUILD   ?= build
 CC      ?= cc
 SAN     ?=
-PKGS    := libcurl libxml-2.0 zlib icu-uc libcrypto lmdb
+PKGS    := libcurl libxml-2.0 zlib icu-uc libcrypto lmdb hiredis
 
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread -fstack-clash-protection
@@ -149,7 +149,7 @@ sanitize: deps
 # (SKIP_MODES), and --mode=all runs it with die_after_fork=0.
 tsan: deps
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SAN=thread CFLAGS="-O1 -g" all units
-	$(Q)BUILD=build/tsan TESTS="crawl hardening compare stream state parse" SKIP_MODES=procs TSAN_OPTIONS="halt_on_error=1 die_after_fork=0 $(TSAN_OPTIONS)" tests/run.sh
+	$(Q)BUILD=build/tsan TESTS="crawl hardening compare stream state parse frontier" SKIP_MODES=procs TSAN_OPTIONS="halt_on_error=1 die_after_fork=0 $(TSAN_OPTIONS)" tests/run.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -29,6 +29,7 @@
 #include "progress.h"
 #include "report.h"
 #include "robots.h"
+#include "state.h"
 #include "trace.h"
 #include "urllist.h"
 
@@ -244,6 +245,10 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     report_free(rep);
     crawl_on_done(c, NULL, NULL);
     trc = trace_free(outs.trace);
+    /* A lost --frontier server fails the commits, not the writes: the
+     * caller says so. */
+    if (wrc < 0 && crawl_state_lost(c))
+        return EXIT_FRONTIER;
     if (wrc < 0)
         return output_status(wrc);
     if (trc < 0)
@@ -326,13 +331,41 @@ static int open_state_output(const struct cli *cli, uint64_t offset)
     return fd;
 }
 
-/* A --state crawl: opens the store, reads the lists into it, and runs
- * what is left, unless the crawl there is finished or is another one. */
+/* A --frontier worker's name: this host and the absolute path of its
+ * output, which a worker started again with the same continues. */
+static void worker_name(const struct cli *cli, char *buf, size_t n)
+{
+    char host[256] = "localhost", dir[PATH_MAX];
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    const char *slash = strrchr(cli->output, '/');
+    const char *base = slash ? slash + 1 : cli->output;
+    char *d = slash ? strndup(cli->output, (size_t)(slash - cli->output) + 1) : strdup(".");
+    if (d && realpath(d, dir))
+        snprintf(buf, n, "%s:%s/%s", host, strcmp(dir, "/") ? dir : "", base);
+    else
+        snprintf(buf, n, "%s:%s", host, cli->output);
+    free(d);
+}
+
+/* A --state or --frontier crawl: opens the store, reads the lists into it
+ * (or, for a worker that joins a shared crawl, checks them), and runs what
+ * is left, unless the crawl there is finished or is another one. */
 static int run_state(struct cli *cli, struct crawl *c)
 {
-    char opts[8192], why[512];
+    char opts[8192], why[512], worker[PATH_MAX + 300];
+    const char *flag = cli->frontier ? "--frontier" : "--state";
     state_options(cli, opts, sizeof opts);
-    int phase = crawl_state_open(c, cli->state, opts, why, sizeof why);
+    struct state_conf conf = { .lease = cli->lease > 0 ? cli->lease : 15,
+                               .retry = cli->frontier_retry > 0 ? cli->frontier_retry : 30,
+                               .max_pages = cli->opts.max_pages, .worker = worker };
+    worker_name(cli, worker, sizeof worker);
+    int phase = crawl_state_open(c, cli->state, opts, cli->frontier ? &conf : NULL, why,
+                                 sizeof why);
+    if (phase == CRAWL_EFRONTIER) {
+        fprintf(stderr, "crawl: --frontier %s: %s\n", cli->state, why);
+        return EXIT_FRONTIER;
+    }
     if (phase >= 0) {
         int rc = crawl_state_seed(c, why, sizeof why);
         if (rc < 0 && rc != CRAWL_ESTATE)
@@ -340,19 +373,33 @@ static int run_state(struct cli *cli, struct crawl *c)
         if (rc < 0)
             phase = rc;
     }
+    if (phase < 0 && crawl_state_lost(c)) {
+        fprintf(stderr, "crawl: --frontier %s: %s\n", cli->state, why);
+        return EXIT_FRONTIER;
+    }
     if (phase < 0) {
-        fprintf(stderr, "crawl: --state %s: %s; not continuing it (give the same list and "
-                "options, or another state file)\n", cli->state, why);
+        fprintf(stderr, "crawl: %s %s: %s; not %s it (give the same list and options, or "
+                "another %s)\n", flag, cli->state, why, cli->frontier ? "joining" : "continuing",
+                cli->frontier ? "NAME" : "state file");
         return EXIT_USAGE;
     }
     if (phase == CRAWL_STATE_FINISHED) {
-        fprintf(stderr, "crawl: --state %s: this crawl is finished (%ld pages fetched); "
-                "nothing to do\n", cli->state, crawl_state_fetched(c));
-        return 0;
+        /* A worker killed before the end wrote rows past its last commit,
+         * whose pages others fetched again: they are cut off. */
+        int fd = open_state_output(cli, crawl_state_offset(c));
+        fprintf(stderr, "crawl: %s %s: this crawl is finished (%ld pages fetched); "
+                "nothing to do (%s holds %llu bytes of its rows)\n", flag, cli->state,
+                crawl_state_fetched(c), cli->output,
+                (unsigned long long)crawl_state_offset(c));
+        return close(fd) == 0 ? 0 : output_status(-errno);
     }
     uint64_t offset = crawl_state_offset(c);
     int fd = open_state_output(cli, offset);
-    if (phase == CRAWL_STATE_RESUMED)
+    if (phase == CRAWL_STATE_RESUMED && cli->frontier)
+        fprintf(stderr, "crawl: --frontier %s: joining (%ld pages fetched so far; %s cut "
+                "back to %llu bytes)\n", cli->state, crawl_state_fetched(c), cli->output,
+                (unsigned long long)offset);
+    else if (phase == CRAWL_STATE_RESUMED)
         fprintf(stderr, "crawl: --state %s: continuing (%ld pages fetched before; %s cut "
                 "back to %llu bytes)\n", cli->state, crawl_state_fetched(c), cli->output,
                 (unsigned long long)offset);
@@ -363,8 +410,13 @@ static int run_state(struct cli *cli, struct crawl *c)
                            draw ? &live : NULL, draw);
     if (close(fd) != 0 && status != EXIT_OUTPUT)
         status = output_status(-errno);
+    if (crawl_state_lost(c)) {
+        fprintf(stderr, "crawl: --frontier %s: %s; stopped (the rows of the pages done are "
+                "in %s)\n", cli->state, crawl_state_error(c), cli->output);
+        return EXIT_FRONTIER;
+    }
     if (status != EXIT_OUTPUT && status != EXIT_PIPE && crawl_state_finish(c) < 0)
-        status = EXIT_FAILED;
+        status = crawl_state_lost(c) ? EXIT_FRONTIER : EXIT_FAILED;
     return status;
 }
 
@@ -587,6 +639,14 @@ int main(int argc, char **argv)
                       &ce.trace_fd, &ce.trace_pid, &ce.live_fd, &ce.tables) == 7)
         cli.child = 1;
     cli_parse(&cli, argc, argv);
+    if (cli.status) {
+        char why[600];
+        int rc = state_status(cli.frontier, STDOUT_FILENO, why, sizeof why);
+        if (rc != 0)
+            fprintf(stderr, "crawl: --frontier %s: %s\n", cli.frontier, why);
+        curl_global_cleanup();
+        return rc == 0 ? 0 : rc == -2 ? EXIT_FRONTIER : EXIT_USAGE;
+    }
     install_signals();
     struct crawl *c = crawl_new(&cli.opts);
     if (!c) {

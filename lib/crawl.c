@@ -470,10 +470,19 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             rc = 1;
             break;
         }
-        if (c->running == 0 && frontier_queued(c) == 0 && !c->input_open) {
+        /* The pick itself may have cancelled the crawl (a lost --frontier
+         * server). */
+        if (atomic_load(&c->cancelled))
+            continue;
+        /* A shared crawl goes on while other workers hold pages: they may
+         * find more, or fall silent and have theirs given back. */
+        int elsewhere = c->st && state_elsewhere(c->st) > 0 && !atomic_load(&c->cancelled);
+        if (c->running == 0 && frontier_queued(c) == 0 && !c->input_open && !elsewhere) {
             rc = 0;
             break;
         }
+        if (elsewhere && (wake == 0 || wake > crawl_now() + 0.05))
+            wake = crawl_now() + 0.05;
         if (!wait) {
             rc = CRAWL_EAGAIN;
             break;
@@ -585,6 +594,7 @@ const char *crawl_cancel_text(struct crawl *c)
     case CRAWL_CANCEL_DEADLINE: return "cancelled: --deadline reached";
     case CRAWL_CANCEL_OUTPUT:   return "cancelled: the output cannot be written";
     case CRAWL_CANCEL_SIGNAL:   return "cancelled: interrupted";
+    case CRAWL_CANCEL_FRONTIER: return "cancelled: the shared frontier's server was lost";
     default:                    return "cancelled";
     }
 }

@@ -34,6 +34,7 @@ enum {
     CRAWL_EAGAIN,           /* nothing queued now, but jobs in flight may add some */
     CRAWL_EOUTPUT,          /* the output could not be written */
     CRAWL_ESTATE,           /* the --state store cannot be used for this crawl */
+    CRAWL_EFRONTIER,        /* the --frontier server cannot be reached */
 };
 
 /* Returns a static text for a code from this header or a negative errno. */
@@ -402,7 +403,8 @@ void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
 enum crawl_cancel_why {
     CRAWL_CANCEL_SIGNAL = 1,    /* SIGINT or SIGTERM */
     CRAWL_CANCEL_DEADLINE,      /* --deadline passed */
-    CRAWL_CANCEL_OUTPUT         /* the output cannot be written: fetch for nobody */
+    CRAWL_CANCEL_OUTPUT,        /* the output cannot be written: fetch for nobody */
+    CRAWL_CANCEL_FRONTIER       /* the --frontier server was lost */
 };
 
 /* Stops handing out jobs and makes the models abandon transfers in flight;
@@ -440,10 +442,21 @@ const char *crawl_cancel_text(struct crawl *c);
  * output is ended, crawl_state_finish. */
 enum crawl_state_phase { CRAWL_STATE_NEW, CRAWL_STATE_RESUMED, CRAWL_STATE_FINISHED };
 
-/* Opens the store at path for a crawl with options opts ("name=value"
- * lines that a store made before must match). Returns what it found (enum
- * crawl_state_phase), or CRAWL_ESTATE with the reason in why (size n). */
-int crawl_state_open(struct crawl *c, const char *path, const char *opts, char *why, size_t n);
+/* Opens the store at path (a file, or a --frontier redis:// URL, then with
+ * conf) for a crawl with options opts ("name=value" lines that a store
+ * made before must match). Returns what it found (enum
+ * crawl_state_phase), or CRAWL_ESTATE (CRAWL_EFRONTIER: the server cannot
+ * be reached) with the reason in why (size n). */
+struct state_conf;
+int crawl_state_open(struct crawl *c, const char *path, const char *opts,
+                     const struct state_conf *conf, char *why, size_t n);
+
+/* 1 when the --frontier server was lost during the run (the rows written
+ * before are in the output; the store's error says why). */
+int crawl_state_lost(struct crawl *c);
+
+/* The store's last error text. */
+const char *crawl_state_error(struct crawl *c);
 
 /* Reads the lists into the store (a resumed run checks that they are the
  * ones it was started with). Returns 0, CRAWL_ESTATE with the reason in

@@ -106,6 +106,7 @@ struct crawl {
     int    seed_differs;      /* this run's list is not that one */
     uint64_t st_offset;       /* the output's bytes as last committed */
     int    st_complete;       /* the run took every page the store held */
+    atomic_int st_lost;       /* the --frontier server was lost */
 };
 
 /* Whether a run with options o finds pages beyond its lists (links,
@@ -129,6 +130,7 @@ struct crawl_host;
  * allocated as one (crawl__job_new). */
 struct crawl__job {
     struct crawl_job pub;
+    int    slot;              /* holds a slot of its host in the --frontier server */
     int    failed_early;      /* res holds a failure decided before any fetch
                                * (bad input line, robots.txt): the core writes
                                * its row when the job's turn comes */
@@ -162,6 +164,10 @@ int crawl__state_listed(struct crawl *c, const char *url, const char *source, lo
  * its row, whose mark commits the page once the row is in the file; a
  * page the cancellation stopped gets no row and stays queued. */
 void crawl__state_done(struct crawl *c, struct crawl_job *job);
+
+/* Warns once of the store's error; a --frontier crawl whose server is lost
+ * is cancelled. */
+void crawl__state_warn(struct crawl *c);
 
 /* Frees a job and everything its result owns. NULL is fine. */
 void crawl__job_free(struct crawl_job *j);

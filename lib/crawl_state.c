@@ -21,17 +21,34 @@
 /* Listed lines between two commits of the seeding's progress. */
 #define SEED_BATCH 4096
 
-static void warn_store(struct crawl *c)
+void crawl__state_warn(struct crawl *c)
 {
-    crawl_warn_once(c, "state: %s", state_error(c->st));
+    crawl_warn_once(c, "%s: %s", state_shared(c->st) ? "frontier" : "state",
+                    state_error(c->st));
+    /* A shared crawl whose server is gone cannot commit a row: it stops. */
+    if (state_shared(c->st) && !atomic_exchange(&c->st_lost, 1))
+        crawl_cancel(c, CRAWL_CANCEL_FRONTIER);
 }
 
-int crawl_state_open(struct crawl *c, const char *path, const char *opts, char *why, size_t n)
+int crawl_state_lost(struct crawl *c)
+{
+    return atomic_load(&c->st_lost);
+}
+
+const char *crawl_state_error(struct crawl *c)
+{
+    return state_error(c->st);
+}
+
+
+int crawl_state_open(struct crawl *c, const char *path, const char *opts,
+                     const struct state_conf *conf, char *why, size_t n)
 {
     enum state_phase ph;
     struct state *st;
-    if (state_open(&st, path, opts, &ph, why, n) != 0)
-        return CRAWL_ESTATE;
+    int orc = state_open(&st, path, opts, conf, &ph, why, n);
+    if (orc != 0)
+        return orc == -2 ? CRAWL_EFRONTIER : CRAWL_ESTATE;
     int64_t off = 0;
     long fetched = state_fetched(st);
     if (state_get(st, "offset", &off) != 0 || state_get(st, "seed_n", &c->seed_n) != 0 ||
@@ -64,7 +81,7 @@ static int seed_commit(struct crawl *c, int done)
         state_set(c->st, "seed_hash", (int64_t)c->listed_hash) != 0 ||
         state_set(c->st, "seed_done", done) != 0 ||
         state_commit(c->st, NULL, 0, c->st_offset) != 0) {
-        warn_store(c);
+        crawl__state_warn(c);
         return CRAWL_ESTATE;
     }
     return 0;
@@ -114,7 +131,7 @@ int crawl__state_listed(struct crawl *c, const char *url, const char *source, lo
         return CRAWL_ESTATE;
     return rc;
 err:
-    warn_store(c);
+    crawl__state_warn(c);
     return CRAWL_ESTATE;
 }
 
@@ -146,7 +163,7 @@ int crawl_state_commit(const uint64_t *marks, size_t n, uint64_t offset, void *d
 {
     struct crawl *c = data;
     if (state_commit(c->st, marks, n, offset) != 0) {
-        warn_store(c);
+        crawl__state_warn(c);
         return -EIO;
     }
     c->st_offset = offset;
@@ -164,7 +181,7 @@ int crawl_state_finish(struct crawl *c)
         return 0;
     if (state_set(c->st, "finished", 1) != 0 ||
         state_commit(c->st, NULL, 0, c->st_offset) != 0) {
-        warn_store(c);
+        crawl__state_warn(c);
         return CRAWL_ESTATE;
     }
     return 1;
@@ -178,6 +195,8 @@ void crawl__state_done(struct crawl *c, struct crawl_job *job)
                      (job->res.fail == CRAWL_FAIL_CANCELLED && crawl_is_cancelled(c));
     if (job->mark && !JOB(job)->failed_early)
         job->mark |= STATE_FETCHED;
+    if (job->mark && job->res.fail != CRAWL_FAIL_NONE)
+        job->mark |= STATE_FAILED;
     pthread_mutex_lock(&c->lock);
     frontier_done(c, job);
     pthread_mutex_unlock(&c->lock);

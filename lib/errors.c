@@ -20,6 +20,7 @@ const char *crawl_strerror(int err)
     case CRAWL_EAGAIN:  return "no job queued yet";
     case CRAWL_EOUTPUT: return "the output could not be written";
     case CRAWL_ESTATE:  return "the state file cannot be used for this crawl";
+    case CRAWL_EFRONTIER: return "the --frontier server cannot be reached";
     }
     if (err < 0 && err > -4096)
         return strerror(-err);

@@ -20,6 +20,7 @@
 #include "frontier_internal.h"
 #include "robots.h"
 #include "spool.h"
+#include "state.h"
 #include "url.h"
 #include "vec.h"
 
@@ -385,11 +386,40 @@ static void requeue_front(struct frontier *f, struct crawl_job *j)
     f->queued++;
 }
 
+/* Gives back the host slot job j took in the --frontier server. */
+static void slot_give(struct crawl *c, struct crawl_job *j)
+{
+    if (JOB(j)->slot) {
+        JOB(j)->slot = 0;
+        state_host_give(c->st, JOB(j)->host->key);
+    }
+}
+
+/* Takes a slot of host h in the --frontier server, when --per-host or a
+ * delay bounds it across workers. Returns 1 when h may start a job now. */
+static int slot_take(struct crawl *c, struct crawl_host *h, double *wake)
+{
+    int per = c->opts->per_host;
+    if (!state_shared(c->st) || (per <= 0 && h->delay <= 0))
+        return 1;
+    double wait = 0;
+    int rc = state_host_take(c->st, h->key, per > 0 ? per : 0, h->delay, &wait);
+    if (rc < 0)
+        crawl__state_warn(c);
+    if (rc == 0 && wake) {
+        double at = crawl_now() + wait;
+        if (*wake == 0 || at < *wake)
+            *wake = at;
+    }
+    return rc == 1;
+}
+
 void frontier_retry(struct crawl *c, struct crawl_job *j, double at)
 {
     struct frontier *f = c->fr;
     if (JOB(j)->host)
         JOB(j)->host->running--;
+    slot_give(c, j);
     JOB(j)->not_before = at;
     if (vec_reserve(&f->later, &f->later_cap, f->nlater + 1, sizeof *f->later, 16) != 0) {
         requeue_front(f, j);    /* no room to wait: it goes again at once */
@@ -455,8 +485,11 @@ static struct crawl_job *pick(struct crawl *c, double *wake)
                 *wake = h->next_at;
             ok = 0;
         }
+        if (ok && !slot_take(c, h, wake))
+            ok = 0;
         if (ok) {
             j = dequeue(&h->head, &h->tail);
+            JOB(j)->slot = state_shared(c->st) && (o->per_host > 0 || h->delay > 0);
             if (!h->head)
                 ring_remove(f, h);
             /* Round robin: the next pick starts after this host. */
@@ -486,7 +519,8 @@ got:
 struct crawl_job *frontier_pick(struct crawl *c, double *wake)
 {
     struct frontier *f = c->fr;
-    long max = c->opts->max_pages;
+    /* A shared crawl's --max-pages is kept by the server, over every worker. */
+    long max = state_shared(c->st) ? 0 : c->opts->max_pages;
     struct crawl_job *j;
     if (f->spilled)
         spill_refill(c);
@@ -787,6 +821,7 @@ void frontier_done(struct crawl *c, struct crawl_job *j)
     struct crawl_host *h = JOB(j)->host;
     if (h) {
         h->running--;
+        slot_give(c, j);
         if (j->kind == JOB_PAGE)
             frontier__observe(c, h, j);
     }

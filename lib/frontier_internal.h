@@ -81,6 +81,8 @@ struct frontier {
     uint64_t st_cursor;         /* the last page id taken into memory */
     int st_more;                /* the store may hold queued pages past it */
     struct name *names;         /* input file names of listed pages loaded */
+    double sh_poll_at;          /* --frontier: when to ask again after an empty lease */
+    int sh_found;               /* --frontier: links sent since the last lease */
     uint64_t *st_seen;          /* URL hashes known to be in the store's seen
                                  * set, direct-mapped (FRONTIER_SEEN_CACHE) */
 };
@@ -151,7 +153,8 @@ int frontier__store_admit(struct crawl *c, const struct url_parts *p, const char
                           int depth);
 
 /* Takes queued pages from the store into memory while memory's queue is
- * less than half full. */
+ * less than half full; from a shared store, leases a batch the size of
+ * the transfers in flight when memory's queue is below it. */
 void frontier__store_refill(struct crawl *c);
 
 /* Looks host h's robots.txt up in the store; sets its rules when there. */

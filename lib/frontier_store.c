@@ -57,7 +57,8 @@ static void load_listed(struct crawl *c, uint64_t id, const struct state_page *p
 static void load_one(uint64_t id, const struct state_page *p, void *data)
 {
     struct crawl *c = data;
-    c->fr->st_cursor = id;
+    if (!state_shared(c->st))
+        c->fr->st_cursor = id;
     if (p->depth == 0) {
         load_listed(c, id, p);
         return;
@@ -72,13 +73,47 @@ static void load_one(uint64_t id, const struct state_page *p, void *data)
     url_parts_free(&u);
 }
 
+/* Pages a worker holds queued from a shared store: twice its transfers in
+ * flight, enough to keep them busy between two leases, few enough to
+ * leave the rest to the other workers. */
+static size_t lease_batch(const struct crawl *c)
+{
+    size_t n = c->limit > 0 ? 2 * (size_t)c->limit : 64;
+    return n < 16 ? 16 : n > 2048 ? 2048 : n;
+}
+
+/* Minimum seconds between two leases that found nothing: another worker
+ * may yet find links, or fall silent and give its pages back. */
+#define LEASE_POLL 0.05
+
+static void shared_refill(struct crawl *c)
+{
+    struct frontier *f = c->fr;
+    /* Leased when half of it is gone: one round trip for many pages. */
+    size_t want = lease_batch(c);
+    if (f->queued + f->pending > want / 2 || crawl_is_cancelled(c))
+        return;
+    double now = crawl_now();
+    if (!f->sh_found && now < f->sh_poll_at)
+        return;
+    f->sh_found = 0;
+    int n = state_queue_load(c->st, 0, want - (f->queued + f->pending), load_one, c);
+    if (n < 0)
+        crawl__state_warn(c);
+    f->sh_poll_at = n > 0 ? 0 : now + LEASE_POLL;
+}
+
 void frontier__store_refill(struct crawl *c)
 {
     struct frontier *f = c->fr;
+    if (state_shared(c->st)) {
+        shared_refill(c);
+        return;
+    }
     while (f->st_more && f->queued + f->pending < FRONTIER_MEM_JOBS / 2) {
         int n = state_queue_load(c->st, f->st_cursor, FRONTIER_MEM_JOBS / 4, load_one, c);
         if (n < 0)
-            crawl_warn_once(c, "state: %s", state_error(c->st));
+            crawl__state_warn(c);
         if (n <= 0)
             f->st_more = 0;
     }
@@ -98,6 +133,11 @@ int frontier__store_admit(struct crawl *c, const struct url_parts *p, const char
     int rc = state_admit(c->st, hash, &sp, &id);
     if (rc >= 0 && slot)
         *slot = hash;
+    if (state_shared(c->st)) {
+        /* Sent to the shared queue: whoever leases it next fetches it. */
+        f->sh_found = 1;
+        goto out;
+    }
     if (rc <= 0)
         goto out;
     /* Memory holds the store's head: a link joins it only when every page
@@ -110,7 +150,7 @@ int frontier__store_admit(struct crawl *c, const struct url_parts *p, const char
     return frontier__place(c, p, scope, depth, id);
 out:
     if (rc < 0)
-        crawl_warn_once(c, "state: %s", state_error(c->st));
+        crawl__state_warn(c);
     return 0;
 }
 
@@ -133,11 +173,11 @@ void frontier__store_robots_save(struct crawl *c, const struct crawl_job *rj)
         return;
     if (state_robots_put(c->st, JOB(rj)->host->key, rj->res.status, (int)rj->res.fail,
                          rj->body, rj->body_len) != 0)
-        crawl_warn_once(c, "state: %s", state_error(c->st));
+        crawl__state_warn(c);
 }
 
 void frontier__store_drop(struct crawl *c, uint64_t mark)
 {
     if (c->st && mark && state_drop(c->st, mark) != 0)
-        crawl_warn_once(c, "state: %s", state_error(c->st));
+        crawl__state_warn(c);
 }

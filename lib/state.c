@@ -1,489 +1,118 @@
-/* state.c: the --state store on LMDB. Four databases in one file: pages by
- * id (their place in the queue), the seen set (64-bit hashes as integer
- * keys), robots.txt by host, and the crawl's named values. One write
- * transaction is always open; state_commit commits it and opens the next.
- * MDB_NOSYNC: a commit is written to the file without an fsync, so it
- * survives the process being killed (SIGKILL, OOM) but not a power loss.
- * MDB_NOLOCK: the store's own lock serialises the threads (a transaction
- * moves between them, which LMDB's writer mutex would not allow), and an
- * flock on the file refuses a second crawl. Nothing here knows what a
- * crawl does with the pages. */
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
+/* state.c: state.h's calls, passed to the store that is open: LMDB for a
+ * file, Redis for a redis:// URL. */
 #include <string.h>
-#include <sys/file.h>
-#include <unistd.h>
-#include <lmdb.h>
+#include <strings.h>
 
-#include "state.h"
+#include "state_internal.h"
 
-/* The address space the file may grow into; only what is written takes
- * disk. */
-#define STATE_MAP_SIZE ((size_t)1 << 36)
-
-/* Page states. */
-enum { QUEUED = 0, DONE = 1, FETCHED = 2 };
-
-/* A page record: this header, then url, scope, source and why, each
- * NUL-terminated (an absent one is empty, with its bit in has). */
-struct rec {
-    uint8_t state;
-    uint8_t has;                /* 1 scope, 2 source, 4 why */
-    int32_t depth;
-    int64_t line;
-};
-
-struct state {
-    MDB_env *env;
-    MDB_txn *txn;               /* the open write transaction */
-    MDB_dbi page, seen, robots, meta;
-    int fd;                     /* the file, flocked */
-    uint64_t next;              /* the next page id */
-    int64_t queued, fetched;    /* pages queued; done and fetched */
-    pthread_mutex_t lock;       /* recursive: a loader's callback may look up robots.txt */
-    char err[160];
-};
-
-const char *state_error(struct state *st)
+int state_is_shared(const char *path)
 {
-    return st ? st->err : "out of memory";
-}
-
-/* Records LMDB's error rc in st; returns -1. */
-static int fail(struct state *st, const char *what, int rc)
-{
-    snprintf(st->err, sizeof st->err, "%s: %s", what, mdb_strerror(rc));
-    return -1;
-}
-
-static MDB_val val(const void *p, size_t n)
-{
-    return (MDB_val){ .mv_size = n, .mv_data = (void *)p };
-}
-
-static int meta_get(struct state *st, const char *key, MDB_val *v)
-{
-    MDB_val k = val(key, strlen(key));
-    return mdb_get(st->txn, st->meta, &k, v);
-}
-
-static int meta_put(struct state *st, const char *key, const void *p, size_t n)
-{
-    MDB_val k = val(key, strlen(key)), v = val(p, n);
-    int rc = mdb_put(st->txn, st->meta, &k, &v, 0);
-    return rc ? fail(st, "meta", rc) : 0;
-}
-
-int state_get(struct state *st, const char *key, int64_t *v)
-{
-    MDB_val d;
-    pthread_mutex_lock(&st->lock);
-    int rc = meta_get(st, key, &d);
-    if (rc == 0 && d.mv_size == sizeof *v)
-        memcpy(v, d.mv_data, sizeof *v);
-    pthread_mutex_unlock(&st->lock);
-    return rc == 0 || rc == MDB_NOTFOUND ? 0 : fail(st, key, rc);
-}
-
-int state_set(struct state *st, const char *key, int64_t v)
-{
-    pthread_mutex_lock(&st->lock);
-    int rc = meta_put(st, key, &v, sizeof v);
-    pthread_mutex_unlock(&st->lock);
-    return rc;
-}
-
-/* Compares the options of this run (name=value lines) with the ones the
- * store was made with, or records them in a new store. Returns 0, or -1
- * with the first difference in why. */
-static int check_opts(struct state *st, const char *opts, int fresh, char *why, size_t n)
-{
-    char line[1024], key[1100], had[1024];
-    for (const char *p = opts; *p;) {
-        size_t len = strcspn(p, "\n");
-        snprintf(line, sizeof line, "%.*s", (int)len, p);
-        p += len + (p[len] == '\n');
-        char *eq = strchr(line, '=');
-        if (!eq)
-            continue;
-        *eq = '\0';
-        snprintf(key, sizeof key, "opt:%s", line);
-        MDB_val d;
-        if (fresh) {
-            if (meta_put(st, key, eq + 1, strlen(eq + 1)) != 0) {
-                snprintf(why, n, "%s", st->err);
-                return -1;
-            }
-            continue;
-        }
-        int found = meta_get(st, key, &d) == 0;
-        snprintf(had, sizeof had, "%.*s", found ? (int)d.mv_size : 0,
-                 found ? (const char *)d.mv_data : "");
-        if (!found || strcmp(had, eq + 1) != 0) {
-            snprintf(why, n, "started with %s=%s, not %s=%s", line, found ? had : "(none)", line,
-                     eq + 1);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int64_t meta_int(struct state *st, const char *key)
-{
-    MDB_val d;
-    int64_t v = 0;
-    if (meta_get(st, key, &d) == 0 && d.mv_size == sizeof v)
-        memcpy(&v, d.mv_data, sizeof v);
-    return v;
-}
-
-/* Opens the databases and reads the counters, in the open transaction. */
-static int open_dbs(struct state *st)
-{
-    int rc;
-    if ((rc = mdb_dbi_open(st->txn, "page", MDB_CREATE | MDB_INTEGERKEY, &st->page)) ||
-        (rc = mdb_dbi_open(st->txn, "seen", MDB_CREATE | MDB_INTEGERKEY, &st->seen)) ||
-        (rc = mdb_dbi_open(st->txn, "robots", MDB_CREATE, &st->robots)) ||
-        (rc = mdb_dbi_open(st->txn, "meta", MDB_CREATE, &st->meta)))
-        return fail(st, "open", rc);
-    MDB_cursor *cur;
-    MDB_val k, v;
-    st->next = 1;
-    if ((rc = mdb_cursor_open(st->txn, st->page, &cur)))
-        return fail(st, "open", rc);
-    size_t last;
-    if (mdb_cursor_get(cur, &k, &v, MDB_LAST) == 0 && k.mv_size == sizeof last) {
-        memcpy(&last, k.mv_data, sizeof last);
-        st->next = (uint64_t)last + 1;
-    }
-    mdb_cursor_close(cur);
-    st->queued = meta_int(st, "queued");
-    st->fetched = meta_int(st, "fetched");
-    return 0;
+    return strncasecmp(path, "redis://", 8) == 0;
 }
 
 int state_open(struct state **out, const char *path, const char *opts,
-               enum state_phase *phase, char *why, size_t n)
+               const struct state_conf *conf, enum state_phase *phase, char *why, size_t n)
 {
-    struct state *st = calloc(1, sizeof *st);
-    pthread_mutexattr_t a;
-    int rc;
-    if (!st) {
-        snprintf(why, n, "out of memory");
-        return -1;
-    }
-    st->fd = -1;
-    pthread_mutexattr_init(&a);
-    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&st->lock, &a);
-    pthread_mutexattr_destroy(&a);
-    if ((st->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0) {
-        snprintf(why, n, "%s", strerror(errno));
-        goto fail;
-    }
-    if (flock(st->fd, LOCK_EX | LOCK_NB) != 0) {
-        snprintf(why, n, errno == EWOULDBLOCK ? "in use by another crawl" : "%s",
-                 strerror(errno));
-        goto fail;
-    }
-    if ((rc = mdb_env_create(&st->env)) || (rc = mdb_env_set_maxdbs(st->env, 4)) ||
-        (rc = mdb_env_set_mapsize(st->env, STATE_MAP_SIZE)) ||
-        (rc = mdb_env_open(st->env, path, MDB_NOSUBDIR | MDB_NOSYNC | MDB_NOLOCK | MDB_NOTLS,
-                           0666)) ||
-        (rc = mdb_txn_begin(st->env, NULL, 0, &st->txn))) {
-        snprintf(why, n, "%s", rc == MDB_INVALID ? "not a state file" : mdb_strerror(rc));
-        goto fail;
-    }
-    if (open_dbs(st) != 0) {
-        snprintf(why, n, "%s", st->err);
-        goto fail;
-    }
-    MDB_val d;
-    int fresh = meta_get(st, "version", &d) != 0;
-    if (!fresh && (d.mv_size != 1 || *(const char *)d.mv_data != '2')) {
-        snprintf(why, n, "made by another version of crawl");
-        goto fail;
-    }
-    if ((fresh && meta_put(st, "version", "2", 1) != 0) || check_opts(st, opts, fresh, why, n))
-        goto fail;
-    rc = mdb_txn_commit(st->txn);
-    st->txn = NULL;     /* freed by the commit, whatever it returned */
-    if (rc || (rc = mdb_txn_begin(st->env, NULL, 0, &st->txn))) {
-        snprintf(why, n, "%s", mdb_strerror(rc));
-        goto fail;
-    }
-    *phase = fresh ? STATE_NEW : meta_int(st, "finished") ? STATE_FINISHED : STATE_RESUMED;
-    *out = st;
-    return 0;
-fail:
-    state_close(st);
-    return -1;
+    if (state_is_shared(path))
+        return state_redis_open(out, path, opts, conf, phase, why, n);
+    return state_lmdb_open(out, path, opts, phase, why, n);
 }
 
 void state_close(struct state *st)
 {
-    if (!st)
-        return;
-    if (st->txn)
-        mdb_txn_abort(st->txn);
-    if (st->env)
-        mdb_env_close(st->env);
-    if (st->fd >= 0)
-        close(st->fd);      /* and its flock */
-    pthread_mutex_destroy(&st->lock);
-    free(st);
+    if (st)
+        st->ops->close(st);
+}
+
+const char *state_error(struct state *st)
+{
+    return st ? st->ops->error(st) : "out of memory";
+}
+
+int state_shared(const struct state *st)
+{
+    return st && st->shared;
+}
+
+int state_get(struct state *st, const char *key, int64_t *v)
+{
+    return st->ops->get(st, key, v);
+}
+
+int state_set(struct state *st, const char *key, int64_t v)
+{
+    return st->ops->set(st, key, v);
 }
 
 int state_seen_add(struct state *st, uint64_t hash)
 {
-    size_t h = (size_t)hash;
-    MDB_val k = val(&h, sizeof h), v = val("", 0);
-    pthread_mutex_lock(&st->lock);
-    int rc = mdb_put(st->txn, st->seen, &k, &v, MDB_NOOVERWRITE);
-    pthread_mutex_unlock(&st->lock);
-    return rc == 0 ? 1 : rc == MDB_KEYEXIST ? 0 : fail(st, "seen", rc);
+    return st->ops->seen_add(st, hash);
 }
 
 int state_queue_add(struct state *st, const struct state_page *p, uint64_t *id)
 {
-    const char *s[4] = { p->url, p->scope, p->source, p->why };
-    size_t len[4], total = sizeof(struct rec);
-    struct rec r = { .state = QUEUED, .depth = p->depth, .line = p->line };
-    for (int i = 0; i < 4; i++) {
-        if (i > 0 && s[i])
-            r.has |= (uint8_t)(1 << (i - 1));
-        len[i] = s[i] ? strlen(s[i]) : 0;
-        total += len[i] + 1;
-    }
-    pthread_mutex_lock(&st->lock);
-    size_t key = (size_t)st->next;
-    MDB_val k = val(&key, sizeof key), v = val(NULL, total);
-    int rc = mdb_put(st->txn, st->page, &k, &v, MDB_APPEND | MDB_RESERVE);
-    if (rc == 0) {
-        char *d = v.mv_data;
-        memcpy(d, &r, sizeof r);
-        d += sizeof r;
-        for (int i = 0; i < 4; i++) {
-            if (len[i])
-                memcpy(d, s[i], len[i]);
-            d[len[i]] = '\0';
-            d += len[i] + 1;
-        }
-        *id = st->next++;
-        st->queued++;
-    }
-    pthread_mutex_unlock(&st->lock);
-    return rc ? fail(st, "queue", rc) : 0;
+    return st->ops->queue_add(st, p, id);
 }
 
 int state_admit(struct state *st, uint64_t hash, const struct state_page *p, uint64_t *id)
 {
-    pthread_mutex_lock(&st->lock);
-    int rc = state_seen_add(st, hash);
-    if (rc == 1 && state_queue_add(st, p, id) != 0)
-        rc = -1;
-    pthread_mutex_unlock(&st->lock);
-    return rc;
-}
-
-/* Reads record v into p (its strings point into v). */
-static void unpack(const MDB_val *v, struct rec *r, struct state_page *p)
-{
-    const char *d = (const char *)v->mv_data + sizeof *r;
-    const char *s[4];
-    memcpy(r, v->mv_data, sizeof *r);
-    for (int i = 0; i < 4; i++) {
-        s[i] = d;
-        d += strlen(d) + 1;
-    }
-    *p = (struct state_page){
-        .url = s[0], .scope = r->has & 1 ? s[1] : NULL, .source = r->has & 2 ? s[2] : NULL,
-        .why = r->has & 4 ? s[3] : NULL, .depth = r->depth, .line = (long)r->line,
-    };
+    return st->ops->admit(st, hash, p, id);
 }
 
 int state_queue_load(struct state *st, uint64_t after, size_t max,
                      void (*fn)(uint64_t id, const struct state_page *p, void *data),
                      void *data)
 {
-    /* The records are copied out first: fn may write (state_drop), and a
-     * write may move what the cursor points into. */
-    char *buf = NULL;
-    size_t used = 0, cap = 0, n = 0;
-    size_t key = (size_t)after + 1;
-    MDB_val k = val(&key, sizeof key), v;
-    MDB_cursor *cur;
-    pthread_mutex_lock(&st->lock);
-    int rc = mdb_cursor_open(st->txn, st->page, &cur);
-    if (rc == 0) {
-        for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && n < max;
-             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-            /* LMDB aligns records to 2 bytes only: bytes are read, not a
-             * struct rec in place. */
-            if (*(const uint8_t *)v.mv_data != QUEUED)
-                continue;
-            size_t need = sizeof(uint64_t) + sizeof(size_t) + v.mv_size;
-            if (used + need > cap) {
-                size_t c = cap ? 2 * cap : 65536;
-                while (c < used + need)
-                    c *= 2;
-                char *nb = realloc(buf, c);
-                if (!nb) {
-                    rc = ENOMEM;
-                    break;
-                }
-                buf = nb, cap = c;
-            }
-            size_t key_id;
-            memcpy(&key_id, k.mv_data, sizeof key_id);
-            uint64_t id = key_id;
-            memcpy(buf + used, &id, sizeof id);
-            memcpy(buf + used + sizeof id, &v.mv_size, sizeof v.mv_size);
-            memcpy(buf + used + sizeof id + sizeof v.mv_size, v.mv_data, v.mv_size);
-            used += need;
-            n++;
-        }
-        mdb_cursor_close(cur);
-    }
-    if (rc == MDB_NOTFOUND)
-        rc = 0;
-    for (size_t at = 0; rc == 0 && at < used;) {
-        uint64_t id;
-        MDB_val rv;
-        struct rec r;
-        struct state_page p;
-        memcpy(&id, buf + at, sizeof id);
-        memcpy(&rv.mv_size, buf + at + sizeof id, sizeof rv.mv_size);
-        rv.mv_data = buf + at + sizeof id + sizeof rv.mv_size;
-        unpack(&rv, &r, &p);
-        fn(id, &p, data);
-        at += sizeof id + sizeof rv.mv_size + rv.mv_size;
-    }
-    pthread_mutex_unlock(&st->lock);
-    free(buf);
-    return rc ? fail(st, "load", rc) : (int)n;
+    return st->ops->queue_load(st, after, max, fn, data);
 }
 
 long state_queue_left(struct state *st)
 {
-    pthread_mutex_lock(&st->lock);
-    long n = (long)st->queued;
-    pthread_mutex_unlock(&st->lock);
-    return n;
+    return st->ops->queue_left(st);
 }
 
 long state_fetched(struct state *st)
 {
-    pthread_mutex_lock(&st->lock);
-    long n = (long)st->fetched;
-    pthread_mutex_unlock(&st->lock);
-    return n;
-}
-
-/* Sets page id's state to to, when it is queued; the lock is held. */
-static int set_state(struct state *st, uint64_t id, uint8_t to)
-{
-    size_t key = (size_t)id;
-    MDB_val k = val(&key, sizeof key), v;
-    int rc = mdb_get(st->txn, st->page, &k, &v);
-    if (rc == MDB_NOTFOUND)
-        return 0;
-    if (rc)
-        return fail(st, "mark", rc);
-    if (*(const uint8_t *)v.mv_data != QUEUED)
-        return 0;
-    /* A page changes in place: the copy put back is the record with its
-     * first byte changed. */
-    char small[512], *copy = v.mv_size <= sizeof small ? small : malloc(v.mv_size);
-    if (!copy)
-        return fail(st, "mark", ENOMEM);
-    memcpy(copy, v.mv_data, v.mv_size);
-    copy[0] = (char)to;
-    MDB_val nv = val(copy, v.mv_size);
-    rc = mdb_put(st->txn, st->page, &k, &nv, 0);
-    if (copy != small)
-        free(copy);
-    if (rc)
-        return fail(st, "mark", rc);
-    st->queued--;
-    if (to == FETCHED)
-        st->fetched++;
-    return 0;
+    return st->ops->fetched(st);
 }
 
 int state_drop(struct state *st, uint64_t id)
 {
-    pthread_mutex_lock(&st->lock);
-    int rc = set_state(st, id & ~STATE_FETCHED, DONE);
-    pthread_mutex_unlock(&st->lock);
-    return rc;
+    return st->ops->drop(st, id);
 }
 
 int state_commit(struct state *st, const uint64_t *marks, size_t n, uint64_t offset)
 {
-    int rc = 0;
-    int64_t off = (int64_t)offset;
-    pthread_mutex_lock(&st->lock);
-    for (size_t i = 0; i < n && rc == 0; i++)
-        rc = set_state(st, marks[i] & ~STATE_FETCHED, marks[i] & STATE_FETCHED ? FETCHED : DONE);
-    if (rc == 0)
-        rc = meta_put(st, "offset", &off, sizeof off);
-    if (rc == 0)
-        rc = meta_put(st, "queued", &st->queued, sizeof st->queued);
-    if (rc == 0)
-        rc = meta_put(st, "fetched", &st->fetched, sizeof st->fetched);
-    if (rc == 0) {
-        int e = mdb_txn_commit(st->txn);
-        st->txn = NULL;
-        if (e || (e = mdb_txn_begin(st->env, NULL, 0, &st->txn)))
-            rc = fail(st, "commit", e);
-    }
-    pthread_mutex_unlock(&st->lock);
-    return rc;
+    return st->ops->commit(st, marks, n, offset);
 }
 
-int state_robots_put(struct state *st, const char *host, long status, int fail_class,
+int state_robots_put(struct state *st, const char *host, long status, int fail,
                      const char *body, size_t len)
 {
-    int64_t head[2] = { status, fail_class };
-    MDB_val k = val(host, strlen(host)), v = val(NULL, sizeof head + len);
-    pthread_mutex_lock(&st->lock);
-    int rc = mdb_put(st->txn, st->robots, &k, &v, MDB_RESERVE);
-    if (rc == 0) {
-        memcpy(v.mv_data, head, sizeof head);
-        if (len)
-            memcpy((char *)v.mv_data + sizeof head, body, len);
-    }
-    pthread_mutex_unlock(&st->lock);
-    return rc ? fail(st, "robots", rc) : 0;
+    return st->ops->robots_put(st, host, status, fail, body, len);
 }
 
-int state_robots_get(struct state *st, const char *host, long *status, int *fail_class,
+int state_robots_get(struct state *st, const char *host, long *status, int *fail,
                      char **body, size_t *len)
 {
-    MDB_val k = val(host, strlen(host)), v;
-    int64_t head[2];
-    pthread_mutex_lock(&st->lock);
-    int rc = mdb_get(st->txn, st->robots, &k, &v);
-    if (rc == 0 && v.mv_size >= sizeof head) {
-        size_t n = v.mv_size - sizeof head;
-        memcpy(head, v.mv_data, sizeof head);
-        *status = (long)head[0];
-        *fail_class = (int)head[1];
-        *len = n;
-        if ((*body = malloc(n + 1))) {
-            memcpy(*body, (const char *)v.mv_data + sizeof head, n);
-            (*body)[n] = '\0';
-            rc = 1;
-        } else {
-            rc = fail(st, "robots", ENOMEM);
-        }
-    } else {
-        rc = rc == MDB_NOTFOUND ? 0 : fail(st, "robots", rc ? rc : MDB_CORRUPTED);
-    }
-    pthread_mutex_unlock(&st->lock);
-    return rc;
+    return st->ops->robots_get(st, host, status, fail, body, len);
+}
+
+long state_elsewhere(struct state *st)
+{
+    return st && st->ops->elsewhere ? st->ops->elsewhere(st) : 0;
+}
+
+int state_host_take(struct state *st, const char *host, int per_host, double delay,
+                    double *wait)
+{
+    if (!st || !st->ops->host_take)
+        return 1;
+    return st->ops->host_take(st, host, per_host, delay, wait);
+}
+
+void state_host_give(struct state *st, const char *host)
+{
+    if (st && st->ops->host_give)
+        st->ops->host_give(st, host);
 }

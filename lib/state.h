@@ -1,5 +1,5 @@
-/* state.h: the store of a resumable crawl (--state FILE): one LMDB file
- * that holds the pages to fetch and their outcome (queued or done), the
+/* state.h: the store of a crawl that outlives its process. --state FILE:
+ * one LMDB file (state_lmdb.c) that holds the pages to fetch and their outcome (queued or done), the
  * hashes of the URLs seen, each host's robots.txt, the options the crawl
  * was started with and how far its output file was written. Everything
  * changed since the last state_commit is one open transaction: a process
@@ -24,6 +24,12 @@ enum state_phase {
  * the rest of the mark is the page's id. */
 #define STATE_FETCHED (UINT64_C(1) << 63)
 
+/* A mark's next bit: its row is a failure (a shared store counts them). */
+#define STATE_FAILED (UINT64_C(1) << 62)
+
+/* The page id in a mark. */
+#define STATE_ID (STATE_FAILED - 1)
+
 /* A page as the store keeps it. Strings are borrowed; scope, source and
  * why may be NULL. why: a listed line that is no URL to fetch, and why. */
 struct state_page {
@@ -35,14 +41,54 @@ struct state_page {
     long line;
 };
 
-/* Opens the store at path, making it when it is not there, for a crawl
- * whose options are opts ("name=value" lines; a store made before must
- * hold the same). The file stays locked against other processes until
- * state_close. Returns 0 with the store in *out and what it found in
- * *phase, or -1 with the reason in why (size n): not a store, in use by
- * another crawl, other options. */
+/* What a shared store needs to know of the process that opens it. */
+struct state_conf {
+    const char *worker;         /* who writes this process's rows (host and
+                                 * output file): a worker started again
+                                 * with the same continues its output */
+    double lease;               /* seconds a silent worker keeps its pages */
+    double retry;               /* seconds to keep trying an unreachable server */
+    long max_pages;             /* --max-pages over every worker; 0: none */
+};
+
+/* Opens the store at path (a file, or redis://HOST:PORT/NAME), making it
+ * when it is not there, for a crawl whose options are opts ("name=value"
+ * lines; a store made before must hold the same). A file stays locked
+ * against other processes until state_close. Returns 0 with the store in
+ * *out and what it found in *phase, or -1 with the reason in why (size
+ * n): not a store, in use by another crawl, other options; -2 when the
+ * server cannot be reached. */
 int state_open(struct state **out, const char *path, const char *opts,
-               enum state_phase *phase, char *why, size_t n);
+               const struct state_conf *conf, enum state_phase *phase, char *why,
+               size_t n);
+
+/* 1 when path names a shared store (redis://). */
+int state_is_shared(const char *path);
+
+/* 1 when other processes take pages from st's queue: state_queue_load
+ * leases pages (ignoring after), and they are this process's until
+ * committed, dropped, or its lease runs out. */
+int state_shared(const struct state *st);
+
+/* The pages queued or leased by other processes at the last
+ * state_queue_load of a shared store (while there are any, this process
+ * waits for more rather than ending); 0 for a file. */
+long state_elsewhere(struct state *st);
+
+/* A shared store's per-host bound: takes one of host's per_host slots
+ * (0: no bound) and its next start, delay seconds after the last one any
+ * process took. Returns 1 when taken, 0 with *wait set to the seconds to
+ * wait, or -1. A file always returns 1. */
+int state_host_take(struct state *st, const char *host, int per_host, double delay,
+                    double *wait);
+
+/* Gives back a slot state_host_take took. */
+void state_host_give(struct state *st, const char *host);
+
+/* Prints the progress of the shared crawl at url to fd: pages queued,
+ * leased, done and failed, and the workers seen lately. Returns 0, or -1
+ * (-2: unreachable) with the reason in why. */
+int state_status(const char *url, int fd, char *why, size_t n);
 
 /* Closes st, dropping what was not committed. NULL is fine. */
 void state_close(struct state *st);

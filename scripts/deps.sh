@@ -32,11 +32,13 @@ need zlib1g-dev           sh -c 'pkg-config --exists zlib'
 need libicu-dev           sh -c 'pkg-config --exists icu-uc'
 need libev-dev            have_hdr ev.h
 need liblmdb-dev          sh -c 'pkg-config --exists lmdb'
+need libhiredis-dev      sh -c 'pkg-config --exists hiredis'
 need libssl-dev           sh -c 'pkg-config --exists libcrypto'
 if [ -z "$build_only" ]; then
 need libcmocka-dev        sh -c 'pkg-config --exists cmocka'
 need libjansson-dev       sh -c 'pkg-config --exists jansson'
 need bats                 have_cmd bats
+need redis-server         have_cmd redis-server
 need curl                 have_cmd curl
 need jq                   have_cmd jq
 need python3              test -x /usr/bin/python3

@@ -72,3 +72,45 @@ h2_stop() {
 	H2_PID=
 	return 0
 }
+
+# redis_start DIR [ARGS...]: a throwaway redis-server on a free loopback
+# port, with nothing saved to disk (its working folder is DIR) and ARGS
+# added to its command line; sets REDIS_PID and REDIS_ADDR (127.0.0.1:PORT).
+# A port taken by another process makes it try the next.
+redis_start() {
+	local dir=$1 port auth=()
+	shift
+	# A server that asks for a password is asked with it.
+	[ "${1:-}" = --requirepass ] && auth=(-a "$2" --no-auth-warning)
+	for _ in $(seq 20); do
+		port=$((20000 + RANDOM % 30000))
+		redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+			--dir "$dir" --logfile "$dir/redis.log" "$@" </dev/null >/dev/null 2>&1 &
+		REDIS_PID=$!
+		# Up, and ours (not another server that had the port).
+		for _ in $(seq 100); do
+			redis-cli -p "$port" "${auth[@]}" info server 2>/dev/null |
+				grep -q "^process_id:$REDIS_PID" && break
+			kill -0 "$REDIS_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		if redis-cli -p "$port" "${auth[@]}" info server 2>/dev/null | grep -q "^process_id:$REDIS_PID"; then
+			REDIS_ADDR=127.0.0.1:$port
+			return 0
+		fi
+		kill "$REDIS_PID" 2>/dev/null || true
+		wait "$REDIS_PID" 2>/dev/null || true
+	done
+	echo "${0##*/}: redis-server did not start" >&2
+	cat "$dir/redis.log" >&2 2>/dev/null
+	return 1
+}
+
+# redis_stop: stops the server redis_start started, if any.
+redis_stop() {
+	if [ -n "${REDIS_PID:-}" ]; then
+		kill "$REDIS_PID" 2>/dev/null && { wait "$REDIS_PID" 2>/dev/null || true; }
+	fi
+	REDIS_PID=
+	return 0
+}

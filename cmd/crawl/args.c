@@ -113,6 +113,20 @@ static const char usage_text[] =
 "                         again after a kill and it continues, each page\n"
 "                         once across the outputs (needs -o and jsonl or csv;\n"
 "                         rows in completion order)\n"
+"      --frontier=redis://[[USER]:PASSWORD@]HOST[:PORT]/NAME\n"
+"                         share one crawl among many crawl processes, on\n"
+"                         this machine or others, through a Redis server:\n"
+"                         one queue, seen set, robots.txt and per-host\n"
+"                         bounds; each writes its own -o (needs what\n"
+"                         --state needs); the first one reads the list in\n"
+"      --lease=SECONDS    --frontier: a worker silent this long (killed,\n"
+"                         cut off) has its pages given to the others\n"
+"                         (default 15)\n"
+"      --frontier-retry=SECONDS\n"
+"                         --frontier: keep trying a server that stops\n"
+"                         answering this long, then stop (default 30)\n"
+"      --status           with --frontier: print the shared crawl's progress\n"
+"                         (queued, leased, done, failed, workers) and exit\n"
 "      --trace=FILE       write a Chrome trace-event file (Perfetto,\n"
 "                         chrome://tracing): a track per worker, a slice per\n"
 "                         transfer with its phases, counters of transfers in\n"
@@ -220,7 +234,7 @@ enum {
     OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
     OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_WARC, OPT_WARC_MAX_SIZE, OPT_CDX, OPT_SAVE,
     OPT_NOPROXY, OPT_IGNORE_CRAWL_DELAY, OPT_AUTO_THROTTLE, OPT_SITEMAPS,
-    OPT_STATE,
+    OPT_STATE, OPT_FRONTIER, OPT_LEASE, OPT_FRONTIER_RETRY, OPT_STATUS,
     OPT_PARSE_THREADS,
 };
 
@@ -280,6 +294,10 @@ static const struct option long_opts[] = {
     {"cdx", required_argument, 0, OPT_CDX},
     {"save", required_argument, 0, OPT_SAVE},
     {"state", required_argument, 0, OPT_STATE},
+    {"frontier", required_argument, 0, OPT_FRONTIER},
+    {"lease", required_argument, 0, OPT_LEASE},
+    {"frontier-retry", required_argument, 0, OPT_FRONTIER_RETRY},
+    {"status", no_argument, 0, OPT_STATUS},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {0, 0, 0, 0},
@@ -445,7 +463,21 @@ static int opt_output(struct cli *cli, int ch)
         cli->trace = optarg;
         return 1;
     case OPT_STATE:
-        cli->state = optarg;
+        cli->state_file = optarg;
+        return 1;
+    case OPT_FRONTIER:
+        if (strncasecmp(optarg, "redis://", 8) != 0)
+            die_usage("--frontier: expected redis://HOST[:PORT]/NAME, got '%s'", optarg);
+        cli->frontier = optarg;
+        return 1;
+    case OPT_LEASE:
+        cli->lease = parse_seconds("--lease", optarg);
+        return 1;
+    case OPT_FRONTIER_RETRY:
+        cli->frontier_retry = parse_seconds("--frontier-retry", optarg);
+        return 1;
+    case OPT_STATUS:
+        cli->status = 1;
         return 1;
     case OPT_PROGRESS:
         cli->progress = 1;
@@ -702,6 +734,18 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     }
     cli->inputs = argv + optind;
     cli->ninputs = argc - optind;
+    if (cli->status) {
+        if (!cli->frontier)
+            die_usage("--status: needs --frontier URL, the crawl to report on");
+        if (cli->ninputs)
+            die_usage("--status: takes no URL or list (the crawl's lists are in the server)");
+        return;
+    }
+    if ((cli->lease || cli->frontier_retry) && !cli->frontier)
+        die_usage("%s: needs --frontier", cli->lease ? "--lease" : "--frontier-retry");
+    if (cli->state_file && cli->frontier)
+        die_usage("--state and --frontier: one store or the other");
+    cli->state = cli->frontier ? cli->frontier : cli->state_file;
     if (cli->ninputs == 0)
         die_usage("no URL, URL-list file or - given");
     if (cli->follow || cli->nextract || cli->opts.depth > 0)
@@ -714,22 +758,23 @@ void cli_parse(struct cli *cli, int argc, char **argv)
                   "fetches over the last)");
     cli->opts.warc_options = command_line(argc, argv);
     if (cli->state) {
+        const char *name = cli->frontier ? "--frontier" : "--state";
         if (strcmp(cli->mode, "all") == 0)
-            die_usage("--state: one model at a time, not --mode=all");
+            die_usage("%s: one model at a time, not --mode=all", name);
         if (cli->format == CRAWL_FMT_TABLE)
-            die_usage("--state: needs --format=jsonl or --format=csv (rows written as pages finish)");
+            die_usage("%s: needs --format=jsonl or --format=csv (rows written as pages finish)", name);
         if (!cli->output)
-            die_usage("--state: needs -o FILE, which the next run continues");
+            die_usage("%s: needs -o FILE, which the next run continues", name);
         if (cli->quiet)
-            die_usage("--state: the rows are the crawl's record; -q would drop them");
+            die_usage("%s: the rows are the crawl's record; -q would drop them", name);
         if ((cli->given & GIVEN_ORDER) && cli->order == CRAWL_ORDER_INPUT)
-            die_usage("--state: rows are written in completion order, not --order=input");
+            die_usage("%s: rows are written in completion order, not --order=input", name);
         if (cli->opts.sitemaps)
-            die_usage("--state: --sitemaps is not kept in the store (a resumed run would read "
-                      "the sitemaps again)");
+            die_usage("%s: --sitemaps is not kept in the store (a resumed run would read "
+                      "the sitemaps again)", name);
         if (cli->opts.warc)
-            die_usage("--state: --warc is not continued by a resumed run (it would start the "
-                      "archive again)");
+            die_usage("%s: --warc is not continued by a resumed run (it would start the "
+                      "archive again)", name);
         cli->order = CRAWL_ORDER_COMPLETION;
     }
     /* robots.txt is read for a product token: the user agent must start

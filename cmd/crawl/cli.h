@@ -11,6 +11,7 @@
 #define EXIT_FAILED 1
 #define EXIT_USAGE  2
 #define EXIT_OUTPUT 23          /* as curl: the output could not be written */
+#define EXIT_FRONTIER 7         /* as curl: the --frontier server cannot be reached */
 #define EXIT_PIPE   141         /* as a tool that SIGPIPE ends: the reader left */
 
 /* Flags that only some runs use, noted to say when one is ignored. */
@@ -45,7 +46,12 @@ struct cli {
     int nextract;
     regex_t include[32], exclude[32];
     const char *include_src[32], *exclude_src[32];  /* their patterns */
-    const char *state;      /* --state FILE */
+    const char *state;      /* the store: --state FILE or --frontier URL */
+    const char *state_file; /* --state FILE */
+    const char *frontier;   /* --frontier URL */
+    double lease;           /* --lease seconds; 0: the default */
+    double frontier_retry;  /* --frontier-retry seconds; 0: the default */
+    int status;             /* --status */
     struct html_rules *rules;
     int argc;               /* the command line, for --mode=all's children */
     char **argv;

@@ -147,7 +147,7 @@ page_requests() {
 	run crawl_state
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$output" = "crawl: --state $BATS_TEST_TMPDIR/s.db: this crawl is finished ($N pages fetched); nothing to do" ]
+	[ "$output" = "crawl: --state $BATS_TEST_TMPDIR/s.db: this crawl is finished ($N pages fetched); nothing to do ($BATS_TEST_TMPDIR/out.jsonl holds $(stat -c %s "$BATS_TEST_TMPDIR/out.jsonl") bytes of its rows)" ]
 	[ "$(stat_of "$PFIX" requests)" -eq "$before" ]
 	[ "$(md5sum <"$BATS_TEST_TMPDIR/out.jsonl")" = "$sum" ]
 }

@@ -50,7 +50,7 @@ static struct state *open_ok(const char *db, enum state_phase want)
     struct state *s = NULL;
     enum state_phase ph;
     char why[256] = "";
-    assert_int_equal(state_open(&s, db, opts, &ph, why, sizeof why), 0);
+    assert_int_equal(state_open(&s, db, opts, NULL, &ph, why, sizeof why), 0);
     assert_int_equal(ph, want);
     return s;
 }
@@ -154,7 +154,7 @@ static void test_other_options_are_refused_with_the_difference(void **st)
     struct state *s = NULL;
     enum state_phase ph;
     char why[256] = "";
-    assert_int_equal(state_open(&s, d->db, "depth=3\nmax-pages=0\n", &ph, why, sizeof why), -1);
+    assert_int_equal(state_open(&s, d->db, "depth=3\nmax-pages=0\n", NULL, &ph, why, sizeof why), -1);
     assert_null(s);
     assert_string_equal(why, "started with depth=2, not depth=3");
 }
@@ -165,7 +165,7 @@ static void test_a_store_in_use_is_refused(void **st)
     struct state *s = open_ok(d->db, STATE_NEW), *t = NULL;
     enum state_phase ph;
     char why[256] = "";
-    assert_int_equal(state_open(&t, d->db, opts, &ph, why, sizeof why), -1);
+    assert_int_equal(state_open(&t, d->db, opts, NULL, &ph, why, sizeof why), -1);
     assert_string_equal(why, "in use by another crawl");
     state_close(s);
     state_close(open_ok(d->db, STATE_RESUMED));
@@ -181,7 +181,7 @@ static void test_a_file_that_is_no_store_is_refused(void **st)
     struct state *s = NULL;
     enum state_phase ph;
     char why[256] = "";
-    assert_int_equal(state_open(&s, d->db, opts, &ph, why, sizeof why), -1);
+    assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), -1);
     assert_string_equal(why, "not a state file");
 }
 

@@ -60,7 +60,7 @@ static double run_state(const char *path, long pages)
     enum state_phase ph;
     char why[256], url[64];
     double t0 = now();
-    if (state_open(&st, path, "x=1\n", &ph, why, sizeof why) != 0) {
+    if (state_open(&st, path, "x=1\n", NULL, &ph, why, sizeof why) != 0) {
         fprintf(stderr, "lmdb: %s\n", why);
         exit(1);
     }
