@@ -489,7 +489,7 @@ static struct crawl_job *pick(struct crawl *c, double *wake)
             ok = 0;
         if (ok) {
             j = dequeue(&h->head, &h->tail);
-            JOB(j)->slot = state_shared(c->st) && (o->per_host > 0 || h->delay > 0);
+            JOB(j)->slot = state_shared(c->st) && o->per_host > 0;
             if (!h->head)
                 ring_remove(f, h);
             /* Round robin: the next pick starts after this host. */

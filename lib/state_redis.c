@@ -31,193 +31,11 @@
 #include <unistd.h>
 #include <hiredis/hiredis.h>
 
-#include "state_internal.h"
+#include "state_redis_internal.h"
 #include "strbuf.h"
 
 /* Entries of a batch of pages found, sent in one script. */
 #define BATCH_MAX 512
-
-/* Seconds to wait for one reply before the connection counts as lost. */
-#define REPLY_TIMEOUT 10
-
-/* The scripts' common part: the server's clock, and the reaping of
- * silent workers. */
-#define LUA_PRELUDE                                                                     \
-    "local K = KEYS[1]\n"                                                               \
-    "local function now() local t = redis.call('TIME')\n"                               \
-    "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) end\n"          \
-    "local function reap(t, lease)\n"                                                   \
-    "  local dead = redis.call('ZRANGEBYSCORE', K..'workers', '-inf', t - lease)\n"     \
-    "  for _, w in ipairs(dead) do\n"                                                   \
-    "    local ids = redis.call('SMEMBERS', K..'wl:'..w)\n"                             \
-    "    for _, id in ipairs(ids) do redis.call('RPUSH', K..'rq', id) end\n"            \
-    "    if #ids > 0 then redis.call('HINCRBY', K..'meta', 'leased', -#ids)\n"          \
-    "      redis.call('HINCRBY', K..'meta', 'returned', #ids) end\n"                    \
-    "    redis.call('DEL', K..'wl:'..w, K..'wlast:'..w)\n"                              \
-    "    redis.call('ZREM', K..'workers', w)\n"                                         \
-    "  end\n"                                                                           \
-    "end\n"                                                                             \
-    "local function fresh(w, req)\n"                                                    \
-    "  local last = tonumber(redis.call('HGET', K..'wreq', w) or '0')\n"                \
-    "  if req <= last then return false end\n"                                          \
-    "  redis.call('HSET', K..'wreq', w, req)\n"                                         \
-    "  return true\n"                                                                   \
-    "end\n"
-
-/* hello: ARGV worker, options, lease ms. Registers the worker unless a
- * live one has its name. Returns {status, text}: "ok" with the last
- * request id, "opts" with the options the crawl was made with, "busy". */
-static const char LUA_HELLO[] = LUA_PRELUDE
-    "local w, opts, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])\n"
-    "local t = now()\n"
-    "reap(t, lease)\n"
-    "local had = redis.call('HGET', K..'meta', 'opts')\n"
-    "if not had then redis.call('HSET', K..'meta', 'opts', opts, 'version', '1')\n"
-    "elseif had ~= opts then return {'opts', had} end\n"
-    "if redis.call('ZSCORE', K..'workers', w) then return {'busy', ''} end\n"
-    "redis.call('ZADD', K..'workers', t, w)\n"
-    "return {'ok', redis.call('HGET', K..'wreq', w) or '0'}\n";
-
-/* beat: ARGV worker, lease ms. The worker's heartbeat; it keeps the
- * seeding lock while it holds it. Returns 0, or 1 when the worker had
- * been reaped (its pages given back). */
-static const char LUA_BEAT[] = LUA_PRELUDE
-    "local w, lease = ARGV[1], tonumber(ARGV[2])\n"
-    "local t = now()\n"
-    "local known = redis.call('ZSCORE', K..'workers', w)\n"
-    "reap(t, lease)\n"
-    "known = known and redis.call('ZSCORE', K..'workers', w)\n"
-    "redis.call('ZADD', K..'workers', t, w)\n"
-    "if redis.call('GET', K..'seedlock') == w then\n"
-    "  redis.call('PEXPIRE', K..'seedlock', lease) end\n"
-    "if known then return 0 end\n"
-    "return 1\n";
-
-/* admit: ARGV worker, request id, then pairs (kind..hash, record):
- * kind S adds the hash to the seen set; L queues the record (and adds
- * its hash when there is one); F queues it when its hash is new. */
-static const char LUA_ADMIT[] = LUA_PRELUDE
-    "local w, req = ARGV[1], tonumber(ARGV[2])\n"
-    "if not fresh(w, req) then return 0 end\n"
-    "local n = 0\n"
-    "for i = 3, #ARGV, 2 do\n"
-    "  local kind, hash = string.sub(ARGV[i], 1, 1), string.sub(ARGV[i], 2)\n"
-    "  local new = 1\n"
-    "  if hash ~= '' then new = redis.call('SADD', K..'seen', hash) end\n"
-    "  if kind == 'L' or (kind == 'F' and new == 1) then\n"
-    "    local id = redis.call('HINCRBY', K..'meta', 'next_id', 1)\n"
-    "    redis.call('HSET', K..'p', id, ARGV[i + 1])\n"
-    "    redis.call('RPUSH', K..'q', id)\n"
-    "    n = n + 1\n"
-    "  end\n"
-    "end\n"
-    "return n\n";
-
-/* lease: ARGV worker, request id, pages wanted, lease ms, --max-pages.
- * Takes pages for the worker, the given-back ones first; a page found
- * past --max-pages is dropped. Returns {queued, leased elsewhere, id,
- * record, id, record...}. */
-static const char LUA_LEASE[] = LUA_PRELUDE
-    "local w, req, want, lease, max = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]),\n"
-    "  tonumber(ARGV[4]), tonumber(ARGV[5])\n"
-    "local t = now()\n"
-    "reap(t, lease)\n"
-    "redis.call('ZADD', K..'workers', t, w)\n"
-    "local ids = {}\n"
-    "if fresh(w, req) then\n"
-    "  redis.call('DEL', K..'wlast:'..w)\n"
-    "  while #ids < want do\n"
-    "    local again, id = true, redis.call('LPOP', K..'rq')\n"
-    "    if not id then again, id = false, redis.call('LPOP', K..'q') end\n"
-    "    if not id then break end\n"
-    "    local rec = redis.call('HGET', K..'p', id)\n"
-    "    if rec then\n"
-    "      local depth = tonumber(string.match(rec, '^(%d+)'))\n"
-    "      local started = tonumber(redis.call('HGET', K..'meta', 'started') or '0')\n"
-    "      if not again and max > 0 and depth > 0 and started >= max then\n"
-    "        redis.call('HDEL', K..'p', id)\n"
-    "        redis.call('HINCRBY', K..'meta', 'dropped', 1)\n"
-    "      else\n"
-    "        if not again then redis.call('HINCRBY', K..'meta', 'started', 1) end\n"
-    "        redis.call('SADD', K..'wl:'..w, id)\n"
-    "        redis.call('HINCRBY', K..'meta', 'leased', 1)\n"
-    "        redis.call('RPUSH', K..'wlast:'..w, id)\n"
-    "        ids[#ids + 1] = id\n"
-    "      end\n"
-    "    end\n"
-    "  end\n"
-    "else\n"
-    "  ids = redis.call('LRANGE', K..'wlast:'..w, 0, -1)\n"
-    "end\n"
-    "local out = {redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq'),\n"
-    "  tonumber(redis.call('HGET', K..'meta', 'leased') or '0') -\n"
-    "  redis.call('SCARD', K..'wl:'..w)}\n"
-    "for _, id in ipairs(ids) do\n"
-    "  if redis.call('SISMEMBER', K..'wl:'..w, id) == 1 then\n"
-    "    out[#out + 1] = id\n"
-    "    out[#out + 1] = redis.call('HGET', K..'p', id) or ''\n"
-    "  end\n"
-    "end\n"
-    "return out\n";
-
-/* commit: ARGV worker, request id, output offset ('' to keep it), then
- * marks: id with a suffix, f fetched, x fetched and failed, d dropped,
- * nothing done. The first commit of a page wins; a later one (a page its
- * worker held past its lease, fetched again elsewhere) counts as twice. */
-static const char LUA_COMMIT[] = LUA_PRELUDE
-    "local w, req, off = ARGV[1], tonumber(ARGV[2]), ARGV[3]\n"
-    "if not fresh(w, req) then return 0 end\n"
-    "for i = 4, #ARGV do\n"
-    "  local id, how = string.match(ARGV[i], '^(%d+)(%a?)$')\n"
-    "  if id then\n"
-    "    local mine = redis.call('SREM', K..'wl:'..w, id)\n"
-    "    if mine == 1 then redis.call('HINCRBY', K..'meta', 'leased', -1) end\n"
-    "    if redis.call('HDEL', K..'p', id) == 1 then\n"
-    "      if mine == 0 then redis.call('LREM', K..'rq', 0, id) end\n"
-    "      if how == 'd' then redis.call('HINCRBY', K..'meta', 'dropped', 1)\n"
-    "      else redis.call('HINCRBY', K..'meta', 'done', 1) end\n"
-    "      if how == 'f' or how == 'x' then redis.call('HINCRBY', K..'meta', 'fetched', 1) end\n"
-    "      if how == 'x' then redis.call('HINCRBY', K..'meta', 'failed', 1) end\n"
-    "    elseif how ~= 'd' then redis.call('HINCRBY', K..'meta', 'twice', 1) end\n"
-    "  end\n"
-    "end\n"
-    "if off ~= '' then redis.call('HSET', K..'woff', w, off) end\n"
-    "redis.call('ZADD', K..'workers', now(), w)\n"
-    "return 1\n";
-
-/* host: ARGV worker, host, per-host bound, delay ms. Takes a slot of the
- * host (the counts of reaped workers are freed) and its next start.
- * Returns 0 when taken, -1 when its slots are full, else the ms to wait. */
-static const char LUA_HOST[] = LUA_PRELUDE
-    "local w, host, per, delay = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
-    "local hk = K..'h:'..host\n"
-    "if per > 0 then\n"
-    "  local run, sum = redis.call('HGETALL', hk..':run'), 0\n"
-    "  for i = 1, #run, 2 do\n"
-    "    if redis.call('ZSCORE', K..'workers', run[i]) then sum = sum + tonumber(run[i + 1])\n"
-    "    else redis.call('HDEL', hk..':run', run[i]) end\n"
-    "  end\n"
-    "  if sum >= per then return -1 end\n"
-    "end\n"
-    "if delay > 0 then\n"
-    "  local t, nx = now(), tonumber(redis.call('GET', hk..':next') or '0')\n"
-    "  if t < nx then return nx - t end\n"
-    "  redis.call('SET', hk..':next', t + delay, 'PX', delay + 60000)\n"
-    "end\n"
-    "if per > 0 then redis.call('HINCRBY', hk..':run', w, 1) end\n"
-    "return 0\n";
-
-/* give: ARGV worker, host. Gives a slot back. */
-static const char LUA_GIVE[] =
-    "local hk = KEYS[1]..'h:'..ARGV[2]..':run'\n"
-    "if redis.call('HINCRBY', hk, ARGV[1], -1) <= 0 then redis.call('HDEL', hk, ARGV[1]) end\n"
-    "return 0\n";
-
-enum { S_HELLO, S_BEAT, S_ADMIT, S_LEASE, S_COMMIT, S_HOST, S_GIVE, NSCRIPTS };
-
-static const char *const scripts[NSCRIPTS] = {
-    LUA_HELLO, LUA_BEAT, LUA_ADMIT, LUA_LEASE, LUA_COMMIT, LUA_HOST, LUA_GIVE,
-};
 
 /* A command's arguments, owned. */
 struct cmd {
@@ -234,10 +52,7 @@ struct conn {
 
 struct rs {
     struct state base;
-    char host[128];
-    int port;
-    char user[128], pass[256];  /* AUTH's, from the URL; empty: none */
-    char prefix[300];           /* crawl:NAME: */
+    struct redis_addr a;        /* the server, the crawl's prefix */
     char *worker;
     long lease_ms;
     double retry;
@@ -316,7 +131,7 @@ static int cmd_num(struct cmd *c, long long v)
 static int cmd_eval(struct rs *r, struct cmd *c, int s)
 {
     return cmd_str(c, "EVALSHA") || cmd_str(c, r->main.sha[s]) || cmd_str(c, "1") ||
-           cmd_str(c, r->prefix) || cmd_str(c, r->worker);
+           cmd_str(c, r->a.prefix) || cmd_str(c, r->worker);
 }
 
 static int failf(struct rs *r, const char *fmt, const char *what)
@@ -325,56 +140,21 @@ static int failf(struct rs *r, const char *fmt, const char *what)
     return -1;
 }
 
-/* Connects to r's server, logged in when its URL has a password. Returns
- * the connection, or NULL with the reason in err (size n). */
-static redisContext *connect_to(const struct rs *r, char *err, size_t n)
-{
-    struct timeval tv = { 2, 0 };
-    redisContext *x = redisConnectWithTimeout(r->host, r->port, tv);
-    if (!x || x->err) {
-        snprintf(err, n, "cannot reach redis at %s:%d: %s", r->host, r->port,
-                 x ? x->errstr : "out of memory");
-        if (x)
-            redisFree(x);
-        return NULL;
-    }
-    tv.tv_sec = REPLY_TIMEOUT;
-    redisSetTimeout(x, tv);
-    if (*r->pass) {
-        const char *argv[3] = { "AUTH" };
-        int argc = 1;
-        if (*r->user)
-            argv[argc++] = r->user;
-        argv[argc++] = r->pass;
-        redisReply *y = redisCommandArgv(x, argc, argv, NULL);
-        int ok = y && y->type == REDIS_REPLY_STATUS;
-        if (!ok)
-            snprintf(err, n, "redis at %s:%d refused the password: %s", r->host, r->port,
-                     y && y->type == REDIS_REPLY_ERROR ? y->str : x->errstr);
-        if (y)
-            freeReplyObject(y);
-        if (!ok) {
-            redisFree(x);
-            return NULL;
-        }
-    }
-    return x;
-}
-
-/* Connects cn and loads the scripts. Returns 0 or -1 with r->err set. */
-static int conn_open(struct rs *r, struct conn *cn)
+/* Connects cn and loads the scripts. Returns 0 or -1 with the reason in
+ * err (size n). */
+static int conn_open(const struct rs *r, struct conn *cn, char *err, size_t n)
 {
     if (cn->ctx)
         redisFree(cn->ctx);
-    if (!(cn->ctx = connect_to(r, r->err, sizeof r->err)))
+    if (!(cn->ctx = redis_connect(&r->a, err, n)))
         return -1;
     for (int i = 0; i < NSCRIPTS; i++) {
-        redisReply *rep = redisCommand(cn->ctx, "SCRIPT LOAD %s", scripts[i]);
+        redisReply *rep = redisCommand(cn->ctx, "SCRIPT LOAD %s", redis_scripts[i]);
         int ok = rep && rep->type == REDIS_REPLY_STRING && rep->len == 40;
         if (ok)
             memcpy(cn->sha[i], rep->str, 41);
         else
-            snprintf(r->err, sizeof r->err, "redis at %s:%d: %s", r->host, r->port,
+            snprintf(err, n, "redis at %s:%d: %s", r->a.host, r->a.port,
                      rep && rep->type == REDIS_REPLY_ERROR ? rep->str
                      : cn->ctx->err ? cn->ctx->errstr : "cannot load the scripts");
         if (rep)
@@ -393,7 +173,7 @@ static int conn_again(struct rs *r, struct conn *cn)
 {
     double until = mono() + r->retry, wait = 0.05;
     for (;;) {
-        if (conn_open(r, cn) == 0)
+        if (conn_open(r, cn, r->err, sizeof r->err) == 0)
             return 0;
         if (mono() + wait > until)
             return -1;
@@ -651,7 +431,7 @@ static int hget_num(struct rs *r, const char *k, const char *f, int64_t *v)
 {
     struct cmd c = { 0 };
     char key[400];
-    snprintf(key, sizeof key, "%s%s", r->prefix, k);
+    snprintf(key, sizeof key, "%s%s", r->a.prefix, k);
     if (cmd_str(&c, "HGET") || cmd_str(&c, key) || cmd_str(&c, f)) {
         cmd_free(&c);
         return failf(r, "%s", "out of memory");
@@ -682,13 +462,13 @@ static int rs_set(struct state *st, const char *key, int64_t v)
     char k[400];
     int rc = 0;
     pthread_mutex_lock(&r->lock);
-    snprintf(k, sizeof k, "%smeta", r->prefix);
+    snprintf(k, sizeof k, "%smeta", r->a.prefix);
     if (cmd_str(&c, "HSET") || cmd_str(&c, k) || cmd_str(&c, key) || cmd_num(&c, v) ||
         pend_add(r, &c) != 0)
         rc = failf(r, "%s", "out of memory");
     /* The seeding is over: the next worker need not wait for it. */
     if (rc == 0 && strcmp(key, "seed_done") == 0 && v && r->seeding) {
-        snprintf(k, sizeof k, "%sseedlock", r->prefix);
+        snprintf(k, sizeof k, "%sseedlock", r->a.prefix);
         if (cmd_str(&c, "DEL") || cmd_str(&c, k) || pend_add(r, &c) != 0)
             rc = failf(r, "%s", "out of memory");
         r->seeding = 0;
@@ -705,9 +485,9 @@ static long rs_queue_left(struct state *st)
     long n = -1;
     pthread_mutex_lock(&r->lock);
     char q[400], rq[400], meta[400];
-    snprintf(q, sizeof q, "%sq", r->prefix);
-    snprintf(rq, sizeof rq, "%srq", r->prefix);
-    snprintf(meta, sizeof meta, "%smeta", r->prefix);
+    snprintf(q, sizeof q, "%sq", r->a.prefix);
+    snprintf(rq, sizeof rq, "%srq", r->a.prefix);
+    snprintf(meta, sizeof meta, "%smeta", r->a.prefix);
     if (!(cmd_str(&c, "EVAL") ||
           cmd_str(&c, "return redis.call('LLEN', KEYS[1]) + redis.call('LLEN', KEYS[2]) + "
                       "tonumber(redis.call('HGET', KEYS[3], 'leased') or '0')") ||
@@ -790,7 +570,7 @@ static int rs_robots_put(struct state *st, const char *host, long status, int fa
     struct cmd c = { 0 };
     char k[400], head[48];
     int hn = snprintf(head, sizeof head, "%ld %d\n", status, fail);
-    snprintf(k, sizeof k, "%srobots", r->prefix);
+    snprintf(k, sizeof k, "%srobots", r->a.prefix);
     pthread_mutex_lock(&r->lock);
     int rc = 0;
     struct strbuf b = { 0 };
@@ -812,7 +592,7 @@ static int rs_robots_get(struct state *st, const char *host, long *status, int *
     struct rs *r = (struct rs *)st;
     struct cmd c = { 0 };
     char k[400];
-    snprintf(k, sizeof k, "%srobots", r->prefix);
+    snprintf(k, sizeof k, "%srobots", r->a.prefix);
     pthread_mutex_lock(&r->lock);
     int rc = -1;
     if (cmd_str(&c, "HGET") || cmd_str(&c, k) || cmd_str(&c, host)) {
@@ -872,22 +652,12 @@ static void rs_host_give(struct state *st, const char *host)
     struct cmd c = { 0 };
     pthread_mutex_lock(&r->lock);
     if (cmd_str(&c, "EVALSHA") || cmd_str(&c, r->main.sha[S_GIVE]) || cmd_str(&c, "1") ||
-        cmd_str(&c, r->prefix) || cmd_str(&c, r->worker) || cmd_str(&c, host) ||
+        cmd_str(&c, r->a.prefix) || cmd_str(&c, r->worker) || cmd_str(&c, host) ||
         pend_add(r, &c) != 0)
         failf(r, "%s", "out of memory");
     cmd_free(&c);
     pthread_mutex_unlock(&r->lock);
 }
-
-/* bye: ARGV worker. A worker that ends gives back what it still holds. */
-static const char LUA_BYE_TEXT[] =
-    "local K, w = KEYS[1], ARGV[1]\n"
-    "local ids = redis.call('SMEMBERS', K..'wl:'..w)\n"
-    "for _, id in ipairs(ids) do redis.call('RPUSH', K..'rq', id) end\n"
-    "if #ids > 0 then redis.call('HINCRBY', K..'meta', 'leased', -#ids) end\n"
-    "redis.call('DEL', K..'wl:'..w, K..'wlast:'..w)\n"
-    "redis.call('ZREM', K..'workers', w)\n"
-    "return #ids\n";
 
 static void *beat_main(void *arg)
 {
@@ -904,10 +674,11 @@ static void *beat_main(void *arg)
         if (r->stop)
             break;
         pthread_mutex_unlock(&r->beat_lock);
-        if (r->beat.ctx || conn_open(r, &r->beat) == 0) {
+        char err[512];
+        if (r->beat.ctx || conn_open(r, &r->beat, err, sizeof err) == 0) {
             char lease[32];
             snprintf(lease, sizeof lease, "%ld", r->lease_ms);
-            const char *argv[] = { "EVALSHA", r->beat.sha[S_BEAT], "1", r->prefix, r->worker,
+            const char *argv[] = { "EVALSHA", r->beat.sha[S_BEAT], "1", r->a.prefix, r->worker,
                                    lease };
             redisReply *rep = redisCommandArgv(r->beat.ctx, 6, argv, NULL);
             if (rep)
@@ -935,8 +706,8 @@ static void rs_close(struct state *st)
     }
     if (r->main.ctx && !r->lost && r->worker_ok) {
         struct cmd c = { 0 };
-        if (!(cmd_str(&c, "EVAL") || cmd_str(&c, LUA_BYE_TEXT) || cmd_str(&c, "1") ||
-              cmd_str(&c, r->prefix) || cmd_str(&c, r->worker))) {
+        if (!(cmd_str(&c, "EVAL") || cmd_str(&c, redis_lua_bye) || cmd_str(&c, "1") ||
+              cmd_str(&c, r->a.prefix) || cmd_str(&c, r->worker))) {
             r->retry = r->retry < 2 ? r->retry : 2;
             redisReply *rep = run_cmd(r, &c);
             if (rep)
@@ -979,62 +750,6 @@ static const struct state_ops rs_ops = {
     .host_give = rs_host_give,
 };
 
-/* Reads redis://[[USER]:PASSWORD@]HOST[:PORT]/NAME into r. Returns 0 or
- * -1 with why. */
-static int parse_url(struct rs *r, const char *url, char *why, size_t n)
-{
-    const char *h = url + 8, *slash = strchr(h, '/'), *colon;
-    const char *at = memchr(h, '@', slash ? (size_t)(slash - h) : strlen(h));
-    if (at) {
-        const char *c = memchr(h, ':', (size_t)(at - h));
-        size_t ul = c ? (size_t)(c - h) : 0;
-        const char *p = c ? c + 1 : h;
-        size_t pl = (size_t)(at - p);
-        if (ul >= sizeof r->user || pl >= sizeof r->pass || pl == 0)
-            goto bad;
-        memcpy(r->user, h, ul);
-        r->user[ul] = '\0';
-        memcpy(r->pass, p, pl);
-        r->pass[pl] = '\0';
-        h = at + 1;
-    }
-    const char *name = slash ? slash + 1 : "";
-    size_t hl;
-    r->port = 6379;
-    if (*h == '[') {
-        const char *rb = strchr(h, ']');
-        if (!rb || (slash && rb > slash))
-            goto bad;
-        hl = (size_t)(rb - h - 1);
-        h++;
-        colon = rb[1] == ':' ? rb + 1 : NULL;
-    } else {
-        colon = memchr(h, ':', slash ? (size_t)(slash - h) : strlen(h));
-        hl = colon ? (size_t)(colon - h) : slash ? (size_t)(slash - h) : strlen(h);
-    }
-    if (hl == 0 || hl >= sizeof r->host)
-        goto bad;
-    memcpy(r->host, h, hl);
-    r->host[hl] = '\0';
-    if (colon) {
-        char *end;
-        long p = strtol(colon + 1, &end, 10);
-        if (end == colon + 1 || p < 1 || p > 65535 || (slash ? end != slash : *end != '\0'))
-            goto bad;
-        r->port = (int)p;
-    }
-    if (!*name || strlen(name) > 200 || name[strspn(name, "abcdefghijklmnopqrstuvwxyz"
-                                                    "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                    "0123456789._-")] != '\0')
-        goto bad;
-    snprintf(r->prefix, sizeof r->prefix, "crawl:%s:", name);
-    return 0;
-bad:
-    snprintf(why, n, "not redis://[[USER]:PASSWORD@]HOST[:PORT]/NAME (NAME: letters, digits, "
-             "'.', '_', '-')");
-    return -1;
-}
-
 /* The first line where options a and b differ, as "name=x, not name=y". */
 static void first_difference(const char *had, const char *now, char *why, size_t n)
 {
@@ -1056,7 +771,7 @@ static int seed_turn(struct rs *r)
 {
     char lease[32], key[400];
     snprintf(lease, sizeof lease, "%ld", r->lease_ms);
-    snprintf(key, sizeof key, "%sseedlock", r->prefix);
+    snprintf(key, sizeof key, "%sseedlock", r->a.prefix);
     for (;;) {
         int64_t done = 0;
         if (hget_num(r, "meta", "seed_done", &done) != 0)
@@ -1102,25 +817,25 @@ int state_redis_open(struct state **out, const char *url, const char *opts,
     r->lease_ms = conf && conf->lease > 0 ? (long)(conf->lease * 1000) : 15000;
     r->retry = conf ? conf->retry : 0;
     r->max_pages = conf ? conf->max_pages : 0;
-    if (parse_url(r, url, why, n) != 0)
+    if (redis_parse_url(&r->a, url, why, n) != 0)
         goto fail;
     if (!(r->worker = strdup(conf && conf->worker ? conf->worker : "-"))) {
         snprintf(why, n, "out of memory");
         goto fail;
     }
-    if (conn_open(r, &r->main) != 0) {
+    if (conn_open(r, &r->main, r->err, sizeof r->err) != 0) {
         snprintf(why, n, "%s", r->err);
         rc = -2;
         goto fail;
     }
     char lease[32];
     snprintf(lease, sizeof lease, "%ld", r->lease_ms);
-    const char *argv[] = { "EVALSHA", r->main.sha[S_HELLO], "1", r->prefix, r->worker, opts,
+    const char *argv[] = { "EVALSHA", r->main.sha[S_HELLO], "1", r->a.prefix, r->worker, opts,
                            lease };
     redisReply *rep = redisCommandArgv(r->main.ctx, 7, argv, NULL);
     if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
         rep->element[0]->type != REDIS_REPLY_STRING) {
-        snprintf(why, n, "redis at %s:%d: %s", r->host, r->port,
+        snprintf(why, n, "redis at %s:%d: %s", r->a.host, r->a.port,
                  rep && rep->type == REDIS_REPLY_ERROR ? rep->str : "no answer");
         if (rep)
             freeReplyObject(rep);
@@ -1131,7 +846,8 @@ int state_redis_open(struct state **out, const char *url, const char *opts,
     if (strcmp(st, "opts") == 0)
         first_difference(v ? v : "", opts, why, n);
     else if (strcmp(st, "busy") == 0)
-        snprintf(why, n, "another worker writing %s is running", r->worker);
+        snprintf(why, n, "another worker writing %s is running (or was killed less than "
+                 "--lease seconds ago)", r->worker);
     else
         r->req = strtoull(v ? v : "0", NULL, 10);
     int ok = strcmp(st, "ok") == 0;
@@ -1166,104 +882,3 @@ fail:
     return rc;
 }
 
-/* A reply's integer, from an integer or a number as text (0 otherwise). */
-static long long num(const redisReply *y)
-{
-    if (!y)
-        return 0;
-    if (y->type == REDIS_REPLY_INTEGER)
-        return y->integer;
-    return y->type == REDIS_REPLY_STRING ? strtoll(y->str, NULL, 10) : 0;
-}
-
-/* status: the crawl's counters, the server's time, the workers with their
- * last heartbeat and committed bytes. */
-static const char LUA_STATUS[] =
-    "local K = KEYS[1]\n"
-    "local m = redis.call('HGETALL', K..'meta')\n"
-    "local t = redis.call('TIME')\n"
-    "local out = {redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq'),\n"
-    "  tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), #m}\n"
-    "for _, v in ipairs(m) do out[#out + 1] = v end\n"
-    "local ws = redis.call('ZRANGE', K..'workers', 0, -1, 'WITHSCORES')\n"
-    "for i = 1, #ws, 2 do\n"
-    "  out[#out + 1] = ws[i]\n"
-    "  out[#out + 1] = ws[i + 1]\n"
-    "  out[#out + 1] = redis.call('HGET', K..'woff', ws[i]) or '0'\n"
-    "  out[#out + 1] = redis.call('SCARD', K..'wl:'..ws[i])\n"
-    "end\n"
-    "return out\n";
-
-int state_status(const char *url, int fd, char *why, size_t n)
-{
-    struct rs r = { 0 };
-    if (parse_url(&r, url, why, n) != 0)
-        return -1;
-    redisContext *x = connect_to(&r, why, n);
-    if (!x)
-        return -2;
-    const char *argv[] = { "EVAL", LUA_STATUS, "1", r.prefix };
-    redisReply *y = redisCommandArgv(x, 4, argv, NULL);
-    if (!y || y->type != REDIS_REPLY_ARRAY || y->elements < 3) {
-        snprintf(why, n, "redis at %s:%d: %s", r.host, r.port,
-                 y && y->type == REDIS_REPLY_ERROR ? y->str : x->err ? x->errstr : "no answer");
-        if (y)
-            freeReplyObject(y);
-        redisFree(x);
-        return -2;
-    }
-    long long queued = num(y->element[0]), t = num(y->element[1]);
-    size_t nm = (size_t)num(y->element[2]), at = 3;
-    long long leased = 0, done = 0, fetched = 0, failed = 0, dropped = 0, twice = 0;
-    long long returned = 0, finished = 0, seeded = 0, seed_done = 0;
-    int known = nm > 0;
-    for (size_t i = 0; i + 1 < nm && at + i + 1 < y->elements; i += 2) {
-        const char *k = y->element[at + i]->str;
-        long long v = num(y->element[at + i + 1]);
-        if (!k)
-            continue;
-        if (!strcmp(k, "leased")) leased = v;
-        else if (!strcmp(k, "done")) done = v;
-        else if (!strcmp(k, "fetched")) fetched = v;
-        else if (!strcmp(k, "failed")) failed = v;
-        else if (!strcmp(k, "dropped")) dropped = v;
-        else if (!strcmp(k, "twice")) twice = v;
-        else if (!strcmp(k, "returned")) returned = v;
-        else if (!strcmp(k, "finished")) finished = v;
-        else if (!strcmp(k, "seed_n")) seeded = v;
-        else if (!strcmp(k, "seed_done")) seed_done = v;
-    }
-    at += nm;
-    FILE *f = fdopen(dup(fd), "w");
-    if (!f) {
-        snprintf(why, n, "%s", strerror(errno));
-        freeReplyObject(y);
-        redisFree(x);
-        return -1;
-    }
-    fprintf(f, "crawl %.*s at %s:%d: %s\n", (int)strlen(r.prefix) - 7, r.prefix + 6, r.host,
-            r.port, !known ? "no such crawl" : finished ? "finished"
-            : !seed_done ? "seeding" : queued + leased ? "running" : "idle");
-    fprintf(f, "  listed    %lld%s\n", seeded, seed_done || !known ? "" : " so far");
-    fprintf(f, "  queued    %lld\n", queued);
-    fprintf(f, "  leased    %lld\n", leased);
-    fprintf(f, "  done      %lld (fetched %lld, failed %lld)\n", done, fetched, failed);
-    fprintf(f, "  dropped   %lld (robots.txt, --max-pages)\n", dropped);
-    fprintf(f, "  given back %lld (by workers that fell silent)\n", returned);
-    fprintf(f, "  fetched twice %lld\n", twice);
-    size_t nw = (y->elements - at) / 4;
-    fprintf(f, "  workers   %zu\n", nw);
-    for (size_t i = 0; i < nw; i++, at += 4) {
-        redisReply *w = y->element[at];
-        fprintf(f, "    %.*s  seen %.1f s ago, %lld pages held, %lld bytes of rows committed\n",
-                w->str ? (int)w->len : 1, w->str ? w->str : "?",
-                (double)(t - num(y->element[at + 1])) / 1000, num(y->element[at + 3]),
-                num(y->element[at + 2]));
-    }
-    int rc = fclose(f) == 0 ? 0 : -1;
-    if (rc)
-        snprintf(why, n, "%s", strerror(errno));
-    freeReplyObject(y);
-    redisFree(x);
-    return rc;
-}
