@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "crawl.h"
+#include "hset.h"
 #include "html.h"
 #include "procs_internal.h"
 #include "strbuf.h"
@@ -243,6 +244,8 @@ static int dispatch(struct procs *P, size_t id)
     wire_put_u64(b, id);
     wire_put_u32(b, (uint32_t)job->kind);
     wire_put_u32(b, (uint32_t)job->depth);
+    const char *scope = crawl_job_scope(job);
+    wire_put_u64(b, scope ? hset_hash(scope, strlen(scope)) : 0);
     wire_put_str(b, job->url);
     if (wire_frame_end(b, at) != 0) {
         b->len = at;
