@@ -7,7 +7,8 @@
  * worker processes over a socket pair. A worker is a fork of it running the
  * coroutine model on a crawl of its own that relays (crawl_set_relay): it
  * fetches and parses what it is given and sends each result back whole,
- * with the links the page gave.
+ * with the links the page gave that it has not sent before (the coordinator
+ * would decide them as it did: procs_worker.c).
  *
  * Work is shared out by host: the first time a host (its name and port) is
  * seen it goes to the worker that owns the fewest hosts, and its jobs go

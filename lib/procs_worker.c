@@ -1,7 +1,7 @@
 /* procs_worker.c: a worker process of the procs model (mode_procs.c says
  * how the work is shared out). It runs the coroutine model on a crawl of
  * its own that relays: jobs come in on its socket, each result goes back
- * whole, with the links the page gave, in batches. */
+ * whole, with the links of the page it has not sent before, in batches. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
