@@ -234,6 +234,11 @@ double crawl_started(const struct crawl *c)
     return c->t0;
 }
 
+const char *crawl_job_scope(const struct crawl_job *job)
+{
+    return ((const struct crawl__job *)job)->scope;
+}
+
 void crawl_on_queue(struct crawl *c, void (*fn)(void *data), void *data)
 {
     pthread_mutex_lock(&c->lock);

@@ -288,6 +288,10 @@ void crawl_set_rss_peak(struct crawl *c, long kb);
  * before it has. */
 double crawl_started(const struct crawl *c);
 
+/* The host name of the listed URL job was reached from (the scope its links
+ * are admitted in without --span-hosts), or NULL when it has none yet. */
+const char *crawl_job_scope(const struct crawl_job *job);
+
 /* Called (from the thread that reads a streamed list, or with
  * crawl_push_job) each time a job is queued, so that a model asleep in its
  * own event loop can take it at once; with the core's lock held, so fn

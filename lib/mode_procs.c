@@ -7,7 +7,8 @@
  * worker processes over a socket pair. A worker is a fork of it running the
  * coroutine model on a crawl of its own that relays (crawl_set_relay): it
  * fetches and parses what it is given and sends each result back whole,
- * with the links the page gave.
+ * with the links the page gave that it has not sent before (the coordinator
+ * would decide them as it did: procs_worker.c).
  *
  * Work is shared out by host: the first time a host (its name and port) is
  * seen it goes to the worker that owns the fewest hosts, and its jobs go
@@ -38,6 +39,7 @@
 #include <unistd.h>
 
 #include "crawl.h"
+#include "hset.h"
 #include "html.h"
 #include "procs_internal.h"
 #include "strbuf.h"
@@ -243,6 +245,8 @@ static int dispatch(struct procs *P, size_t id)
     wire_put_u64(b, id);
     wire_put_u32(b, (uint32_t)job->kind);
     wire_put_u32(b, (uint32_t)job->depth);
+    const char *scope = crawl_job_scope(job);
+    wire_put_u64(b, scope ? hset_hash(scope, strlen(scope)) : 0);
     wire_put_str(b, job->url);
     if (wire_frame_end(b, at) != 0) {
         b->len = at;

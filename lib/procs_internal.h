@@ -12,7 +12,8 @@
  * its own byte order. */
 enum {
     MSG_START = 'S',        /* to a worker, first: its limit, and reuse */
-    MSG_JOB = 'J',          /* to a worker: id, kind, depth, URL */
+    MSG_JOB = 'J',          /* to a worker: id, kind, depth, the hash of
+                             * its scope, URL */
     MSG_CANCEL = 'C',       /* to a worker: the crawl is cancelled, and why */
     MSG_RESULT = 'R',       /* from a worker: a finished job */
     MSG_WARN = 'W',         /* from a worker: a warning for stderr */

@@ -1,7 +1,7 @@
 /* procs_worker.c: a worker process of the procs model (mode_procs.c says
  * how the work is shared out). It runs the coroutine model on a crawl of
  * its own that relays: jobs come in on its socket, each result goes back
- * whole, with the links the page gave, in batches. */
+ * whole, with the links of the page it has not sent before, in batches. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "crawl.h"
+#include "hset.h"
 #include "html.h"
 #include "parse_pool.h"
 #include "procs_internal.h"
@@ -30,9 +31,59 @@ struct worker {
     int idx;
     struct strbuf in;       /* frames read, not yet whole */
     struct strbuf out;      /* frames not yet sent */
-    pthread_mutex_t lock;   /* guards out */
+    pthread_mutex_t lock;   /* guards out, scopes and sent */
     size_t conns_sent;      /* connections already reported */
+    int depth;              /* --depth: a page this deep gives no links */
+    uint64_t *scopes;       /* by job id: the hash of the job's scope */
+    size_t nscopes;
+    struct hset64 sent;     /* links sent, hashed with their page's scope */
 };
+
+/* The coordinator admits a link (its seen set, --include, --exclude, the
+ * scope) the same way every time it comes from a page of the same scope,
+ * so a link this worker has sent once is not sent again: most of a page's
+ * links are on the pages before it (a tree's navigation), and each one
+ * sent costs the coordinator a parse of the URL. The set is bounded: when
+ * full it starts again, and links are sent again. */
+#define SENT_MAX (1u << 18)
+
+/* Job ids are the coordinator's slots, fewer than the jobs it has out;
+ * one past this bound is never deduplicated. */
+#define SCOPES_MAX (1u << 20)
+
+/* Notes the scope hash of job id. The lock is held. */
+static void scope_note(struct worker *wk, uint64_t id, uint64_t scope)
+{
+    if (id >= SCOPES_MAX)
+        return;
+    if (id >= wk->nscopes) {
+        size_t n = wk->nscopes ? wk->nscopes : 64;
+        while (n <= id)
+            n *= 2;
+        uint64_t *v = realloc(wk->scopes, n * sizeof *v);
+        if (!v)
+            return;
+        memset(v + wk->nscopes, 0, (n - wk->nscopes) * sizeof *v);
+        wk->scopes = v;
+        wk->nscopes = n;
+    }
+    wk->scopes[id] = scope;
+}
+
+/* Returns 1 when link, from page job j, is to be sent: not sent before
+ * from a page of the same scope. The lock is held. */
+static int link_fresh(struct worker *wk, const struct crawl_job *j, const char *link)
+{
+    if (j->seq >= wk->nscopes)
+        return 1;
+    if (wk->sent.n >= SENT_MAX)
+        hset64_free(&wk->sent);
+    uint64_t h = hset_hash(link, strlen(link)) ^ (wk->scopes[j->seq] * 0x9e3779b97f4a7c15ULL);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+    return hset64_add(&wk->sent, h) != 0;       /* short of memory: sent */
+}
 
 /* Results go out in batches: when the worker's loop is about to wait
  * (crawl_on_waiting), or when this much is held. One write for many
@@ -111,9 +162,20 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
         wire_put_str(b, r->extracts[i].name);
         wire_put_str(b, r->extracts[i].value);
     }
-    wire_put_u32(b, (uint32_t)j->nlinks);
-    for (size_t i = 0; i < j->nlinks; i++)
-        wire_put_str(b, j->links[i]);
+    /* A page's links, but those the coordinator has: links sent before,
+     * and all of a page at --depth (it follows none of them). A sitemap's
+     * are all sent: they are admitted at depth 0. */
+    size_t count_at = b->len;
+    uint32_t nl = 0;
+    wire_put_u32(b, 0);
+    int page = j->kind == JOB_PAGE;
+    if (!page || j->depth < wk->depth)
+        for (size_t i = 0; i < j->nlinks; i++)
+            if (!page || link_fresh(wk, j, j->links[i])) {
+                wire_put_str(b, j->links[i]);
+                nl++;
+            }
+    wire_set_u32(b, count_at, nl);
     wire_put_bytes(b, j->body, j->body_len);
     wire_put_u64(b, s.conns - wk->conns_sent);
     wk->conns_sent = s.conns;
@@ -162,7 +224,13 @@ static int worker_frames(struct crawl *w, struct worker *wk)
             uint64_t id = wire_get_u64(&r);
             uint32_t kind = wire_get_u32(&r);
             int depth = (int)wire_get_u32(&r);
+            uint64_t scope = wire_get_u64(&r);
             char *url = wire_get_bytes(&r, NULL);
+            if (!r.bad) {
+                pthread_mutex_lock(&wk->lock);
+                scope_note(wk, id, scope);
+                pthread_mutex_unlock(&wk->lock);
+            }
             enum crawl_job_kind k = kind == JOB_ROBOTS ? JOB_ROBOTS
                                   : kind == JOB_SITEMAP ? JOB_SITEMAP : JOB_PAGE;
             int rc = r.bad ? CRAWL_ENOMEM : crawl_push_job(w, k, url, depth, id);
@@ -261,6 +329,7 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     o.warc_worker = idx;        /* a WARC file of its own */
     wk.fd = fd;
     wk.idx = idx;
+    wk.depth = o.depth;
     pthread_mutex_init(&wk.lock, NULL);
     int rc = CRAWL_ENOMEM;
     if ((wk.w = crawl_new(&o))) {
@@ -279,6 +348,8 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
         worker_frame(&wk, at, 1);
         pthread_mutex_unlock(&wk.lock);
     }
+    free(wk.scopes);
+    hset64_free(&wk.sent);
     _exit(rc == 0 ? 0 : 3);
 }
 

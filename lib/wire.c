@@ -12,6 +12,12 @@ void wire_put_u32(struct strbuf *b, uint32_t v) { sb_add(b, &v, sizeof v); }
 void wire_put_u64(struct strbuf *b, uint64_t v) { sb_add(b, &v, sizeof v); }
 void wire_put_f64(struct strbuf *b, double v) { sb_add(b, &v, sizeof v); }
 
+void wire_set_u32(struct strbuf *b, size_t at, uint32_t v)
+{
+    if (!b->nomem && at + sizeof v <= b->len)
+        memcpy(b->data + at, &v, sizeof v);
+}
+
 /* A byte string, or NULL. */
 void wire_put_bytes(struct strbuf *b, const char *s, size_t n)
 {

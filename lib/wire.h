@@ -25,6 +25,10 @@ void wire_put_u32(struct strbuf *b, uint32_t v);
 void wire_put_u64(struct strbuf *b, uint64_t v);
 void wire_put_f64(struct strbuf *b, double v);
 
+/* Sets the number put at offset at of b (a count known only once what it
+ * counts is put); nothing when b ran out of memory. */
+void wire_set_u32(struct strbuf *b, size_t at, uint32_t v);
+
 /* A byte string, or NULL. */
 void wire_put_bytes(struct strbuf *b, const char *s, size_t n);
 

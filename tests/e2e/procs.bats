@@ -9,6 +9,9 @@ list() {
 	for i in $(seq "$1"); do echo "$FIXTURE/$3/$i"; done >"$2"
 }
 
+# urls_of: the rows' URLs in $output, sorted.
+urls_of() { jq -r 'select(.url) | .url' <<<"$output" | sort; }
+
 # workers_of PID N: the worker processes of crawl PID, once N are up.
 workers_of() {
 	local w
@@ -43,6 +46,25 @@ workers_of() {
 	[ "$(jq -r 'select(.url) | (.worker / 1000000 | floor)' <<<"$output" | sort -u | wc -l)" -eq 2 ]
 	# The fixture saw each page once, and robots.txt once.
 	[ "$(stat_of "$PFIX" requests)" -eq 301 ]
+	stop_private_fixture
+}
+
+@test "a link a worker has sent is sent again from a page of another scope" {
+	# A worker sends a link once: the coordinator would decide it the same
+	# way again, unless the page is of another listed URL's host. One worker,
+	# one job at a time: the first page's link is to another host, not
+	# followed; the second page, of that host, has it too: followed, once.
+	start_private_fixture
+	port=${PFIX##*:}
+	link="http%3A%2F%2Flocalhost%3A$port%2Fbytes%2F7"
+	first="$PFIX/links?u=$link&u=%2Fbytes%2F5"
+	second="http://localhost:$port/links?u=$link&u=%2Fbytes%2F5"
+	run "$CRAWL" --mode=procs --procs 1 -c 1 --depth 1 --format=jsonl "$first" "$second"
+	[ "$status" -eq 0 ]
+	[ "$(urls_of | tr '\n' ' ')" = "$PFIX/bytes/5 $first http://localhost:$port/bytes/5 http://localhost:$port/bytes/7 $second " ]
+	[ "$(jq -r "select(.url == \"http://localhost:$port/bytes/7\") | \"\\(.depth) \\(.length)\"" <<<"$output")" = "1 7" ]
+	# Each page's row counts the links it has, sent or not.
+	[ "$(jq -r 'select(.url and .depth == 0) | .links' <<<"$output" | tr '\n' ' ')" = "2 2 " ]
 	stop_private_fixture
 }
 
