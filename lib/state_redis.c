@@ -252,8 +252,10 @@ static redisReply *run(struct rs *r, struct cmd *c)
         }
         /* Answered ones are gone from the list. */
         size_t gone = done < r->npend ? done : r->npend;
-        memmove(r->pend, r->pend + gone, (r->npend - gone) * sizeof *r->pend);
-        r->npend -= gone;
+        if (gone) {
+            memmove(r->pend, r->pend + gone, (r->npend - gone) * sizeof *r->pend);
+            r->npend -= gone;
+        }
         if (!bad)
             return last;
         if (last)

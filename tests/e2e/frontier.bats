@@ -130,6 +130,29 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	[ "$twice" -lt $N ]
 }
 
+@test "a worker stopped with Ctrl-C exits 130, writes no cancelled rows and gives its pages back at once" {
+	start_private_fixture
+	(worker 1 --delay 2 --lease 600) &
+	p=$!
+	for _ in $(seq 300); do
+		[ "$(wc -l <"$BATS_TEST_TMPDIR/out.1.jsonl" 2>/dev/null || echo 0)" -ge 20 ] && break
+		sleep 0.02
+	done
+	kill -INT $p
+	rc=0; wait $p || rc=$?
+	[ "$rc" -eq 130 ]
+	[ "$(jq -r 'select(.url) | select(.fail != null) | .url' "$BATS_TEST_TMPDIR/out.1.jsonl" | wc -l)" -eq 0 ]
+	run "$CRAWL" --frontier "$(front)" --status
+	grep -qx "  leased    0" <<<"$output"
+	grep -qx "  workers   0" <<<"$output"
+	# With a lease of ten minutes, only pages given back let the second
+	# worker finish.
+	run timeout 120 "$CRAWL" --depth 5 --format=jsonl --no-progress --frontier "$(front)" \
+		-o "$BATS_TEST_TMPDIR/out.2.jsonl" --delay 2 --lease 600 "$(graph)"
+	[ "$status" -eq 0 ]
+	diff <(union | sort) <(expected | sort)
+}
+
 @test "workers started together seed the list once: each listed line, bad ones too, has one row over all" {
 	start_private_fixture
 	list="$BATS_TEST_TMPDIR/list"
