@@ -170,7 +170,20 @@ load helpers
 	[ "${#lines[@]}" -eq 4 ]
 }
 
-@test "scripts/bench-store.sh measures lib/state.c (LMDB) and SQLite on the same work" {
+@test "scripts/bench-frontier.sh QUICK=1 prints one process in memory, then 1, 2 and 4 --frontier workers, each run checked" {
+	run env BUILD="$BUILD" QUICK=1 scripts/bench-frontier.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "# scripts/bench-frontier.sh: 1000 pages of /graph/1000/4/, depth 5, --mode=coro, medians of 1 "* ]]
+	[ "${lines[1]}" = "run                      wall_s  pages/s crawl_cpu_s redis_cpu_s  cpu_us/page" ]
+	[[ "${lines[2]}" =~ ^in\ memory,\ 1\ process\ +[0-9.]+\ +[0-9]+\ +[0-9.]+\ +0.00\ +[0-9.]+$ ]]
+	[[ "${lines[3]}" =~ ^--frontier,\ 1\ worker\ +[0-9.]+\ +[0-9]+\ +[0-9.]+\ +[0-9.]+\ +[0-9.]+$ ]]
+	[[ "${lines[4]}" =~ ^--frontier,\ 2\ workers\ +[0-9.]+ ]]
+	[[ "${lines[5]}" =~ ^--frontier,\ 4\ workers\ +[0-9.]+ ]]
+	[ "${#lines[@]}" -eq 7 ]
+}
+
+@test "scripts/bench-store.sh measures lib/state_lmdb.c (LMDB) and SQLite on the same work" {
 	pkg-config --exists sqlite3 || skip "libsqlite3-dev is not installed"
 	run env BUILD="$BUILD" PAGES=1000 RUNS=1 BATCHES=30 scripts/bench-store.sh
 	echo "$output"

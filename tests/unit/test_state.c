@@ -1,4 +1,4 @@
-/* Unit tests for the --state store (lib/state.c) and the sink's commits
+/* Unit tests for the --state store (lib/state_lmdb.c) and the sink's commits
  * (lib/sink.c): what is committed survives, what is not is gone, a store
  * made with other options or in use is refused, and a row's mark reaches
  * the commit only once the row is in the file. */

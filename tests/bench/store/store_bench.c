@@ -1,5 +1,5 @@
 /* store_bench.c: the --state store's work for a crawl of PAGES pages, done
- * by lib/state.c (LMDB, what --state uses) and by the same operations on
+ * by lib/state_lmdb.c (LMDB, what --state uses) and by the same operations on
  * SQLite, for scripts/bench-store.sh. Per page: LINKS seen-set probes of
  * which the first FANOUT are new links (queued while the site has pages
  * left), its done mark committed with BATCH others; the queue is read back
