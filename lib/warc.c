@@ -19,6 +19,7 @@
 #include <openssl/rand.h>
 #include <zlib.h>
 
+#include "http_reason.h"
 #include "io.h"
 #include "report.h"
 #include "spool.h"
@@ -243,30 +244,8 @@ void warc_capture_request(struct warc_capture *cap, const char *p, size_t n)
 /* The reason phrase of an HTTP/2 response's status (which has none). */
 static const char *reason(long code)
 {
-    switch (code) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 202: return "Accepted";
-    case 204: return "No Content";
-    case 206: return "Partial Content";
-    case 301: return "Moved Permanently";
-    case 302: return "Found";
-    case 303: return "See Other";
-    case 304: return "Not Modified";
-    case 307: return "Temporary Redirect";
-    case 308: return "Permanent Redirect";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 410: return "Gone";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    default:  return "";
-    }
+    const char *r = http_reason(code);
+    return r ? r : "";
 }
 
 static void take_mime(struct warc_capture *cap, const char *v, size_t n)
