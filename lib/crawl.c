@@ -481,7 +481,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             continue;
         /* A shared crawl goes on while other workers hold pages: they may
          * find more, or fall silent and have theirs given back. */
-        int elsewhere = c->st && state_elsewhere(c->st) > 0 && !atomic_load(&c->cancelled);
+        int elsewhere = c->st && state_elsewhere(c->st) > 0;
         if (c->running == 0 && frontier_queued(c) == 0 && !c->input_open && !elsewhere) {
             rc = 0;
             break;

@@ -40,7 +40,6 @@ const char *crawl_state_error(struct crawl *c)
     return state_error(c->st);
 }
 
-
 int crawl_state_open(struct crawl *c, const char *path, const char *opts,
                      const struct state_conf *conf, char *why, size_t n)
 {

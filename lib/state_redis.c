@@ -486,14 +486,8 @@ static long rs_queue_left(struct state *st)
     struct cmd c = { 0 };
     long n = -1;
     pthread_mutex_lock(&r->lock);
-    char q[400], rq[400], meta[400];
-    snprintf(q, sizeof q, "%sq", r->a.prefix);
-    snprintf(rq, sizeof rq, "%srq", r->a.prefix);
-    snprintf(meta, sizeof meta, "%smeta", r->a.prefix);
-    if (!(cmd_str(&c, "EVAL") ||
-          cmd_str(&c, "return redis.call('LLEN', KEYS[1]) + redis.call('LLEN', KEYS[2]) + "
-                      "tonumber(redis.call('HGET', KEYS[3], 'leased') or '0')") ||
-          cmd_str(&c, "3") || cmd_str(&c, q) || cmd_str(&c, rq) || cmd_str(&c, meta))) {
+    if (!(cmd_str(&c, "EVAL") || cmd_str(&c, redis_lua_left) || cmd_str(&c, "1") ||
+          cmd_str(&c, r->a.prefix))) {
         redisReply *rep = run_cmd(r, &c);
         if (rep && rep->type == REDIS_REPLY_INTEGER)
             n = (long)rep->integer;
@@ -653,9 +647,7 @@ static void rs_host_give(struct state *st, const char *host)
     struct rs *r = (struct rs *)st;
     struct cmd c = { 0 };
     pthread_mutex_lock(&r->lock);
-    if (cmd_str(&c, "EVALSHA") || cmd_str(&c, r->main.sha[S_GIVE]) || cmd_str(&c, "1") ||
-        cmd_str(&c, r->a.prefix) || cmd_str(&c, r->worker) || cmd_str(&c, host) ||
-        pend_add(r, &c) != 0)
+    if (cmd_eval(r, &c, S_GIVE) || cmd_str(&c, host) || pend_add(r, &c) != 0)
         failf(r, "%s", "out of memory");
     cmd_free(&c);
     pthread_mutex_unlock(&r->lock);

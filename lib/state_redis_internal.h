@@ -33,9 +33,10 @@ redisContext *redis_connect(const struct redis_addr *r, char *err, size_t n);
 enum { S_HELLO, S_BEAT, S_ADMIT, S_LEASE, S_COMMIT, S_HOST, S_GIVE, NSCRIPTS };
 extern const char *const redis_scripts[NSCRIPTS];
 
-/* Run with EVAL: a worker that ends gives back what it holds; --status's
- * figures. */
+/* Run with EVAL: a worker that ends gives back what it holds; the pages
+ * queued or leased; --status's figures. */
 extern const char redis_lua_bye[];
+extern const char redis_lua_left[];
 extern const char redis_lua_status[];
 
 #endif

@@ -190,6 +190,12 @@ const char redis_lua_bye[] =
     "redis.call('ZREM', K..'workers', w)\n"
     "return #ids\n";
 
+/* left: the pages queued and leased, by every worker. */
+const char redis_lua_left[] =
+    "local K = KEYS[1]\n"
+    "return redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq') +\n"
+    "  tonumber(redis.call('HGET', K..'meta', 'leased') or '0')\n";
+
 /* status: the crawl's counters, the server's time, the workers with their
  * last heartbeat and committed bytes. */
 const char redis_lua_status[] =
