@@ -73,7 +73,7 @@ now_ms() {
 @test "SIGINT stops it with status 0 while connections are open" {
 	start_private_fixture
 	curl -s -m 5 "$PFIX/hang" &
-	sleep 0.2
+	wait_until 5 requested "$PFIX" /hang
 	kill -INT "$PFIX_PID"
 	wait "$PFIX_PID"
 	PFIX_PID=
@@ -521,6 +521,14 @@ javascript:void(0)" ]
 	[ "$(curl -s "$PFIX/stats?path=/site/private/secret.html" | jq .count)" -eq 0 ]
 	[ "$(curl -s "$PFIX/stats?path=/stats" | jq .count)" -eq 0 ]
 	[ "$(curl -s "$PFIX/stats?path=%22q%22" | jq -r .path)" = '"q"' ]
+}
+
+@test "/stats?paths lists every requested path with its count, /stats itself left out" {
+	start_private_fixture
+	curl -s -o /dev/null -o /dev/null -o /dev/null -o /dev/null "$PFIX/bytes/7" "$PFIX/bytes/7?x=1" "$PFIX/bytes/8" "$PFIX/a%22b"
+	curl -s -o /dev/null "$PFIX/stats"
+	run curl -s "$PFIX/stats?paths"
+	[ "$(sort <<<"$output")" = "$(printf '%s\n' '{"path":"/a%22b","count":1}' '{"path":"/bytes/7","count":2}' '{"path":"/bytes/8","count":1}')" ]
 }
 
 @test "/header/NAME answers with the value of that request header" {
