@@ -449,7 +449,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
     int rc, told = 0;
     pthread_mutex_lock(&c->lock);
     for (;;) {
-        if (atomic_load(&c->cancelled)) {
+        if (crawl_is_cancelled(c)) {
             rc = 0;
             break;
         }
@@ -617,7 +617,14 @@ void crawl_abandon(struct crawl *c, const char *why)
 
 int crawl_is_cancelled(struct crawl *c)
 {
-    return atomic_load(&c->cancelled);
+    int why = atomic_load(&c->cancelled);
+    /* The deadline is the core's own clock: the CLI's SIGALRM only wakes
+     * what blocks, and a signal may reach a thread that does not look. */
+    if (!why && c->deadline_at > 0 && crawl_now() >= c->deadline_at) {
+        crawl_cancel(c, CRAWL_CANCEL_DEADLINE);
+        why = atomic_load(&c->cancelled);
+    }
+    return why;
 }
 
 size_t crawl_queued(struct crawl *c)
@@ -845,6 +852,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     pthread_mutex_lock(&c->lock);
     c->t0 = crawl_now();
+    c->deadline_at = c->opts->deadline > 0 ? c->t0 + c->opts->deadline : 0;
     c->fetchable_at_start = c->fetchable;
     if (c->live) {
         snprintf(c->live->mode, sizeof c->live->mode, "%s", b->name);

@@ -431,7 +431,8 @@ int crawl_add_cookie(struct crawl *c, const char *line);
  * "cancelled". */
 void crawl_abandon(struct crawl *c, const char *why);
 
-/* Returns the reason once crawl_cancel was called, else 0. */
+/* Returns the reason once crawl_cancel was called or the run's --deadline
+ * passed (which cancels it), else 0. */
 int crawl_is_cancelled(struct crawl *c);
 
 /* Returns the error text for a job the cancellation stopped. */

@@ -60,6 +60,7 @@ struct crawl {
     pthread_t input_tid;
     struct crawl_hist hist[2];  /* fetched URLs' times, by enum crawl_time */
     double t0;                /* monotonic seconds at crawl_run's start */
+    double deadline_at;       /* ... and when --deadline cancels it; 0: never */
     double wall;              /* seconds crawl_run took */
     atomic_int cancelled;     /* set by crawl_cancel (the reason): take no more jobs */
     const char *abandoned;    /* set by crawl_abandon: why the jobs left never ran */

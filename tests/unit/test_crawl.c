@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "crawl_internal.h"
 
@@ -421,6 +422,47 @@ static void test_percentiles_of_one_url_never_pass_its_time(void **state)
     t_free(t);
 }
 
+/* A model that takes jobs until the core says no more, sleeping 20 ms on
+ * each as a fetch would: it never sees a signal. */
+static int run_slowly(struct crawl *c)
+{
+    struct crawl_job *j;
+    int rc;
+    while ((rc = crawl_next(c, &j, 1)) == 1) {
+        struct timespec ts = { 0, 20 * 1000000L };
+        nanosleep(&ts, NULL);
+        crawl_done(c, j);
+    }
+    return rc;
+}
+
+static void deadline_100ms(struct crawl_opts *o)
+{
+    o->deadline = 0.1;
+}
+
+static void test_the_deadline_cancels_the_run_on_the_cores_own_clock_without_a_signal(void **state)
+{
+    static const struct crawl_backend slow = {
+        .name = "slow", .fds_per_transfer = 1, .default_concurrency = 1, .run = run_slowly,
+    };
+    struct t *t = t_new(deadline_100ms);
+    char url[64];
+    for (int i = 0; i < 100; i++) {
+        snprintf(url, sizeof url, "http://a.test/%d", i);
+        assert_int_equal(crawl_add(&t->c, url, "-", i + 1, NULL), 0);
+    }
+    assert_int_equal(crawl_is_cancelled(&t->c), 0);
+    assert_int_equal(crawl_run(&t->c, &slow), 0);
+    assert_int_equal(crawl_is_cancelled(&t->c), CRAWL_CANCEL_DEADLINE);
+    /* About 5 pages in 100 ms; every one of the 100 has its row. */
+    assert_true(t->c.wall < 0.5);
+    assert_int_equal(t->n, 100);
+    assert_int_equal(t->c.nrows, 100);
+    assert_true(t->c.nfailed >= 90);
+    t_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_a_relay_gets_every_job_whole_and_applies_no_rules),
         cmocka_unit_test(test_percentiles_of_total_and_first_byte_times_are_ordered_and_exact_at_the_max),
         cmocka_unit_test(test_percentiles_of_one_url_never_pass_its_time),
+        cmocka_unit_test(test_the_deadline_cancels_the_run_on_the_cores_own_clock_without_a_signal),
     };
     return cmocka_run_group_tests_name("crawl", tests, NULL, NULL);
 }
