@@ -38,33 +38,9 @@
  * killed keeps what was final a moment before. */
 #define FLUSH_MS 50
 
-static _Atomic(struct crawl *) the_crawl;
-static _Atomic(struct report *) the_report;
-/* Set from signal handlers, which run on whichever thread the signal hits:
- * a lock-free atomic, not a sig_atomic_t, which is safe only on one thread. */
-static atomic_int interrupted;
-
-/* SIGINT, SIGTERM: the first one cancels the crawl, which then prints what
- * it has; a second SIGINT ends the process at once. SIGALRM: --deadline. */
-static void on_signal(int sig)
-{
-    struct crawl *c = atomic_load(&the_crawl);
-    if (sig == SIGALRM) {
-        if (c)
-            crawl_cancel(c, CRAWL_CANCEL_DEADLINE);
-        return;
-    }
-    int before = atomic_exchange(&interrupted, sig);
-    if (before && sig == SIGINT) {
-        /* Rows that are final but not yet written go out first. */
-        report_emergency_flush(atomic_load(&the_report));
-        _exit(130);
-    }
-    if (c)
-        crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
-}
-
-/* Arms (seconds > 0) or disarms (0) the --deadline timer. */
+/* Arms (seconds > 0) or disarms (0) the --deadline timer: its SIGALRM goes
+ * to the signal thread (signals.c). The core also keeps the deadline on
+ * its own clock. */
 static void deadline_set(double seconds)
 {
     struct itimerval it;
@@ -76,17 +52,27 @@ static void deadline_set(double seconds)
     setitimer(ITIMER_REAL, &it, NULL);
 }
 
-static void install_signals(void)
+/* Whether standard output was closed when the program started (errno's
+ * value then), before hold_std_fds filled the gap. */
+static int stdout_closed;
+
+/* Opens /dev/null on whichever of descriptors 0, 1 and 2 is closed, so
+ * that no descriptor of the run (a worker's socket, a pipe) takes the
+ * place of standard output and gets its rows. Notes a closed standard
+ * output first: writing the rows there is an error (open_output). */
+static void hold_std_fds(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGALRM, &sa, NULL);
-    /* A closed output pipe shows up as EPIPE from the writes instead. */
-    signal(SIGPIPE, SIG_IGN);
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFL) >= 0)
+            continue;
+        if (fd == STDOUT_FILENO)
+            stdout_closed = errno;
+        int n = open("/dev/null", O_RDWR);
+        if (n >= 0 && n != fd) {
+            dup2(n, fd);
+            close(n);
+        }
+    }
 }
 
 /* Opens the output: -o FILE, or standard output, which must be open.
@@ -94,8 +80,8 @@ static void install_signals(void)
 static int open_output(const struct cli *cli)
 {
     if (!cli->output) {
-        if (fcntl(STDOUT_FILENO, F_GETFL) < 0) {
-            fprintf(stderr, "crawl: writing output: %s\n", strerror(errno));
+        if (stdout_closed) {
+            fprintf(stderr, "crawl: writing output: %s\n", strerror(stdout_closed));
             exit(EXIT_OUTPUT);
         }
         return STDOUT_FILENO;
@@ -198,8 +184,7 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     struct progress *prog = NULL;
     struct report *rep;
 
-    /* Before the report's flusher thread: procs forks its workers here (a
-     * failure is the run's to report, with a row for every URL). */
+    /* Done in main unless this run was not foreseen there. */
     crawl_prepare(c, b);
 
     unsigned cols = (cli->rules ? REPORT_LINKS : 0) | (cli->nextract ? REPORT_EXTRACT : 0);
@@ -223,10 +208,7 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     }
     crawl_on_warn(c, warn_stderr, NULL);
     crawl_on_done(c, row_done, &outs);
-    atomic_store(&the_report, rep);
-    atomic_store(&the_crawl, c);
-    if (atomic_load(&interrupted))
-        crawl_cancel(c, CRAWL_CANCEL_SIGNAL);
+    signals_watch(c, rep);
     crawl_set_live(c, live);
     if (draw && live)
         prog = progress_start(live, STDERR_FILENO);
@@ -237,11 +219,11 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         deadline_set(0);
     progress_stop(prog);
     crawl_set_live(c, NULL);
-    atomic_store(&the_crawl, NULL);
+    signals_watch(NULL, rep);
     if (rc < 0)
         fprintf(stderr, "crawl: %s: %s\n", b->name, crawl_strerror(rc));
     int wrc = report_end(rep, c);
-    atomic_store(&the_report, NULL);
+    signals_watch(NULL, NULL);
     report_free(rep);
     crawl_on_done(c, NULL, NULL);
     trc = trace_free(outs.trace);
@@ -253,7 +235,7 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         return output_status(wrc);
     if (trc < 0)
         return write_status(trc, "trace");
-    int sig = atomic_load(&interrupted);
+    int sig = signals_caught();
     if (sig == SIGINT)
         return 130;
     if (sig)
@@ -582,7 +564,7 @@ static int run_all(struct cli *cli, struct crawl *c)
     }
     struct compare_run res[16];
     double minw[16], maxw[16];
-    int rc = compare_models(list, cli->repeat, all_spawn, &a, &interrupted, res, minw, maxw);
+    int rc = compare_models(list, cli->repeat, all_spawn, &a, signals_flag(), res, minw, maxw);
     progress_stop(prog);
     if (live) {
         munmap(live, sizeof *live);
@@ -610,7 +592,7 @@ static int run_all(struct cli *cli, struct crawl *c)
         werr = errno;
     if (werr && status != EXIT_OUTPUT && status != EXIT_PIPE)
         status = output_status(-werr);
-    if (atomic_load(&interrupted) == SIGINT)
+    if (signals_caught() == SIGINT)
         return 130;
     return status;
 }
@@ -619,6 +601,9 @@ int main(int argc, char **argv)
 {
     struct cli cli;
     memset(&cli, 0, sizeof cli);
+    /* Before any thread: every one inherits the mask. */
+    signals_block();
+    hold_std_fds();
 #ifdef M_MXFAST
     /* No fastbins: a freed small chunk is merged with its neighbours as it
      * is freed, not all at once by the next large malloc, which after
@@ -647,11 +632,23 @@ int main(int argc, char **argv)
         curl_global_cleanup();
         return rc == 0 ? 0 : rc == -2 ? EXIT_FRONTIER : EXIT_USAGE;
     }
-    install_signals();
     struct crawl *c = crawl_new(&cli.opts);
     if (!c) {
         fprintf(stderr, "crawl: out of memory\n");
         return EXIT_USAGE;
+    }
+    /* A model whose workers are processes forks them now, while this
+     * process has one thread and has opened no list (its failure is the
+     * run's to report, with a row for every URL); then the signal thread. */
+    const struct crawl_backend *one = cli.child ? crawl_backend_find(ce.model)
+                                      : strcmp(cli.mode, "all") ? crawl_backend_find(cli.mode)
+                                                                : NULL;
+    if (one)
+        crawl_prepare(c, one);
+    if (signals_start() != 0) {
+        fprintf(stderr, "crawl: cannot start a thread: out of resources\n");
+        crawl_free(c);
+        return EXIT_FAILED;
     }
     struct urllist *inputs = cli_open_inputs(&cli, c);
     int status;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -491,7 +492,18 @@ static int sort_index(const char *path)
     char *const env[] = { "LC_ALL=C", NULL };
     pid_t pid;
     int st;
-    int rc = posix_spawnp(&pid, "sort", NULL, NULL, argv, env);
+    /* sort starts with no signal blocked, whatever the caller's threads
+     * block (the crawl command takes its signals on a thread of its own). */
+    posix_spawnattr_t attr;
+    sigset_t none;
+    sigemptyset(&none);
+    int rc = posix_spawnattr_init(&attr);
+    if (rc)
+        return -rc;
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    rc = posix_spawnp(&pid, "sort", NULL, &attr, argv, env);
+    posix_spawnattr_destroy(&attr);
     if (rc)
         return -rc;
     while (waitpid(pid, &st, 0) < 0)

@@ -4,6 +4,7 @@
 #define CRAWL_CLI_H
 
 #include <regex.h>
+#include <stdatomic.h>
 
 #include "crawl.h"
 #include "urllist.h"
@@ -67,6 +68,26 @@ struct cli {
  * and "INDEX:FD ..." for the lists read from copies. */
 #define CLI_CHILD_ENV  "CRAWL_ALL_CHILD"
 #define CLI_INPUTS_ENV "CRAWL_ALL_INPUTS"
+
+struct report;
+
+/* signals.c. Blocks SIGINT, SIGTERM and SIGALRM in the calling thread (and
+ * so in every thread started after), and ignores SIGPIPE: call it first. */
+void signals_block(void);
+
+/* Starts the thread that takes those signals. Returns 0, or -1 when no
+ * thread could be started. */
+int signals_start(void);
+
+/* The crawl a signal cancels and the report a second SIGINT flushes before
+ * the process ends (either NULL: none now). A signal taken before c was
+ * given cancels it now. */
+void signals_watch(struct crawl *c, struct report *rep);
+
+/* The first SIGINT or SIGTERM taken, or 0; and the flag itself, for a
+ * loop that stops starting work once it is set. */
+int signals_caught(void);
+atomic_int *signals_flag(void);
 
 /* Fills cli from the command line; prints help or the version and exits 0,
  * or exits 2 naming the flag that is wrong. */
