@@ -38,6 +38,7 @@ if [ -z "$build_only" ]; then
 need libcmocka-dev        sh -c 'pkg-config --exists cmocka'
 need libjansson-dev       sh -c 'pkg-config --exists jansson'
 need bats                 have_cmd bats
+need parallel             have_cmd parallel
 need redis-server         have_cmd redis-server
 need curl                 have_cmd curl
 need jq                   have_cmd jq

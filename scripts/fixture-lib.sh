@@ -56,7 +56,9 @@ h2_start() {
 			kill -0 "$H2_PID" 2>/dev/null || break
 			sleep 0.05
 		done
-		kill "$H2_PID" 2>/dev/null; wait "$H2_PID" 2>/dev/null || true
+		# Gone already when the port was taken: the next one is tried.
+		kill "$H2_PID" 2>/dev/null || true
+		wait "$H2_PID" 2>/dev/null || true
 	done
 	H2_PID=
 	echo "h2_start: nghttpd did not serve $file over HTTP/2; its last log:" >&2

@@ -1,17 +1,23 @@
 #!/bin/bash
-# Runs every test: the C unit tests (cmocka), then the end-to-end bats tests
-# against a fixture server started here on a free loopback port. Ends with
-# one "N passed, N failed" line and a non-zero status when anything failed.
+# Runs every test: the C unit tests (cmocka), then the end-to-end bats tests,
+# many at once (bats --jobs, through GNU parallel). Each end-to-end test
+# starts a fixture server of its own on a free loopback port and works in a
+# scratch folder of its own, so tests share nothing but the machine; a test
+# whose body starts with "alone" (helpers.bash) is skipped among the others
+# and run afterwards by itself. Ends with the ten slowest tests, one
+# "N passed, N failed" line and a non-zero status when anything failed.
 #   BUILD=dir       where the programs are (default build)
 #   TESTS="a b"     only these bats files (names under tests/e2e, no .bats)
+#   JOBS=N          end-to-end tests at once (default 4 per core)
+#   TEST_TIMEOUT=S  a test still running after S seconds fails (default 600)
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
+JOBS=${JOBS:-$(($(nproc) * 4))}
 passed=0 failed=0 failures=()
 
-. scripts/fixture-lib.sh
 log=$(mktemp -d "${TMPDIR:-/tmp}/crawl-tests.XXXXXX")
-trap 'fixture_stop; rm -rf "$log"' EXIT
+trap 'rm -rf "$log"' EXIT
 
 echo "== unit tests"
 for t in "$BUILD"/tests/test_*; do
@@ -28,33 +34,90 @@ for t in "$BUILD"/tests/test_*; do
 	fi
 done
 
-echo "== end-to-end tests"
-if ! fixture_start "$log" --root testdata/site; then
-	failed=$((failed + 1))
+files=()
+if [ -n "${TESTS:-}" ]; then
+	for t in $TESTS; do files+=("tests/e2e/$t.bats"); done
 else
-	export FIXTURE_PORT=$(cat "$log/port")
-	export FIXTURE=$FIXTURE_BASE
-	export BUILD CRAWL="$PWD/$BUILD/crawl" FIXTURE_SERVER="$PWD/$BUILD/fixture-server"
-	files=()
-	if [ -n "${TESTS:-}" ]; then
-		for t in $TESTS; do files+=("tests/e2e/$t.bats"); done
-	else
-		files=(tests/e2e/*.bats)
-	fi
-	for f in "${files[@]}"; do
-		[ -f "$f" ] || continue
-		name=$(basename "$f" .bats)
-		bats --tap "$f" >"$log/$name.tap" 2>&1
-		ok=$(grep -c '^ok ' "$log/$name.tap")
-		bad=$(grep -c '^not ok ' "$log/$name.tap")
-		if ! grep -q '^1\.\.' "$log/$name.tap"; then bad=$((bad + 1)); fi
-		passed=$((passed + ok)); failed=$((failed + bad))
-		printf '%-28s %3d passed, %d failed\n' "$name" "$ok" "$bad"
-		if [ "$bad" -ne 0 ]; then
-			failures+=("$name"); sed -n '/^not ok/,/^ok /p' "$log/$name.tap" | grep -v '^ok ' | sed 's/^/    /' | head -60
-		fi
-	done
+	files=(tests/e2e/*.bats)
 fi
+export BUILD CRAWL="$PWD/$BUILD/crawl" FIXTURE_SERVER="$PWD/$BUILD/fixture-server"
+export BATS_TEST_TIMEOUT=${TEST_TIMEOUT:-600}
+# GNU parallel asks once per user to be cited; bats runs it unattended.
+mkdir -p "$HOME/.parallel" && touch "$HOME/.parallel/will-cite"
+
+# tap_results NAME FIRST LAST <TAP: appends "NAME<TAB>ok|not ok<TAB>MS<TAB>TEST"
+# to $log/results for tests FIRST..LAST of a TAP stream, and the diagnostics
+# of the failed ones to $log/NAME.fail. A test skipped to run alone later
+# is left for that run to report.
+tap_results() {
+	awk -v name="$1" -v a="$2" -v b="$3" -v res="$log/results" -v fail="$log/$1.fail" '
+		/^(not )?ok [0-9]+ / {
+			bad = ($1 == "not")
+			k = bad ? $3 : $2
+			cur = (k >= a && k <= b)
+			if (!cur || / # skip runs alone, after the others$/) { cur = 0; next }
+			ms = 0
+			if (match($0, / in [0-9]+ ?ms$/)) { ms = substr($0, RSTART + 4); sub(/ ?ms$/, "", ms) }
+			d = $0; sub(/^(not )?ok [0-9]+ /, "", d); sub(/( #)? in [0-9]+ ?ms$/, "", d)
+			printf "%s\t%s\t%d\t%s\n", name, bad ? "not ok" : "ok", ms, d >> res
+			if (bad) print "    not ok: " d >> fail
+			next
+		}
+		cur && bad && /^#/ { print "    " $0 >> fail }'
+}
+
+echo "== end-to-end tests ($JOBS at once, then the ones that run alone)"
+: >"$log/results"
+start=$(date +%s)
+CRAWL_TEST_PASS=together bats --jobs "$JOBS" --timing --tap "${files[@]}" >"$log/together.tap" 2>&1
+# Kept for a look at a failure: every test's TAP lines, as bats wrote them.
+cp "$log/together.tap" "$BUILD/e2e.tap" 2>/dev/null
+# bats numbers the tests of all files in the order of the files, whichever
+# finishes first: test K belongs to the file whose range holds K.
+first=1
+for f in "${files[@]}"; do
+	n=$(bats --count "$f")
+	tap_results "$(basename "$f" .bats)" "$first" $((first + n - 1)) <"$log/together.tap"
+	echo "$n" >"$log/$(basename "$f" .bats).n"
+	first=$((first + n))
+done
+together=$(($(date +%s) - start))
+# The tests whose body starts with "alone", one bats run each.
+for f in "${files[@]}"; do
+	awk '/^@test "/ { t = $0; sub(/^@test "/, "", t); sub(/" *\{ *$/, "", t); next }
+		t != "" && /^[ \t]*alone[ \t]*$/ { print t } { t = "" }' "$f" |
+	while IFS= read -r t; do
+		re=$(printf '%s' "$t" | sed 's/[][\.*^$()+?{}|]/\\&/g')
+		CRAWL_TEST_PASS=alone bats --timing --tap -f "^$re\$" "$f" >"$log/alone.tap" 2>&1
+		tap_results "$(basename "$f" .bats)" 1 1 <"$log/alone.tap"
+	done
+done
+echo "($together s together, $(($(date +%s) - start - together)) s alone)"
+
+for f in "${files[@]}"; do
+	name=$(basename "$f" .bats)
+	n=$(cat "$log/$name.n")
+	ok=$(awk -F'\t' -v n="$name" '$1 == n && $2 == "ok"' "$log/results" | wc -l)
+	bad=$(awk -F'\t' -v n="$name" '$1 == n && $2 == "not ok"' "$log/results" | wc -l)
+	# Tests that never reported (bats stopped, a file that did not load).
+	missing=$((n - ok - bad))
+	[ "$missing" -gt 0 ] && bad=$((bad + missing))
+	passed=$((passed + ok)); failed=$((failed + bad))
+	printf '%-28s %3d passed, %d failed\n' "$name" "$ok" "$bad"
+	if [ "$bad" -ne 0 ]; then
+		failures+=("$name")
+		if [ -s "$log/$name.fail" ]; then
+			head -80 "$log/$name.fail"
+		else
+			grep -v '^ok ' "$log/together.tap" | tail -20 | sed 's/^/    /'
+		fi
+	fi
+done
+
+echo
+echo "the ten slowest tests:"
+sort -t "$(printf '\t')" -k3,3rn "$log/results" | head -10 |
+	awk -F'\t' '{ printf "%8.1f s  %s: %s\n", $3 / 1000, $1, $4 }'
 
 echo
 [ ${#failures[@]} -gt 0 ] && echo "failing: ${failures[*]}"

@@ -5,6 +5,7 @@ load helpers
 bats_require_minimum_version 1.5.0   # run --separate-stderr
 
 setup() {
+	fixture_up
 	list="$BATS_TEST_TMPDIR/list.txt"
 	printf '%s\n' "$FIXTURE/delay/200/1" "$FIXTURE/delay/300/2" "$FIXTURE/bytes/64" "http://127.0.0.1:1/" >"$list"
 }

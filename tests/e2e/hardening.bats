@@ -14,6 +14,7 @@ bad_list() {
 rows() { grep '^Length:' <<<"$output"; }
 
 @test "fault matrix: 1,000 URLs, each with its expected outcome, in every model" {
+	alone
 	list="$BATS_TEST_TMPDIR/faults.txt"
 	expect="$BATS_TEST_TMPDIR/expect.txt"
 	: >"$list"; : >"$expect"
@@ -163,9 +164,13 @@ rows() { grep '^Length:' <<<"$output"; }
 @test "SIGINT: a partial table, unfinished URLs cancelled, exit 130, in every model" {
 	for m in $MODES; do
 		out="$BATS_TEST_TMPDIR/sig-$m"
-		"$CRAWL" --mode=$m -c 2 "$FIXTURE/delay/100/a" "$FIXTURE/delay/8000/b" "$FIXTURE/delay/8000/c" "$FIXTURE/bytes/5" >"$out" 2>&1 &
+		done_before=$(curl -s "$FIXTURE/stats" | jq '.requests - .active')
+		"$CRAWL" --mode=$m -c 2 "$FIXTURE/delay/100/a-$m" "$FIXTURE/delay/8000/b-$m" "$FIXTURE/delay/8000/c-$m" "$FIXTURE/bytes/5" >"$out" 2>&1 &
 		pid=$!
-		sleep 1
+		# /delay/100/a answered, /delay/8000/b asked for.
+		wait_until 10 answered "$FIXTURE" $((done_before + 1))
+		wait_until 10 requested "$FIXTURE" /delay/8000/b-$m
+		sleep 0.1
 		kill -INT $pid
 		t0=$(date +%s%N)
 		rc=0; wait $pid || rc=$?
@@ -174,8 +179,8 @@ rows() { grep '^Length:' <<<"$output"; }
 		[ "$rc" -eq 130 ]
 		[ "$ms" -lt 2000 ]
 		[ "$(grep -c '^Length:' "$out")" -eq 4 ]
-		grep -q "^Length:   100   URL: $FIXTURE/delay/100/a$" "$out"
-		grep -q "^Length:  error  URL: $FIXTURE/delay/8000/b (cancelled: interrupted)$" "$out"
+		grep -q "^Length:   100   URL: $FIXTURE/delay/100/a-$m$" "$out"
+		grep -q "^Length:  error  URL: $FIXTURE/delay/8000/b-$m (cancelled: interrupted)$" "$out"
 		grep -q "^Length:  error  URL: $FIXTURE/bytes/5 (cancelled: interrupted)$" "$out"
 	done
 }
@@ -184,7 +189,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	# Ending at once leaves threads unjoined, on purpose.
 	TSAN_OPTIONS="${TSAN_OPTIONS:-} report_thread_leaks=0" "$CRAWL" --mode=thread "$FIXTURE/hang" >/dev/null 2>&1 &
 	pid=$!
-	sleep 0.5
+	wait_until 10 requested "$FIXTURE" /hang
 	kill -INT $pid; kill -INT $pid
 	rc=0; wait $pid || rc=$?
 	[ "$rc" -eq 130 ]
@@ -193,7 +198,7 @@ rows() { grep '^Length:' <<<"$output"; }
 @test "SIGTERM cancels like SIGINT and exits 143" {
 	"$CRAWL" --mode=coro "$FIXTURE/delay/8000/x" >"$BATS_TEST_TMPDIR/out" 2>&1 &
 	pid=$!
-	sleep 0.5
+	wait_until 10 requested "$FIXTURE" /delay/8000/x
 	kill -TERM $pid
 	rc=0; wait $pid || rc=$?
 	[ "$rc" -eq 143 ]
@@ -214,7 +219,7 @@ rows() { grep '^Length:' <<<"$output"; }
 @test "--mode=all stops after SIGINT and prints what ran" {
 	"$CRAWL" --mode=all -q "$FIXTURE/delay/3000/a" >"$BATS_TEST_TMPDIR/out" 2>&1 &
 	pid=$!
-	sleep 1
+	wait_until 10 requested "$FIXTURE" /delay/3000/a
 	kill -INT -- $pid
 	rc=0; wait $pid || rc=$?
 	cat "$BATS_TEST_TMPDIR/out"

@@ -1,5 +1,6 @@
-# Shared helpers for the end-to-end tests. tests/run.sh exports CRAWL,
-# FIXTURE_SERVER, FIXTURE (http://127.0.0.1:PORT) and FIXTURE_PORT.
+# Shared helpers for the end-to-end tests. tests/run.sh exports BUILD, CRAWL
+# and FIXTURE_SERVER; every test gets a fixture server of its own (setup,
+# fixture_up), at FIXTURE (http://127.0.0.1:PORT) and FIXTURE_PORT.
 
 : "${BUILD:=build}"
 : "${CRAWL:=$PWD/$BUILD/crawl}"
@@ -26,16 +27,36 @@ per_mode() {
 # tls_cert, h2_start, h2_stop
 . "$BATS_TEST_DIRNAME/../../scripts/fixture-lib.sh"
 
-# start_private_fixture [ARGS...]: starts a fixture server of this test's own
-# (fresh counters) and sets PFIX (its base URL) and PFIX_PID.
-start_private_fixture() {
-	local pf="$BATS_TEST_TMPDIR/pfix.port"
+# spawn_fixture PORTFILE ARGS...: starts a fixture server on a free port
+# (written to PORTFILE) and sets SPAWNED_PID and SPAWNED_URL.
+spawn_fixture() {
+	local pf=$1
+	shift
 	rm -f "$pf"
-	"$FIXTURE_SERVER" --port 0 --port-file "$pf" -q "$@" 3>&- &
-	PFIX_PID=$!
-	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
-	[ -s "$pf" ] || { echo "private fixture server did not start" >&2; return 1; }
-	PFIX="http://127.0.0.1:$(cat "$pf")"
+	"$FIXTURE_SERVER" --port 0 --port-file "$pf" -q "$@" </dev/null >/dev/null 3>&- &
+	SPAWNED_PID=$!
+	for _ in $(seq 500); do [ -s "$pf" ] && break; sleep 0.01; done
+	[ -s "$pf" ] || { echo "fixture server did not start" >&2; return 1; }
+	SPAWNED_URL="http://127.0.0.1:$(cat "$pf")"
+}
+
+# fixture_up: this test's own fixture server, serving testdata/site, so
+# that its counters are this test's alone; sets FIXTURE (its base URL),
+# FIXTURE_PORT and FIXTURE_PID. The default setup calls it; a file with a
+# setup of its own calls it first.
+fixture_up() {
+	spawn_fixture "$BATS_TEST_TMPDIR/fixture.port" --root "$BATS_TEST_DIRNAME/../../testdata/site" || return 1
+	FIXTURE=$SPAWNED_URL FIXTURE_PID=$SPAWNED_PID
+	FIXTURE_PORT=${FIXTURE##*:}
+	export FIXTURE FIXTURE_PORT
+}
+
+# start_private_fixture [ARGS...]: one more fixture server, with ARGS (a
+# second site, a robots.txt of its own, a server to restart); sets PFIX
+# (its base URL) and PFIX_PID.
+start_private_fixture() {
+	spawn_fixture "$BATS_TEST_TMPDIR/pfix.port" "$@" || return 1
+	PFIX=$SPAWNED_URL PFIX_PID=$SPAWNED_PID
 }
 
 stop_private_fixture() {
@@ -44,13 +65,69 @@ stop_private_fixture() {
 	return 0
 }
 
-# A test that fails before it stops its private fixture leaves it to this
-# (a file that needs a teardown of its own calls stop_private_fixture too).
-teardown() {
+# stop_fixtures: stops this test's fixture servers, both kinds.
+stop_fixtures() {
 	stop_private_fixture
+	[ -n "${FIXTURE_PID:-}" ] && kill "$FIXTURE_PID" 2>/dev/null && wait "$FIXTURE_PID" 2>/dev/null
+	FIXTURE_PID=
+	return 0
+}
+
+setup() {
+	fixture_up
+}
+
+# A file that needs a teardown of its own calls stop_fixtures too.
+teardown() {
+	stop_fixtures
 }
 
 # stat_of URL_BASE FIELD: prints one counter from the fixture's /stats.
 stat_of() {
 	curl -s "$1/stats" | jq -r ".$2"
+}
+
+# alone: the first line of a test whose outcome the machine's load would
+# upset (a thousand transfers against their timeouts, counts reached by a
+# deadline). tests/run.sh skips such tests among the others and runs them
+# afterwards, one at a time; run by bats directly, they just run.
+alone() {
+	if [ "${CRAWL_TEST_PASS:-}" = together ]; then
+		skip "runs alone, after the others"
+	fi
+}
+
+# wait_until SECONDS COMMAND...: runs COMMAND every 20 ms until it succeeds;
+# fails, saying what it waited for, when SECONDS pass first. Tests wait for
+# an event (a request seen, a row written), not for a time.
+wait_until() {
+	local t=$1 i
+	shift
+	for ((i = 0; i < t * 50; i++)); do
+		"$@" && return 0
+		sleep 0.02
+	done
+	echo "still not true after $t s: $*" >&2
+	return 1
+}
+
+# requested URL_BASE PATH [N]: true once the fixture at URL_BASE has seen N
+# requests (default 1) for exactly PATH.
+requested() {
+	[ "$(curl -s "$1/stats?path=$2" | jq .count)" -ge "${3:-1}" ]
+}
+
+# requests_seen URL_BASE N: true once the fixture has seen N requests.
+requests_seen() {
+	[ "$(curl -s "$1/stats" | jq .requests)" -ge "$2" ]
+}
+
+# answered URL_BASE N: true once the fixture has answered N requests in full.
+answered() {
+	[ "$(curl -s "$1/stats" | jq '.requests - .active')" -ge "$2" ]
+}
+
+# has_lines FILE N: true once FILE holds N lines.
+has_lines() {
+	[ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ]
 }

@@ -134,7 +134,7 @@ counts() { json | jq -c 'select(.summary) | [.urls, .ok, .failed, .queued_left]'
 		out="$BATS_TEST_TMPDIR/int.jsonl"
 		"$CRAWL" --mode=$m --depth 50 --no-robots --format=jsonl "$PFIX/graph/1000000/10/" >"$out" 2>&1 &
 		pid=$!
-		sleep 0.3
+		wait_until 10 eval '[ "$(grep -c "\"url\"" "$out")" -gt 1 ]'
 		kill -INT $pid
 		rc=0; wait $pid || rc=$?
 		echo "$m Ctrl-C: $rc"

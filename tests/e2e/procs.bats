@@ -88,7 +88,7 @@ workers_of() {
 	pid=$!
 	w=$(workers_of $pid 2)
 	[ "$(wc -w <<<"$w")" -eq 2 ]
-	sleep 0.4
+	wait_until 10 requests_seen "$FIXTURE" 1
 	kill -KILL ${w%% *}
 	wait $pid
 	grep -q "^crawl: worker process [01] killed by signal 9 (Killed) with [0-9]* URLs in flight: they go to another worker$" "$BATS_TEST_TMPDIR/err"
@@ -104,7 +104,7 @@ workers_of() {
 		2>"$BATS_TEST_TMPDIR/err" &
 	pid=$!
 	w=$(workers_of $pid 2)
-	sleep 0.3
+	wait_until 10 requests_seen "$FIXTURE" 1
 	kill -KILL $w
 	rc=0
 	wait $pid || rc=$?
@@ -143,7 +143,7 @@ workers_of() {
 		"$FIXTURE/bytes/5" 2>/dev/null &
 	pid=$!
 	workers_of $pid 2 >/dev/null
-	sleep 0.5
+	wait_until 10 requests_seen "$FIXTURE" 1
 	kill -INT $pid
 	rc=0
 	wait $pid || rc=$?

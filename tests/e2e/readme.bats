@@ -52,3 +52,20 @@ sh_block() {
 		[ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" != "$(pwd -P)" ]
 	done
 }
+
+@test "every entry at the repository's root is one ARCHITECTURE.md's Folders names" {
+	top="$BATS_TEST_DIRNAME/../.."
+	# A clone holds what git tracks; anything else at the root (build/, a
+	# stray file) is not the project's.
+	if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		entries=$(git -C "$top" ls-files | cut -d/ -f1 | sort -u)
+	else
+		entries=$(cd "$top" && ls -A | grep -vx '\.git\|build' | sort)
+	fi
+	named=$(sed -n '/^## Folders/,$p' "$top/ARCHITECTURE.md" | sed -n '/^```$/,/^```$/p' |
+		awk '{ sub(/\/.*/, "", $1); print $1 }' | sort -u)
+	unnamed=$(comm -23 <(echo "$entries") <(echo "$named"))
+	echo "not named in ARCHITECTURE.md: $unnamed"
+	[ -z "$unnamed" ]
+	[ "$(wc -l <<<"$entries")" -ge 10 ]
+}

@@ -153,12 +153,15 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 }
 
 @test "Ctrl-C cancels a waiting retry: its row says interrupted, exit 130" {
+	n=0
 	for m in $MODES; do
 		u="$FIXTURE/flaky/5/$(key $m)?retry-after=20"
 		out="$BATS_TEST_TMPDIR/sig-$m"
 		"$CRAWL" --mode=$m --retry 3 "$u" >"$out" 2>&1 &
 		pid=$!
-		sleep 0.7
+		# The first try answered: the retry waits its 20 s.
+		wait_until 10 answered "$FIXTURE" "$((n + 1))"
+		n=$((n + 1))
 		kill -INT $pid
 		rc=0; wait $pid || rc=$?
 		cat "$out"

@@ -6,13 +6,14 @@
 load helpers
 
 setup() {
+	fixture_up
 	D=$BATS_TEST_TMPDIR
 	H="127.0.0.1:$FIXTURE_PORT"
 }
 
 teardown() {
 	mountpoint -q "$D/full" 2>/dev/null && umount "$D/full"
-	stop_private_fixture
+	stop_fixtures
 }
 
 # files DIR: every file under DIR, relative, sorted, one a line.

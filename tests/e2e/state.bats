@@ -7,8 +7,8 @@
 load helpers
 
 # The graph these tests crawl: 600 pages, fan-out 4, all reachable within
-# depth 5. --delay spaces the requests (2 ms), so that a kill after a few
-# tenths of a second lands mid-crawl whatever the model.
+# depth 5. --delay spaces the requests (2 ms), so that a crawl lasts long
+# enough for a kill to land mid-crawl whatever the model.
 N=600
 graph() { echo "$PFIX/graph/$N/4/"; }
 
@@ -30,14 +30,17 @@ exec_state() {
 		--state "$BATS_TEST_TMPDIR/s.db" -o "$BATS_TEST_TMPDIR/out.jsonl" "$@" ${LIST:-$(graph)}
 }
 
-# kill_after SEC SIGNAL ARGS...: runs crawl_state ARGS in the background and
-# sends SIGNAL after SEC seconds; its status goes to $rc.
+# kill_after ROWS SIGNAL ARGS...: runs crawl_state ARGS in the background and
+# sends SIGNAL once the output holds ROWS lines more than before the run (a
+# resumed run cuts it back first: more still), so that the kill lands
+# mid-crawl however fast the machine is; its status goes to $rc.
 kill_after() {
-	local sec=$1 sig=$2
+	local more=$1 sig=$2 out="$BATS_TEST_TMPDIR/out.jsonl" before pid
 	shift 2
+	before=$(wc -l <"$out" 2>/dev/null || echo 0)
 	exec_state "$@" 2>>"$BATS_TEST_TMPDIR/err" &
-	local pid=$!
-	sleep "$sec"
+	pid=$!
+	wait_until 60 eval "has_lines '$out' $((before + more)) || ! kill -0 $pid 2>/dev/null"
 	kill -"$sig" $pid 2>/dev/null || true
 	rc=0; wait $pid || rc=$?
 }
@@ -48,30 +51,33 @@ rows() { urls | wc -l; }
 # count PATH: requests the fixture saw for PATH.
 count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 
-# sample_counts: "OFFSET URL COUNT" for every 20th row of the output as it
-# is now: where the row ends in the file, and its fetches so far.
+# path_counts: "PATH COUNT" for every path the fixture saw, in one request.
+path_counts() { curl -s "$PFIX/stats?paths" | jq -r '"\(.path) \(.count)"'; }
+
+# sample_counts: "OFFSET URL COUNT" for every row of the output as it is
+# now: where the row ends in the file, and its fetches so far.
 sample_counts() {
-	local off=0 line u
-	while IFS= read -r line; do
-		off=$((off + ${#line} + 1))
-		u=$(jq -r '.url // empty' <<<"$line")
-		[ -n "$u" ] && [ $((off % 20)) -lt 1 ] || continue
-		echo "$off $u $(count "${u#"$PFIX"}")"
-	done <"$BATS_TEST_TMPDIR/out.jsonl"
+	LC_ALL=C awk -v base="$PFIX" '
+		NR == FNR { count[$1] = $2; next }
+		{ off += length($0) + 1 }
+		match($0, /"url":"[^"]*"/) {
+			u = substr($0, RSTART + 7, RLENGTH - 8)
+			print off, u, count[substr(u, length(base) + 1)] + 0
+		}' <(path_counts) "$BATS_TEST_TMPDIR/out.jsonl"
 }
 
 # never_refetched SAMPLE CUT: the sampled rows that end within the first CUT
 # bytes (committed before the kill: the next run kept them) were not
 # fetched again. Fails when none of them was.
 never_refetched() {
-	local checked=0 off u n
-	while read -r off u n; do
-		[ "$off" -le "$2" ] || continue
-		[ "$(count "${u#"$PFIX"}")" -eq "$n" ] || { echo "fetched again: $u"; return 1; }
-		checked=$((checked + 1))
-	done <<<"$1"
-	echo "$checked committed rows sampled"
-	[ "$checked" -gt 0 ]
+	awk -v cut="$2" -v base="$PFIX" '
+		NR == FNR { count[$1] = $2; next }
+		NF == 3 && $1 <= cut {
+			if (count[substr($2, length(base) + 1)] + 0 != $3) { print "fetched again: " $2; bad = 1; exit }
+			checked++
+		}
+		END { if (bad) exit 1; print checked + 0 " committed rows sampled"; exit !(checked > 0) }
+	' <(path_counts) <(printf '%s\n' "$1")
 }
 
 # cut_at K: the bytes the K-th "continuing" message of this test kept.
@@ -90,7 +96,7 @@ page_requests() {
 		rm -f "$BATS_TEST_TMPDIR"/s.db* "$BATS_TEST_TMPDIR/out.jsonl" "$BATS_TEST_TMPDIR/err"
 		kills=0 samples=()
 		for _ in 1 2 3; do
-			kill_after 0.4 KILL --mode=$m -c 4
+			kill_after 40 KILL --mode=$m -c 4
 			echo "$m: killed run: rc $rc, $(rows) rows"
 			[ "$rc" -eq 137 ]
 			kills=$((kills + 1))
@@ -123,7 +129,7 @@ page_requests() {
 	for m in $MODES; do
 		start_private_fixture
 		rm -f "$BATS_TEST_TMPDIR"/s.db* "$BATS_TEST_TMPDIR/out.jsonl"
-		kill_after 0.4 INT --mode=$m -c 4
+		kill_after 40 INT --mode=$m -c 4
 		echo "$m: interrupted: rc $rc, $(rows) rows"
 		[ "$rc" -eq 130 ]
 		[ "$(rows)" -gt 0 ]
@@ -154,7 +160,7 @@ page_requests() {
 
 @test "another start URL, list or scope is refused with exit 2 and the output left alone" {
 	start_private_fixture
-	kill_after 0.3 KILL -c 2
+	kill_after 20 KILL -c 2
 	sum=$(md5sum <"$BATS_TEST_TMPDIR/out.jsonl")
 	s="$BATS_TEST_TMPDIR/s.db"
 	tail="; not continuing it (give the same list and options, or another state file)"
@@ -187,7 +193,7 @@ page_requests() {
 	start_private_fixture
 	printf '%s\n' "$(graph)" "$PFIX/bytes/7" "not a url" >"$BATS_TEST_TMPDIR/list"
 	LIST="$BATS_TEST_TMPDIR/list"
-	kill_after 0.3 KILL -c 2
+	kill_after 20 KILL -c 2
 	echo "$PFIX/bytes/8" >>"$BATS_TEST_TMPDIR/list"
 	run crawl_state
 	[ "$status" -eq 2 ]
@@ -206,8 +212,8 @@ page_requests() {
 	for m in $MODES; do
 		start_private_fixture
 		rm -f "$BATS_TEST_TMPDIR"/s.db* "$BATS_TEST_TMPDIR/out.jsonl"
-		kill_after 0.3 KILL --mode=$m -c 4 --max-pages 250
-		kill_after 0.2 KILL --mode=$m -c 4 --max-pages 250
+		kill_after 60 KILL --mode=$m -c 4 --max-pages 250
+		kill_after 60 KILL --mode=$m -c 4 --max-pages 250
 		run crawl_state --mode=$m -c 4 --max-pages 250
 		echo "$m: $status, $(rows) rows"
 		[ "$status" -eq 0 ]
@@ -233,7 +239,10 @@ page_requests() {
 	for _ in 1 2; do
 		"$CRAWL" --depth 5 --delay 2 --format=csv --state "$BATS_TEST_TMPDIR/s.db" \
 			-o "$BATS_TEST_TMPDIR/out.csv" -c 2 "$(graph)" 2>/dev/null &
-		pid=$!; sleep 0.3; kill -9 $pid 2>/dev/null || true; wait $pid || true
+		pid=$!
+		lines=$(wc -l <"$BATS_TEST_TMPDIR/out.csv" 2>/dev/null || echo 0)
+		wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.csv" $((lines + 2))
+		kill -9 $pid 2>/dev/null || true; wait $pid || true
 	done
 	run "$CRAWL" --depth 5 --format=csv --state "$BATS_TEST_TMPDIR/s.db" -o "$BATS_TEST_TMPDIR/out.csv" "$(graph)"
 	[ "$status" -eq 0 ]
@@ -274,7 +283,7 @@ page_requests() {
 	[ "$(jq -r 'select(.url) | .length' "$BATS_TEST_TMPDIR/o" | sort | tr '\n' ' ')" = "1 2 " ]
 	start_private_fixture
 	rm -f "$s"*
-	kill_after 0.4 KILL -c 2
+	kill_after 20 KILL -c 2
 	[ "$(rows)" -gt 0 ]
 	: >"$BATS_TEST_TMPDIR/out.jsonl"
 	run crawl_state -c 2

@@ -8,6 +8,7 @@ load helpers
 
 
 setup() {
+	fixture_up
 	local d=$BATS_TEST_TMPDIR
 	tls_cert "$d"
 	# -www answers every request with a status page; the port is printed as
@@ -23,7 +24,7 @@ setup() {
 teardown() {
 	[ -n "${TLS_PID:-}" ] && kill "$TLS_PID" 2>/dev/null && wait "$TLS_PID" 2>/dev/null
 	h2_stop
-	stop_private_fixture
+	stop_fixtures
 }
 
 # start_h2: nghttpd serving files f1.txt..f30.txt of 100 x i bytes over

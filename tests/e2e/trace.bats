@@ -4,6 +4,7 @@
 load helpers
 
 setup() {
+	fixture_up
 	list="$BATS_TEST_TMPDIR/list.txt"
 	printf '%s\n' "$FIXTURE/delay/200/1" "$FIXTURE/delay/100/2" "$FIXTURE/bytes/64" \
 		"$FIXTURE/status/404" "http://127.0.0.1:1/" >"$list"

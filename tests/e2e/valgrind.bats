@@ -7,7 +7,7 @@ setup() {
 	command -v valgrind >/dev/null || skip "valgrind is not installed"
 	# Sanitizer builds cannot run under valgrind.
 	nm "$CRAWL" 2>/dev/null | grep -q '__asan_init\|__tsan_init' && skip "sanitizer build"
-	return 0
+	fixture_up
 }
 
 @test "no definite leaks or memory errors in any model" {

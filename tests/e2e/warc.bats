@@ -11,6 +11,7 @@ CHECK=$BATS_TEST_DIRNAME/../tools/warc-check.py
 WARCIO=$BATS_TEST_DIRNAME/../tools/node_modules/.bin/warcio
 
 setup() {
+	fixture_up
 	D=$BATS_TEST_TMPDIR
 }
 
@@ -21,7 +22,7 @@ need_warcio() {
 
 teardown() {
 	h2_stop
-	stop_private_fixture
+	stop_fixtures
 }
 
 # warc_files MODE STEM: the files a run with --warc STEM.warc.gz wrote.
