@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "clock.h"
 #include "crawl_internal.h"
 #include "fetch.h"
 #include "frontier.h"
@@ -35,34 +36,6 @@ void crawl_opts_init(struct crawl_opts *o)
     o->warc_worker = -1;
 }
 
-size_t crawl_utf8_len(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t n;
-    unsigned min;
-    unsigned cp;
-    if ((s[0] & 0xe0) == 0xc0) { n = 2; cp = s[0] & 0x1f; min = 0x80; }
-    else if ((s[0] & 0xf0) == 0xe0) { n = 3; cp = s[0] & 0x0f; min = 0x800; }
-    else if ((s[0] & 0xf8) == 0xf0) { n = 4; cp = s[0] & 0x07; min = 0x10000; }
-    else return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
-double crawl_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int crawl__init(struct crawl *c, const struct crawl_opts *o)
 {
     memset(c, 0, sizeof *c);
@@ -84,31 +57,6 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
         return CRAWL_ENOMEM;
     }
     return 0;
-}
-
-struct crawl_job *crawl__job_new(void)
-{
-    return calloc(1, sizeof(struct crawl__job));
-}
-
-void crawl__job_free(struct crawl_job *j)
-{
-    if (!j)
-        return;
-    free(j->url);
-    free(j->res.final_url);
-    crawl_error_free(j->res.error);
-    for (size_t i = 0; i < j->res.nextracts; i++) {
-        free(j->res.extracts[i].name);
-        free(j->res.extracts[i].value);
-    }
-    free(j->res.extracts);
-    for (size_t i = 0; i < j->nlinks; i++)
-        free(j->links[i]);
-    free(j->links);
-    free(j->body);
-    free(JOB(j)->scope);
-    free(j);
 }
 
 void crawl__fini(struct crawl *c)
@@ -236,7 +184,7 @@ double crawl_started(const struct crawl *c)
 
 const char *crawl_job_scope(const struct crawl_job *job)
 {
-    return ((const struct crawl__job *)job)->scope;
+    return job->scope;
 }
 
 void crawl_on_queue(struct crawl *c, void (*fn)(void *data), void *data)
@@ -337,14 +285,9 @@ static void set_error(struct crawl_job *j, enum crawl_fail fail, const char *fmt
 {
     char buf[512];
     vsnprintf(buf, sizeof buf, fmt, ap);
-    crawl_result_set_error(&j->res, fail, buf);
+    job_error_set(&j->res, fail, buf);
 }
 
-void crawl__fail_early(struct crawl_job *j, enum crawl_fail fail, const char *why)
-{
-    crawl_result_set_error(&j->res, fail, why);
-    JOB(j)->failed_early = 1;
-}
 
 void crawl__publish(struct crawl *c)
 {
@@ -376,7 +319,7 @@ static void queued(struct crawl *c)
 int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, int depth,
                    uint64_t id)
 {
-    struct crawl_job *j = crawl__job_new();
+    struct crawl_job *j = job_new();
     if (!j || !(j->url = strdup(url))) {
         free(j);
         return CRAWL_ENOMEM;
@@ -400,7 +343,7 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
 {
     if (c->st)
         return crawl__state_listed(c, url, source, line, problem);
-    struct crawl_job *j = crawl__job_new();
+    struct crawl_job *j = job_new();
     if (!j || !(j->url = strdup(url))) {
         free(j);
         return CRAWL_ENOMEM;
@@ -408,7 +351,7 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
     j->line = line;
     j->source = source;
     if (problem)
-        crawl__fail_early(j, CRAWL_FAIL_INPUT, problem);
+        job_fail_early(j, CRAWL_FAIL_INPUT, problem);
     pthread_mutex_lock(&c->lock);
     j->seq = c->nseq++;
     if (!problem) {
@@ -419,7 +362,7 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
     /* A job the frontier cannot place still gets its row. */
     if (problem || frontier_push(c, j) == CRAWL_ENOMEM) {
         if (!problem)
-            crawl__fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
+            job_fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
         frontier_push_failed(c, j);
     }
     queued(c);
@@ -460,7 +403,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
         struct crawl_job *j = frontier_pick(c, &wake);
         if (j) {
             c->running++;
-            if (JOB(j)->failed_early) {
+            if (j->failed_early) {
                 /* Its row is written in its turn, by the core. */
                 pthread_mutex_unlock(&c->lock);
                 crawl_done(c, j);
@@ -468,7 +411,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
                 continue;
             }
             /* A retry keeps the row number of its first try. */
-            if (j->kind == JOB_PAGE && JOB(j)->found && !c->relay && j->res.attempts == 0)
+            if (j->kind == JOB_PAGE && j->found && !c->relay && j->res.attempts == 0)
                 j->seq = c->nseq++;
             crawl__publish(c);
             *job = j;
@@ -486,8 +429,8 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             rc = 0;
             break;
         }
-        if (elsewhere && (wake == 0 || wake > crawl_now() + 0.05))
-            wake = crawl_now() + 0.05;
+        if (elsewhere && (wake == 0 || wake > clock_now() + 0.05))
+            wake = clock_now() + 0.05;
         if (!wait) {
             rc = CRAWL_EAGAIN;
             break;
@@ -503,14 +446,14 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
         /* Retries and hosts waiting for their time: look again within 100
          * ms, so that a cancellation (which signals nobody) ends the wait
          * soon. */
-        if ((frontier_delayed(c) || wake > 0) && (wake == 0 || wake > crawl_now() + 0.1))
-            wake = crawl_now() + 0.1;
+        if ((frontier_delayed(c) || wake > 0) && (wake == 0 || wake > clock_now() + 0.1))
+            wake = clock_now() + 0.1;
         if (wake > 0) {
             /* Only a host's delay or pause or a retry's time holds the queued
              * jobs back. The condition variable runs on CLOCK_REALTIME. */
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
-            double at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + (wake - crawl_now());
+            double at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + (wake - clock_now());
             ts.tv_sec = (time_t)at;
             ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
             pthread_cond_timedwait(&c->cond, &c->lock, &ts);
@@ -527,7 +470,7 @@ void crawl__count_row(struct crawl *c, const struct crawl_job *job)
     c->nrows++;
     if (job->res.fail != CRAWL_FAIL_NONE)
         c->nfailed++;
-    else if (!JOB(job)->failed_early) {
+    else if (!job->failed_early) {
         crawl__hist_add(&c->hist[CRAWL_TIME_TOTAL], job->res.time_total);
         crawl__hist_add(&c->hist[CRAWL_TIME_TTFB], job->res.time_ttfb);
     }
@@ -537,17 +480,17 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
 {
     int page = job->kind == JOB_PAGE;
     if (page && job->res.fail != CRAWL_FAIL_NONE && !job->res.error)
-        crawl_result_set_error(&job->res, job->res.fail, crawl_fail_name(job->res.fail));
+        job_error_set(&job->res, job->res.fail, job_fail_name(job->res.fail));
     if (c->relay) {
         c->relay(c, job, c->relay_data);
         pthread_mutex_lock(&c->lock);
         c->running--;
         pthread_cond_broadcast(&c->cond);
         pthread_mutex_unlock(&c->lock);
-        crawl__job_free(job);
+        job_free(job);
         return;
     }
-    if (!JOB(job)->failed_early && !JOB(job)->unrun)
+    if (!job->failed_early && !job->unrun)
         job->res.attempts++;
     /* A transient failure goes back to the queue instead of to its row. */
     if (c->opts->retry > 0 && crawl__retry_later(c, job))
@@ -563,7 +506,7 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     if (job->kind == JOB_SITEMAP && job->res.fail != CRAWL_FAIL_CANCELLED &&
         (job->res.fail != CRAWL_FAIL_NONE || job->res.error))
         crawl_warn(c, "sitemap %s: %s", job->url,
-                   job->res.error ? job->res.error : crawl_fail_name(job->res.fail));
+                   job->res.error ? job->res.error : job_fail_name(job->res.fail));
     pthread_mutex_lock(&c->lock);
     c->running--;
     if (page)
@@ -573,7 +516,7 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
     if (job->kind != JOB_ROBOTS)        /* robots jobs are their hosts' */
-        crawl__job_free(job);
+        job_free(job);
 }
 
 void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
@@ -583,7 +526,7 @@ void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
     va_start(ap, fmt);
     set_error(job, fail, fmt, ap);
     va_end(ap);
-    JOB(job)->unrun = 1;
+    job->unrun = 1;
     crawl_done(c, job);
 }
 
@@ -620,7 +563,7 @@ int crawl_is_cancelled(struct crawl *c)
     int why = atomic_load(&c->cancelled);
     /* The deadline is the core's own clock: the CLI's SIGALRM only wakes
      * what blocks, and a signal may reach a thread that does not look. */
-    if (!why && c->deadline_at > 0 && crawl_now() >= c->deadline_at) {
+    if (!why && c->deadline_at > 0 && clock_now() >= c->deadline_at) {
         crawl_cancel(c, CRAWL_CANCEL_DEADLINE);
         why = atomic_load(&c->cancelled);
     }
@@ -675,7 +618,7 @@ void crawl_get_progress(struct crawl *c, struct crawl_progress *p)
     p->queued = frontier_queued(c);
     /* Known once the lists are read, unless links add to them. */
     p->total = !c->input_open && !crawl__finds(c->opts) ? (size_t)c->nseq : 0;
-    p->elapsed = c->t0 > 0 ? crawl_now() - c->t0 : 0;
+    p->elapsed = c->t0 > 0 ? clock_now() - c->t0 : 0;
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -696,28 +639,28 @@ static void end_job(struct crawl *c, struct crawl_job *j)
 {
     if (j->kind != JOB_PAGE && !c->relay) {
         if (j->kind == JOB_SITEMAP)
-            crawl__job_free(j);
+            job_free(j);
         return;
     }
     if (c->st) {
         /* Still queued in the store: the next run takes it. */
-        crawl__job_free(j);
+        job_free(j);
         return;
     }
-    if (JOB(j)->found && !c->relay && j->res.attempts == 0) {
+    if (j->found && !c->relay && j->res.attempts == 0) {
         pthread_mutex_lock(&c->lock);
         c->queued_left++;
         pthread_mutex_unlock(&c->lock);
-        crawl__job_free(j);
+        job_free(j);
         return;
     }
-    if (JOB(j)->failed_early)
+    if (j->failed_early)
         ;
     else if (c->abandoned && !atomic_load(&c->cancelled))
-        crawl_result_set_error(&j->res, CRAWL_FAIL_OTHER, c->abandoned);
+        job_error_set(&j->res, CRAWL_FAIL_OTHER, c->abandoned);
     else
-        crawl_result_set_error(&j->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
-    JOB(j)->unrun = 1;
+        job_error_set(&j->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
+    j->unrun = 1;
     pthread_mutex_lock(&c->lock);
     c->running++;
     pthread_mutex_unlock(&c->lock);
@@ -851,7 +794,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         return CRAWL_EOUTPUT;
     }
     pthread_mutex_lock(&c->lock);
-    c->t0 = crawl_now();
+    c->t0 = clock_now();
     c->deadline_at = c->opts->deadline > 0 ? c->t0 + c->opts->deadline : 0;
     c->fetchable_at_start = c->fetchable;
     if (c->live) {
@@ -870,7 +813,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         pthread_mutex_unlock(&c->lock);
     }
     int rc = b->run(c);
-    c->wall = crawl_now() - c->t0;
+    c->wall = clock_now() - c->t0;
     c->st_complete = rc == 0 && !atomic_load(&c->cancelled) && frontier_queued(c) == 0;
     if (reader) {
         pthread_mutex_lock(&c->lock);
@@ -885,4 +828,36 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     if (fetch_keep_close(c) != 0 && rc == 0)
         rc = CRAWL_EOUTPUT;
     return rc;
+}
+
+static void warn(struct crawl *c, const char *fmt, va_list ap)
+{
+    char buf[512];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    c->on_warn(buf, c->on_warn_data);
+}
+
+void crawl_warn_once(struct crawl *c, const char *fmt, ...)
+{
+    if (atomic_exchange(&c->warned, 1) || !c->on_warn)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    warn(c, fmt, ap);
+    va_end(ap);
+}
+
+void crawl_warn(struct crawl *c, const char *fmt, ...)
+{
+    if (!c->on_warn)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    warn(c, fmt, ap);
+    va_end(ap);
+}
+
+const char *crawl_describe(const struct crawl *c, char *buf, size_t n)
+{
+    return fetch_describe(c, buf, n);
 }

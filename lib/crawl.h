@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <curl/curl.h>
 
+#include "errors.h"
+#include "job.h"
+
 #define CRAWL_VERSION "0.1.0"
 
 /* Writes the version line into buf (size n), e.g. "crawl 0.1.0 (libcurl
@@ -23,22 +26,6 @@ char *crawl_version_line(char *buf, size_t n);
 /* Transfers in flight at most, without -c, in a crawl that follows links. */
 #define CRAWL_LINK_CONCURRENCY 100
 
-/* Error codes: library calls return 0 or one of these (or a negative errno). */
-enum {
-    CRAWL_OK      = 0,
-    CRAWL_ENOMEM  = -1000,  /* out of memory */
-    CRAWL_EINPUT,           /* a URL list could not be read */
-    CRAWL_ECURL,            /* libcurl could not be initialised */
-    CRAWL_EMODE,            /* no such model */
-    CRAWL_ETHREAD,          /* no thread could be started */
-    CRAWL_EAGAIN,           /* nothing queued now, but jobs in flight may add some */
-    CRAWL_EOUTPUT,          /* the output could not be written */
-    CRAWL_ESTATE,           /* the --state store cannot be used for this crawl */
-    CRAWL_EFRONTIER,        /* the --frontier server cannot be reached */
-};
-
-/* Returns a static text for a code from this header or a negative errno. */
-const char *crawl_strerror(int err);
 
 enum crawl_reuse {
     CRAWL_REUSE_AUTO,   /* reuse unless every URL is in flight at once and none is https */
@@ -49,40 +36,6 @@ enum crawl_reuse {
 enum crawl_format { CRAWL_FMT_TABLE, CRAWL_FMT_JSONL, CRAWL_FMT_CSV };
 enum crawl_order  { CRAWL_ORDER_INPUT, CRAWL_ORDER_COMPLETION };
 
-/* Why a URL failed, in classes that tests and scripts can rely on; the text
- * of the error says the rest. */
-enum crawl_fail {
-    CRAWL_FAIL_NONE = 0,
-    CRAWL_FAIL_INPUT,       /* the input line is not a URL crawl fetches */
-    CRAWL_FAIL_DNS,
-    CRAWL_FAIL_CONNECT,     /* refused, unreachable */
-    CRAWL_FAIL_TIMEOUT,
-    CRAWL_FAIL_TLS,
-    CRAWL_FAIL_PROTOCOL,    /* not HTTP, bad encoding, bad redirect target */
-    CRAWL_FAIL_RECV,        /* reset, closed early */
-    CRAWL_FAIL_REDIRECTS,   /* more than --max-redirs */
-    CRAWL_FAIL_TOO_LARGE,   /* body over --max-size */
-    CRAWL_FAIL_HTTP,        /* an HTTP error status with --fail */
-    CRAWL_FAIL_THREAD,      /* no thread could be started for it */
-    CRAWL_FAIL_CANCELLED,   /* interrupted or past --deadline */
-    CRAWL_FAIL_ROBOTS,      /* a listed URL that robots.txt forbids */
-    CRAWL_FAIL_OTHER
-};
-
-/* Returns the one-word name of a failure class ("timeout", "connect", ...). */
-const char *crawl_fail_name(enum crawl_fail f);
-
-struct crawl_result;
-
-/* Records failure class fail in r with the error text (copied), replacing
- * any earlier error. When the copy cannot be made (memory is short) the
- * error becomes a static text for the class instead: a failed result always
- * says why. Free r->error only with crawl_error_free. */
-void crawl_result_set_error(struct crawl_result *r, enum crawl_fail fail, const char *text);
-
-/* Frees a result's error text, unless it is one of the static texts that
- * crawl_result_set_error falls back to. error may be NULL. */
-void crawl_error_free(char *error);
 
 struct crawl_opts {
     int    concurrency;       /* transfers in flight at most; 0: the model's default */
@@ -147,67 +100,8 @@ struct crawl_opts {
 /* Fills o with the defaults of every option. */
 void crawl_opts_init(struct crawl_opts *o);
 
-/* The outcome of one job, filled in by fetch (or by the core for input
- * errors and cancellations). Strings are owned by the job. */
-struct crawl_result {
-    char  *final_url;         /* after redirects; NULL when nothing was fetched */
-    long   status;            /* HTTP status of the last response; 0 if none */
-    curl_off_t length;        /* decoded body bytes */
-    curl_off_t wire_bytes;    /* body bytes as they came over the wire */
-    long   redirects;
-    double time_dns, time_connect, time_tls, time_ttfb, time_total; /* libcurl's, seconds */
-    double start;             /* seconds from the crawl's start to this fetch's start */
-    double end;               /* seconds from the crawl's start to its end */
-    int    worker;            /* id of the thread or coroutine that ran it */
-    double queued;            /* seconds from the crawl's start to when the model
-                               * queued it for a worker (pool); 0: no queue */
-    int    flight_start, flight_end; /* transfers in flight in the process that
-                               * fetched it, itself counted, as it started; and
-                               * the others, as it ended */
-    int    conns_start, conns_end;   /* connections (sockets libcurl opened and
-                               * has not closed) of that process at those moments */
-    enum crawl_fail fail;     /* CRAWL_FAIL_NONE on success */
-    char  *error;             /* NULL on success, else why it failed (may be
-                               * static: see crawl_result_set_error) */
-    struct html_extract *extracts; /* values of --extract, in rule order */
-    size_t nextracts;
-    size_t nlinks;            /* links the page gave (before admission) */
-    int    attempts;          /* fetches made for it, this one included (the
-                               * core counts them; 0: it never ran) */
-    double retry_after;       /* seconds a 429 or 503 asked to wait
-                               * (Retry-After, read with --retry); -1: none */
-};
 
 
-/* A page is a row of the output; a robots job fetches a host's robots.txt
- * for the core, a sitemap job a sitemap (--sitemaps), and neither is
- * shown. */
-enum crawl_job_kind { JOB_PAGE, JOB_ROBOTS, JOB_SITEMAP };
-
-struct html_rules;
-struct html_extract;
-
-/* A job lives from the moment it is queued until its row is written: then
- * it is freed, so that memory follows what is queued and in flight, not
- * what was done. */
-struct crawl_job {
-    uint64_t seq;             /* its row's number in input order: listed URLs
-                               * as read, discovered pages as they start */
-    char  *url;               /* as listed */
-    long   line;              /* input line number; 0 for a discovered link */
-    const char *source;       /* input file name ("-" for standard input) */
-    int    depth;             /* link hops from a listed URL */
-    enum crawl_job_kind kind;
-    struct crawl_result res;
-    char **links;             /* links found by fetch (a sitemap's page URLs),
-                               * taken by the core */
-    size_t nlinks;
-    char  *body;              /* a robots job's body; a sitemap job's: the
-                               * sitemap URLs of an index, one a line */
-    size_t body_len;
-    uint64_t mark;            /* --state: its page's id in the store (with
-                               * STATE_FETCHED once fetched); 0: none */
-};
 
 struct crawl;
 
@@ -284,7 +178,7 @@ void crawl_set_threads(struct crawl *c, int n);
  * resident set, in KiB, for the report. */
 void crawl_set_rss_peak(struct crawl *c, long kb);
 
-/* Monotonic seconds at which the run started (crawl_now's clock), or 0
+/* Monotonic seconds at which the run started (clock_now's clock), or 0
  * before it has. */
 double crawl_started(const struct crawl *c);
 
@@ -342,6 +236,11 @@ struct crawl_summary {
                                * summed, when the model measures it (procs);
                                * else 0 */
 };
+
+/* Writes into buf (size n) what every transfer of the run shares: "in
+ * flight 10, reuse on (auto), timeout 30s, ..., libcurl 7.88.1". Returns
+ * buf. */
+const char *crawl_describe(const struct crawl *c, char *buf, size_t n);
 
 /* Fills s with c's figures. Thread-safe. */
 void crawl_get_summary(struct crawl *c, struct crawl_summary *s);
@@ -544,11 +443,6 @@ void crawl_count_conns(struct crawl *c, long n);
 void crawl_warn_once(struct crawl *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Returns the length of the valid UTF-8 sequence that starts at s (1 to 4),
- * or 0 when the bytes there are not valid UTF-8. s is NUL-terminated. */
-size_t crawl_utf8_len(const unsigned char *s);
 
-/* Seconds on the monotonic clock. */
-double crawl_now(void);
 
 #endif

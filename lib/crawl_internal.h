@@ -124,32 +124,6 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o);
 /* Frees what c holds, not c itself. */
 void crawl__fini(struct crawl *c);
 
-struct crawl_host;
-
-/* A job as the core keeps it: the public part first, so that a struct
- * crawl_job pointer the models hand back is one of these. Every job is
- * allocated as one (crawl__job_new). */
-struct crawl__job {
-    struct crawl_job pub;
-    int    slot;              /* holds a slot of its host in the --frontier server */
-    int    failed_early;      /* res holds a failure decided before any fetch
-                               * (bad input line, robots.txt): the core writes
-                               * its row when the job's turn comes */
-    struct crawl_host *host;  /* its per-host queue, when the crawl keeps them */
-    int    unrun;             /* handed back by crawl_fail: not fetched */
-    char  *scope;             /* host name of the listed URL it was reached from */
-    struct crawl_job *qnext;  /* next job in its queue */
-    double not_before;        /* a retry's earliest start (monotonic seconds) */
-    int    found;             /* a page the crawl found (a link, a sitemap's
-                               * URL), not a listed one: its row number is
-                               * given as it starts, and none if it never does */
-};
-
-/* The core's part of job j. */
-#define JOB(j) ((struct crawl__job *)(j))
-
-/* Returns a zeroed job, or NULL when out of memory. */
-struct crawl_job *crawl__job_new(void);
 
 /* Counts a page's row and publishes the counters; the lock is held. */
 void crawl__count_row(struct crawl *c, const struct crawl_job *job);
@@ -170,12 +144,7 @@ void crawl__state_done(struct crawl *c, struct crawl_job *job);
  * is cancelled. */
 void crawl__state_warn(struct crawl *c);
 
-/* Frees a job and everything its result owns. NULL is fine. */
-void crawl__job_free(struct crawl_job *j);
 
-/* Records in j a failure decided before any fetch, with reason why
- * (copied); the job keeps its place and gets its row in its turn. */
-void crawl__fail_early(struct crawl_job *j, enum crawl_fail fail, const char *why);
 
 /* --retry (retry.c): when job, just handed back to crawl_done, failed in a
  * way worth another try and has tries left, queues it again to start after

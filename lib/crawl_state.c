@@ -190,9 +190,9 @@ void crawl__state_done(struct crawl *c, struct crawl_job *job)
 {
     /* Not fetched (cancelled, no thread or worker for it): the page is
      * the next run's. */
-    int unfinished = JOB(job)->unrun ||
+    int unfinished = job->unrun ||
                      (job->res.fail == CRAWL_FAIL_CANCELLED && crawl_is_cancelled(c));
-    if (job->mark && !JOB(job)->failed_early)
+    if (job->mark && !job->failed_early)
         job->mark |= STATE_FETCHED;
     if (job->mark && job->res.fail != CRAWL_FAIL_NONE)
         job->mark |= STATE_FAILED;
@@ -208,5 +208,5 @@ void crawl__state_done(struct crawl *c, struct crawl_job *job)
     crawl__publish(c);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
-    crawl__job_free(job);
+    job_free(job);
 }

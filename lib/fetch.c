@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "crawl_internal.h"
 #include "fetch.h"
 #include "fetch_keep.h"
@@ -368,7 +369,7 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     x->worker = worker;
     x->errbuf[0] = '\0';
     job->res.worker = worker;
-    job->res.start = crawl_now() - c->t0;
+    job->res.start = clock_now() - c->t0;
     job->res.flight_start = atomic_fetch_add(&c->flight, 1) + 1;
     job->res.conns_start = atomic_load(&c->sockets);
     x->page_checked = 0;
@@ -507,7 +508,7 @@ static void take_info(struct fetch_xfer *x, struct crawl_result *r)
     char *eff = NULL;
     long conns = 0;
 
-    r->end = crawl_now() - x->c->t0;
+    r->end = clock_now() - x->c->t0;
     r->flight_end = atomic_fetch_sub(&x->c->flight, 1) - 1;
     r->conns_end = atomic_load(&x->c->sockets);
     r->length = x->body;
@@ -638,7 +639,7 @@ static CURLcode take_sitemap(struct fetch_xfer *x, CURLcode rc, struct crawl_res
         j->nlinks = n;
     }
     if (sitemap_problem(s))
-        crawl_result_set_error(r, CRAWL_FAIL_NONE, sitemap_problem(s));
+        job_error_set(r, CRAWL_FAIL_NONE, sitemap_problem(s));
 out:
     sitemap_free(s);
     x->sitemap = NULL;
@@ -664,7 +665,7 @@ static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_resul
                  curl_text);
     else
         snprintf(buf, sizeof buf, "%s", curl_text);
-    crawl_result_set_error(r, fail, buf);
+    job_error_set(r, fail, buf);
 }
 
 /* The seconds a 429 or 503 asks to wait (Retry-After), or -1: for a
@@ -688,7 +689,7 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
 
     take_info(x, r);
     r->retry_after = retry_after(x, r->status);
-    crawl_error_free(r->error);
+    job_error_free(r->error);
     r->error = NULL;
     r->fail = CRAWL_FAIL_NONE;
     if (x->page)
@@ -702,7 +703,7 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
     } else if (x->c->opts->fail_http && r->status >= 400) {
         char buf[64];
         snprintf(buf, sizeof buf, "HTTP status %ld", r->status);
-        crawl_result_set_error(r, CRAWL_FAIL_HTTP, buf);
+        job_error_set(r, CRAWL_FAIL_HTTP, buf);
     }
     keep_finish(x, rc, r);
     return later;
@@ -712,7 +713,7 @@ void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
                    int worker)
 {
     if (crawl_is_cancelled(c)) {
-        crawl_result_set_error(&job->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
+        job_error_set(&job->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
         return;
     }
     fetch_prepare(x, c, job, worker);

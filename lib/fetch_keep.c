@@ -275,7 +275,7 @@ void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
     long status = 0;
     if (!k) {
         if (x->keep_nomem)
-            crawl_result_set_error(r, CRAWL_FAIL_OTHER, "out of memory for --warc or --save");
+            job_error_set(r, CRAWL_FAIL_OTHER, "out of memory for --warc or --save");
         x->keep_nomem = 0;
         return;
     }
@@ -300,7 +300,7 @@ void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
         r->time_total += k->hop_time;
     }
     if (k->fail != CRAWL_FAIL_NONE)
-        crawl_result_set_error(r, k->fail, k->why ? k->why : "out of memory");
+        job_error_set(r, k->fail, k->why ? k->why : "out of memory");
     end_inflate(k);
     free(k->zbuf);
     free(k->why);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "clock.h"
 #include "frontier_internal.h"
 #include "frontier.h"
 #include "frontier_internal.h"
@@ -120,9 +121,9 @@ static void ring_remove(struct frontier *f, struct crawl_host *h)
 
 static void enqueue(struct crawl_job **head, struct crawl_job **tail, struct crawl_job *j)
 {
-    JOB(j)->qnext = NULL;
+    j->qnext = NULL;
     if (*tail)
-        JOB(*tail)->qnext = j;
+        (*tail)->qnext = j;
     else
         *head = j;
     *tail = j;
@@ -132,10 +133,10 @@ static struct crawl_job *dequeue(struct crawl_job **head, struct crawl_job **tai
 {
     struct crawl_job *j = *head;
     if (j) {
-        *head = JOB(j)->qnext;
+        *head = j->qnext;
         if (!*head)
             *tail = NULL;
-        JOB(j)->qnext = NULL;
+        j->qnext = NULL;
     }
     return j;
 }
@@ -187,13 +188,13 @@ void frontier_free(struct crawl *c)
                 free(p);
             }
             for (struct crawl_job *j = h->head, *jn; j; j = jn) {
-                jn = JOB(j)->qnext;
-                crawl__job_free(j);
+                jn = j->qnext;
+                job_free(j);
             }
             robots_free(h->robots);
             free(h->robots_why);
             free(h->scope);
-            crawl__job_free(h->robots_job);
+            job_free(h->robots_job);
             free(h->key);
             free(h);
         }
@@ -201,12 +202,12 @@ void frontier_free(struct crawl *c)
     hset_free(&f->hosts);
     for (struct crawl_job **q[] = { &f->head, &f->fhead }, ***p = q; p < q + 2; p++)
         for (struct crawl_job *j = **p, *nx; j; j = nx) {
-            nx = JOB(j)->qnext;
-            crawl__job_free(j);
+            nx = j->qnext;
+            job_free(j);
         }
     for (size_t i = 0; i < f->nlater; i++)
         if (f->later[i]->kind != JOB_ROBOTS)   /* robots jobs go with their hosts */
-            crawl__job_free(f->later[i]);
+            job_free(f->later[i]);
     free(f->later);
     hset64_free(&f->seen);
     for (struct name *nm = f->names, *nn; nm; nm = nn) {
@@ -232,7 +233,7 @@ size_t frontier_queued(const struct crawl *c)
 static int robots_start(struct crawl *c, struct crawl_host *h)
 {
     struct frontier *f = c->fr;
-    struct crawl_job *j = crawl__job_new();
+    struct crawl_job *j = job_new();
     size_t n = strlen(h->key) + sizeof "/robots.txt";
     if (!j || !(j->url = malloc(n))) {
         free(j);
@@ -240,7 +241,7 @@ static int robots_start(struct crawl *c, struct crawl_host *h)
     }
     snprintf(j->url, n, "%s/robots.txt", h->key);
     j->kind = JOB_ROBOTS;
-    JOB(j)->host = h;
+    j->host = h;
     h->robots_job = j;
     h->robots_state = ROBOTS_PENDING;
     enqueue(&f->rhead, &f->rtail, j);
@@ -251,7 +252,7 @@ static int robots_start(struct crawl *c, struct crawl_host *h)
 /* Puts job j (in c's list) on its host's queue. */
 void frontier__host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_job *j)
 {
-    JOB(j)->host = h;
+    j->host = h;
     enqueue(&h->head, &h->tail, j);
     f->queued++;
     ring_add(f, h);
@@ -266,7 +267,7 @@ void frontier_push_plain(struct crawl *c, struct crawl_job *j)
 void frontier_push_failed(struct crawl *c, struct crawl_job *j)
 {
     struct frontier *f = c->fr;
-    JOB(j)->host = NULL;
+    j->host = NULL;
     enqueue(&f->fhead, &f->ftail, j);
     f->queued++;
 }
@@ -275,7 +276,7 @@ void frontier_push_failed(struct crawl *c, struct crawl_job *j)
  * failure does: it fails in its turn. */
 static void fail_robots(struct crawl *c, struct crawl_job *j, const struct crawl_host *h)
 {
-    crawl__fail_early(j, CRAWL_FAIL_ROBOTS,
+    job_fail_early(j, CRAWL_FAIL_ROBOTS,
                       h->robots_why ? h->robots_why : "disallowed by robots.txt");
     c->robots_blocked++;
     frontier_push_failed(c, j);
@@ -297,7 +298,7 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
         }
         if (f->follow || f->sitemaps) {
             /* With --state, the listed URLs were seen as the list was read. */
-            if ((!c->st && frontier__seen_add(f, p.norm) < 0) || !(JOB(j)->scope = strdup(p.host)))
+            if ((!c->st && frontier__seen_add(f, p.norm) < 0) || !(j->scope = strdup(p.host)))
                 rc = CRAWL_ENOMEM;
         }
         if (rc == 0 && f->per_host_queues) {
@@ -337,7 +338,7 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
 
 static double later_at(const struct frontier *f, size_t i)
 {
-    return JOB(f->later[i])->not_before;
+    return (f->later[i])->not_before;
 }
 
 static void later_swap(struct frontier *f, size_t a, size_t b)
@@ -370,14 +371,14 @@ static struct crawl_job *later_pop(struct frontier *f)
 static void requeue_front(struct frontier *f, struct crawl_job *j)
 {
     struct crawl_job **head, **tail;
-    struct crawl_host *h = JOB(j)->host;
+    struct crawl_host *h = j->host;
     if (j->kind == JOB_ROBOTS)
         head = &f->rhead, tail = &f->rtail;
     else if (h)
         head = &h->head, tail = &h->tail;
     else
         head = &f->head, tail = &f->tail;
-    JOB(j)->qnext = *head;
+    j->qnext = *head;
     *head = j;
     if (!*tail)
         *tail = j;
@@ -389,9 +390,9 @@ static void requeue_front(struct frontier *f, struct crawl_job *j)
 /* Gives back the host slot job j took in the --frontier server. */
 static void slot_give(struct crawl *c, struct crawl_job *j)
 {
-    if (JOB(j)->slot) {
-        JOB(j)->slot = 0;
-        state_host_give(c->st, JOB(j)->host->key);
+    if (j->slot) {
+        j->slot = 0;
+        state_host_give(c->st, j->host->key);
     }
 }
 
@@ -407,7 +408,7 @@ static int slot_take(struct crawl *c, struct crawl_host *h, double *wake)
     if (rc < 0)
         crawl__state_warn(c);
     if (rc == 0 && wake) {
-        double at = crawl_now() + wait;
+        double at = clock_now() + wait;
         if (*wake == 0 || at < *wake)
             *wake = at;
     }
@@ -417,10 +418,10 @@ static int slot_take(struct crawl *c, struct crawl_host *h, double *wake)
 void frontier_retry(struct crawl *c, struct crawl_job *j, double at)
 {
     struct frontier *f = c->fr;
-    if (JOB(j)->host)
-        JOB(j)->host->running--;
+    if (j->host)
+        j->host->running--;
     slot_give(c, j);
-    JOB(j)->not_before = at;
+    j->not_before = at;
     if (vec_reserve(&f->later, &f->later_cap, f->nlater + 1, sizeof *f->later, 16) != 0) {
         requeue_front(f, j);    /* no room to wait: it goes again at once */
         return;
@@ -443,7 +444,7 @@ size_t frontier_delayed(const struct crawl *c)
  * to the time of the next one. */
 static void later_release(struct frontier *f, double *wake)
 {
-    double now = crawl_now();
+    double now = clock_now();
     while (f->nlater && later_at(f, 0) <= now) {
         f->queued--;
         requeue_front(f, later_pop(f));
@@ -471,7 +472,7 @@ static struct crawl_job *pick(struct crawl *c, double *wake)
     if (!f->ring)
         return NULL;
     const struct crawl_opts *o = c->opts;
-    double now = f->timed ? crawl_now() : 0;
+    double now = f->timed ? clock_now() : 0;
     struct crawl_host *h = f->ring, *start = h;
     do {
         struct crawl_host *next = h->ring_next;
@@ -489,7 +490,7 @@ static struct crawl_job *pick(struct crawl *c, double *wake)
             ok = 0;
         if (ok) {
             j = dequeue(&h->head, &h->tail);
-            JOB(j)->slot = state_shared(c->st) && o->per_host > 0;
+            j->slot = state_shared(c->st) && o->per_host > 0;
             if (!h->head)
                 ring_remove(f, h);
             /* Round robin: the next pick starts after this host. */
@@ -502,9 +503,9 @@ static struct crawl_job *pick(struct crawl *c, double *wake)
     return NULL;
 got:
     f->queued--;
-    if ((h = JOB(j)->host)) {
+    if ((h = j->host)) {
         h->running++;
-        h->last_start = crawl_now();
+        h->last_start = clock_now();
         if (h->delay > 0) {
             h->next_at = h->last_start + h->delay;
             f->timed = 1;
@@ -529,13 +530,13 @@ struct crawl_job *frontier_pick(struct crawl *c, double *wake)
     if (f->nlater)
         later_release(f, wake);
     while ((j = pick(c, wake))) {
-        if (j->kind == JOB_PAGE && !JOB(j)->failed_early && j->res.attempts == 0) {
-            if (JOB(j)->found && max > 0 && f->started >= (size_t)max) {
-                if (JOB(j)->host)
-                    JOB(j)->host->running--;
+        if (j->kind == JOB_PAGE && !j->failed_early && j->res.attempts == 0) {
+            if (j->found && max > 0 && f->started >= (size_t)max) {
+                if (j->host)
+                    j->host->running--;
                 c->queued_left++;
                 frontier__store_drop(c, j->mark);
-                crawl__job_free(j);
+                job_free(j);
                 continue;
             }
             f->started++;
@@ -611,8 +612,8 @@ lost:
 static int add_link_job(struct crawl *c, struct crawl_host *h, const char *url,
                         const char *scope, int depth, uint64_t mark)
 {
-    struct crawl_job *j = crawl__job_new();
-    if (!j || !(j->url = strdup(url)) || !(JOB(j)->scope = strdup(scope))) {
+    struct crawl_job *j = job_new();
+    if (!j || !(j->url = strdup(url)) || !(j->scope = strdup(scope))) {
         if (j) {
             free(j->url);
             free(j);
@@ -620,7 +621,7 @@ static int add_link_job(struct crawl *c, struct crawl_host *h, const char *url,
         return CRAWL_ENOMEM;
     }
     j->depth = depth;
-    JOB(j)->found = 1;
+    j->found = 1;
     j->mark = mark;
     if (h)
         frontier__host_enqueue(c->fr, h, j);
@@ -733,7 +734,7 @@ void frontier__robots_rules(struct crawl *c, struct crawl_host *h, enum crawl_fa
         if (fail == CRAWL_FAIL_CANCELLED)
             snprintf(what, sizeof what, "%s", crawl_cancel_text(c));
         else if (fail != CRAWL_FAIL_NONE)
-            snprintf(what, sizeof what, "%s", crawl_fail_name(fail));
+            snprintf(what, sizeof what, "%s", job_fail_name(fail));
         else
             snprintf(what, sizeof what, "%ld", st);
         snprintf(why, sizeof why, "robots.txt unreachable (%s): host treated as disallowed", what);
@@ -776,7 +777,7 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
         }
         if (rc == CRAWL_ENOMEM) {
             /* Unchecked, it must not be fetched. */
-            crawl__fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
+            job_fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
             frontier_push_failed(c, j);
         } else if (allowed) {
             enqueue(&keep_head, &keep_tail, j);
@@ -818,7 +819,7 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
 
 void frontier_done(struct crawl *c, struct crawl_job *j)
 {
-    struct crawl_host *h = JOB(j)->host;
+    struct crawl_host *h = j->host;
     if (h) {
         h->running--;
         slot_give(c, j);
@@ -826,7 +827,7 @@ void frontier_done(struct crawl *c, struct crawl_job *j)
             frontier__observe(c, h, j);
     }
     if (j->kind == JOB_ROBOTS) {
-        robots_ready(c, JOB(j)->host, j);
+        robots_ready(c, j->host, j);
         free(j->body);
         j->body = NULL;
         return;
@@ -839,7 +840,7 @@ void frontier_done(struct crawl *c, struct crawl_job *j)
         /* --state: a page's row commits it, so its links must be in the
          * store even when the crawl is being cancelled. */
         if (j->depth < c->opts->depth && (c->st || !crawl_is_cancelled(c)))
-            frontier__admit(c, JOB(j)->scope, j->links[i], j->depth + 1);
+            frontier__admit(c, j->scope, j->links[i], j->depth + 1);
         free(j->links[i]);
     }
     free(j->links);
@@ -853,7 +854,7 @@ static void take_all(struct crawl_job **head, struct crawl_job **tail,
 {
     struct crawl_job *j;
     while ((j = dequeue(head, tail))) {
-        JOB(j)->host = NULL;
+        j->host = NULL;
         enqueue(lh, lt, j);
     }
 }
@@ -872,7 +873,7 @@ void frontier_drain(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_jo
     while (f->nlater) {
         struct crawl_job *w = later_pop(f);
         if (w->kind != JOB_ROBOTS) {
-            JOB(w)->host = NULL;
+            w->host = NULL;
             enqueue(&lh, &lt, w);
         }
     }

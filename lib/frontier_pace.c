@@ -4,6 +4,7 @@
  * the host, not the crawl; --auto-throttle moves the delay with what each
  * answer shows (polite.c holds its rule). pick() in frontier.c holds a
  * host's jobs back until its next_at. */
+#include "clock.h"
 #include "frontier_internal.h"
 #include "frontier.h"
 #include "polite.h"
@@ -19,10 +20,10 @@ void frontier__observe(struct crawl *c, struct crawl_host *h, const struct crawl
     struct frontier *f = c->fr;
     const struct crawl_opts *o = c->opts;
     const struct crawl_result *r = &j->res;
-    if (JOB(j)->unrun || r->fail == CRAWL_FAIL_CANCELLED)
+    if (j->unrun || r->fail == CRAWL_FAIL_CANCELLED)
         return;
     if (r->retry_after >= 0 && retry_after_applies(r->status)) {
-        double at = crawl_now() + (r->retry_after < o->retry_max_delay ? r->retry_after
+        double at = clock_now() + (r->retry_after < o->retry_max_delay ? r->retry_after
                                                                        : o->retry_max_delay);
         if (o->deadline > 0 && c->t0 > 0 && at > c->t0 + o->deadline)
             at = c->t0 + o->deadline;
@@ -43,8 +44,8 @@ void frontier__observe(struct crawl *c, struct crawl_host *h, const struct crawl
 
 void frontier_observe(struct crawl *c, const struct crawl_job *j)
 {
-    if (JOB(j)->host && j->kind == JOB_PAGE)
-        frontier__observe(c, JOB(j)->host, j);
+    if (j->host && j->kind == JOB_PAGE)
+        frontier__observe(c, j->host, j);
 }
 
 /* The longest Crawl-delay honoured, in seconds (as --delay's bound): a

@@ -34,8 +34,8 @@ static int sitemap_queue(struct crawl *c, const char *url, const char *scope, in
     if ((rc = frontier__seen_add(f, key)) <= 0)
         goto out;
     rc = CRAWL_ENOMEM;
-    if (!(h = frontier__host_get(c, p.key)) || !(j = crawl__job_new()) || !(j->url = strdup(p.href)) ||
-        !(JOB(j)->scope = strdup(scope)))
+    if (!(h = frontier__host_get(c, p.key)) || !(j = job_new()) || !(j->url = strdup(p.href)) ||
+        !(j->scope = strdup(scope)))
         goto out;
     j->kind = JOB_SITEMAP;
     j->depth = level;
@@ -43,7 +43,7 @@ static int sitemap_queue(struct crawl *c, const char *url, const char *scope, in
     j = NULL;
     rc = 0;
 out:
-    crawl__job_free(j);
+    job_free(j);
     free(key);
     url_parts_free(&p);
     return rc;
@@ -77,7 +77,7 @@ void frontier__sitemap_done(struct crawl *c, struct crawl_job *j)
 {
     for (size_t i = 0; i < j->nlinks; i++) {
         if (!crawl_is_cancelled(c))
-            frontier__admit(c, JOB(j)->scope, j->links[i], 0);
+            frontier__admit(c, j->scope, j->links[i], 0);
         free(j->links[i]);
     }
     free(j->links);
@@ -88,7 +88,7 @@ void frontier__sitemap_done(struct crawl *c, struct crawl_job *j)
         if (!(nl = strchr(line, '\n')))
             break;
         *nl = '\0';
-        sitemap_queue(c, line, JOB(j)->scope, 1);
+        sitemap_queue(c, line, j->scope, 1);
     }
     free(j->body);
     j->body = NULL;

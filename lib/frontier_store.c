@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "frontier.h"
 #include "frontier_internal.h"
 #include "robots.h"
@@ -34,7 +35,7 @@ static const char *name_of(struct frontier *f, const char *s)
  * number, its line and the failure its line already had. */
 static void load_listed(struct crawl *c, uint64_t id, const struct state_page *p)
 {
-    struct crawl_job *j = crawl__job_new();
+    struct crawl_job *j = job_new();
     if (!j || !(j->url = strdup(p->url))) {
         free(j);
         c->queued_left++;       /* out of memory: the next run takes it */
@@ -45,10 +46,10 @@ static void load_listed(struct crawl *c, uint64_t id, const struct state_page *p
     j->mark = id;
     j->seq = c->nseq++;
     if (p->why) {
-        crawl__fail_early(j, CRAWL_FAIL_INPUT, p->why);
+        job_fail_early(j, CRAWL_FAIL_INPUT, p->why);
         frontier_push_failed(c, j);
     } else if (frontier_push(c, j) == CRAWL_ENOMEM) {
-        crawl__fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
+        job_fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
         frontier_push_failed(c, j);
     }
 }
@@ -93,7 +94,7 @@ static void shared_refill(struct crawl *c)
     size_t want = lease_batch(c);
     if (f->queued + f->pending > want / 2 || crawl_is_cancelled(c))
         return;
-    double now = crawl_now();
+    double now = clock_now();
     if (!f->sh_found && now < f->sh_poll_at)
         return;
     f->sh_found = 0;
@@ -171,7 +172,7 @@ void frontier__store_robots_save(struct crawl *c, const struct crawl_job *rj)
     /* A fetch the cancellation stopped says nothing of the host. */
     if (!c->st || rj->res.fail == CRAWL_FAIL_CANCELLED)
         return;
-    if (state_robots_put(c->st, JOB(rj)->host->key, rj->res.status, (int)rj->res.fail,
+    if (state_robots_put(c->st, rj->host->key, rj->res.status, (int)rj->res.fail,
                          rj->body, rj->body_len) != 0)
         crawl__state_warn(c);
 }

@@ -24,7 +24,7 @@
 #include <libxml/xpath.h>
 
 #include "ascii.h"
-#include "crawl.h"
+#include "errors.h"
 #include "html.h"
 #include "html_internal.h"
 #include "scan.h"

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "fetch.h"
 #include "pool.h"
 
@@ -96,7 +97,7 @@ static int pool_run(struct crawl *c)
         t->job = job;
         /* From here until a worker starts it, the job waits in the pool's
          * queue (a trace shows the wait). */
-        job->res.queued = crawl_now() - crawl_started(c);
+        job->res.queued = clock_now() - crawl_started(c);
         struct future *f = pool_submit(p, pool_task, t);
         if (!f) {
             free(t);

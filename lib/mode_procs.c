@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "crawl.h"
 #include "hset.h"
 #include "html.h"
@@ -121,7 +122,7 @@ static long rss_kb(pid_t pid, long page_kb)
 /* Samples the summed resident set of the coordinator and its workers. */
 static void sample_rss(struct procs *P, int force)
 {
-    double now = crawl_now();
+    double now = clock_now();
     if (!force && now - P->rss_at < RSS_EVERY)
         return;
     P->rss_at = now;
@@ -350,10 +351,10 @@ static void take_result(struct procs *P, int i, struct wire_rd *r)
     j->body = wire_get_bytes(r, &j->body_len);
     uint64_t conns = wire_get_u64(r);
     if (fail != CRAWL_FAIL_NONE || error)
-        crawl_result_set_error(res, fail, error ? error : crawl_fail_name(fail));
+        job_error_set(res, fail, error ? error : job_fail_name(fail));
     free(error);
     if (r->bad && res->fail == CRAWL_FAIL_NONE)
-        crawl_result_set_error(res, CRAWL_FAIL_OTHER, "out of memory");
+        job_error_set(res, CRAWL_FAIL_OTHER, "out of memory");
     crawl_count_conns(P->c, (long)conns);
     slot_free(P, id);
     P->p[i].in_flight--;
@@ -627,7 +628,7 @@ static int procs_run(struct crawl *c)
              * back (at once, when cancelled). */
             if (crawl_is_cancelled(c)) {
                 cancel_all(&P);
-                cancel_at = crawl_now();
+                cancel_at = clock_now();
             } else {
                 for (int i = 0; i < P.n; i++)
                     if (P.p[i].fd >= 0)
@@ -639,7 +640,7 @@ static int procs_run(struct crawl *c)
             crawl_abandon(c, "no worker process left");
             break;
         }
-        if (cancel_at > 0 && crawl_now() - cancel_at > CANCEL_GRACE)
+        if (cancel_at > 0 && clock_now() - cancel_at > CANCEL_GRACE)
             for (int i = 0; i < P.n; i++)
                 if (P.p[i].fd >= 0)
                     proc_lost(&P, i);

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fetch.h"
 #include "html.h"
+#include "json.h"
 #include "reorder.h"
 #include "report.h"
 #include "spool.h"
@@ -33,7 +33,7 @@ static void table_row(struct strbuf *b, const struct crawl_job *j)
     } else {
         centre(cell, sizeof cell, "error", 7);
         sb_printf(b, "Length: %s URL: %s (%s)", cell, j->url,
-                  j->res.error ? j->res.error : crawl_fail_name(j->res.fail));
+                  j->res.error ? j->res.error : job_fail_name(j->res.fail));
     }
     /* --extract values follow the URL as name=value, one per value. */
     for (size_t i = 0; i < j->res.nextracts; i++)
@@ -54,57 +54,6 @@ void report_use_time(FILE *out, double seconds)
     fprintf(out, "Use time: %.2fs\n", seconds);
 }
 
-void report_json_sb(struct strbuf *b, const char *s)
-{
-    if (!s) {
-        sb_adds(b, "null");
-        return;
-    }
-    sb_addc(b, '"');
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        const unsigned char *run = p;
-        size_t n;
-        /* Plain bytes go in runs; the rest one at a time. */
-        while (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
-            p++;
-        if (p > run)
-            sb_add(b, run, (size_t)(p - run));
-        if (!*p)
-            break;
-        if (*p == '"' || *p == '\\') {
-            sb_addc(b, '\\');
-            sb_addc(b, (char)*p++);
-        } else if (*p < 0x20 || *p == 0x7f) {
-            sb_printf(b, "\\u%04x", *p++);
-        } else if ((n = crawl_utf8_len(p)) == 0) {
-            sb_adds(b, "\\ufffd");
-            p++;
-        } else {
-            sb_add(b, p, n);
-            p += n;
-        }
-    }
-    sb_addc(b, '"');
-}
-
-void report_csv_sb(struct strbuf *b, const char *s)
-{
-    if (!s)
-        return;
-    if (!strpbrk(s, ",\"\r\n")) {
-        sb_adds(b, s);
-        return;
-    }
-    sb_addc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"')
-            sb_addc(b, '"');
-        sb_addc(b, *s);
-    }
-    sb_addc(b, '"');
-}
-
 static void put_sb(FILE *out, struct strbuf *b)
 {
     if (b->len)
@@ -115,14 +64,14 @@ static void put_sb(FILE *out, struct strbuf *b)
 void report_json_str(FILE *out, const char *s)
 {
     struct strbuf b = {0};
-    report_json_sb(&b, s);
+    json_string_sb(&b, s);
     put_sb(out, &b);
 }
 
 void report_csv_str(FILE *out, const char *s)
 {
     struct strbuf b = {0};
-    report_csv_sb(&b, s);
+    json_csv_sb(&b, s);
     put_sb(out, &b);
 }
 
@@ -173,12 +122,12 @@ static void extract_json(struct strbuf *b, const struct crawl_result *r)
         if (first) {
             if (i)
                 sb_addc(b, ',');
-            report_json_sb(b, r->extracts[i].name);
+            json_string_sb(b, r->extracts[i].name);
             sb_adds(b, ":[");
         } else {
             sb_addc(b, ',');
         }
-        report_json_sb(b, r->extracts[i].value);
+        json_string_sb(b, r->extracts[i].value);
         if (last)
             sb_addc(b, ']');
     }
@@ -214,8 +163,8 @@ static void row_cells(struct cell *c, const struct crawl_job *j, unsigned cols,
     c_sec(&c[15], ran && r->time_ttfb > 0, r->time_ttfb);
     c_sec(&c[16], ran, r->time_total);
     c_int(&c[17], (cols & REPORT_LINKS) && parsed, (long long)r->nlinks);
-    c_str(&c[18], r->fail ? crawl_fail_name(r->fail) : NULL);
-    c_str(&c[19], r->fail && !r->error ? crawl_fail_name(r->fail) : r->error);
+    c_str(&c[18], r->fail ? job_fail_name(r->fail) : NULL);
+    c_str(&c[19], r->fail && !r->error ? job_fail_name(r->fail) : r->error);
     c[20].kind = CELL_NULL;
     if ((cols & REPORT_EXTRACT) && parsed) {
         extract_json(ext, r);
@@ -234,7 +183,7 @@ static void json_row(struct strbuf *b, const struct crawl_job *j, unsigned cols)
         switch (c[k].kind) {
         case CELL_NULL: sb_adds(b, "null"); break;
         case CELL_NUM:  sb_adds(b, c[k].num); break;
-        case CELL_STR:  report_json_sb(b, c[k].s); break;
+        case CELL_STR:  json_string_sb(b, c[k].s); break;
         case CELL_JSON: sb_adds(b, c[k].s); break;
         }
     }
@@ -262,7 +211,7 @@ static void csv_row(struct strbuf *b, const struct crawl_job *j, unsigned cols)
         if (c[k].kind == CELL_NUM)
             sb_adds(b, c[k].num);
         else if (c[k].kind != CELL_NULL)
-            report_csv_sb(b, c[k].s);
+            json_csv_sb(b, c[k].s);
     }
     sb_addc(b, '\n');
     if (ext.nomem)
@@ -439,7 +388,7 @@ static void sum_cells(struct cell *c, struct crawl *cr, char *desc, size_t n)
     c_int(&c[10], 1, s.threads);
     c_int(&c[11], 1, (long long)s.robots_fetched);
     c_int(&c[12], 1, (long long)s.robots_blocked);
-    c_str(&c[13], fetch_describe(cr, desc, n));
+    c_str(&c[13], crawl_describe(cr, desc, n));
     /* Percentiles of the fetched URLs' times: the whole transfer, and until
      * the first byte of the response; null when none was fetched. */
     static const double qs[] = { 0.50, 0.90, 0.99, 1 };
@@ -463,7 +412,7 @@ static void json_summary(struct strbuf *b, struct crawl *cr)
         if (c[k].kind == CELL_NUM)
             sb_adds(b, c[k].num);
         else
-            report_json_sb(b, c[k].kind == CELL_STR ? c[k].s : NULL);
+            json_string_sb(b, c[k].kind == CELL_STR ? c[k].s : NULL);
     }
     sb_adds(b, "}\n");
 }
@@ -482,7 +431,7 @@ static void csv_summary(struct strbuf *b, struct crawl *cr)
         if (c[k].kind == CELL_NUM)
             sb_adds(b, c[k].num);
         else if (c[k].kind == CELL_STR)
-            report_csv_sb(b, c[k].s);
+            json_csv_sb(b, c[k].s);
     }
     sb_addc(b, '\n');
 }
@@ -498,7 +447,7 @@ static void table_summary(struct strbuf *b, struct crawl *c)
         sb_printf(b, ", %zu %s", s.retries, s.retries == 1 ? "retry" : "retries");
     if (s.queued_left)
         sb_printf(b, ", %zu links found and not fetched", s.queued_left);
-    sb_printf(b, "; %zu connections; %s\n", s.conns, fetch_describe(c, desc, sizeof desc));
+    sb_printf(b, "; %zu connections; %s\n", s.conns, crawl_describe(c, desc, sizeof desc));
 }
 
 int report_end(struct report *r, struct crawl *c)

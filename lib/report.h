@@ -38,11 +38,9 @@ void report_use_time(FILE *out, double seconds);
 
 /* Writes s as a JSON string (quoted, escaped, invalid UTF-8 replaced). */
 void report_json_str(FILE *out, const char *s);
-void report_json_sb(struct strbuf *b, const char *s);
 
 /* Writes s as a CSV field (quoted when needed). */
 void report_csv_str(FILE *out, const char *s);
-void report_csv_sb(struct strbuf *b, const char *s);
 
 struct report;
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <curl/curl.h>
 
+#include "clock.h"
 #include "crawl_internal.h"
 #include "frontier.h"
 #include "html.h"
@@ -86,46 +87,22 @@ static double draw(struct crawl *c)
     return (double)((x * 0x2545f4914f6cdd1dULL) >> 11) / 9007199254740992.0;
 }
 
-/* Clears what a try left in the result, for the next one. */
-static void clear_result(struct crawl_job *j)
-{
-    struct crawl_result *r = &j->res;
-    int attempts = r->attempts;
-    free(r->final_url);
-    crawl_error_free(r->error);
-    for (size_t i = 0; i < r->nextracts; i++) {
-        free(r->extracts[i].name);
-        free(r->extracts[i].value);
-    }
-    free(r->extracts);
-    for (size_t i = 0; i < j->nlinks; i++)
-        free(j->links[i]);
-    free(j->links);
-    j->links = NULL;
-    j->nlinks = 0;
-    free(j->body);
-    j->body = NULL;
-    j->body_len = 0;
-    memset(r, 0, sizeof *r);
-    r->attempts = attempts;
-}
-
 int crawl__retry_later(struct crawl *c, struct crawl_job *job)
 {
     const struct crawl_opts *o = c->opts;
-    if (c->relay || JOB(job)->failed_early || JOB(job)->unrun ||
+    if (c->relay || job->failed_early || job->unrun ||
         job->res.attempts > o->retry || !retry_transient(&job->res) ||
         atomic_load(&c->cancelled))
         return 0;
     pthread_mutex_lock(&c->lock);
     double ra = retry_after_applies(job->res.status) ? job->res.retry_after : -1;
-    double at = crawl_now() +
+    double at = clock_now() +
                 retry_wait(o->retry_delay, o->retry_max_delay, job->res.attempts, ra, draw(c));
     /* No wait outlasts the run: --deadline cancels what still waits. */
     if (o->deadline > 0 && c->t0 > 0 && at > c->t0 + o->deadline)
         at = c->t0 + o->deadline;
     frontier_observe(c, job);
-    clear_result(job);
+    job_clear(job);
     c->running--;
     c->retries++;
     frontier_retry(c, job, at);

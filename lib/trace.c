@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "io.h"
+#include "json.h"
 #include "report.h"
 #include "trace.h"
 
@@ -47,9 +48,9 @@ static void process_name(struct strbuf *b, int pid, const char *name, int index,
     if (index >= 0) {
         char buf[96];
         snprintf(buf, sizeof buf, "%s worker process %d", name, index);
-        report_json_sb(b, buf);
+        json_string_sb(b, buf);
     } else {
-        report_json_sb(b, name);
+        json_string_sb(b, name);
     }
     sb_printf(b, "}},\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,"
               "\"args\":{\"sort_index\":%d}},\n", pid, sort);
@@ -164,17 +165,17 @@ void trace_format(struct strbuf *b, const struct crawl_job *j, int base_pid, int
                   base_pid, s);
     }
     sb_adds(b, "{\"name\":");
-    report_json_sb(b, j->url);
+    json_string_sb(b, j->url);
     sb_printf(b, ",\"cat\":\"transfer\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%lld,"
               "\"dur\":%lld,\"args\":{\"url\":", pid, tid, s, e - s);
-    report_json_sb(b, j->url);
+    json_string_sb(b, j->url);
     sb_printf(b, ",\"status\":%ld,\"length\":%lld,\"worker\":%d,\"row\":%llu", r->status,
               (long long)r->length, r->worker, (unsigned long long)j->seq);
     if (r->queued > 0)
         sb_printf(b, ",\"queued_ms\":%.3f", (r->start - r->queued) * 1000.0);
     if (r->fail) {
-        sb_printf(b, ",\"fail\":\"%s\",\"error\":", crawl_fail_name(r->fail));
-        report_json_sb(b, r->error ? r->error : crawl_fail_name(r->fail));
+        sb_printf(b, ",\"fail\":\"%s\",\"error\":", job_fail_name(r->fail));
+        json_string_sb(b, r->error ? r->error : job_fail_name(r->fail));
     }
     sb_adds(b, "}},\n");
     phases(b, r, pid, tid, s, e);

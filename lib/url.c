@@ -14,7 +14,7 @@
 #include <curl/curl.h>
 
 #include "ascii.h"
-#include "crawl.h"
+#include "errors.h"
 #include "url.h"
 #include "url_internal.h"
 #include "vec.h"

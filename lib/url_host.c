@@ -14,7 +14,7 @@
 #include <unicode/uidna.h>
 
 #include "ascii.h"
-#include "crawl.h"
+#include "errors.h"
 #include "url_internal.h"
 
 /* ---- IPv6 ------------------------------------------------------------------ */

@@ -15,7 +15,7 @@
 #include <strings.h>
 
 #include "ascii.h"
-#include "crawl.h"
+#include "errors.h"
 #include "url_internal.h"
 
 /* ---- percent-encode sets (URL Standard, 1.3) ------------------------------ */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "urllist.h"
 #include "vec.h"
 
@@ -16,7 +17,7 @@ static size_t utf8_at(const char *s, size_t len)
 {
     unsigned char tmp[5] = {0};
     memcpy(tmp, s, len < 4 ? len : 4);
-    return crawl_utf8_len(tmp);
+    return json_utf8_len(tmp);
 }
 
 char *urllist_printable(const char *s, size_t len, char *out, size_t n)

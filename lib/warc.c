@@ -22,7 +22,7 @@
 
 #include "http_reason.h"
 #include "io.h"
-#include "report.h"
+#include "json.h"
 #include "spool.h"
 #include "strbuf.h"
 #include "warc.h"
@@ -549,13 +549,13 @@ static int put_cdx(struct warc *w, const struct warc_capture *cap, const char *u
         snprintf(key, 8192, "%s", uri);
     const char *base = strrchr(w->name, '/');
     sb_printf(&b, "%s %s {\"url\":", key, cap->stamp);
-    report_json_sb(&b, uri);
+    json_string_sb(&b, uri);
     sb_adds(&b, ",\"mime\":");
-    report_json_sb(&b, cap->mime[0] ? cap->mime : "unk");
+    json_string_sb(&b, cap->mime[0] ? cap->mime : "unk");
     sb_printf(&b, ",\"status\":\"%03ld\",\"digest\":\"sha1:%s\",\"length\":\"%llu\","
               "\"offset\":\"%llu\",\"filename\":", cap->status, digest,
               (unsigned long long)len, (unsigned long long)off);
-    report_json_sb(&b, base ? base + 1 : w->name);
+    json_string_sb(&b, base ? base + 1 : w->name);
     sb_adds(&b, "}\n");
     free(key);
     int rc = b.nomem ? -ENOMEM : 0;

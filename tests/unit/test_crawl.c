@@ -383,7 +383,7 @@ static void test_percentiles_of_total_and_first_byte_times_are_ordered_and_exact
         struct crawl_job *j = take(t, url);
         if (i == 101) {
             j->res.time_total = 9;
-            crawl_result_set_error(&j->res, CRAWL_FAIL_TIMEOUT, "timed out");
+            job_error_set(&j->res, CRAWL_FAIL_TIMEOUT, "timed out");
         } else {
             j->res.time_total = i / 1000.0;
             j->res.time_ttfb = i / 2000.0;

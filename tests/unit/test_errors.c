@@ -105,13 +105,13 @@ static void test_every_failure_class_has_a_static_text(void **state)
     for (int k = CRAWL_FAIL_INPUT; k <= CRAWL_FAIL_OTHER; k++) {
         struct crawl_result r = { .error = NULL };
         fail_copies = 1;
-        crawl_result_set_error(&r, (enum crawl_fail)k, "details");
+        job_error_set(&r, (enum crawl_fail)k, "details");
         fail_copies = 0;
         assert_int_equal(r.fail, k);
         assert_non_null(r.error);
         assert_true(strlen(r.error) > 0);
         assert_string_not_equal(r.error, "details");
-        crawl_error_free(r.error);
+        job_error_free(r.error);
     }
 }
 
@@ -119,14 +119,14 @@ static void test_a_copied_text_is_a_copy_and_is_freed(void **state)
 {
     char text[] = "Couldn't connect to server";
     struct crawl_result r = { .error = NULL };
-    crawl_result_set_error(&r, CRAWL_FAIL_CONNECT, text);
+    job_error_set(&r, CRAWL_FAIL_CONNECT, text);
     text[0] = 'X';
     assert_string_equal(r.error, "Couldn't connect to server");
-    crawl_result_set_error(&r, CRAWL_FAIL_RECV, "Connection reset by peer");
+    job_error_set(&r, CRAWL_FAIL_RECV, "Connection reset by peer");
     assert_int_equal(r.fail, CRAWL_FAIL_RECV);
     assert_string_equal(r.error, "Connection reset by peer");
-    crawl_error_free(r.error);
-    crawl_error_free(NULL);
+    job_error_free(r.error);
+    job_error_free(NULL);
 }
 
 int main(void)

@@ -40,8 +40,8 @@ static void test_libcurl_codes_map_to_the_documented_classes(void **state)
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
         enum crawl_fail got = fetch_fail_class(map[i].rc);
         if (got != map[i].fail)
-            fail_msg("%s: %s, want %s", curl_easy_strerror(map[i].rc), crawl_fail_name(got),
-                     crawl_fail_name(map[i].fail));
+            fail_msg("%s: %s, want %s", curl_easy_strerror(map[i].rc), job_fail_name(got),
+                     job_fail_name(map[i].fail));
     }
 }
 
@@ -51,8 +51,8 @@ static void test_every_class_has_a_one_word_name(void **state)
                             "recv", "redirects", "too-large", "http", "thread", "cancelled",
                             "robots", "other" };
     for (int f = CRAWL_FAIL_NONE; f <= CRAWL_FAIL_OTHER; f++)
-        assert_string_equal(crawl_fail_name((enum crawl_fail)f), names[f]);
-    assert_string_equal(crawl_fail_name((enum crawl_fail)99), "other");
+        assert_string_equal(job_fail_name((enum crawl_fail)f), names[f]);
+    assert_string_equal(job_fail_name((enum crawl_fail)99), "other");
 }
 
 static void test_the_shared_settings_line_names_what_every_model_uses(void **state)

@@ -1,0 +1,120 @@
+/* job.c: a job's life cycle and its result's error, which is never
+ * missing: when memory is too short to copy a failure's text, a static text
+ * for its class stands in. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+struct crawl_job *job_new(void)
+{
+    return calloc(1, sizeof(struct crawl_job));
+}
+
+void job_free(struct crawl_job *j)
+{
+    if (!j)
+        return;
+    free(j->url);
+    free(j->res.final_url);
+    job_error_free(j->res.error);
+    for (size_t i = 0; i < j->res.nextracts; i++) {
+        free(j->res.extracts[i].name);
+        free(j->res.extracts[i].value);
+    }
+    free(j->res.extracts);
+    for (size_t i = 0; i < j->nlinks; i++)
+        free(j->links[i]);
+    free(j->links);
+    free(j->body);
+    free(j->scope);
+    free(j);
+}
+
+void job_fail_early(struct crawl_job *j, enum crawl_fail fail, const char *why)
+{
+    job_error_set(&j->res, fail, why);
+    j->failed_early = 1;
+}
+
+void job_clear(struct crawl_job *j)
+{
+    struct crawl_result *r = &j->res;
+    int attempts = r->attempts;
+    free(r->final_url);
+    job_error_free(r->error);
+    for (size_t i = 0; i < r->nextracts; i++) {
+        free(r->extracts[i].name);
+        free(r->extracts[i].value);
+    }
+    free(r->extracts);
+    for (size_t i = 0; i < j->nlinks; i++)
+        free(j->links[i]);
+    free(j->links);
+    j->links = NULL;
+    j->nlinks = 0;
+    free(j->body);
+    j->body = NULL;
+    j->body_len = 0;
+    memset(r, 0, sizeof *r);
+    r->attempts = attempts;
+}
+
+const char *job_fail_name(enum crawl_fail f)
+{
+    static const char *const names[] = {
+        [CRAWL_FAIL_NONE] = "none",         [CRAWL_FAIL_INPUT] = "input",
+        [CRAWL_FAIL_DNS] = "dns",           [CRAWL_FAIL_CONNECT] = "connect",
+        [CRAWL_FAIL_TIMEOUT] = "timeout",   [CRAWL_FAIL_TLS] = "tls",
+        [CRAWL_FAIL_PROTOCOL] = "protocol", [CRAWL_FAIL_RECV] = "recv",
+        [CRAWL_FAIL_REDIRECTS] = "redirects", [CRAWL_FAIL_TOO_LARGE] = "too-large",
+        [CRAWL_FAIL_HTTP] = "http",         [CRAWL_FAIL_THREAD] = "thread",
+        [CRAWL_FAIL_CANCELLED] = "cancelled", [CRAWL_FAIL_ROBOTS] = "robots",
+        [CRAWL_FAIL_OTHER] = "other",
+    };
+    if ((unsigned)f < sizeof names / sizeof names[0] && names[f])
+        return names[f];
+    return "other";
+}
+
+/* The error of a failure whose text could not be copied, per class. */
+static const char *const fail_texts[] = {
+    [CRAWL_FAIL_NONE] = "failed",
+    [CRAWL_FAIL_INPUT] = "not a URL crawl fetches",
+    [CRAWL_FAIL_DNS] = "host name not resolved",
+    [CRAWL_FAIL_CONNECT] = "could not connect",
+    [CRAWL_FAIL_TIMEOUT] = "timed out",
+    [CRAWL_FAIL_TLS] = "TLS failed",
+    [CRAWL_FAIL_PROTOCOL] = "protocol error",
+    [CRAWL_FAIL_RECV] = "receiving the response failed",
+    [CRAWL_FAIL_REDIRECTS] = "too many redirects",
+    [CRAWL_FAIL_TOO_LARGE] = "body larger than --max-size",
+    [CRAWL_FAIL_HTTP] = "HTTP error status",
+    [CRAWL_FAIL_THREAD] = "no thread could be started",
+    [CRAWL_FAIL_CANCELLED] = "cancelled",
+    [CRAWL_FAIL_ROBOTS] = "disallowed by robots.txt",
+    [CRAWL_FAIL_OTHER] = "failed",
+};
+
+void job_error_set(struct crawl_result *r, enum crawl_fail fail, const char *text)
+{
+    job_error_free(r->error);
+    r->fail = fail;
+    /* The copy fails exactly when memory is short, which is also when
+     * threads and transfers fail: a row that says nothing then would hide
+     * the one thing worth knowing. */
+    r->error = strdup(text);
+    if (!r->error) {
+        size_t k = (unsigned)fail < sizeof fail_texts / sizeof *fail_texts ? (size_t)fail
+                                                                           : CRAWL_FAIL_OTHER;
+        r->error = (char *)fail_texts[k];   /* never written to, never freed */
+    }
+}
+
+void job_error_free(char *error)
+{
+    for (size_t k = 0; k < sizeof fail_texts / sizeof *fail_texts; k++)
+        if (error == fail_texts[k])
+            return;
+    free(error);
+}

@@ -1,0 +1,136 @@
+/* job.h: a job and its result, the unit every layer passes along: the
+ * core queues jobs, the frontier orders them, a model fetches them, the
+ * report writes their rows. Types, their life cycle and the failure
+ * classes; nothing here knows who made a job or where it goes next. */
+#ifndef CRAWL_JOB_H
+#define CRAWL_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "html.h"
+
+struct crawl_host;
+
+/* Why a URL failed, in classes that tests and scripts can rely on; the text
+ * of the error says the rest. */
+enum crawl_fail {
+    CRAWL_FAIL_NONE = 0,
+    CRAWL_FAIL_INPUT,       /* the input line is not a URL crawl fetches */
+    CRAWL_FAIL_DNS,
+    CRAWL_FAIL_CONNECT,     /* refused, unreachable */
+    CRAWL_FAIL_TIMEOUT,
+    CRAWL_FAIL_TLS,
+    CRAWL_FAIL_PROTOCOL,    /* not HTTP, bad encoding, bad redirect target */
+    CRAWL_FAIL_RECV,        /* reset, closed early */
+    CRAWL_FAIL_REDIRECTS,   /* more than --max-redirs */
+    CRAWL_FAIL_TOO_LARGE,   /* body over --max-size */
+    CRAWL_FAIL_HTTP,        /* an HTTP error status with --fail */
+    CRAWL_FAIL_THREAD,      /* no thread could be started for it */
+    CRAWL_FAIL_CANCELLED,   /* interrupted or past --deadline */
+    CRAWL_FAIL_ROBOTS,      /* a listed URL that robots.txt forbids */
+    CRAWL_FAIL_OTHER
+};
+
+/* Returns the one-word name of a failure class ("timeout", "connect", ...). */
+const char *job_fail_name(enum crawl_fail f);
+
+struct crawl_result;
+
+/* Records failure class fail in r with the error text (copied), replacing
+ * any earlier error. When the copy cannot be made (memory is short) the
+ * error becomes a static text for the class instead: a failed result always
+ * says why. Free r->error only with job_error_free. */
+void job_error_set(struct crawl_result *r, enum crawl_fail fail, const char *text);
+
+/* Frees a result's error text, unless it is one of the static texts that
+ * job_error_set falls back to. error may be NULL. */
+void job_error_free(char *error);
+
+/* The outcome of one job, filled in by fetch (or by the core for input
+ * errors and cancellations). Strings are owned by the job. */
+struct crawl_result {
+    char  *final_url;         /* after redirects; NULL when nothing was fetched */
+    long   status;            /* HTTP status of the last response; 0 if none */
+    int64_t length;           /* decoded body bytes */
+    int64_t wire_bytes;       /* body bytes as they came over the wire */
+    long   redirects;
+    double time_dns, time_connect, time_tls, time_ttfb, time_total; /* libcurl's, seconds */
+    double start;             /* seconds from the crawl's start to this fetch's start */
+    double end;               /* seconds from the crawl's start to its end */
+    int    worker;            /* id of the thread or coroutine that ran it */
+    double queued;            /* seconds from the crawl's start to when the model
+                               * queued it for a worker (pool); 0: no queue */
+    int    flight_start, flight_end; /* transfers in flight in the process that
+                               * fetched it, itself counted, as it started; and
+                               * the others, as it ended */
+    int    conns_start, conns_end;   /* connections (sockets libcurl opened and
+                               * has not closed) of that process at those moments */
+    enum crawl_fail fail;     /* CRAWL_FAIL_NONE on success */
+    char  *error;             /* NULL on success, else why it failed (may be
+                               * static: see job_error_set) */
+    struct html_extract *extracts; /* values of --extract, in rule order */
+    size_t nextracts;
+    size_t nlinks;            /* links the page gave (before admission) */
+    int    attempts;          /* fetches made for it, this one included (the
+                               * core counts them; 0: it never ran) */
+    double retry_after;       /* seconds a 429 or 503 asked to wait
+                               * (Retry-After, read with --retry); -1: none */
+};
+
+
+/* A page is a row of the output; a robots job fetches a host's robots.txt
+ * for the core, a sitemap job a sitemap (--sitemaps), and neither is
+ * shown. */
+enum crawl_job_kind { JOB_PAGE, JOB_ROBOTS, JOB_SITEMAP };
+
+/* A job lives from the moment it is queued until its row is written: then
+ * it is freed, so that memory follows what is queued and in flight, not
+ * what was done. */
+struct crawl_job {
+    uint64_t seq;             /* its row's number in input order: listed URLs
+                               * as read, discovered pages as they start */
+    char  *url;               /* as listed */
+    long   line;              /* input line number; 0 for a discovered link */
+    const char *source;       /* input file name ("-" for standard input) */
+    int    depth;             /* link hops from a listed URL */
+    enum crawl_job_kind kind;
+    struct crawl_result res;
+    char **links;             /* links found by fetch (a sitemap's page URLs),
+                               * taken by the core */
+    size_t nlinks;
+    char  *body;              /* a robots job's body; a sitemap job's: the
+                               * sitemap URLs of an index, one a line */
+    size_t body_len;
+    uint64_t mark;            /* --state: its page's id in the store (with
+                               * STATE_FETCHED once fetched); 0: none */
+    /* Where the job stands, kept by the core and the frontier. */
+    int    failed_early;      /* res holds a failure decided before any fetch
+                               * (bad input line, robots.txt): the core writes
+                               * its row when the job's turn comes */
+    int    unrun;             /* handed back without a fetch (no thread, cancelled) */
+    int    found;             /* a page the crawl found (a link, a sitemap's
+                               * URL), not a listed one: its row number is
+                               * given as it starts, and none if it never does */
+    int    slot;              /* holds a slot of its host in the --frontier server */
+    struct crawl_host *host;  /* its per-host queue, when the frontier keeps them */
+    char  *scope;             /* host name of the listed URL it was reached from */
+    struct crawl_job *qnext;  /* next job in its queue */
+    double not_before;        /* a retry's earliest start (monotonic seconds) */
+};
+
+/* Returns a zeroed job, or NULL when out of memory. */
+struct crawl_job *job_new(void);
+
+/* Frees a job and everything its result owns. NULL is fine. */
+void job_free(struct crawl_job *j);
+
+/* Records in j a failure decided before any fetch, with reason why
+ * (copied); the job keeps its place and gets its row in its turn. */
+void job_fail_early(struct crawl_job *j, enum crawl_fail fail, const char *why);
+
+/* Clears what a try left in j's result, its links and its body, for
+ * another try; its attempts stay. */
+void job_clear(struct crawl_job *j);
+
+#endif
