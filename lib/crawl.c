@@ -51,7 +51,16 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
     c->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)(uintptr_t)c ^ 0x9e3779b97f4a7c15ULL;
     atomic_init(&c->flight, 0);
     atomic_init(&c->sockets, 0);
-    if (frontier_init(c) != 0) {
+    struct frontier_conf fc = {
+        .depth = o->depth, .max_pages = o->max_pages, .span_hosts = o->span_hosts,
+        .include = o->include, .ninclude = o->ninclude,
+        .exclude = o->exclude, .nexclude = o->nexclude,
+        .robots = o->robots, .user_agent = o->user_agent, .robots_agent = o->robots_agent,
+        .per_host = o->per_host, .delay = o->delay, .ignore_crawl_delay = o->ignore_crawl_delay,
+        .auto_throttle = o->auto_throttle, .sitemaps = o->sitemaps,
+        .retry_max_delay = o->retry_max_delay,
+    };
+    if (!(c->fr = frontier_new(&fc))) {
         pthread_cond_destroy(&c->cond);
         pthread_mutex_destroy(&c->lock);
         return CRAWL_ENOMEM;
@@ -63,7 +72,7 @@ void crawl__fini(struct crawl *c)
 {
     if (c->model_data && c->model_done)
         c->model_done(c->model_data);
-    frontier_free(c);
+    frontier_free(c->fr);
     state_close(c->st);
     curl_slist_free_all(c->headers);
     pthread_cond_destroy(&c->cond);
@@ -157,11 +166,13 @@ void crawl_get_summary(struct crawl *c, struct crawl_summary *s)
     s->mode = c->backend ? c->backend->name : "none";
     s->rows = c->nrows;
     s->failed = c->nfailed;
-    s->queued_left = c->queued_left;
+    struct frontier_counts fc;
+    frontier_counts(c->fr, &fc);
+    s->queued_left = c->left + fc.left;
     s->conns = c->conns;
     s->retries = c->retries;
-    s->robots_fetched = c->robots_fetched;
-    s->robots_blocked = c->robots_blocked;
+    s->robots_fetched = fc.robots_fetched;
+    s->robots_blocked = fc.robots_blocked;
     s->wall = c->wall;
     s->limit = c->limit;
     s->reuse = c->reuse;
@@ -271,7 +282,7 @@ static void *input_main(void *arg)
     struct crawl *c = arg;
     pthread_mutex_lock(&c->lock);
     while (c->input_open && !c->input_stop && !atomic_load(&c->cancelled)) {
-        size_t q = frontier_queued(c), ahead = read_ahead(c);
+        size_t q = frontier_queued(c->fr), ahead = read_ahead(c);
         if (ahead != (size_t)-1 && q >= ahead / 2)
             pthread_cond_wait(&c->cond, &c->lock);
         else
@@ -296,7 +307,7 @@ void crawl__publish(struct crawl *c)
         return;
     atomic_store_explicit(&l->done, c->nrows, memory_order_relaxed);
     atomic_store_explicit(&l->failed, c->nfailed, memory_order_relaxed);
-    atomic_store_explicit(&l->queued, frontier_queued(c), memory_order_relaxed);
+    atomic_store_explicit(&l->queued, frontier_queued(c->fr), memory_order_relaxed);
     atomic_store_explicit(&l->total, !c->input_open && !crawl__finds(c->opts) ? (size_t)c->nseq : 0,
                           memory_order_relaxed);
 }
@@ -331,7 +342,7 @@ int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, i
     c->fetchable++;
     if (strncasecmp(url, "https:", 6) == 0)
         c->https = 1;
-    frontier_push_plain(c, j);
+    frontier_push_plain(c->fr, j);
     queued(c);
     return 0;
 }
@@ -360,10 +371,10 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
             c->https = 1;
     }
     /* A job the frontier cannot place still gets its row. */
-    if (problem || frontier_push(c, j) == CRAWL_ENOMEM) {
+    if (problem || frontier_push(c->fr, j) == CRAWL_ENOMEM) {
         if (!problem)
             job_fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
-        frontier_push_failed(c, j);
+        frontier_push_failed(c->fr, j);
     }
     queued(c);
     return problem ? 1 : 0;
@@ -396,13 +407,20 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             rc = 0;
             break;
         }
-        if (c->input_open && !c->input_streams && frontier_queued(c) < read_ahead(c) / 2 &&
-            read_input(c, read_ahead(c) - frontier_queued(c)))
+        if (c->input_open && !c->input_streams && frontier_queued(c->fr) < read_ahead(c) / 2 &&
+            read_input(c, read_ahead(c) - frontier_queued(c->fr)))
             continue;
         double wake = 0;
-        struct crawl_job *j = frontier_pick(c, &wake);
+        struct crawl_job *j = frontier_pick(c->fr, &wake);
+        if (frontier_store_failed(c->fr))
+            crawl__state_warn(c);
         if (j) {
             c->running++;
+            /* A retry keeps the row number of its first try. */
+            if (j->unnumbered && !c->relay) {
+                j->seq = c->nseq++;
+                j->unnumbered = 0;
+            }
             if (j->failed_early) {
                 /* Its row is written in its turn, by the core. */
                 pthread_mutex_unlock(&c->lock);
@@ -410,9 +428,6 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
                 pthread_mutex_lock(&c->lock);
                 continue;
             }
-            /* A retry keeps the row number of its first try. */
-            if (j->kind == JOB_PAGE && j->found && !c->relay && j->res.attempts == 0)
-                j->seq = c->nseq++;
             crawl__publish(c);
             *job = j;
             rc = 1;
@@ -425,7 +440,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
         /* A shared crawl goes on while other workers hold pages: they may
          * find more, or fall silent and have theirs given back. */
         int elsewhere = c->st && state_elsewhere(c->st) > 0;
-        if (c->running == 0 && frontier_queued(c) == 0 && !c->input_open && !elsewhere) {
+        if (c->running == 0 && frontier_queued(c->fr) == 0 && !c->input_open && !elsewhere) {
             rc = 0;
             break;
         }
@@ -446,7 +461,9 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
         /* Retries and hosts waiting for their time: look again within 100
          * ms, so that a cancellation (which signals nobody) ends the wait
          * soon. */
-        if ((frontier_delayed(c) || wake > 0) && (wake == 0 || wake > clock_now() + 0.1))
+        struct frontier_counts fc;
+        frontier_counts(c->fr, &fc);
+        if ((fc.delayed || wake > 0) && (wake == 0 || wake > clock_now() + 0.1))
             wake = clock_now() + 0.1;
         if (wake > 0) {
             /* Only a host's delay or pause or a retry's time holds the queued
@@ -511,7 +528,9 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     c->running--;
     if (page)
         crawl__count_row(c, job);
-    frontier_done(c, job);
+    frontier_done(c->fr, job);
+    if (frontier_store_failed(c->fr))
+        crawl__state_warn(c);
     crawl__publish(c);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
@@ -573,7 +592,7 @@ int crawl_is_cancelled(struct crawl *c)
 size_t crawl_queued(struct crawl *c)
 {
     pthread_mutex_lock(&c->lock);
-    size_t n = frontier_queued(c);
+    size_t n = frontier_queued(c->fr);
     pthread_mutex_unlock(&c->lock);
     return n;
 }
@@ -615,7 +634,7 @@ void crawl_get_progress(struct crawl *c, struct crawl_progress *p)
     p->done = c->nrows;
     p->failed = c->nfailed;
     p->running = c->running;
-    p->queued = frontier_queued(c);
+    p->queued = frontier_queued(c->fr);
     /* Known once the lists are read, unless links add to them. */
     p->total = !c->input_open && !crawl__finds(c->opts) ? (size_t)c->nseq : 0;
     p->elapsed = c->t0 > 0 ? clock_now() - c->t0 : 0;
@@ -631,7 +650,7 @@ void crawl_count_conns(struct crawl *c, long n)
     pthread_mutex_unlock(&c->lock);
 }
 
-/* frontier_drain's callback: a listed job that never ran gets its row,
+/* After the run: a listed job that never ran gets its row,
  * cancelled (or with the failure it already had), and so does a page
  * whose retry was waiting; a discovered link that never started gets none
  * and is counted. The lock is not held. */
@@ -649,7 +668,7 @@ static void end_job(struct crawl *c, struct crawl_job *j)
     }
     if (j->found && !c->relay && j->res.attempts == 0) {
         pthread_mutex_lock(&c->lock);
-        c->queued_left++;
+        c->left++;
         pthread_mutex_unlock(&c->lock);
         job_free(j);
         return;
@@ -667,13 +686,27 @@ static void end_job(struct crawl *c, struct crawl_job *j)
     crawl_done(c, j);
 }
 
+/* Empties the frontier's queues, and ends each job that was in them. */
+static void drain(struct crawl *c)
+{
+    pthread_mutex_lock(&c->lock);
+    struct crawl_job *j = frontier_drain(c->fr);
+    pthread_mutex_unlock(&c->lock);
+    while (j) {
+        struct crawl_job *next = j->qnext;
+        j->qnext = NULL;
+        end_job(c, j);
+        j = next;
+    }
+}
+
 /* After the model: every listed URL that never ran, queued or still unread,
  * gets its one row; the rest of the queue is dropped. When the output is
  * gone there is nobody to read the rows, and the lists are left unread. */
 static void cancel_rest(struct crawl *c)
 {
     for (;;) {
-        frontier_drain(c, end_job);
+        drain(c);
         if (atomic_load(&c->cancelled) == CRAWL_CANCEL_OUTPUT)
             break;
         pthread_mutex_lock(&c->lock);
@@ -682,7 +715,7 @@ static void cancel_rest(struct crawl *c)
         if (!more)
             break;
     }
-    frontier_drain(c, end_job);
+    drain(c);
 }
 
 /* Builds the run's request headers. A connection that will not be reused
@@ -796,6 +829,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     pthread_mutex_lock(&c->lock);
     c->t0 = clock_now();
     c->deadline_at = c->opts->deadline > 0 ? c->t0 + c->opts->deadline : 0;
+    frontier_start(c->fr, c->limit, c->deadline_at, &c->cancelled);
     c->fetchable_at_start = c->fetchable;
     if (c->live) {
         snprintf(c->live->mode, sizeof c->live->mode, "%s", b->name);
@@ -814,7 +848,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     int rc = b->run(c);
     c->wall = clock_now() - c->t0;
-    c->st_complete = rc == 0 && !atomic_load(&c->cancelled) && frontier_queued(c) == 0;
+    c->st_complete = rc == 0 && !atomic_load(&c->cancelled) && frontier_queued(c->fr) == 0;
     if (reader) {
         pthread_mutex_lock(&c->lock);
         c->input_stop = 1;

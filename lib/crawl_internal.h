@@ -35,7 +35,8 @@ struct crawl {
     size_t running;           /* handed out and not yet done */
     size_t nrows;             /* rows written: pages done, whatever the outcome */
     size_t nfailed;           /* ... of which failed */
-    size_t queued_left;       /* links found and queued but never fetched */
+    size_t left;              /* links found and queued, never started, counted
+                               * after the run (the frontier counts its own) */
     size_t conns;             /* connections opened, as libcurl counts them */
     size_t retries;           /* jobs queued again for another try (--retry) */
     uint64_t rng;             /* the retry waits' jitter (xorshift64*) */
@@ -69,8 +70,6 @@ struct crawl {
     void (*model_done)(void *data);
     size_t nofile;            /* file descriptors this process may open */
     struct frontier *fr;      /* queues, hosts, seen URLs (frontier.c) */
-    size_t robots_fetched;    /* robots.txt files fetched */
-    size_t robots_blocked;    /* links and URLs robots.txt kept from being fetched */
     void (*on_done)(struct crawl *c, struct crawl_job *job, void *data);
     void  *on_done_data;      /* called as each page is final, before it is
                                * counted and freed, without the lock, from

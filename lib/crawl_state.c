@@ -14,7 +14,6 @@
 
 #include "crawl_internal.h"
 #include "frontier.h"
-#include "frontier_internal.h"
 #include "state.h"
 #include "url.h"
 
@@ -59,8 +58,7 @@ int crawl_state_open(struct crawl *c, const char *path, const char *opts,
     }
     c->st = st;
     c->st_offset = (uint64_t)off;
-    c->fr->started = (size_t)fetched;
-    c->fr->st_more = 1;
+    frontier_use_store(c->fr, st, (size_t)fetched);
     return ph == STATE_NEW ? CRAWL_STATE_NEW : ph == STATE_FINISHED ? CRAWL_STATE_FINISHED
                                                                      : CRAWL_STATE_RESUMED;
 }
@@ -120,7 +118,7 @@ int crawl__state_listed(struct crawl *c, const char *url, const char *source, lo
         if (src == CRAWL_ENOMEM)
             return src;
         if (src == 0) {
-            src = state_seen_add(c->st, frontier__hash_url(u.norm));
+            src = state_seen_add(c->st, frontier_hash_url(u.norm));
             url_parts_free(&u);
             if (src < 0)
                 goto err;
@@ -197,7 +195,9 @@ void crawl__state_done(struct crawl *c, struct crawl_job *job)
     if (job->mark && job->res.fail != CRAWL_FAIL_NONE)
         job->mark |= STATE_FAILED;
     pthread_mutex_lock(&c->lock);
-    frontier_done(c, job);
+    frontier_done(c->fr, job);
+    if (frontier_store_failed(c->fr))
+        crawl__state_warn(c);
     pthread_mutex_unlock(&c->lock);
     if (!unfinished && c->on_done)
         c->on_done(c, job, c->on_done_data);

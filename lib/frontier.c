@@ -11,6 +11,7 @@
  * thread and no transfer while it waits. When a host's next request may
  * start is frontier_pace.c's business; the sitemaps of --sitemaps are
  * frontier_sitemap.c's. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -31,7 +32,7 @@ struct spilled {
     uint32_t scope_len, url_len;
 };
 
-static void spill_refill(struct crawl *c);
+static void spill_refill(struct frontier *f);
 
 /* ---- the set of URLs seen ------------------------------------------------ */
 
@@ -39,7 +40,7 @@ static void spill_refill(struct crawl *c);
  * words), so that the seen set keeps 8 bytes a URL instead of the URL: two
  * URLs are taken for one only when both 64-bit hashes' mix collides, about
  * n^2 / 2^65 for n URLs (one in 370,000 for ten million). */
-uint64_t frontier__hash_url(const char *s)
+uint64_t frontier_hash_url(const char *s)
 {
     size_t n = strlen(s);
     uint64_t h = hset_hash(s, n), k = 0x9e3779b97f4a7c15ULL;
@@ -56,7 +57,7 @@ uint64_t frontier__hash_url(const char *s)
 /* Adds url; returns 1 when it was new, 0 when seen before, CRAWL_ENOMEM. */
 int frontier__seen_add(struct frontier *f, const char *url)
 {
-    int rc = hset64_add(&f->seen, frontier__hash_url(url));
+    int rc = hset64_add(&f->seen, frontier_hash_url(url));
     return rc < 0 ? CRAWL_ENOMEM : rc;
 }
 
@@ -67,9 +68,8 @@ static int host_is(const void *item, const void *key)
     return strcmp(((const struct crawl_host *)item)->key, key) == 0;
 }
 
-struct crawl_host *frontier__host_get(struct crawl *c, const char *key)
+struct crawl_host *frontier__host_get(struct frontier *f, const char *key)
 {
-    struct frontier *f = c->fr;
     uint64_t k = hset_hash(key, strlen(key));
     struct crawl_host *h = hset_find(&f->hosts, k, host_is, key);
     if (h)
@@ -82,8 +82,8 @@ struct crawl_host *frontier__host_get(struct crawl *c, const char *key)
         return NULL;
     }
     h->delay = h->floor = f->delay;
-    if (c->st && f->robots)
-        frontier__store_robots_load(c, h);
+    if (f->st && f->robots)
+        frontier__store_robots_load(f, h);
     return h;
 }
 
@@ -143,12 +143,14 @@ static struct crawl_job *dequeue(struct crawl_job **head, struct crawl_job **tai
 
 /* ---- life cycle ------------------------------------------------------------ */
 
-int frontier_init(struct crawl *c)
+struct frontier *frontier_new(const struct frontier_conf *conf)
 {
-    const struct crawl_opts *o = c->opts;
     struct frontier *f = calloc(1, sizeof *f);
     if (!f)
-        return CRAWL_ENOMEM;
+        return NULL;
+    f->conf = *conf;
+    f->now = conf->now ? conf->now : clock_now;
+    const struct frontier_conf *o = &f->conf;
     f->follow = o->depth > 0;
     f->sitemaps = o->sitemaps;
     f->robots = o->robots && (f->follow || f->sitemaps);
@@ -167,15 +169,47 @@ int frontier_init(struct crawl *c)
     f->agent = o->robots_agent ? strdup(o->robots_agent) : strndup(ua, robots_token_len(ua));
     if (!f->agent) {
         free(f);
-        return CRAWL_ENOMEM;
+        return NULL;
     }
-    c->fr = f;
-    return 0;
+    /* Not the caller's: the copy must not outlive what it points to. */
+    f->conf.user_agent = f->conf.robots_agent = NULL;
+    return f;
 }
 
-void frontier_free(struct crawl *c)
+void frontier_use_store(struct frontier *f, struct state *st, size_t fetched)
 {
-    struct frontier *f = c->fr;
+    f->st = st;
+    f->started = fetched;
+    f->st_more = 1;
+}
+
+void frontier_start(struct frontier *f, int limit, double deadline_at,
+                    const atomic_int *cancelled)
+{
+    f->limit = limit;
+    f->deadline_at = deadline_at;
+    f->cancelled = cancelled;
+}
+
+void frontier_counts(const struct frontier *f, struct frontier_counts *n)
+{
+    n->queued = f->queued;
+    n->delayed = f->nlater;
+    n->left = f->left;
+    n->started = f->started;
+    n->robots_fetched = f->robots_fetched;
+    n->robots_blocked = f->robots_blocked;
+}
+
+int frontier_store_failed(struct frontier *f)
+{
+    int was = f->st_failed;
+    f->st_failed = 0;
+    return was;
+}
+
+void frontier_free(struct frontier *f)
+{
     if (!f)
         return;
     for (size_t i = 0; i < f->hosts.cap; i++) {
@@ -219,20 +253,18 @@ void frontier_free(struct crawl *c)
     free(f->st_seen);
     free(f->agent);
     free(f);
-    c->fr = NULL;
 }
 
-size_t frontier_queued(const struct crawl *c)
+size_t frontier_queued(const struct frontier *f)
 {
-    return c->fr ? c->fr->queued : 0;
+    return f ? f->queued : 0;
 }
 
 /* ---- queuing ----------------------------------------------------------------- */
 
 /* Starts the robots job of h: it goes before every other job. */
-static int robots_start(struct crawl *c, struct crawl_host *h)
+static int robots_start(struct frontier *f, struct crawl_host *h)
 {
-    struct frontier *f = c->fr;
     struct crawl_job *j = job_new();
     size_t n = strlen(h->key) + sizeof "/robots.txt";
     if (!j || !(j->url = malloc(n))) {
@@ -258,15 +290,14 @@ void frontier__host_enqueue(struct frontier *f, struct crawl_host *h, struct cra
     ring_add(f, h);
 }
 
-void frontier_push_plain(struct crawl *c, struct crawl_job *j)
+void frontier_push_plain(struct frontier *f, struct crawl_job *j)
 {
-    enqueue(&c->fr->head, &c->fr->tail, j);
-    c->fr->queued++;
+    enqueue(&f->head, &f->tail, j);
+    f->queued++;
 }
 
-void frontier_push_failed(struct crawl *c, struct crawl_job *j)
+void frontier_push_failed(struct frontier *f, struct crawl_job *j)
 {
-    struct frontier *f = c->fr;
     j->host = NULL;
     enqueue(&f->fhead, &f->ftail, j);
     f->queued++;
@@ -274,17 +305,16 @@ void frontier_push_failed(struct crawl *c, struct crawl_job *j)
 
 /* Records a listed job that the robots.txt of h forbids, or that its
  * failure does: it fails in its turn. */
-static void fail_robots(struct crawl *c, struct crawl_job *j, const struct crawl_host *h)
+static void fail_robots(struct frontier *f, struct crawl_job *j, const struct crawl_host *h)
 {
     job_fail_early(j, CRAWL_FAIL_ROBOTS,
                       h->robots_why ? h->robots_why : "disallowed by robots.txt");
-    c->robots_blocked++;
-    frontier_push_failed(c, j);
+    f->robots_blocked++;
+    frontier_push_failed(f, j);
 }
 
-int frontier_push(struct crawl *c, struct crawl_job *j)
+int frontier_push(struct frontier *f, struct crawl_job *j)
 {
-    struct frontier *f = c->fr;
     if (f->follow || f->sitemaps || f->per_host_queues) {
         struct url_parts p;
         int rc = url_split(j->url, &p);
@@ -298,11 +328,11 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
         }
         if (f->follow || f->sitemaps) {
             /* With --state, the listed URLs were seen as the list was read. */
-            if ((!c->st && frontier__seen_add(f, p.norm) < 0) || !(j->scope = strdup(p.host)))
+            if ((!f->st && frontier__seen_add(f, p.norm) < 0) || !(j->scope = strdup(p.host)))
                 rc = CRAWL_ENOMEM;
         }
         if (rc == 0 && f->per_host_queues) {
-            struct crawl_host *h = frontier__host_get(c, p.key);
+            struct crawl_host *h = frontier__host_get(f, p.key);
             int newly = h && f->sitemaps && !h->scope;
             if (!h || (newly && !(h->scope = strdup(p.host)))) {
                 rc = CRAWL_ENOMEM;
@@ -310,12 +340,12 @@ int frontier_push(struct crawl *c, struct crawl_job *j)
                 /* A host listed once its robots.txt is in (a link reached
                  * it first): its sitemaps are read now. */
                 if (newly && h->robots_state == ROBOTS_READY)
-                    frontier__sitemaps_start(c, h, h->robots);
+                    frontier__sitemaps_start(f, h, h->robots);
                 if (f->fetch_robots && h->robots_state == ROBOTS_NONE)
-                    rc = robots_start(c, h);
+                    rc = robots_start(f, h);
                 if (rc == 0) {
                     if (h->robots_state == ROBOTS_READY && !robots_allowed(h->robots, p.path)) {
-                        fail_robots(c, j, h);
+                        fail_robots(f, j, h);
                         rc = 1;
                     } else {
                         frontier__host_enqueue(f, h, j);
@@ -388,39 +418,38 @@ static void requeue_front(struct frontier *f, struct crawl_job *j)
 }
 
 /* Gives back the host slot job j took in the --frontier server. */
-static void slot_give(struct crawl *c, struct crawl_job *j)
+static void slot_give(struct frontier *f, struct crawl_job *j)
 {
     if (j->slot) {
         j->slot = 0;
-        state_host_give(c->st, j->host->key);
+        state_host_give(f->st, j->host->key);
     }
 }
 
 /* Takes a slot of host h in the --frontier server, when --per-host or a
  * delay bounds it across workers. Returns 1 when h may start a job now. */
-static int slot_take(struct crawl *c, struct crawl_host *h, double *wake)
+static int slot_take(struct frontier *f, struct crawl_host *h, double *wake)
 {
-    int per = c->opts->per_host;
-    if (!state_shared(c->st) || (per <= 0 && h->delay <= 0))
+    int per = f->conf.per_host;
+    if (!state_shared(f->st) || (per <= 0 && h->delay <= 0))
         return 1;
     double wait = 0;
-    int rc = state_host_take(c->st, h->key, per > 0 ? per : 0, h->delay, &wait);
+    int rc = state_host_take(f->st, h->key, per > 0 ? per : 0, h->delay, &wait);
     if (rc < 0)
-        crawl__state_warn(c);
+        frontier__store_fail(f);
     if (rc == 0 && wake) {
-        double at = clock_now() + wait;
+        double at = f->now() + wait;
         if (*wake == 0 || at < *wake)
             *wake = at;
     }
     return rc == 1;
 }
 
-void frontier_retry(struct crawl *c, struct crawl_job *j, double at)
+void frontier_retry(struct frontier *f, struct crawl_job *j, double at)
 {
-    struct frontier *f = c->fr;
     if (j->host)
         j->host->running--;
-    slot_give(c, j);
+    slot_give(f, j);
     j->not_before = at;
     if (vec_reserve(&f->later, &f->later_cap, f->nlater + 1, sizeof *f->later, 16) != 0) {
         requeue_front(f, j);    /* no room to wait: it goes again at once */
@@ -435,16 +464,12 @@ void frontier_retry(struct crawl *c, struct crawl_job *j, double at)
     f->queued++;
 }
 
-size_t frontier_delayed(const struct crawl *c)
-{
-    return c->fr ? c->fr->nlater : 0;
-}
 
 /* Moves the retries whose time has come back to their queues; sets *wake
  * to the time of the next one. */
 static void later_release(struct frontier *f, double *wake)
 {
-    double now = clock_now();
+    double now = f->now();
     while (f->nlater && later_at(f, 0) <= now) {
         f->queued--;
         requeue_front(f, later_pop(f));
@@ -454,9 +479,8 @@ static void later_release(struct frontier *f, double *wake)
 }
 
 /* Takes the next job that may start now, without the --max-pages test. */
-static struct crawl_job *pick(struct crawl *c, double *wake)
+static struct crawl_job *pick(struct frontier *f, double *wake)
 {
-    struct frontier *f = c->fr;
     struct crawl_job *j;
     if ((j = dequeue(&f->fhead, &f->ftail)))
         goto got;
@@ -471,8 +495,8 @@ static struct crawl_job *pick(struct crawl *c, double *wake)
         goto got;
     if (!f->ring)
         return NULL;
-    const struct crawl_opts *o = c->opts;
-    double now = f->timed ? clock_now() : 0;
+    const struct frontier_conf *o = &f->conf;
+    double now = f->timed ? f->now() : 0;
     struct crawl_host *h = f->ring, *start = h;
     do {
         struct crawl_host *next = h->ring_next;
@@ -486,11 +510,11 @@ static struct crawl_job *pick(struct crawl *c, double *wake)
                 *wake = h->next_at;
             ok = 0;
         }
-        if (ok && !slot_take(c, h, wake))
+        if (ok && !slot_take(f, h, wake))
             ok = 0;
         if (ok) {
             j = dequeue(&h->head, &h->tail);
-            j->slot = state_shared(c->st) && o->per_host > 0;
+            j->slot = state_shared(f->st) && o->per_host > 0;
             if (!h->head)
                 ring_remove(f, h);
             /* Round robin: the next pick starts after this host. */
@@ -505,7 +529,7 @@ got:
     f->queued--;
     if ((h = j->host)) {
         h->running++;
-        h->last_start = clock_now();
+        h->last_start = f->now();
         if (h->delay > 0) {
             h->next_at = h->last_start + h->delay;
             f->timed = 1;
@@ -517,25 +541,24 @@ got:
 /* --max-pages bounds the pages that start, listed ones included; a link
  * found before the bound was reached is dropped when its turn comes after
  * it, and counted as left. */
-struct crawl_job *frontier_pick(struct crawl *c, double *wake)
+struct crawl_job *frontier_pick(struct frontier *f, double *wake)
 {
-    struct frontier *f = c->fr;
     /* A shared crawl's --max-pages is kept by the server, over every worker. */
-    long max = state_shared(c->st) ? 0 : c->opts->max_pages;
+    long max = state_shared(f->st) ? 0 : f->conf.max_pages;
     struct crawl_job *j;
     if (f->spilled)
-        spill_refill(c);
+        spill_refill(f);
     if (f->st_more)
-        frontier__store_refill(c);
+        frontier__store_refill(f);
     if (f->nlater)
         later_release(f, wake);
-    while ((j = pick(c, wake))) {
+    while ((j = pick(f, wake))) {
         if (j->kind == JOB_PAGE && !j->failed_early && j->res.attempts == 0) {
             if (j->found && max > 0 && f->started >= (size_t)max) {
                 if (j->host)
                     j->host->running--;
-                c->queued_left++;
-                frontier__store_drop(c, j->mark);
+                f->left++;
+                frontier__store_drop(f, j->mark);
                 job_free(j);
                 continue;
             }
@@ -564,9 +587,8 @@ static int spill_push(struct frontier *f, const char *url, const char *scope, in
 
 /* Reads spilled links back into the queues while they are less than half
  * full. */
-static void spill_refill(struct crawl *c)
+static void spill_refill(struct frontier *f)
 {
-    struct frontier *f = c->fr;
     char *buf = NULL;
     size_t cap = 0;
     while (f->spilled && f->queued + f->pending < FRONTIER_MEM_JOBS / 2) {
@@ -586,10 +608,10 @@ static void spill_refill(struct crawl *c)
             f->spilled--;
             struct url_parts p;
             if (url_split(url, &p) == 0) {
-                frontier__place(c, &p, scope, r.depth, 0);
+                frontier__place(f, &p, scope, r.depth, 0);
                 url_parts_free(&p);
             } else {
-                c->queued_left++;   /* out of memory */
+                f->left++;   /* out of memory */
             }
         }
     }
@@ -601,7 +623,7 @@ static void spill_refill(struct crawl *c)
     return;
 lost:
     /* The file cannot be read back: what it held is counted as left. */
-    c->queued_left += f->spilled;
+    f->left += f->spilled;
     f->spilled = 0;
     spool_reset(f->spill);
     f->spill_at = 0;
@@ -609,7 +631,7 @@ lost:
 }
 
 /* Creates a job for a link that passed every test but robots.txt's. */
-static int add_link_job(struct crawl *c, struct crawl_host *h, const char *url,
+static int add_link_job(struct frontier *f, struct crawl_host *h, const char *url,
                         const char *scope, int depth, uint64_t mark)
 {
     struct crawl_job *j = job_new();
@@ -622,12 +644,13 @@ static int add_link_job(struct crawl *c, struct crawl_host *h, const char *url,
     }
     j->depth = depth;
     j->found = 1;
+    j->unnumbered = 1;
     j->mark = mark;
     if (h)
-        frontier__host_enqueue(c->fr, h, j);
+        frontier__host_enqueue(f, h, j);
     else {
-        enqueue(&c->fr->head, &c->fr->tail, j);
-        c->fr->queued++;
+        enqueue(&f->head, &f->tail, j);
+        f->queued++;
     }
     return 0;
 }
@@ -640,10 +663,9 @@ static int regex_any(const regex_t *v, size_t n, const char *s)
     return 0;
 }
 
-int frontier__admit(struct crawl *c, const char *scope, const char *url, int depth)
+int frontier__admit(struct frontier *f, const char *scope, const char *url, int depth)
 {
-    struct frontier *f = c->fr;
-    const struct crawl_opts *o = c->opts;
+    const struct frontier_conf *o = &f->conf;
     struct url_parts p;
     int rc = 0;
 
@@ -659,8 +681,8 @@ int frontier__admit(struct crawl *c, const char *scope, const char *url, int dep
         goto out;
     if (!scope)
         scope = p.host;
-    if (c->st) {
-        rc = frontier__store_admit(c, &p, scope, depth);
+    if (f->st) {
+        rc = frontier__store_admit(f, &p, scope, depth);
         goto out;
     }
     /* Seen by its normal form; fetched as the page wrote it. */
@@ -669,23 +691,22 @@ int frontier__admit(struct crawl *c, const char *scope, const char *url, int dep
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
         rc = spill_push(f, p.href, scope, depth);
     else
-        rc = frontier__place(c, &p, scope, depth, 0);
+        rc = frontier__place(f, &p, scope, depth, 0);
 out:
     url_parts_free(&p);
     return rc;
 }
 
-int frontier__place(struct crawl *c, const struct url_parts *pp, const char *scope, int depth,
+int frontier__place(struct frontier *f, const struct url_parts *pp, const char *scope, int depth,
                     uint64_t mark)
 {
-    struct frontier *f = c->fr;
     const struct url_parts p = *pp;
     int rc = 0;
     struct crawl_host *h = NULL;
-    if (f->per_host_queues && !(h = frontier__host_get(c, p.key)))
+    if (f->per_host_queues && !(h = frontier__host_get(f, p.key)))
         return CRAWL_ENOMEM;
     if (h && f->robots) {
-        if (h->robots_state == ROBOTS_NONE && (rc = robots_start(c, h)) != 0)
+        if (h->robots_state == ROBOTS_NONE && (rc = robots_start(f, h)) != 0)
             goto out;
         if (h->robots_state == ROBOTS_PENDING) {
             struct pending *pe = calloc(1, sizeof *pe);
@@ -707,23 +728,23 @@ int frontier__place(struct crawl *c, const struct url_parts *pp, const char *sco
             goto out;
         }
         if (!robots_allowed(h->robots, p.path)) {
-            c->robots_blocked++;
-            frontier__store_drop(c, mark);
+            f->robots_blocked++;
+            frontier__store_drop(f, mark);
             goto out;
         }
     }
-    rc = add_link_job(c, h, p.href, scope, depth, mark);
+    rc = add_link_job(f, h, p.href, scope, depth, mark);
 out:
     return rc;
 }
 
-void frontier__robots_rules(struct crawl *c, struct crawl_host *h, enum crawl_fail fail,
-                            long st, const char *body, size_t len)
+void frontier__robots_rules(struct frontier *f, struct crawl_host *h, enum crawl_fail fail,
+                            const char *error, long st, const char *body, size_t len)
 {
     if (fail == CRAWL_FAIL_NONE && st >= 200 && st < 300) {
-        h->robots = robots_parse(body ? body : "", len, c->fr->agent);
-        if (c->fr->robots)
-            frontier__crawl_delay(c, h);
+        h->robots = robots_parse(body ? body : "", len, f->agent);
+        if (f->robots)
+            frontier__crawl_delay(f, h);
     } else if (fail == CRAWL_FAIL_NONE && st >= 400 && st < 500)
         h->robots = robots_all(1);       /* no robots.txt: everything allowed */
     else {
@@ -731,8 +752,8 @@ void frontier__robots_rules(struct crawl *c, struct crawl_host *h, enum crawl_fa
          * say so rather than blame rules the file may not have. */
         char why[160], what[96];
         h->robots = robots_all(0);
-        if (fail == CRAWL_FAIL_CANCELLED)
-            snprintf(what, sizeof what, "%s", crawl_cancel_text(c));
+        if (fail == CRAWL_FAIL_CANCELLED && error)
+            snprintf(what, sizeof what, "%s", error);   /* why it was cancelled */
         else if (fail != CRAWL_FAIL_NONE)
             snprintf(what, sizeof what, "%s", job_fail_name(fail));
         else
@@ -745,16 +766,16 @@ void frontier__robots_rules(struct crawl *c, struct crawl_host *h, enum crawl_fa
 
 /* The robots.txt of h is in (or failed): from now on its rules decide, for
  * the listed jobs waiting in its queue and for the links held back. */
-static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job *rj)
+static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_job *rj)
 {
-    struct frontier *f = c->fr;
     /* --state: a fetch the cancellation stopped decides nothing; the
      * host's pages stay queued in the store for the next run. */
-    if (c->st && rj->res.fail == CRAWL_FAIL_CANCELLED && crawl_is_cancelled(c))
+    if (f->st && rj->res.fail == CRAWL_FAIL_CANCELLED && frontier__cancelled(f))
         return;
-    frontier__robots_rules(c, h, rj->res.fail, rj->res.status, rj->body, rj->body_len);
-    c->robots_fetched++;
-    frontier__store_robots_save(c, rj);
+    frontier__robots_rules(f, h, rj->res.fail, rj->res.error, rj->res.status, rj->body,
+                           rj->body_len);
+    f->robots_fetched++;
+    frontier__store_robots_save(f, rj);
     struct robots *read = NULL;     /* the file as read, for its Sitemap lines */
     if (!f->robots) {
         /* Read for its Sitemap lines only (--no-robots): no rules. */
@@ -778,12 +799,12 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
         if (rc == CRAWL_ENOMEM) {
             /* Unchecked, it must not be fetched. */
             job_fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
-            frontier_push_failed(c, j);
+            frontier_push_failed(f, j);
         } else if (allowed) {
             enqueue(&keep_head, &keep_tail, j);
             f->queued++;
         } else {
-            fail_robots(c, j, h);
+            fail_robots(f, j, h);
         }
     }
     h->head = keep_head;
@@ -797,14 +818,14 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
         struct url_parts p;
         if (url_split(pe->url, &p) == 0) {
             if (robots_allowed(h->robots, p.path)) {
-                add_link_job(c, h, pe->url, pe->scope, pe->depth, pe->mark);
+                add_link_job(f, h, pe->url, pe->scope, pe->depth, pe->mark);
             } else {
-                c->robots_blocked++;
-                frontier__store_drop(c, pe->mark);
+                f->robots_blocked++;
+                frontier__store_drop(f, pe->mark);
             }
             url_parts_free(&p);
         } else {
-            c->queued_left++;   /* out of memory */
+            f->left++;   /* out of memory */
         }
         f->pending--;
         free(pe->url);
@@ -813,34 +834,34 @@ static void robots_ready(struct crawl *c, struct crawl_host *h, struct crawl_job
     }
     h->pend = h->pend_tail = NULL;
     if (f->sitemaps && h->scope)
-        frontier__sitemaps_start(c, h, read ? read : h->robots);
+        frontier__sitemaps_start(f, h, read ? read : h->robots);
     robots_free(read);
 }
 
-void frontier_done(struct crawl *c, struct crawl_job *j)
+void frontier_done(struct frontier *f, struct crawl_job *j)
 {
     struct crawl_host *h = j->host;
     if (h) {
         h->running--;
-        slot_give(c, j);
+        slot_give(f, j);
         if (j->kind == JOB_PAGE)
-            frontier__observe(c, h, j);
+            frontier__observe(f, h, j);
     }
     if (j->kind == JOB_ROBOTS) {
-        robots_ready(c, j->host, j);
+        robots_ready(f, j->host, j);
         free(j->body);
         j->body = NULL;
         return;
     }
     if (j->kind == JOB_SITEMAP) {
-        frontier__sitemap_done(c, j);
+        frontier__sitemap_done(f, j);
         return;
     }
     for (size_t i = 0; i < j->nlinks; i++) {
         /* --state: a page's row commits it, so its links must be in the
          * store even when the crawl is being cancelled. */
-        if (j->depth < c->opts->depth && (c->st || !crawl_is_cancelled(c)))
-            frontier__admit(c, j->scope, j->links[i], j->depth + 1);
+        if (j->depth < f->conf.depth && (f->st || !frontier__cancelled(f)))
+            frontier__admit(f, j->scope, j->links[i], j->depth + 1);
         free(j->links[i]);
     }
     free(j->links);
@@ -859,11 +880,9 @@ static void take_all(struct crawl_job **head, struct crawl_job **tail,
     }
 }
 
-void frontier_drain(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *j))
+struct crawl_job *frontier_drain(struct frontier *f)
 {
-    struct frontier *f = c->fr;
-    struct crawl_job *lh = NULL, *lt = NULL, *j;
-    pthread_mutex_lock(&c->lock);
+    struct crawl_job *lh = NULL, *lt = NULL;
     /* Robots jobs belong to their hosts: they are freed with them. */
     while (dequeue(&f->rhead, &f->rtail))
         ;
@@ -887,20 +906,18 @@ void frontier_drain(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_jo
                 free(p->url);
                 free(p->scope);
                 free(p);
-                c->queued_left++;
+                f->left++;
             }
             h->pend = h->pend_tail = NULL;
         }
     }
     f->queued = 0;
     f->pending = 0;
-    c->queued_left += f->spilled;
+    f->left += f->spilled;
     f->spilled = 0;
     if (f->spill) {
         spool_reset(f->spill);
         f->spill_at = 0;
     }
-    pthread_mutex_unlock(&c->lock);
-    while ((j = dequeue(&lh, &lt)))
-        fn(c, j);
+    return lh;
 }

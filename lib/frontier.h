@@ -1,64 +1,130 @@
-/* frontier.h: the core's queue of jobs waiting to be handed out: one FIFO
- * for a plain list, or one per host (scheme://host:port) when robots.txt,
- * --per-host or --delay need per-host state; the set of URLs already seen;
- * the admission of links found in pages. Internal to the core: every call
- * but frontier_drain is made with the crawl's lock held. */
+/* frontier.h: which job may start now, and which links become jobs. The
+ * frontier keeps the queues (one FIFO for a plain list, or one per host,
+ * scheme://host:port, when robots.txt, --per-host or --delay need per-host
+ * state), the set of URLs seen, each host's robots.txt and pace, the
+ * retries waiting for their time, and its own counts. It is the core's:
+ * every call is made with the core's lock held, and nothing here calls
+ * back up. A --state or --frontier crawl keeps its queue in a store
+ * (state.h); a store's error is latched for the core to read. */
 #ifndef CRAWL_FRONTIER_H
 #define CRAWL_FRONTIER_H
 
-#include "crawl.h"
+#include <regex.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 
-/* Sets up c->fr for c's options. Returns 0 or CRAWL_ENOMEM. */
-int frontier_init(struct crawl *c);
+#include "errors.h"
+#include "job.h"
 
-/* Frees c->fr, the jobs still queued and the links still pending. */
-void frontier_free(struct crawl *c);
+struct frontier;
+struct state;
+
+/* What the frontier is told of the run: the options that decide which
+ * links are followed and when a host's next request may start. */
+struct frontier_conf {
+    int    depth;             /* link hops followed from the listed URLs */
+    long   max_pages;         /* pages started at most, listed ones included; 0: no bound */
+    int    span_hosts;        /* follow links to other hosts than the listed URL's */
+    const regex_t *include;   /* a followed link must match one of these, if any */
+    size_t ninclude;
+    const regex_t *exclude;   /* ... and none of these */
+    size_t nexclude;
+    int    robots;            /* obey robots.txt when following links */
+    const char *user_agent;   /* robots.txt is read for the product token it
+                               * starts with, unless robots_agent is given */
+    const char *robots_agent;
+    int    per_host;          /* transfers in flight to one host at most; 0: no bound */
+    double delay;             /* seconds between the starts of requests to one host */
+    int    ignore_crawl_delay;  /* robots.txt's Crawl-delay does not space requests */
+    int    auto_throttle;     /* each host's delay follows its latency and errors */
+    int    sitemaps;          /* the listed hosts' sitemaps add their URLs at depth 0 */
+    double retry_max_delay;   /* the longest pause a 429's or 503's Retry-After buys */
+    double (*now)(void);      /* the clock (monotonic seconds); NULL: clock_now */
+};
+
+/* The frontier's counts, for the report. */
+struct frontier_counts {
+    size_t queued;            /* jobs queued and not handed out (waiting retries too) */
+    size_t delayed;           /* ... of which retries waiting for their time */
+    size_t left;              /* links found and queued but never fetched */
+    size_t started;           /* pages handed out, for --max-pages */
+    size_t robots_fetched;    /* robots.txt files fetched */
+    size_t robots_blocked;    /* links and URLs robots.txt kept from being fetched */
+};
+
+/* Makes a frontier for conf (copied; its regexes must outlive the
+ * frontier). Returns it, or NULL when out of memory. */
+struct frontier *frontier_new(const struct frontier_conf *conf);
+
+/* Frees f, the jobs still queued and the links still pending. NULL is fine. */
+void frontier_free(struct frontier *f);
+
+/* --state, --frontier: f's queue, seen set and robots.txt live in st (the
+ * caller's), which has started `fetched` pages already. */
+void frontier_use_store(struct frontier *f, struct state *st, size_t fetched);
+
+/* The run starts: limit is its transfers in flight at most (0: all at
+ * once: a shared store leases pages by it), deadline_at when --deadline
+ * ends it (0: never; no pause lasts past it), cancelled the core's flag,
+ * read to stop admitting links. */
+void frontier_start(struct frontier *f, int limit, double deadline_at,
+                    const atomic_int *cancelled);
 
 /* Queues a listed job. Returns 0 (robots.txt may already have failed it:
  * then it waits in the queue of failed jobs), or CRAWL_ENOMEM (the job is
  * not queued). */
-int frontier_push(struct crawl *c, struct crawl_job *j);
+int frontier_push(struct frontier *f, struct crawl_job *j);
 
 /* Queues a job as it is, at the end of the one FIFO, with no admission
  * rules (a relaying crawl's jobs). */
-void frontier_push_plain(struct crawl *c, struct crawl_job *j);
+void frontier_push_plain(struct frontier *f, struct crawl_job *j);
 
 /* Queues a job whose failure is already recorded, to be finished in its
  * turn; such jobs go first. */
-void frontier_push_failed(struct crawl *c, struct crawl_job *j);
+void frontier_push_failed(struct frontier *f, struct crawl_job *j);
 
 /* Takes the next job that may start now, or NULL; discovered links past
- * --max-pages are dropped on the way (counted in c->queued_left). When jobs
- * wait only for a host's --delay, *wake (if not NULL) is set to the
- * monotonic time when one may start. */
-struct crawl_job *frontier_pick(struct crawl *c, double *wake);
+ * --max-pages are dropped on the way (counted as left). When jobs wait
+ * only for their time (a host's delay or pause, a retry), *wake (if not
+ * NULL) is set to the monotonic time when one may start. */
+struct crawl_job *frontier_pick(struct frontier *f, double *wake);
 
-/* Takes back a job that finished: per-host counts, robots.txt rules, and
- * the links it found (queued as new jobs when they pass depth, scope,
- * --include/--exclude, --max-pages, de-duplication and robots.txt). */
-void frontier_done(struct crawl *c, struct crawl_job *j);
+/* Takes back a job that finished: per-host counts and pace, robots.txt
+ * rules, and the links it found (queued as new jobs when they pass depth,
+ * scope, --include/--exclude, --max-pages, de-duplication and robots.txt;
+ * none once the crawl is cancelled, unless a store keeps them). */
+void frontier_done(struct frontier *f, struct crawl_job *j);
 
 /* What the answer to page job j, about to be tried again, says of its
  * host's pace (a pause asked for, --auto-throttle's latency); called
  * before its result is cleared for the next try. frontier_done does the
  * same for a job that is finished. */
-void frontier_observe(struct crawl *c, const struct crawl_job *j);
+void frontier_observe(struct frontier *f, const struct crawl_job *j);
 
 /* Takes back job j, handed out and not finished, to start again no sooner
  * than `at` (monotonic seconds): it waits apart, counted as queued, and
  * goes back to the front of its queue when its time comes. */
-void frontier_retry(struct crawl *c, struct crawl_job *j, double at);
-
-/* Returns the number of retries waiting for their time. */
-size_t frontier_delayed(const struct crawl *c);
+void frontier_retry(struct frontier *f, struct crawl_job *j, double at);
 
 /* Returns the number of jobs queued and not yet handed out (waiting retries
  * included). */
-size_t frontier_queued(const struct crawl *c);
+size_t frontier_queued(const struct frontier *f);
 
-/* Empties every queue and hands each page job to fn, in queue order,
- * without the lock (links held back for robots.txt are counted in
- * c->queued_left and dropped). Takes the lock itself. */
-void frontier_drain(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *j));
+/* Fills *n with f's counts. */
+void frontier_counts(const struct frontier *f, struct frontier_counts *n);
+
+/* Returns 1 once, after a call failed in the store (its error says why;
+ * state_error), else 0. */
+int frontier_store_failed(struct frontier *f);
+
+/* Empties every queue and returns the page jobs that were in them, in
+ * queue order, linked by qnext (links held back for robots.txt and spilled
+ * are counted as left and dropped; robots jobs stay their hosts'). */
+struct crawl_job *frontier_drain(struct frontier *f);
+
+/* A second, independent 64-bit hash of URL s (its normal form), for the
+ * seen set. */
+uint64_t frontier_hash_url(const char *s);
 
 #endif

@@ -6,7 +6,7 @@
 #ifndef CRAWL_FRONTIER_INTERNAL_H
 #define CRAWL_FRONTIER_INTERNAL_H
 
-#include "crawl_internal.h"
+#include "frontier.h"
 #include "hset.h"
 #include "url.h"
 
@@ -53,6 +53,16 @@ struct crawl_host {
 };
 
 struct frontier {
+    struct frontier_conf conf;
+    double (*now)(void);        /* conf.now, or clock_now */
+    int limit;                  /* the run's transfers in flight at most; 0: all */
+    double deadline_at;         /* --deadline's end (monotonic seconds); 0: none */
+    const atomic_int *cancelled;  /* the core's: set once the crawl is cancelled */
+    struct state *st;           /* --state, --frontier: the store, or NULL */
+    int st_failed;              /* a call to the store failed since the core looked */
+    size_t left;                /* links found and never fetched */
+    size_t robots_fetched;      /* robots.txt files fetched */
+    size_t robots_blocked;      /* links and URLs robots.txt kept from being fetched */
     int per_host_queues;
     int timed;                  /* a host may have to wait: pick reads the clock */
     int throttle;               /* --auto-throttle */
@@ -99,8 +109,17 @@ struct frontier {
  * lookup. 512 KiB, whatever the crawl's size. */
 #define FRONTIER_SEEN_CACHE 65536
 
-/* A second, independent 64-bit hash of URL s, for the seen set. */
-uint64_t frontier__hash_url(const char *s);
+/* Whether the core has cancelled the crawl. */
+static inline int frontier__cancelled(const struct frontier *f)
+{
+    return f->cancelled && atomic_load(f->cancelled);
+}
+
+/* Latches a store call's failure for the core (frontier_store_failed). */
+static inline void frontier__store_fail(struct frontier *f)
+{
+    f->st_failed = 1;
+}
 
 /* Adds url to the seen set; returns 1 when it was new, 0 when seen before,
  * or CRAWL_ENOMEM. */
@@ -109,7 +128,7 @@ int frontier__seen_add(struct frontier *f, const char *url);
 /* Returns the host called key (scheme://host:port), made on first use
  * (with its robots.txt from the store, if there), or NULL when out of
  * memory. */
-struct crawl_host *frontier__host_get(struct crawl *c, const char *key);
+struct crawl_host *frontier__host_get(struct frontier *f, const char *key);
 
 /* Puts job j at the end of host h's queue (h takes its turns). */
 void frontier__host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_job *j);
@@ -117,54 +136,54 @@ void frontier__host_enqueue(struct frontier *f, struct crawl_host *h, struct cra
 /* Admits url as a page at depth, found from a listed URL of host scope
  * (NULL: its own host), when it passes scope, --include, --exclude, the
  * seen set, --max-pages and robots.txt. Returns 0 or CRAWL_ENOMEM. */
-int frontier__admit(struct crawl *c, const char *scope, const char *url, int depth);
+int frontier__admit(struct frontier *f, const char *scope, const char *url, int depth);
 
 /* frontier_pace.c: what the answer to page job j (which ran) tells the
  * pace of its host h (a pause asked for, --auto-throttle). */
-void frontier__observe(struct crawl *c, struct crawl_host *h, const struct crawl_job *j);
+void frontier__observe(struct frontier *f, struct crawl_host *h, const struct crawl_job *j);
 
 /* frontier_pace.c: h's robots.txt is parsed: its Crawl-delay applies. */
-void frontier__crawl_delay(struct crawl *c, struct crawl_host *h);
+void frontier__crawl_delay(struct frontier *f, struct crawl_host *h);
 
 /* frontier_sitemap.c: listed host h's robots.txt is in, read as r: its
  * sitemaps are queued (r's Sitemap lines', or /sitemap.xml). */
-void frontier__sitemaps_start(struct crawl *c, struct crawl_host *h, const struct robots *r);
+void frontier__sitemaps_start(struct frontier *f, struct crawl_host *h, const struct robots *r);
 
 /* frontier_sitemap.c: sitemap job j is back: its URLs join the crawl. */
-void frontier__sitemap_done(struct crawl *c, struct crawl_job *j);
+void frontier__sitemap_done(struct frontier *f, struct crawl_job *j);
 
 /* Queues an admitted link p (mark: its store id, or 0) on its host, held
  * back while the host's robots.txt is on its way. Returns 0 or
  * CRAWL_ENOMEM. */
-int frontier__place(struct crawl *c, const struct url_parts *p, const char *scope, int depth,
+int frontier__place(struct frontier *f, const struct url_parts *p, const char *scope, int depth,
                     uint64_t mark);
 
-/* Sets h's rules from its robots.txt: fail (its failure class), status and
- * body; cancel: why a cancelled fetch stopped. */
-void frontier__robots_rules(struct crawl *c, struct crawl_host *h, enum crawl_fail fail,
-                            long status, const char *body, size_t len);
+/* Sets h's rules from its robots.txt: fail (its failure class) and error
+ * (its text, or NULL), status and body. */
+void frontier__robots_rules(struct frontier *f, struct crawl_host *h, enum crawl_fail fail,
+                            const char *error, long status, const char *body, size_t len);
 
 /* frontier_store.c: --state. */
 
 /* Admits link p, new to memory's knowledge: adds it to the store's seen
  * set and queue, and to memory's queue when that holds the store's head.
  * Returns 0 or CRAWL_ENOMEM. */
-int frontier__store_admit(struct crawl *c, const struct url_parts *p, const char *scope,
+int frontier__store_admit(struct frontier *f, const struct url_parts *p, const char *scope,
                           int depth);
 
 /* Takes queued pages from the store into memory while memory's queue is
  * less than half full; from a shared store, leases a batch the size of
  * the transfers in flight when memory's queue is below it. */
-void frontier__store_refill(struct crawl *c);
+void frontier__store_refill(struct frontier *f);
 
 /* Looks host h's robots.txt up in the store; sets its rules when there. */
-void frontier__store_robots_load(struct crawl *c, struct crawl_host *h);
+void frontier__store_robots_load(struct frontier *f, struct crawl_host *h);
 
 /* Records robots job rj's outcome for its host, unless it was cancelled. */
-void frontier__store_robots_save(struct crawl *c, const struct crawl_job *rj);
+void frontier__store_robots_save(struct frontier *f, const struct crawl_job *rj);
 
 /* Marks the page of job j done without a row (robots.txt or --max-pages
  * dropped it). */
-void frontier__store_drop(struct crawl *c, uint64_t mark);
+void frontier__store_drop(struct frontier *f, uint64_t mark);
 
 #endif

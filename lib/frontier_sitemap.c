@@ -14,9 +14,8 @@
 /* Queues a sitemap job for url, read for the listed URLs of host scope;
  * level 0 for a sitemap robots.txt names (or /sitemap.xml), 1 for one an
  * index lists. Each sitemap is read once. Returns 0 or CRAWL_ENOMEM. */
-static int sitemap_queue(struct crawl *c, const char *url, const char *scope, int level)
+static int sitemap_queue(struct frontier *f, const char *url, const char *scope, int level)
 {
-    struct frontier *f = c->fr;
     struct url_parts p;
     int rc = url_split(url, &p);
     if (rc != 0)
@@ -34,7 +33,7 @@ static int sitemap_queue(struct crawl *c, const char *url, const char *scope, in
     if ((rc = frontier__seen_add(f, key)) <= 0)
         goto out;
     rc = CRAWL_ENOMEM;
-    if (!(h = frontier__host_get(c, p.key)) || !(j = job_new()) || !(j->url = strdup(p.href)) ||
+    if (!(h = frontier__host_get(f, p.key)) || !(j = job_new()) || !(j->url = strdup(p.href)) ||
         !(j->scope = strdup(scope)))
         goto out;
     j->kind = JOB_SITEMAP;
@@ -51,18 +50,18 @@ out:
 
 /* The robots.txt of listed host h is in: its Sitemap lines are read, or
  * /sitemap.xml when it has none. */
-void frontier__sitemaps_start(struct crawl *c, struct crawl_host *h, const struct robots *r)
+void frontier__sitemaps_start(struct frontier *f, struct crawl_host *h, const struct robots *r)
 {
     char *const *urls;
     size_t n = robots_sitemaps(r, &urls);
     for (size_t i = 0; i < n; i++)
-        sitemap_queue(c, urls[i], h->scope, 0);
+        sitemap_queue(f, urls[i], h->scope, 0);
     if (n == 0) {
         size_t len = strlen(h->key) + sizeof "/sitemap.xml";
         char *u = malloc(len);
         if (u) {
             snprintf(u, len, "%s/sitemap.xml", h->key);
-            sitemap_queue(c, u, h->scope, 0);
+            sitemap_queue(f, u, h->scope, 0);
             free(u);
         }
     }
@@ -73,22 +72,22 @@ void frontier__sitemaps_start(struct crawl *c, struct crawl_host *h, const struc
  * robots.txt, --max-pages); the sitemaps an index lists are read next,
  * unless the index was itself listed in one (the protocol nests no
  * deeper). */
-void frontier__sitemap_done(struct crawl *c, struct crawl_job *j)
+void frontier__sitemap_done(struct frontier *f, struct crawl_job *j)
 {
     for (size_t i = 0; i < j->nlinks; i++) {
-        if (!crawl_is_cancelled(c))
-            frontier__admit(c, j->scope, j->links[i], 0);
+        if (!frontier__cancelled(f))
+            frontier__admit(f, j->scope, j->links[i], 0);
         free(j->links[i]);
     }
     free(j->links);
     j->links = NULL;
     j->nlinks = 0;
-    for (char *line = j->body, *nl; line && *line && j->depth == 0 && !crawl_is_cancelled(c);
+    for (char *line = j->body, *nl; line && *line && j->depth == 0 && !frontier__cancelled(f);
          line = nl + 1) {
         if (!(nl = strchr(line, '\n')))
             break;
         *nl = '\0';
-        sitemap_queue(c, line, j->scope, 1);
+        sitemap_queue(f, line, j->scope, 1);
     }
     free(j->body);
     j->body = NULL;

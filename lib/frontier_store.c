@@ -33,53 +33,53 @@ static const char *name_of(struct frontier *f, const char *s)
 
 /* A listed page from the store becomes a job in its turn, with its row
  * number, its line and the failure its line already had. */
-static void load_listed(struct crawl *c, uint64_t id, const struct state_page *p)
+static void load_listed(struct frontier *f, uint64_t id, const struct state_page *p)
 {
     struct crawl_job *j = job_new();
     if (!j || !(j->url = strdup(p->url))) {
         free(j);
-        c->queued_left++;       /* out of memory: the next run takes it */
+        f->left++;       /* out of memory: the next run takes it */
         return;
     }
     j->line = p->line;
-    j->source = name_of(c->fr, p->source);
+    j->source = name_of(f, p->source);
     j->mark = id;
-    j->seq = c->nseq++;
+    j->unnumbered = 1;      /* numbered as it starts */
     if (p->why) {
         job_fail_early(j, CRAWL_FAIL_INPUT, p->why);
-        frontier_push_failed(c, j);
-    } else if (frontier_push(c, j) == CRAWL_ENOMEM) {
+        frontier_push_failed(f, j);
+    } else if (frontier_push(f, j) == CRAWL_ENOMEM) {
         job_fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
-        frontier_push_failed(c, j);
+        frontier_push_failed(f, j);
     }
 }
 
 /* state_queue_load's callback. */
 static void load_one(uint64_t id, const struct state_page *p, void *data)
 {
-    struct crawl *c = data;
-    if (!state_shared(c->st))
-        c->fr->st_cursor = id;
+    struct frontier *f = data;
+    if (!state_shared(f->st))
+        f->st_cursor = id;
     if (p->depth == 0) {
-        load_listed(c, id, p);
+        load_listed(f, id, p);
         return;
     }
     struct url_parts u;
     if (url_split(p->url, &u) != 0) {
-        c->queued_left++;
+        f->left++;
         return;
     }
-    if (frontier__place(c, &u, p->scope ? p->scope : u.host, p->depth, id) != 0)
-        c->queued_left++;
+    if (frontier__place(f, &u, p->scope ? p->scope : u.host, p->depth, id) != 0)
+        f->left++;
     url_parts_free(&u);
 }
 
 /* Pages a worker holds queued from a shared store: twice its transfers in
  * flight, enough to keep them busy between two leases, few enough to
  * leave the rest to the other workers. */
-static size_t lease_batch(const struct crawl *c)
+static size_t lease_batch(const struct frontier *f)
 {
-    size_t n = c->limit > 0 ? 2 * (size_t)c->limit : 64;
+    size_t n = f->limit > 0 ? 2 * (size_t)f->limit : 64;
     return n < 16 ? 16 : n > 2048 ? 2048 : n;
 }
 
@@ -87,54 +87,51 @@ static size_t lease_batch(const struct crawl *c)
  * may yet find links, or fall silent and give its pages back. */
 #define LEASE_POLL 0.05
 
-static void shared_refill(struct crawl *c)
+static void shared_refill(struct frontier *f)
 {
-    struct frontier *f = c->fr;
     /* Leased when half of it is gone: one round trip for many pages. */
-    size_t want = lease_batch(c);
-    if (f->queued + f->pending > want / 2 || crawl_is_cancelled(c))
+    size_t want = lease_batch(f);
+    if (f->queued + f->pending > want / 2 || frontier__cancelled(f))
         return;
-    double now = clock_now();
+    double now = f->now();
     if (!f->sh_found && now < f->sh_poll_at)
         return;
     f->sh_found = 0;
-    int n = state_queue_load(c->st, 0, want - (f->queued + f->pending), load_one, c);
+    int n = state_queue_load(f->st, 0, want - (f->queued + f->pending), load_one, f);
     if (n < 0)
-        crawl__state_warn(c);
+        frontier__store_fail(f);
     f->sh_poll_at = n > 0 ? 0 : now + LEASE_POLL;
 }
 
-void frontier__store_refill(struct crawl *c)
+void frontier__store_refill(struct frontier *f)
 {
-    struct frontier *f = c->fr;
-    if (state_shared(c->st)) {
-        shared_refill(c);
+    if (state_shared(f->st)) {
+        shared_refill(f);
         return;
     }
     while (f->st_more && f->queued + f->pending < FRONTIER_MEM_JOBS / 2) {
-        int n = state_queue_load(c->st, f->st_cursor, FRONTIER_MEM_JOBS / 4, load_one, c);
+        int n = state_queue_load(f->st, f->st_cursor, FRONTIER_MEM_JOBS / 4, load_one, f);
         if (n < 0)
-            crawl__state_warn(c);
+            frontier__store_fail(f);
         if (n <= 0)
             f->st_more = 0;
     }
 }
 
-int frontier__store_admit(struct crawl *c, const struct url_parts *p, const char *scope,
+int frontier__store_admit(struct frontier *f, const struct url_parts *p, const char *scope,
                           int depth)
 {
-    struct frontier *f = c->fr;
     struct state_page sp = { .url = p->href, .scope = scope, .depth = depth };
-    uint64_t id, hash = frontier__hash_url(p->norm);
+    uint64_t id, hash = frontier_hash_url(p->norm);
     if (!f->st_seen)
         f->st_seen = calloc(FRONTIER_SEEN_CACHE, sizeof *f->st_seen);
     uint64_t *slot = f->st_seen ? &f->st_seen[hash % FRONTIER_SEEN_CACHE] : NULL;
     if (slot && *slot == hash)
         return 0;
-    int rc = state_admit(c->st, hash, &sp, &id);
+    int rc = state_admit(f->st, hash, &sp, &id);
     if (rc >= 0 && slot)
         *slot = hash;
-    if (state_shared(c->st)) {
+    if (state_shared(f->st)) {
         /* Sent to the shared queue: whoever leases it next fetches it. */
         f->sh_found = 1;
         goto out;
@@ -148,37 +145,37 @@ int frontier__store_admit(struct crawl *c, const struct url_parts *p, const char
         return 0;
     }
     f->st_cursor = id;
-    return frontier__place(c, p, scope, depth, id);
+    return frontier__place(f, p, scope, depth, id);
 out:
     if (rc < 0)
-        crawl__state_warn(c);
+        frontier__store_fail(f);
     return 0;
 }
 
-void frontier__store_robots_load(struct crawl *c, struct crawl_host *h)
+void frontier__store_robots_load(struct frontier *f, struct crawl_host *h)
 {
     long status;
     int fail;
     char *body;
     size_t len;
-    if (state_robots_get(c->st, h->key, &status, &fail, &body, &len) != 1)
+    if (state_robots_get(f->st, h->key, &status, &fail, &body, &len) != 1)
         return;
-    frontier__robots_rules(c, h, (enum crawl_fail)fail, status, body, len);
+    frontier__robots_rules(f, h, (enum crawl_fail)fail, NULL, status, body, len);
     free(body);
 }
 
-void frontier__store_robots_save(struct crawl *c, const struct crawl_job *rj)
+void frontier__store_robots_save(struct frontier *f, const struct crawl_job *rj)
 {
     /* A fetch the cancellation stopped says nothing of the host. */
-    if (!c->st || rj->res.fail == CRAWL_FAIL_CANCELLED)
+    if (!f->st || rj->res.fail == CRAWL_FAIL_CANCELLED)
         return;
-    if (state_robots_put(c->st, rj->host->key, rj->res.status, (int)rj->res.fail,
+    if (state_robots_put(f->st, rj->host->key, rj->res.status, (int)rj->res.fail,
                          rj->body, rj->body_len) != 0)
-        crawl__state_warn(c);
+        frontier__store_fail(f);
 }
 
-void frontier__store_drop(struct crawl *c, uint64_t mark)
+void frontier__store_drop(struct frontier *f, uint64_t mark)
 {
-    if (c->st && mark && state_drop(c->st, mark) != 0)
-        crawl__state_warn(c);
+    if (f->st && mark && state_drop(f->st, mark) != 0)
+        frontier__store_fail(f);
 }

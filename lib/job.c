@@ -118,3 +118,23 @@ void job_error_free(char *error)
             return;
     free(error);
 }
+
+int job_transient(const struct crawl_result *r)
+{
+    switch (r->fail) {
+    case CRAWL_FAIL_CONNECT:
+    case CRAWL_FAIL_TIMEOUT:
+    case CRAWL_FAIL_RECV:
+        return 1;
+    case CRAWL_FAIL_NONE:
+    case CRAWL_FAIL_HTTP:
+        break;
+    default:
+        return 0;
+    }
+    switch (r->status) {
+    case 408: case 429: case 500: case 502: case 503: case 504:
+        return 1;
+    }
+    return 0;
+}

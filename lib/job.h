@@ -112,12 +112,19 @@ struct crawl_job {
     int    found;             /* a page the crawl found (a link, a sitemap's
                                * URL), not a listed one: its row number is
                                * given as it starts, and none if it never does */
+    int    unnumbered;        /* its row number is given as it starts (a page
+                               * found, or one loaded from a store) */
     int    slot;              /* holds a slot of its host in the --frontier server */
     struct crawl_host *host;  /* its per-host queue, when the frontier keeps them */
     char  *scope;             /* host name of the listed URL it was reached from */
     struct crawl_job *qnext;  /* next job in its queue */
     double not_before;        /* a retry's earliest start (monotonic seconds) */
 };
+
+/* Returns 1 when result r is a transient failure, worth another try: no
+ * connection, a time out, a reset or a response cut short, or HTTP 408,
+ * 429, 500, 502, 503 or 504 (with or without --fail); else 0. */
+int job_transient(const struct crawl_result *r);
 
 /* Returns a zeroed job, or NULL when out of memory. */
 struct crawl_job *job_new(void);

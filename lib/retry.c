@@ -13,26 +13,6 @@
 #include "html.h"
 #include "retry.h"
 
-int retry_transient(const struct crawl_result *r)
-{
-    switch (r->fail) {
-    case CRAWL_FAIL_CONNECT:
-    case CRAWL_FAIL_TIMEOUT:
-    case CRAWL_FAIL_RECV:
-        return 1;
-    case CRAWL_FAIL_NONE:
-    case CRAWL_FAIL_HTTP:
-        break;
-    default:
-        return 0;
-    }
-    switch (r->status) {
-    case 408: case 429: case 500: case 502: case 503: case 504:
-        return 1;
-    }
-    return 0;
-}
-
 int retry_after_applies(long status)
 {
     return status == 429 || status == 503;
@@ -91,7 +71,7 @@ int crawl__retry_later(struct crawl *c, struct crawl_job *job)
 {
     const struct crawl_opts *o = c->opts;
     if (c->relay || job->failed_early || job->unrun ||
-        job->res.attempts > o->retry || !retry_transient(&job->res) ||
+        job->res.attempts > o->retry || !job_transient(&job->res) ||
         atomic_load(&c->cancelled))
         return 0;
     pthread_mutex_lock(&c->lock);
@@ -101,11 +81,11 @@ int crawl__retry_later(struct crawl *c, struct crawl_job *job)
     /* No wait outlasts the run: --deadline cancels what still waits. */
     if (o->deadline > 0 && c->t0 > 0 && at > c->t0 + o->deadline)
         at = c->t0 + o->deadline;
-    frontier_observe(c, job);
+    frontier_observe(c->fr, job);
     job_clear(job);
     c->running--;
     c->retries++;
-    frontier_retry(c, job, at);
+    frontier_retry(c->fr, job, at);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
     return 1;

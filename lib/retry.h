@@ -8,11 +8,6 @@
 #include <time.h>
 #include "crawl.h"
 
-/* Returns 1 when result r is a transient failure: no connection, a time
- * out, a reset or a response cut short, or HTTP 408, 429, 500, 502, 503 or
- * 504 (with or without --fail); else 0. */
-int retry_transient(const struct crawl_result *r);
-
 /* Returns 1 when a response with this status may carry a Retry-After that
  * crawl honours (429 and 503, RFC 9110 10.2.3 and RFC 6585 4), else 0. */
 int retry_after_applies(long status);

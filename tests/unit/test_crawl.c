@@ -144,7 +144,9 @@ static void test_max_pages_counts_pages_started_and_the_rest_are_left(void **sta
     take(t, NULL);
     assert_int_equal(t->n, 3);
     /* /3 and /4 were dropped when their turn came after the bound. */
-    assert_int_equal(t->c.queued_left, 2);
+    struct crawl_summary s;
+    crawl_get_summary(&t->c, &s);
+    assert_int_equal(s.queued_left, 2);
     t_free(t);
 }
 
@@ -204,7 +206,9 @@ static void test_robots_txt_goes_first_and_forbidden_urls_fail_in_their_turn(voi
     assert_true(has_row(t, "http://a.test/private/no"));
     assert_false(has_row(t, "http://a.test/private/link"));
     assert_int_equal(t->c.nfailed, 1);
-    assert_int_equal(t->c.robots_blocked, 2);
+    struct crawl_summary s;
+    crawl_get_summary(&t->c, &s);
+    assert_int_equal(s.robots_blocked, 2);
     t_free(t);
 }
 

@@ -81,7 +81,7 @@ static int transient(enum crawl_fail fail, long status)
     memset(&r, 0, sizeof r);
     r.fail = fail;
     r.status = status;
-    return retry_transient(&r);
+    return job_transient(&r);
 }
 
 static void test_transient_failures_are_connect_timeout_recv_and_six_statuses(void **state)
