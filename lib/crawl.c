@@ -36,6 +36,8 @@ void crawl_opts_init(struct crawl_opts *o)
     o->warc_worker = -1;
 }
 
+static void warn_once_fmt(void *data, const char *fmt, const char *msg);
+
 int crawl__init(struct crawl *c, const struct crawl_opts *o)
 {
     memset(c, 0, sizeof *c);
@@ -46,11 +48,16 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
         pthread_mutex_destroy(&c->lock);
         return CRAWL_ENOMEM;
     }
-    atomic_init(&c->cancelled, 0);
-    atomic_init(&c->warned, 0);
+    atomic_init(&c->cancel.why, 0);
+    pthread_mutex_init(&c->warn_lock, NULL);
     c->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)(uintptr_t)c ^ 0x9e3779b97f4a7c15ULL;
-    atomic_init(&c->flight, 0);
-    atomic_init(&c->sockets, 0);
+    atomic_init(&c->fx.flight, 0);
+    atomic_init(&c->fx.sockets, 0);
+    atomic_init(&c->fx.conns, 0);
+    c->fx.opts = o;
+    c->fx.cancel = &c->cancel;
+    c->fx.warn_once = warn_once_fmt;
+    c->fx.warn_data = c;
     struct frontier_conf fc = {
         .depth = o->depth, .max_pages = o->max_pages, .span_hosts = o->span_hosts,
         .include = o->include, .ninclude = o->ninclude,
@@ -74,9 +81,10 @@ void crawl__fini(struct crawl *c)
         c->model_done(c->model_data);
     frontier_free(c->fr);
     state_close(c->st);
-    curl_slist_free_all(c->headers);
+    curl_slist_free_all(c->fx.headers);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->warn_lock);
     memset(c, 0, sizeof *c);
 }
 
@@ -169,7 +177,7 @@ void crawl_get_summary(struct crawl *c, struct crawl_summary *s)
     struct frontier_counts fc;
     frontier_counts(c->fr, &fc);
     s->queued_left = c->left + fc.left;
-    s->conns = c->conns;
+    s->conns = c->conns + atomic_load(&c->fx.conns);
     s->retries = c->retries;
     s->robots_fetched = fc.robots_fetched;
     s->robots_blocked = fc.robots_blocked;
@@ -281,7 +289,7 @@ static void *input_main(void *arg)
 {
     struct crawl *c = arg;
     pthread_mutex_lock(&c->lock);
-    while (c->input_open && !c->input_stop && !atomic_load(&c->cancelled)) {
+    while (c->input_open && !c->input_stop && !atomic_load(&c->cancel.why)) {
         size_t q = frontier_queued(c->fr), ahead = read_ahead(c);
         if (ahead != (size_t)-1 && q >= ahead / 2)
             pthread_cond_wait(&c->cond, &c->lock);
@@ -435,7 +443,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
         }
         /* The pick itself may have cancelled the crawl (a lost --frontier
          * server). */
-        if (atomic_load(&c->cancelled))
+        if (atomic_load(&c->cancel.why))
             continue;
         /* A shared crawl goes on while other workers hold pages: they may
          * find more, or fall silent and have theirs given back. */
@@ -551,19 +559,12 @@ void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
 
 void crawl_cancel(struct crawl *c, enum crawl_cancel_why why)
 {
-    int none = 0;
-    atomic_compare_exchange_strong(&c->cancelled, &none, (int)why);
+    cancel_set(&c->cancel, why);
 }
 
 const char *crawl_cancel_text(struct crawl *c)
 {
-    switch (atomic_load(&c->cancelled)) {
-    case CRAWL_CANCEL_DEADLINE: return "cancelled: --deadline reached";
-    case CRAWL_CANCEL_OUTPUT:   return "cancelled: the output cannot be written";
-    case CRAWL_CANCEL_SIGNAL:   return "cancelled: interrupted";
-    case CRAWL_CANCEL_FRONTIER: return "cancelled: the shared frontier's server was lost";
-    default:                    return "cancelled";
-    }
+    return cancel_text(atomic_load(&c->cancel.why));
 }
 
 void crawl_on_cookies(struct crawl *c, void (*fn)(const char *line, void *data), void *data)
@@ -579,14 +580,9 @@ void crawl_abandon(struct crawl *c, const char *why)
 
 int crawl_is_cancelled(struct crawl *c)
 {
-    int why = atomic_load(&c->cancelled);
     /* The deadline is the core's own clock: the CLI's SIGALRM only wakes
-     * what blocks, and a signal may reach a thread that does not look. */
-    if (!why && c->deadline_at > 0 && clock_now() >= c->deadline_at) {
-        crawl_cancel(c, CRAWL_CANCEL_DEADLINE);
-        why = atomic_load(&c->cancelled);
-    }
-    return why;
+     * what blocks. */
+    return cancel_why(&c->cancel);
 }
 
 size_t crawl_queued(struct crawl *c)
@@ -675,7 +671,7 @@ static void end_job(struct crawl *c, struct crawl_job *j)
     }
     if (j->failed_early)
         ;
-    else if (c->abandoned && !atomic_load(&c->cancelled))
+    else if (c->abandoned && !atomic_load(&c->cancel.why))
         job_error_set(&j->res, CRAWL_FAIL_OTHER, c->abandoned);
     else
         job_error_set(&j->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
@@ -707,7 +703,7 @@ static void cancel_rest(struct crawl *c)
 {
     for (;;) {
         drain(c);
-        if (atomic_load(&c->cancelled) == CRAWL_CANCEL_OUTPUT)
+        if (atomic_load(&c->cancel.why) == CRAWL_CANCEL_OUTPUT)
             break;
         pthread_mutex_lock(&c->lock);
         int more = read_input(c, 4096);
@@ -728,8 +724,8 @@ static int run_headers(struct crawl *c)
 {
     struct curl_slist *l = NULL, *n;
     int connection = 0;
-    curl_slist_free_all(c->headers);
-    c->headers = NULL;
+    curl_slist_free_all(c->fx.headers);
+    c->fx.headers = NULL;
     for (const struct curl_slist *h = c->opts->headers; h; h = h->next) {
         if (strncasecmp(h->data, "Connection:", 11) == 0 ||
             strncasecmp(h->data, "Connection;", 11) == 0)
@@ -743,7 +739,7 @@ static int run_headers(struct crawl *c)
             goto nomem;
         l = n;
     }
-    c->headers = l;
+    c->fx.headers = l;
     return 0;
 nomem:
     curl_slist_free_all(l);
@@ -816,20 +812,26 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     c->nofile = nofile_raise();
     limit_by_descriptors(c, b);
-    if (run_headers(c) != 0 || fetch_cookies_open(c) != 0) {
+    if (run_headers(c) != 0 || fetch_cookies_open(&c->fx, !c->relay) != 0) {
         cancel_rest(c);
         return CRAWL_ENOMEM;
     }
     /* A procs coordinator fetches nothing: its workers write the WARC. */
-    if (!b->processes && fetch_keep_open(c) != 0) {
+    if (!b->processes && fetch_keep_open(&c->fx) != 0) {
         cancel_rest(c);
-        fetch_cookies_close(c);
+        fetch_cookies_close(&c->fx, c->relay ? c->on_cookies : NULL, c->on_cookies_data);
         return CRAWL_EOUTPUT;
     }
     pthread_mutex_lock(&c->lock);
     c->t0 = clock_now();
-    c->deadline_at = c->opts->deadline > 0 ? c->t0 + c->opts->deadline : 0;
-    frontier_start(c->fr, c->limit, c->deadline_at, &c->cancelled);
+    c->cancel.deadline_at = c->opts->deadline > 0 ? c->t0 + c->opts->deadline : 0;
+    frontier_start(c->fr, c->limit, c->cancel.deadline_at, &c->cancel.why);
+    c->fx.reuse = c->reuse;
+    c->fx.limit = c->limit;
+    c->fx.listed = c->fetchable;
+    c->fx.finds = crawl__finds(o);
+    c->fx.t0 = c->t0;
+    c->fx.transfers = c->live ? &c->live->transfers : NULL;
     c->fetchable_at_start = c->fetchable;
     if (c->live) {
         snprintf(c->live->mode, sizeof c->live->mode, "%s", b->name);
@@ -848,7 +850,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     int rc = b->run(c);
     c->wall = clock_now() - c->t0;
-    c->st_complete = rc == 0 && !atomic_load(&c->cancelled) && frontier_queued(c->fr) == 0;
+    c->st_complete = rc == 0 && !atomic_load(&c->cancel.why) && frontier_queued(c->fr) == 0;
     if (reader) {
         pthread_mutex_lock(&c->lock);
         c->input_stop = 1;
@@ -858,8 +860,8 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         c->input_streams = 0;       /* what is left is read by cancel_rest (joined: no lock) */
     }
     cancel_rest(c);
-    fetch_cookies_close(c);
-    if (fetch_keep_close(c) != 0 && rc == 0)
+    fetch_cookies_close(&c->fx, c->relay ? c->on_cookies : NULL, c->on_cookies_data);
+    if (fetch_keep_close(&c->fx) != 0 && rc == 0)
         rc = CRAWL_EOUTPUT;
     return rc;
 }
@@ -871,14 +873,38 @@ static void warn(struct crawl *c, const char *fmt, va_list ap)
     c->on_warn(buf, c->on_warn_data);
 }
 
+/* Whether the warning of format fmt is said now: the first time each. A
+ * run has a handful of such formats; the table keeps the first ones, and a
+ * format past them is said every time rather than never. */
+static int first_of(struct crawl *c, const char *fmt)
+{
+    pthread_mutex_lock(&c->warn_lock);
+    int first = 1;
+    for (size_t i = 0; i < c->nwarned && first; i++)
+        if (c->warned[i] == fmt)
+            first = 0;
+    if (first && c->nwarned < sizeof c->warned / sizeof *c->warned)
+        c->warned[c->nwarned++] = fmt;
+    pthread_mutex_unlock(&c->warn_lock);
+    return first;
+}
+
 void crawl_warn_once(struct crawl *c, const char *fmt, ...)
 {
-    if (atomic_exchange(&c->warned, 1) || !c->on_warn)
+    if (!c->on_warn || !first_of(c, fmt))
         return;
     va_list ap;
     va_start(ap, fmt);
     warn(c, fmt, ap);
     va_end(ap);
+}
+
+/* fetch_ctx's warn_once: fetch's message msg, of format fmt. */
+static void warn_once_fmt(void *data, const char *fmt, const char *msg)
+{
+    struct crawl *c = data;
+    if (c->on_warn && first_of(c, fmt))
+        c->on_warn(msg, c->on_warn_data);
 }
 
 void crawl_warn(struct crawl *c, const char *fmt, ...)
@@ -893,5 +919,15 @@ void crawl_warn(struct crawl *c, const char *fmt, ...)
 
 const char *crawl_describe(const struct crawl *c, char *buf, size_t n)
 {
-    return fetch_describe(c, buf, n);
+    return fetch_describe(&c->fx, buf, n);
+}
+
+struct fetch_ctx *crawl_fetch_ctx(struct crawl *c)
+{
+    return &c->fx;
+}
+
+int crawl_add_cookie(struct crawl *c, const char *line)
+{
+    return fetch_cookie_add(&c->fx, line);
 }

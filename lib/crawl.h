@@ -13,8 +13,10 @@
 #include <stdio.h>
 #include <curl/curl.h>
 
+#include "cancel.h"
 #include "errors.h"
 #include "job.h"
+#include "opts.h"
 
 #define CRAWL_VERSION "0.1.0"
 
@@ -27,78 +29,6 @@ char *crawl_version_line(char *buf, size_t n);
 #define CRAWL_LINK_CONCURRENCY 100
 
 
-enum crawl_reuse {
-    CRAWL_REUSE_AUTO,   /* reuse unless every URL is in flight at once and none is https */
-    CRAWL_REUSE_ON,
-    CRAWL_REUSE_OFF
-};
-
-enum crawl_format { CRAWL_FMT_TABLE, CRAWL_FMT_JSONL, CRAWL_FMT_CSV };
-enum crawl_order  { CRAWL_ORDER_INPUT, CRAWL_ORDER_COMPLETION };
-
-
-struct crawl_opts {
-    int    concurrency;       /* transfers in flight at most; 0: the model's default */
-    double timeout;           /* seconds for a whole transfer */
-    double connect_timeout;   /* seconds to connect */
-    long   max_redirs;        /* redirects followed; 0 disables following */
-    enum crawl_reuse reuse;
-    const char *user_agent;
-    struct curl_slist *headers;   /* extra request headers, owned by the caller */
-    int    fail_http;         /* HTTP status >= 400 counts as a failure */
-    curl_off_t max_size;      /* largest decoded body accepted, bytes; 0: no limit */
-    long   buffer_size;       /* libcurl's receive buffer, bytes; 0: libcurl's default */
-    int    insecure;          /* do not verify TLS certificates */
-    const char *cacert;       /* CA certificates (PEM file) to verify with; NULL: the system's */
-    const char *cookie_jar;   /* libcurl's cookie engine on, its jar read from
-                               * and written to this file; NULL: off */
-    const char *cookie;       /* "NAME=VALUE; ..." sent with every request; NULL: none */
-    const char *proxy;        /* the proxy of every request (-x); "": none, even
-                               * if the environment names one; NULL: the
-                               * environment's (http_proxy, ...), if any */
-    const char *noproxy;      /* hosts reached without the proxy, comma-separated
-                               * as curl's --noproxy ("*": all); NULL: the
-                               * environment's no_proxy */
-    size_t stack_size;        /* coroutine stack bytes; 0: default */
-    int    loops;             /* coro: event loops (threads) */
-    int    procs;             /* procs: worker processes; 0: the online CPUs */
-    int    parse_threads;     /* coro, procs: threads that parse pages off the
-                               * event loops; -1: the online CPUs the loops
-                               * (procs: the worker processes) leave */
-    double deadline;          /* seconds for the whole run; 0: none */
-    int    retry;             /* more tries for a transient failure (--retry) */
-    double retry_delay;       /* seconds: the backoff's base */
-    double retry_max_delay;   /* seconds: the longest wait before a retry */
-
-    /* Link following. */
-    int    depth;             /* link hops followed from the listed URLs */
-    long   max_pages;         /* pages fetched at most, listed ones included; 0: no bound */
-    int    span_hosts;        /* follow links to other hosts than the listed URL's */
-    const regex_t *include;   /* a followed link must match one of these, if any */
-    size_t ninclude;
-    const regex_t *exclude;   /* ... and none of these */
-    size_t nexclude;
-    const struct html_rules *rules; /* what to follow and extract; NULL: no parsing */
-    int    robots;            /* obey robots.txt when following links */
-    const char *robots_agent; /* the product token robots.txt is read for; NULL:
-                                 the one user_agent starts with */
-    int    per_host;          /* transfers in flight to one host at most; 0: no bound */
-    double delay;             /* seconds between the starts of requests to one host */
-    int    ignore_crawl_delay;  /* robots.txt's Crawl-delay does not space requests */
-    int    auto_throttle;     /* each host's delay follows its latency and errors */
-    int    sitemaps;          /* the listed hosts' sitemaps add their URLs at depth 0 */
-
-    /* Keeping what was fetched. */
-    const char *warc;         /* --warc: FILE.warc.gz, or NULL */
-    long long warc_max_size;  /* a new file past this many bytes; 0: one file */
-    const char *cdx;          /* --cdx: a CDXJ index of the WARC, or NULL */
-    const char *warc_options; /* the command line, for the warcinfo record */
-    int    warc_worker;       /* a procs worker's number, in its files' names; -1: none */
-    const char *save_dir;     /* --save: every body as a file under it, or NULL */
-};
-
-/* Fills o with the defaults of every option. */
-void crawl_opts_init(struct crawl_opts *o);
 
 
 
@@ -163,6 +93,13 @@ void crawl_on_warn(struct crawl *c, void (*fn)(const char *msg, void *data), voi
 
 /* Returns 0, or the negative code the URL lists ended on (a read error). */
 int crawl_input_error(const struct crawl *c);
+
+struct fetch_ctx;
+
+/* What every transfer of the run shares, for fetch.h's calls: the options,
+ * headers, reuse policy, cancellation and counters (set up by crawl_run
+ * before the model runs). */
+struct fetch_ctx *crawl_fetch_ctx(struct crawl *c);
 
 /* What a model reads of the run the core set up: transfers in flight at
  * most (0: all at once; the core set it from -c, the model's default and
@@ -302,16 +239,8 @@ void crawl_done(struct crawl *c, struct crawl_job *job);
 void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* Why a crawl was cancelled. */
-enum crawl_cancel_why {
-    CRAWL_CANCEL_SIGNAL = 1,    /* SIGINT or SIGTERM */
-    CRAWL_CANCEL_DEADLINE,      /* --deadline passed */
-    CRAWL_CANCEL_OUTPUT,        /* the output cannot be written: fetch for nobody */
-    CRAWL_CANCEL_FRONTIER       /* the --frontier server was lost */
-};
-
 /* Stops handing out jobs and makes the models abandon transfers in flight;
- * the first reason given sticks. Async-signal-safe. */
+ * the first reason given sticks (cancel.h). */
 void crawl_cancel(struct crawl *c, enum crawl_cancel_why why);
 
 /* With --cookie-jar, a relaying crawl (a procs worker) hands every cookie
@@ -438,8 +367,8 @@ double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q);
 /* Adds n to the count of connections opened (thread-safe). */
 void crawl_count_conns(struct crawl *c, long n);
 
-/* Passes a printf-style message to c->on_warn, once per crawl: the first
- * call speaks, later ones are dropped. */
+/* Passes a printf-style message to c->on_warn, once per format: the first
+ * call with fmt speaks, later ones with the same fmt are dropped. */
 void crawl_warn_once(struct crawl *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

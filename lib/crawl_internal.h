@@ -4,6 +4,7 @@
 #define CRAWL_INTERNAL_H
 
 #include "crawl.h"
+#include "fetch.h"
 
 struct frontier;
 struct warc;
@@ -44,8 +45,6 @@ struct crawl {
                                * The core sets it from -c, the model's default
                                * and the descriptors there are: models obey it */
     int    reuse;             /* the policy that runs: 1 reuse, 0 fresh connections */
-    struct curl_slist *headers;  /* the request headers of this run: opts->headers,
-                                  * with "Connection: close" when reuse is off */
     int    threads_peak;      /* most threads alive at once, for the report */
     size_t fetchable;         /* listed jobs read so far that need a fetch */
     size_t fetchable_at_start;  /* ... when the model started (policies read it
@@ -61,9 +60,9 @@ struct crawl {
     pthread_t input_tid;
     struct crawl_hist hist[2];  /* fetched URLs' times, by enum crawl_time */
     double t0;                /* monotonic seconds at crawl_run's start */
-    double deadline_at;       /* ... and when --deadline cancels it; 0: never */
     double wall;              /* seconds crawl_run took */
-    atomic_int cancelled;     /* set by crawl_cancel (the reason): take no more jobs */
+    struct fetch_ctx fx;      /* what every transfer shares (fetch.h) */
+    struct cancel cancel;     /* why the run was cancelled (crawl_cancel), and its --deadline */
     const char *abandoned;    /* set by crawl_abandon: why the jobs left never ran */
     const struct crawl_backend *prepared;   /* crawl_prepare ran for it */
     void *model_data;         /* crawl_set_model_data's */
@@ -76,24 +75,19 @@ struct crawl {
                                * whichever thread finished it */
     void (*on_warn)(const char *msg, void *data);
     void  *on_warn_data;      /* where crawl_warn's messages go; none when NULL */
-    atomic_int warned;        /* crawl_warn_once already spoke */
+    pthread_mutex_t warn_lock;  /* guards warned */
+    const char *warned[16];   /* the formats crawl_warn_once has said */
+    size_t nwarned;
     void (*on_queue)(void *data);
     void  *on_queue_data;     /* told when the input thread queues a job */
     void (*relay)(struct crawl *c, struct crawl_job *job, void *data);
     void  *relay_data;        /* a relaying crawl's one destination of every
                                * finished job (see crawl_set_relay) */
-    atomic_int flight;        /* transfers between fetch_prepare and fetch_finish */
-    atomic_int sockets;       /* sockets libcurl opened through fetch's callback
-                               * and has not closed */
     void (*on_waiting)(void *data);
     void  *on_waiting_data;   /* a model is about to block (crawl_waiting) */
-    struct fetch_share *cookies;  /* with --cookie-jar: the one cookie jar of
-                                   * every easy handle of the run (fetch.c) */
-    CURL  *cookie_easy;       /* the handle that reads and writes the jar's file */
     void (*on_cookies)(const char *line, void *data);   /* crawl_on_cookies */
     void *on_cookies_data;
     struct crawl_live *live;  /* where the counters are published, or NULL */
-    struct warc *warc;        /* --warc's writer, open while the run fetches */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
                                * resident set, summed; 0: not measured */
     /* --state (crawl_state.c): the store holds the queue, the seen set,

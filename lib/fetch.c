@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "crawl_internal.h"
 #include "fetch.h"
 #include "fetch_keep.h"
 #include "html.h"
@@ -145,7 +144,7 @@ static int defer_page(struct fetch_xfer *x, const char *p, size_t n)
  * CURLOPT_MAXFILESIZE alone cannot catch every case). */
 int fetch__decoded(struct fetch_xfer *x, const char *ptr, size_t n)
 {
-    curl_off_t max = x->c->opts->max_size;
+    curl_off_t max = x->ctx->opts->max_size;
     x->body += (curl_off_t)n;
     if (x->job->kind == JOB_ROBOTS) {
         /* Its own limit: a robots.txt over --max-size is read in part,
@@ -191,7 +190,7 @@ static int on_progress(void *data, curl_off_t dltotal, curl_off_t dlnow,
                        curl_off_t ultotal, curl_off_t ulnow)
 {
     struct fetch_xfer *x = data;
-    return crawl_is_cancelled(x->c) ? 1 : 0;
+    return cancel_why(x->ctx->cancel) ? 1 : 0;
 }
 
 /* The receive buffer when --buffer-size is not given and more than
@@ -208,17 +207,17 @@ static int on_progress(void *data, curl_off_t dltotal, curl_off_t dlnow,
  * the crawl has no bound, all that it holds is in flight at once; a
  * link-following crawl finds its pages as it goes (and its count changes
  * under the lock), so it keeps libcurl's. */
-static long buffer_size(const struct crawl *c, int *automatic)
+static long buffer_size(const struct fetch_ctx *ctx, int *automatic)
 {
     size_t in_flight;
     *automatic = 0;
-    if (c->opts->buffer_size > 0)
-        return c->opts->buffer_size;
-    if (crawl__finds(c->opts))
+    if (ctx->opts->buffer_size > 0)
+        return ctx->opts->buffer_size;
+    if (ctx->finds)
         return 0;
-    in_flight = c->fetchable_at_start;
-    if (c->limit > 0 && (size_t)c->limit < in_flight)
-        in_flight = (size_t)c->limit;
+    in_flight = ctx->listed;
+    if (ctx->limit > 0 && (size_t)ctx->limit < in_flight)
+        in_flight = (size_t)ctx->limit;
     if (in_flight <= FETCH_MANY)
         return 0;
     *automatic = 1;
@@ -267,28 +266,28 @@ int fetch_set_locale(void)
  * trace can show the connections open as each transfer starts and ends. */
 static curl_socket_t open_socket(void *data, curlsocktype purpose, struct curl_sockaddr *a)
 {
-    struct crawl *c = data;
+    struct fetch_ctx *ctx = data;
     curl_socket_t fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
     if (fd != CURL_SOCKET_BAD)
-        atomic_fetch_add(&c->sockets, 1);
+        atomic_fetch_add(&ctx->sockets, 1);
     return fd;
 }
 
 /* CURLOPT_CLOSESOCKETFUNCTION: libcurl calls it with the clientp of the
  * handle that opened the socket, whichever handle closes it (a connection
- * cache's cleanup included): c outlives every handle of its run. */
+ * cache's cleanup included): ctx outlives every handle of its run. */
 static int close_socket(void *data, curl_socket_t fd)
 {
-    struct crawl *c = data;
-    atomic_fetch_sub(&c->sockets, 1);
+    struct fetch_ctx *ctx = data;
+    atomic_fetch_sub(&ctx->sockets, 1);
     return close(fd);
 }
 
-CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
+CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share)
 {
     int automatic;
-    long bufsize = buffer_size(c, &automatic);
-    const struct crawl_opts *o = c->opts;
+    long bufsize = buffer_size(ctx, &automatic);
+    const struct crawl_opts *o = ctx->opts;
     CURL *h = curl_easy_init();
     if (!h)
         return NULL;
@@ -303,8 +302,8 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
     /* The length is that of the decoded body, as len(r.content) is. */
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_USERAGENT, o->user_agent);
-    if (c->headers)
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
+    if (ctx->headers)
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, ctx->headers);
     if (bufsize > 0)
         curl_easy_setopt(h, CURLOPT_BUFFERSIZE, bufsize);
     if (o->cacert)
@@ -313,7 +312,7 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
     }
-    if (!c->reuse) {
+    if (!ctx->reuse) {
         curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
         curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
     }
@@ -333,15 +332,15 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
      * with every later request to its site, whichever handle, thread, loop
      * or pool worker sends it. libcurl 7.88 uses a share's cookies only on
      * a handle whose engine is on: a COOKIEFILE, "" for no file. */
-    if (c->cookies) {
-        share = c->cookies;
+    if (ctx->cookies) {
+        share = ctx->cookies;
         curl_easy_setopt(h, CURLOPT_COOKIEFILE, "");
     }
     /* --warc archives the body as sent, and every response of a redirect
      * chain: fetch_keep.c decodes a copy (zlib: gzip and deflate, all that
      * is asked for) and follows redirects itself. The request head comes
      * from the debug callback, which libcurl calls only when verbose. */
-    if (c->warc) {
+    if (ctx->warc) {
         curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip, deflate");
         curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
@@ -350,28 +349,35 @@ CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share)
         curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
     }
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
-    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, c);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, ctx);
     curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
-    curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, c);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, ctx);
     if (share)
         curl_easy_setopt(h, CURLOPT_SHARE, share->sh);
     return h;
 }
 
-int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
+/* Adds n (1 or -1) to the live count of transfers in flight, if any. */
+static void count_transfer(struct fetch_ctx *ctx, long n)
+{
+    if (ctx->transfers)
+        atomic_fetch_add_explicit(ctx->transfers, n, memory_order_relaxed);
+}
+
+int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job *job,
                   int worker)
 {
-    crawl_count_transfers(c, 1);
-    x->c = c;
+    count_transfer(ctx, 1);
+    x->ctx = ctx;
     x->job = job;
     x->body = 0;
     x->too_large = 0;
     x->worker = worker;
     x->errbuf[0] = '\0';
     job->res.worker = worker;
-    job->res.start = clock_now() - c->t0;
-    job->res.flight_start = atomic_fetch_add(&c->flight, 1) + 1;
-    job->res.conns_start = atomic_load(&c->sockets);
+    job->res.start = clock_now() - ctx->t0;
+    job->res.flight_start = atomic_fetch_add(&ctx->flight, 1) + 1;
+    job->res.conns_start = atomic_load(&ctx->sockets);
     x->page_checked = 0;
     x->buf_len = 0;
     x->robots_cut = 0;
@@ -384,7 +390,7 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
     x->sitemap_over = 0;
     if (job->kind == JOB_SITEMAP)
         x->sitemap = sitemap_new(job->url);     /* NULL: the fetch fails, out of memory */
-    const struct crawl_opts *o = c->opts;
+    const struct crawl_opts *o = ctx->opts;
     if (job->kind == JOB_PAGE && o->rules &&
         (job->depth < o->depth || html_rules_nextract(o->rules) > 0))
         x->page = html_page_new(o->rules, job->url);   /* NULL: no parsing */
@@ -403,7 +409,7 @@ int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
      * a transfer wait for the first response on the host's connection, so
      * one slow URL would hold up every transfer started beside it. */
     curl_easy_setopt(x->easy, CURLOPT_PIPEWAIT,
-                     c->reuse && strncasecmp(job->url, "https:", 6) == 0 ? 1L : 0L);
+                     ctx->reuse && strncasecmp(job->url, "https:", 6) == 0 ? 1L : 0L);
     curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
@@ -485,13 +491,13 @@ static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x, long st
 static void warn_stopped(struct fetch_xfer *x, enum html_stop why)
 {
     if (why == HTML_STOP_DEPTH)
-        crawl_warn_once(x->c, "%s: elements nested deeper than libxml2's limit (%u): "
+        fetch_warn_once(x->ctx, "%s: elements nested deeper than libxml2's limit (%u): "
                         "--follow and --extract see only the page before them",
                         x->job->url, html_max_depth());
     else if (why == HTML_STOP_TREE)
-        crawl_warn_once(x->c, "%s: the page's document tree reached --max-size (%lld bytes): "
+        fetch_warn_once(x->ctx, "%s: the page's document tree reached --max-size (%lld bytes): "
                         "--follow and --extract see only the page before that point",
-                        x->job->url, (long long)x->c->opts->max_size);
+                        x->job->url, (long long)x->ctx->opts->max_size);
 }
 
 static double usec(CURL *h, CURLINFO what)
@@ -508,9 +514,9 @@ static void take_info(struct fetch_xfer *x, struct crawl_result *r)
     char *eff = NULL;
     long conns = 0;
 
-    r->end = clock_now() - x->c->t0;
-    r->flight_end = atomic_fetch_sub(&x->c->flight, 1) - 1;
-    r->conns_end = atomic_load(&x->c->sockets);
+    r->end = clock_now() - x->ctx->t0;
+    r->flight_end = atomic_fetch_sub(&x->ctx->flight, 1) - 1;
+    r->conns_end = atomic_load(&x->ctx->sockets);
     r->length = x->body;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
     curl_easy_getinfo(h, CURLINFO_REDIRECT_COUNT, &r->redirects);
@@ -525,7 +531,8 @@ static void take_info(struct fetch_xfer *x, struct crawl_result *r)
     r->time_tls = usec(h, CURLINFO_APPCONNECT_TIME_T);
     r->time_ttfb = usec(h, CURLINFO_STARTTRANSFER_TIME_T);
     r->time_total = usec(h, CURLINFO_TOTAL_TIME_T);
-    crawl_count_conns(x->c, conns);
+    if (conns > 0)
+        atomic_fetch_add(&x->ctx->conns, (size_t)conns);
 }
 
 /* Ends the page's parse: its links go to the job (for the frontier), its
@@ -537,7 +544,7 @@ static void end_page(struct fetch_xfer *x, struct crawl_result *r)
     if (html_page_finish(x->page, r->final_url, &l) == 0) {
         r->nlinks = l.nlinks;
         warn_stopped(x, l.stopped);
-        if (x->job->depth < x->c->opts->depth) {
+        if (x->job->depth < x->ctx->opts->depth) {
             x->job->links = l.links;
             x->job->nlinks = l.nlinks;
             l.links = NULL;
@@ -654,12 +661,12 @@ static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_resul
     enum crawl_fail fail = classify(rc, x, r->status);
     if (fail == CRAWL_FAIL_TOO_LARGE)
         snprintf(buf, sizeof buf, "body larger than --max-size (%lld bytes)",
-                 (long long)x->c->opts->max_size);
+                 (long long)x->ctx->opts->max_size);
     else if (header_too_large(rc, x, r->status))
         snprintf(buf, sizeof buf, "response header too large: a header line over %d bytes",
                  CURL_MAX_HTTP_HEADER);
     else if (fail == CRAWL_FAIL_CANCELLED)
-        snprintf(buf, sizeof buf, "%s", crawl_cancel_text(x->c));
+        snprintf(buf, sizeof buf, "%s", cancel_text(atomic_load(&x->ctx->cancel->why)));
     else if (rc == CURLE_UNSUPPORTED_PROTOCOL && r->status >= 300 && r->status < 400)
         snprintf(buf, sizeof buf, "redirect refused, only http and https are followed (%s)",
                  curl_text);
@@ -684,7 +691,7 @@ static double retry_after(struct fetch_xfer *x, long status)
 int fetch_finish(struct fetch_xfer *x, CURLcode rc)
 {
     int later = 0;
-    crawl_count_transfers(x->c, -1);
+    count_transfer(x->ctx, -1);
     struct crawl_result *r = &x->job->res;
 
     take_info(x, r);
@@ -700,7 +707,7 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
         rc = take_sitemap(x, rc, r);
     if (rc != CURLE_OK) {
         record_failure(x, rc, r);
-    } else if (x->c->opts->fail_http && r->status >= 400) {
+    } else if (x->ctx->opts->fail_http && r->status >= 400) {
         char buf[64];
         snprintf(buf, sizeof buf, "HTTP status %ld", r->status);
         job_error_set(r, CRAWL_FAIL_HTTP, buf);
@@ -709,20 +716,21 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
     return later;
 }
 
-void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
+void fetch_perform(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job *job,
                    int worker)
 {
-    if (crawl_is_cancelled(c)) {
-        job_error_set(&job->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
+    int why = cancel_why(ctx->cancel);
+    if (why) {
+        job_error_set(&job->res, CRAWL_FAIL_CANCELLED, cancel_text(why));
         return;
     }
-    fetch_prepare(x, c, job, worker);
+    fetch_prepare(x, ctx, job, worker);
     curl_easy_setopt(x->easy, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(x->easy, CURLOPT_XFERINFODATA, x);
     curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 0L);
     CURLcode rc;
     while (fetch_follow(x, rc = curl_easy_perform(x->easy))) {
-        if (crawl_is_cancelled(c)) {
+        if (cancel_why(ctx->cancel)) {
             rc = CURLE_ABORTED_BY_CALLBACK;     /* between two hops */
             break;
         }
@@ -744,7 +752,7 @@ static void share_unlock(CURL *h, curl_lock_data d, void *data)
     pthread_mutex_unlock(&s->locks[d]);
 }
 
-static struct fetch_share *share_new(struct crawl *c, int locked, int cookies)
+static struct fetch_share *share_new(int locked, int cookies)
 {
     struct fetch_share *s = calloc(1, sizeof *s);
     if (!s)
@@ -775,64 +783,65 @@ err:
     return NULL;
 }
 
-struct fetch_share *fetch_share_new(struct crawl *c)
+struct fetch_share *fetch_share_new(void)
 {
-    return share_new(c, 1, 0);
+    return share_new(1, 0);
 }
 
-struct fetch_share *fetch_share_new_local(struct crawl *c)
+struct fetch_share *fetch_share_new_local(void)
 {
-    return share_new(c, 0, 0);
+    return share_new(0, 0);
 }
 
-int fetch_cookies_open(struct crawl *c)
+int fetch_cookies_open(struct fetch_ctx *ctx, int file)
 {
-    const char *jar = c->opts->cookie_jar;
+    const char *jar = ctx->opts->cookie_jar;
     if (!jar)
         return 0;
-    if (!(c->cookies = share_new(c, 1, 1)) || !(c->cookie_easy = curl_easy_init())) {
-        fetch_share_free(c->cookies);
-        c->cookies = NULL;
+    if (!(ctx->cookies = share_new(1, 1)) || !(ctx->cookie_easy = curl_easy_init())) {
+        fetch_share_free(ctx->cookies);
+        ctx->cookies = NULL;
         return CRAWL_ENOMEM;
     }
     /* This handle never fetches: it reads the file into the shared jar
      * once, before any transfer, and writes the jar at the end. A
      * COOKIEFILE on every handle would read the file again as each one
      * starts, over cookies the run has set since. */
-    curl_easy_setopt(c->cookie_easy, CURLOPT_SHARE, c->cookies->sh);
-    curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIEFILE, jar);
-    curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIELIST, "RELOAD");
-    if (!c->relay)
-        curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIEJAR, jar);
+    curl_easy_setopt(ctx->cookie_easy, CURLOPT_SHARE, ctx->cookies->sh);
+    curl_easy_setopt(ctx->cookie_easy, CURLOPT_COOKIEFILE, jar);
+    curl_easy_setopt(ctx->cookie_easy, CURLOPT_COOKIELIST, "RELOAD");
+    if (file)
+        curl_easy_setopt(ctx->cookie_easy, CURLOPT_COOKIEJAR, jar);
     return 0;
 }
 
-int crawl_add_cookie(struct crawl *c, const char *line)
+int fetch_cookie_add(struct fetch_ctx *ctx, const char *line)
 {
-    if (!c->cookie_easy)
+    if (!ctx->cookie_easy)
         return 0;
-    return curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIELIST, line) == CURLE_OUT_OF_MEMORY
+    return curl_easy_setopt(ctx->cookie_easy, CURLOPT_COOKIELIST, line) == CURLE_OUT_OF_MEMORY
            ? CRAWL_ENOMEM : 0;
 }
 
-void fetch_cookies_close(struct crawl *c)
+void fetch_cookies_close(struct fetch_ctx *ctx, void (*fn)(const char *line, void *data),
+                         void *data)
 {
-    if (!c->cookie_easy)
+    if (!ctx->cookie_easy)
         return;
-    if (!c->relay) {
-        curl_easy_setopt(c->cookie_easy, CURLOPT_COOKIELIST, "FLUSH");
-    } else if (c->on_cookies) {
+    if (!fn) {
+        curl_easy_setopt(ctx->cookie_easy, CURLOPT_COOKIELIST, "FLUSH");
+    } else {
         struct curl_slist *list = NULL;
-        if (curl_easy_getinfo(c->cookie_easy, CURLINFO_COOKIELIST, &list) == CURLE_OK) {
+        if (curl_easy_getinfo(ctx->cookie_easy, CURLINFO_COOKIELIST, &list) == CURLE_OK) {
             for (struct curl_slist *l = list; l; l = l->next)
-                c->on_cookies(l->data, c->on_cookies_data);
+                fn(l->data, data);
             curl_slist_free_all(list);
         }
     }
-    curl_easy_cleanup(c->cookie_easy);      /* with no COOKIEJAR, writes nothing */
-    c->cookie_easy = NULL;
-    fetch_share_free(c->cookies);
-    c->cookies = NULL;
+    curl_easy_cleanup(ctx->cookie_easy);    /* with no COOKIEJAR, writes nothing */
+    ctx->cookie_easy = NULL;
+    fetch_share_free(ctx->cookies);
+    ctx->cookies = NULL;
 }
 
 void fetch_share_free(struct fetch_share *s)
@@ -874,20 +883,32 @@ const char *fetch_describe_opts(const struct crawl_opts *o, char *buf, size_t n)
     return buf;
 }
 
-const char *fetch_describe(const struct crawl *c, char *buf, size_t n)
+const char *fetch_describe(const struct fetch_ctx *ctx, char *buf, size_t n)
 {
     char limit[32], rest[256], bufsize[64] = "", size[32];
     int automatic;
-    long bs = buffer_size(c, &automatic);
-    if (c->limit > 0)
-        snprintf(limit, sizeof limit, "%d", c->limit);
+    long bs = buffer_size(ctx, &automatic);
+    if (ctx->limit > 0)
+        snprintf(limit, sizeof limit, "%d", ctx->limit);
     else
         snprintf(limit, sizeof limit, "all");
     if (bs > 0)
         snprintf(bufsize, sizeof bufsize, ", buffer %s%s", size_text(bs, size, sizeof size),
                  automatic ? " (auto)" : "");
-    snprintf(buf, n, "in flight %s, reuse %s%s%s, %s", limit, c->reuse ? "on" : "off",
-             c->opts->reuse == CRAWL_REUSE_AUTO ? " (auto)" : "", bufsize,
-             fetch_describe_opts(c->opts, rest, sizeof rest));
+    snprintf(buf, n, "in flight %s, reuse %s%s%s, %s", limit, ctx->reuse ? "on" : "off",
+             ctx->opts->reuse == CRAWL_REUSE_AUTO ? " (auto)" : "", bufsize,
+             fetch_describe_opts(ctx->opts, rest, sizeof rest));
     return buf;
+}
+
+void fetch_warn_once(struct fetch_ctx *ctx, const char *fmt, ...)
+{
+    if (!ctx->warn_once)
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ctx->warn_once(ctx->warn_data, fmt, buf);
 }

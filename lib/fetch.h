@@ -5,13 +5,46 @@
 #ifndef CRAWL_FETCH_H
 #define CRAWL_FETCH_H
 
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <curl/curl.h>
-#include "crawl.h"
+
+#include "cancel.h"
+#include "errors.h"
+#include "job.h"
+#include "opts.h"
 
 struct fetch_share;
 struct fetch_keep;
 struct html_page;
+struct warc;
+
+/* What every transfer of a run shares, built by the core as the run
+ * starts and read by fetch only: the options and request headers, the
+ * reuse policy, the run's cancellation, the counters it keeps (atomics,
+ * since any thread fetches), the cookie jar and the WARC writer. */
+struct fetch_ctx {
+    const struct crawl_opts *opts;
+    struct curl_slist *headers; /* the run's request headers */
+    int    reuse;               /* connections are reused */
+    int    limit;               /* transfers in flight at most; 0: all at once */
+    size_t listed;              /* URLs listed when the run started */
+    int    finds;               /* the run finds pages as it goes (links, sitemaps) */
+    double t0;                  /* when the run started (monotonic seconds) */
+    struct cancel *cancel;      /* the run's cancellation */
+    atomic_int flight;          /* transfers between fetch_prepare and fetch_finish */
+    atomic_int sockets;         /* sockets libcurl opened and has not closed */
+    atomic_size_t conns;        /* connections opened, as libcurl counts them */
+    atomic_long *transfers;     /* a live counter of transfers in flight, or NULL */
+    struct fetch_share *cookies;  /* with --cookie-jar: the one cookie jar of
+                                   * every easy handle of the run */
+    CURL  *cookie_easy;         /* the handle that reads and writes the jar's file */
+    struct warc *warc;          /* --warc's writer, open while the run fetches */
+    /* Where fetch's warnings go: msg, said once for each distinct fmt. */
+    void (*warn_once)(void *data, const char *fmt, const char *msg);
+    void  *warn_data;
+};
 
 /* A budget of body bytes held for a later parse (fetch_parse), shared by
  * the transfers of a crawl whose model parses elsewhere than it fetches. */
@@ -31,7 +64,7 @@ struct fetch_defer {
 
 struct fetch_xfer {
     CURL  *easy;
-    struct crawl *c;
+    struct fetch_ctx *ctx;
     struct crawl_job *job;
     curl_off_t body;            /* decoded body bytes so far */
     int    too_large;           /* the write callback stopped an oversized body */
@@ -73,11 +106,11 @@ int fetch_set_locale(void);
  * URL (timeouts, redirects, protocols, reuse policy, headers), or NULL when
  * out of memory. share may be NULL. The caller frees it with
  * curl_easy_cleanup. */
-CURL *fetch_easy_new(struct crawl *c, struct fetch_share *share);
+CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share);
 
 /* Points x, with its easy handle already in x->easy, at job: URL, callbacks,
  * error buffer, CURLOPT_PRIVATE = x. Returns 0 or CRAWL_ENOMEM. */
-int fetch_prepare(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
+int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job *job,
                   int worker);
 
 /* Called by the model after each run of the transfer, whose outcome was
@@ -103,7 +136,7 @@ void fetch_parse(struct fetch_xfer *x);
 /* A blocking fetch: prepare, curl_easy_perform, finish; the job's result
  * is filled in and the caller hands it back with crawl_done, as after
  * fetch_finish. A cancelled crawl fetches nothing: the result says so. */
-void fetch_perform(struct fetch_xfer *x, struct crawl *c, struct crawl_job *job,
+void fetch_perform(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job *job,
                    int worker);
 
 /* What threads with easy handles of their own share: the DNS cache and TLS
@@ -115,35 +148,46 @@ struct fetch_share {
 
 /* Returns a new share for c, or NULL when out of memory; the caller frees it
  * with fetch_share_free after every handle using it is gone. */
-struct fetch_share *fetch_share_new(struct crawl *c);
+struct fetch_share *fetch_share_new(void);
 
 /* The same for the handles of one thread that drives them through multi
  * handles of its own (connections stay with each multi handle): the DNS
  * cache and TLS sessions, without locks. */
-struct fetch_share *fetch_share_new_local(struct crawl *c);
+struct fetch_share *fetch_share_new_local(void);
 void fetch_share_free(struct fetch_share *s);
 
-/* With --cookie-jar: makes c's one cookie jar, shared (with locks) by every
- * easy handle that fetch_easy_new makes from now on whatever share it is
- * given, and loads the jar's file if it exists. Returns 0 (also without
- * --cookie-jar) or CRAWL_ENOMEM. */
-int fetch_cookies_open(struct crawl *c);
+/* With --cookie-jar: makes ctx's one cookie jar, shared (with locks) by
+ * every easy handle that fetch_easy_new makes from now on whatever share it
+ * is given, and loads the jar's file if it exists; file: the jar is
+ * written back there (0: it is handed over instead, fetch_cookies_close).
+ * Returns 0 (also without --cookie-jar) or CRAWL_ENOMEM. */
+int fetch_cookies_open(struct fetch_ctx *ctx, int file);
 
-/* Writes c's cookie jar to its file, unless c relays (a procs worker: its
- * jar is its own), and frees it. Call it once every handle is done. */
-void fetch_cookies_close(struct crawl *c);
+/* Adds a cookie (a Netscape cookie-file line) to ctx's jar. Returns 0, or
+ * CRAWL_ENOMEM. Without a jar it does nothing. */
+int fetch_cookie_add(struct fetch_ctx *ctx, const char *line);
 
-/* With --warc: opens c's WARC writer (c->warc). Returns 0 (also without
- * --warc), or CRAWL_EOUTPUT after a warning that says why. */
-int fetch_keep_open(struct crawl *c);
+/* Writes ctx's cookie jar to its file, or, when it has none, hands every
+ * cookie to fn (if not NULL), one Netscape cookie-file line at a time;
+ * then frees the jar. Call it once every handle is done. */
+void fetch_cookies_close(struct fetch_ctx *ctx, void (*fn)(const char *line, void *data),
+                         void *data);
+
+/* With --warc: opens ctx's WARC writer. Returns 0 (also without --warc),
+ * or CRAWL_EOUTPUT after a warning that says why. */
+int fetch_keep_open(struct fetch_ctx *ctx);
 
 /* Closes the writer, if any. Returns 0, or CRAWL_EOUTPUT after a warning
  * when a write failed. */
-int fetch_keep_close(struct crawl *c);
+int fetch_keep_close(struct fetch_ctx *ctx);
 
 /* Returns a one-line description of the libcurl options every model shares,
- * in buf (of size n), e.g. "timeout 30s, connect 10s, redirects 10, ...". */
-const char *fetch_describe(const struct crawl *c, char *buf, size_t n);
+ * in buf (of size n), e.g. "in flight 10, reuse on, timeout 30s, ...". */
+const char *fetch_describe(const struct fetch_ctx *ctx, char *buf, size_t n);
+
+/* Passes fmt's message to ctx->warn_once. */
+void fetch_warn_once(struct fetch_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* The same for what options o fix whatever the model: timeouts, redirects,
  * sizes, HTTP version, libcurl. */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "crawl_internal.h"
+#include "crawl.h"
 #include "fetch_keep.h"
 #include "warc.h"
 
@@ -36,7 +36,7 @@ static void keep_fail(struct fetch_keep *k, enum crawl_fail fail, const char *fm
 
 int keep_prepare(struct fetch_xfer *x)
 {
-    struct crawl *c = x->c;
+    struct fetch_ctx *c = x->ctx;
     if (!c->warc && !c->opts->save_dir)
         return 0;
     struct fetch_keep *k = x->keep = calloc(1, sizeof *k);
@@ -97,7 +97,7 @@ static int coding(struct fetch_xfer *x)
 static int will_follow(struct fetch_xfer *x, long status)
 {
     struct curl_header *h;
-    return x->c->warc && x->c->opts->max_redirs > 0 && status >= 300 && status < 400 &&
+    return x->ctx->warc && x->ctx->opts->max_redirs > 0 && status >= 300 && status < 400 &&
            curl_easy_header(x->easy, "Location", 0, CURLH_HEADER, -1, &h) == CURLHE_OK &&
            h->value[0];
 }
@@ -112,7 +112,7 @@ static int decide(struct fetch_xfer *x)
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     if ((k->skip = will_follow(x, status)))
         return 0;
-    if (x->c->warc) {
+    if (x->ctx->warc) {
         int cd = coding(x);
         if (cd < 0) {
             keep_fail(k, CRAWL_FAIL_PROTOCOL, "unrecognized content encoding type");
@@ -126,7 +126,7 @@ static int decide(struct fetch_xfer *x)
             k->inflating = 1;
         }
     }
-    if (x->c->opts->save_dir && status >= 200 && status < 300) {
+    if (x->ctx->opts->save_dir && status >= 200 && status < 300) {
         curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &url);
         int rc = mirror_begin(&k->file, url ? url : x->job->url);
         if (rc) {
@@ -144,9 +144,9 @@ static int decoded(struct fetch_xfer *x, const char *p, size_t n)
 {
     struct fetch_keep *k = x->keep;
     if (k->saving) {
-        int rc = mirror_write(&k->file, x->c->opts->save_dir, p, n);
+        int rc = mirror_write(&k->file, x->ctx->opts->save_dir, p, n);
         if (rc) {
-            keep_fail(k, CRAWL_FAIL_OTHER, "--save: %s/%s: %s", x->c->opts->save_dir,
+            keep_fail(k, CRAWL_FAIL_OTHER, "--save: %s/%s: %s", x->ctx->opts->save_dir,
                       k->file.rel, strerror(-rc));
             return -1;
         }
@@ -216,9 +216,9 @@ static void archive(struct fetch_xfer *x, CURLcode rc)
         cut = x->too_large || x->robots_cut || rc == CURLE_FILESIZE_EXCEEDED ? "length"
             : rc == CURLE_OPERATION_TIMEDOUT ? "time"
             : rc == CURLE_WRITE_ERROR ? "unspecified" : "disconnect";
-    int wr = warc_write(x->c->warc, k->cap, url ? url : x->job->url, ip, cut);
+    int wr = warc_write(x->ctx->warc, k->cap, url ? url : x->job->url, ip, cut);
     if (wr)
-        keep_fail(k, CRAWL_FAIL_OTHER, "--warc: %s: %s", warc_file_name(x->c->warc), strerror(-wr));
+        keep_fail(k, CRAWL_FAIL_OTHER, "--warc: %s: %s", warc_file_name(x->ctx->warc), strerror(-wr));
 }
 
 /* Ends the content decoding of one response. */
@@ -243,9 +243,9 @@ int keep_follow(struct fetch_xfer *x, CURLcode rc)
         return 0;
     if (curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc)
         return 0;
-    if (k->hops >= x->c->opts->max_redirs) {
+    if (k->hops >= x->ctx->opts->max_redirs) {
         keep_fail(k, CRAWL_FAIL_REDIRECTS, "Maximum (%ld) redirects followed",
-                  x->c->opts->max_redirs);
+                  x->ctx->opts->max_redirs);
         return 0;
     }
     if (strncasecmp(loc, "http://", 7) != 0 && strncasecmp(loc, "https://", 8) != 0) {
@@ -281,17 +281,17 @@ void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
     }
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     /* A body of no bytes never met decide(): an empty file all the same. */
-    if (!k->decided && rc == CURLE_OK && x->c->opts->save_dir && k->fail == CRAWL_FAIL_NONE &&
+    if (!k->decided && rc == CURLE_OK && x->ctx->opts->save_dir && k->fail == CRAWL_FAIL_NONE &&
         status >= 200 && status < 300)
         (void)decide(x);
     if (k->saving) {
         if (rc == CURLE_OK && k->fail == CRAWL_FAIL_NONE && r->fail == CRAWL_FAIL_NONE) {
-            int e = mirror_commit(&k->file, x->c->opts->save_dir);
+            int e = mirror_commit(&k->file, x->ctx->opts->save_dir);
             if (e)
-                keep_fail(k, CRAWL_FAIL_OTHER, "--save: %s/%s: %s", x->c->opts->save_dir,
+                keep_fail(k, CRAWL_FAIL_OTHER, "--save: %s/%s: %s", x->ctx->opts->save_dir,
                           k->file.rel ? k->file.rel : "", strerror(-e));
         } else {
-            mirror_abort(&k->file, x->c->opts->save_dir);
+            mirror_abort(&k->file, x->ctx->opts->save_dir);
         }
         mirror_end(&k->file);
     }
@@ -309,7 +309,7 @@ void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
     x->keep = NULL;
 }
 
-int fetch_keep_open(struct crawl *c)
+int fetch_keep_open(struct fetch_ctx *c)
 {
     const struct crawl_opts *o = c->opts;
     char software[256];
@@ -323,13 +323,13 @@ int fetch_keep_open(struct crawl *c)
     int rc = warc_open(&c->warc, &conf);
     if (rc) {
         c->warc = NULL;
-        crawl_warn(c, "--warc: cannot write %s: %s", o->warc, strerror(-rc));
+        fetch_warn_once(c, "--warc: cannot write %s: %s", o->warc, strerror(-rc));
         return CRAWL_EOUTPUT;
     }
     return 0;
 }
 
-int fetch_keep_close(struct crawl *c)
+int fetch_keep_close(struct fetch_ctx *c)
 {
     if (!c->warc)
         return 0;
@@ -337,7 +337,7 @@ int fetch_keep_close(struct crawl *c)
     int rc = warc_close(c->warc);
     c->warc = NULL;
     if (rc)
-        crawl_warn(c, "--warc: %s: %s", name ? name : c->opts->warc, strerror(-rc));
+        fetch_warn_once(c, "--warc: %s: %s", name ? name : c->opts->warc, strerror(-rc));
     free(name);
     return rc ? CRAWL_EOUTPUT : 0;
 }

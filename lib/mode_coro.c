@@ -19,6 +19,7 @@
 #include <ev.h>
 
 #include "coro.h"
+#include "crawl.h"
 #include "fetch.h"
 #include "html.h"
 #include "parse_pool.h"
@@ -397,7 +398,7 @@ static void task_main(void *arg)
     struct crawl_job *job = t->x.job;
 
     CURLcode rc;
-    fetch_prepare(&t->x, L->c, job, t->x.worker);
+    fetch_prepare(&t->x, crawl_fetch_ctx(L->c), job, t->x.worker);
     while (fetch_follow(&t->x, rc = task_fetch(t))) {
         if (crawl_is_cancelled(L->c)) {
             rc = CURLE_ABORTED_BY_CALLBACK;     /* between two hops */
@@ -449,7 +450,7 @@ static struct task *task_get(struct loop *L)
     t->x.defer = L->defer;
     t->item.run = task_parse;
     t->x.worker = L->idx * 1000000 + L->ntasks++;
-    if (!(t->x.easy = fetch_easy_new(L->c, L->share)))
+    if (!(t->x.easy = fetch_easy_new(crawl_fetch_ctx(L->c), L->share)))
         goto err;
     if (!(t->co = coro_new_on(task_main, t, L->stack)))
         goto err;
@@ -577,7 +578,7 @@ static int loop_init(struct loop *L, struct crawl *c, int idx, int limit,
         return CRAWL_ENOMEM;
     if (!(L->stack = coro_stack_new(crawl_options(c)->stack_size)))
         goto err;
-    if (!(L->share = fetch_share_new_local(c)))
+    if (!(L->share = fetch_share_new_local()))
         goto err;
     if (!shard_new(L)) {
         fetch_share_free(L->share);

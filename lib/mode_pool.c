@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "crawl.h"
 #include "fetch.h"
 #include "pool.h"
 
@@ -49,7 +50,7 @@ static void *pool_task(void *arg, int worker)
     struct ptask *t = arg;
     struct fetch_xfer *x = &t->m->xfers[worker];
     if (x->easy) {
-        fetch_perform(x, t->m->c, t->job, worker);
+        fetch_perform(x, crawl_fetch_ctx(t->m->c), t->job, worker);
         crawl_done(t->m->c, t->job);
     } else {
         crawl_fail(t->m->c, t->job, CRAWL_FAIL_OTHER, "out of memory");
@@ -78,7 +79,7 @@ static int pool_run(struct crawl *c)
         goto out;
     }
     for (int i = 0; i < size; i++)
-        m.xfers[i].easy = fetch_easy_new(c, NULL);
+        m.xfers[i].easy = fetch_easy_new(crawl_fetch_ctx(c), NULL);
     cap = (size_t)size * WINDOW;
     if (!(futs = malloc(cap * sizeof *futs))) {
         rc = CRAWL_ENOMEM;

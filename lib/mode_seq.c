@@ -1,5 +1,6 @@
 /* mode_seq.c: the sequential model (the article's spider_normal.py): one
  * easy handle, one URL after another. */
+#include "crawl.h"
 #include "fetch.h"
 
 static int seq_run(struct crawl *c)
@@ -8,11 +9,11 @@ static int seq_run(struct crawl *c)
     struct crawl_job *job;
     int rc;
 
-    if (!(x.easy = fetch_easy_new(c, NULL)))
+    if (!(x.easy = fetch_easy_new(crawl_fetch_ctx(c), NULL)))
         return CRAWL_ENOMEM;
     crawl_set_threads(c, 1);
     while ((rc = crawl_next(c, &job, 1)) == 1) {
-        fetch_perform(&x, c, job, 0);
+        fetch_perform(&x, crawl_fetch_ctx(c), job, 0);
         crawl_done(c, job);
     }
     curl_easy_cleanup(x.easy);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crawl.h"
 #include "fetch.h"
 #include "vec.h"
 
@@ -43,7 +44,7 @@ static CURL *handle_get(struct tmode *m)
     if (m->nidle)
         h = m->idle[--m->nidle];
     pthread_mutex_unlock(&m->lock);
-    return h ? h : fetch_easy_new(m->c, m->share);
+    return h ? h : fetch_easy_new(crawl_fetch_ctx(m->c), m->share);
 }
 
 /* Puts h back for another thread, with its connections, when reuse is on. */
@@ -69,7 +70,7 @@ static void *thread_main(void *arg)
 
     x.easy = handle_get(m);
     if (x.easy) {
-        fetch_perform(&x, m->c, t->job, t->worker);
+        fetch_perform(&x, crawl_fetch_ctx(m->c), t->job, t->worker);
         crawl_done(m->c, t->job);
         handle_put(m, x.easy);
     } else {
@@ -109,7 +110,7 @@ static int thread_run(struct crawl *c)
     pthread_mutex_init(&m.lock, NULL);
     pthread_cond_init(&m.slot, NULL);
     pthread_attr_init(&attr);
-    if (!(m.share = fetch_share_new(c))) {
+    if (!(m.share = fetch_share_new())) {
         rc = CRAWL_ENOMEM;
         goto out;
     }

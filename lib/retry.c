@@ -72,7 +72,7 @@ int crawl__retry_later(struct crawl *c, struct crawl_job *job)
     const struct crawl_opts *o = c->opts;
     if (c->relay || job->failed_early || job->unrun ||
         job->res.attempts > o->retry || !job_transient(&job->res) ||
-        atomic_load(&c->cancelled))
+        atomic_load(&c->cancel.why))
         return 0;
     pthread_mutex_lock(&c->lock);
     double ra = retry_after_applies(job->res.status) ? job->res.retry_after : -1;

@@ -84,7 +84,7 @@ static void test_a_thread_that_cannot_start_says_so_without_memory(void **state)
 static void test_a_failed_fetch_says_why_without_memory(void **state)
 {
     struct fixture *f = *state;
-    struct fetch_xfer x = { .c = &f->c, .job = f->job };
+    struct fetch_xfer x = { .ctx = crawl_fetch_ctx(&f->c), .job = f->job };
     x.easy = curl_easy_init();
     assert_non_null(x.easy);
     fail_copies = 1;
