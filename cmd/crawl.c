@@ -28,6 +28,7 @@
 #include "html.h"
 #include "progress.h"
 #include "report.h"
+#include "retry.h"
 #include "robots.h"
 #include "state.h"
 #include "trace.h"
@@ -103,22 +104,6 @@ static void warn_stderr(const char *msg, void *data)
 static void output_failed(int err, void *data)
 {
     crawl_cancel(data, CRAWL_CANCEL_OUTPUT);
-}
-
-/* Where a model's finished pages go: the report, and the trace if asked. */
-struct outputs {
-    struct report *rep;
-    struct trace *trace;
-};
-
-/* crawl's on_done: every finished page's row goes to the report, its
- * events to the trace. */
-static void row_done(struct crawl *c, struct crawl_job *job, void *data)
-{
-    struct outputs *out = data;
-    report_job(out->rep, job);
-    if (out->trace)
-        trace_job(out->trace, job);
 }
 
 /* The exit status for an error err (-errno) writing what (output, trace),
@@ -198,16 +183,17 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         return rrc == -EPIPE || rrc == -EBADF || rrc == -ENOSPC || rrc == -EIO ?
                output_status(rrc) : EXIT_FAILED;
     }
-    struct outputs outs = { .rep = rep };
+    struct trace *trace = NULL;
     int trc = 0;
     if (cli->trace_fd >= 0 &&
-        (trc = trace_new(&outs.trace, cli->trace_fd, b->name, cli->trace_pid, b->processes,
+        (trc = trace_new(&trace, cli->trace_fd, b->name, cli->trace_pid, b->processes,
                          0, output_failed, c)) != 0) {
         report_free(rep);
         return write_status(trc, "trace");
     }
     crawl_on_warn(c, warn_stderr, NULL);
-    crawl_on_done(c, row_done, &outs);
+    report_attach(rep, c);
+    trace_attach(trace, c);
     signals_watch(c, rep);
     crawl_set_live(c, live);
     if (draw && live)
@@ -225,8 +211,9 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     int wrc = report_end(rep, c);
     signals_watch(NULL, NULL);
     report_free(rep);
-    crawl_on_done(c, NULL, NULL);
-    trc = trace_free(outs.trace);
+    report_attach(NULL, c);
+    trace_attach(NULL, c);
+    trc = trace_free(trace);
     /* A lost --frontier server fails the commits, not the writes: the
      * caller says so. */
     if (wrc < 0 && crawl_state_lost(c))
@@ -645,6 +632,11 @@ int main(int argc, char **argv)
                                                                 : NULL;
     if (one)
         crawl_prepare(c, one);
+    if (cli.opts.retry > 0 && retry_attach(c) != 0) {
+        fprintf(stderr, "crawl: out of memory\n");
+        crawl_free(c);
+        return EXIT_FAILED;
+    }
     if (signals_start() != 0) {
         fprintf(stderr, "crawl: cannot start a thread: out of resources\n");
         crawl_free(c);

@@ -50,7 +50,6 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
     }
     atomic_init(&c->cancel.why, 0);
     pthread_mutex_init(&c->warn_lock, NULL);
-    c->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)(uintptr_t)c ^ 0x9e3779b97f4a7c15ULL;
     atomic_init(&c->fx.flight, 0);
     atomic_init(&c->fx.sockets, 0);
     atomic_init(&c->fx.conns, 0);
@@ -77,6 +76,9 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
 
 void crawl__fini(struct crawl *c)
 {
+    for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
+        if (c->hooks[k].h.free)
+            c->hooks[k].h.free(c->hooks[k].data);
     if (c->model_data && c->model_done)
         c->model_done(c->model_data);
     frontier_free(c->fr);
@@ -126,13 +128,6 @@ void crawl_free(struct crawl *c)
         return;
     crawl__fini(c);
     free(c);
-}
-
-void crawl_on_done(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *job,
-                                                 void *data), void *data)
-{
-    c->on_done = fn;
-    c->on_done_data = data;
 }
 
 void crawl_on_warn(struct crawl *c, void (*fn)(const char *msg, void *data), void *data)
@@ -214,23 +209,11 @@ void crawl_on_queue(struct crawl *c, void (*fn)(void *data), void *data)
     pthread_mutex_unlock(&c->lock);
 }
 
-void crawl_on_waiting(struct crawl *c, void (*fn)(void *data), void *data)
-{
-    c->on_waiting = fn;
-    c->on_waiting_data = data;
-}
-
 void crawl_waiting(struct crawl *c)
 {
-    if (c->on_waiting)
-        c->on_waiting(c->on_waiting_data);
-}
-
-void crawl_set_relay(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *job,
-                                                   void *data), void *data)
-{
-    c->relay = fn;
-    c->relay_data = data;
+    for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
+        if (c->hooks[k].h.idle)
+            c->hooks[k].h.idle(c->hooks[k].data);
 }
 
 void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data, int streams)
@@ -328,7 +311,7 @@ static void queued(struct crawl *c)
 {
     /* Under the lock: once crawl_on_queue(c, NULL, NULL) has returned, the
      * callback is not running and will not run. */
-    if ((c->input_streams || c->relay) && c->on_queue)
+    if (c->input_streams && c->on_queue)
         c->on_queue(c->on_queue_data);
     crawl__publish(c);
     pthread_cond_broadcast(&c->cond);
@@ -360,8 +343,19 @@ int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, i
 static int add_job(struct crawl *c, const char *url, const char *source, long line,
                    const char *problem)
 {
-    if (c->st)
-        return crawl__state_listed(c, url, source, line, problem);
+    if (!problem) {
+        pthread_mutex_lock(&c->lock);
+        c->fetchable++;
+        if (strncasecmp(url, "https:", 6) == 0)
+            c->https = 1;
+        pthread_mutex_unlock(&c->lock);
+    }
+    for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
+        if (c->hooks[k].h.listed) {
+            int rc = c->hooks[k].h.listed(c->hooks[k].data, c, url, source, line, problem);
+            if (rc != 0)
+                return rc < 0 ? rc : problem ? 1 : 0;
+        }
     struct crawl_job *j = job_new();
     if (!j || !(j->url = strdup(url))) {
         free(j);
@@ -373,11 +367,6 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
         job_fail_early(j, CRAWL_FAIL_INPUT, problem);
     pthread_mutex_lock(&c->lock);
     j->seq = c->nseq++;
-    if (!problem) {
-        c->fetchable++;
-        if (strncasecmp(url, "https:", 6) == 0)
-            c->https = 1;
-    }
     /* A job the frontier cannot place still gets its row. */
     if (problem || frontier_push(c->fr, j) == CRAWL_ENOMEM) {
         if (!problem)
@@ -425,7 +414,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
         if (j) {
             c->running++;
             /* A retry keeps the row number of its first try. */
-            if (j->unnumbered && !c->relay) {
+            if (j->unnumbered) {
                 j->seq = c->nseq++;
                 j->unnumbered = 0;
             }
@@ -458,11 +447,12 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             rc = CRAWL_EAGAIN;
             break;
         }
-        if (c->on_waiting && !told) {
-            /* Once a wait: what a relay holds goes out before it. */
+        if (!told) {
+            /* Once a wait: what a hook holds (a relay's results) goes
+             * out before it. */
             told = 1;
             pthread_mutex_unlock(&c->lock);
-            c->on_waiting(c->on_waiting_data);
+            crawl_waiting(c);
             pthread_mutex_lock(&c->lock);
             continue;
         }
@@ -501,33 +491,24 @@ void crawl__count_row(struct crawl *c, const struct crawl_job *job)
     }
 }
 
-void crawl_done(struct crawl *c, struct crawl_job *job)
+/* The end of a job no hook took: the frontier takes it back (a robots.txt
+ * gives its rules, a page its links), its row is written, and it is
+ * counted and freed. The row comes after the frontier (a --state crawl's
+ * row commits its page, whose links must be in the store by then) and
+ * before the job stops counting as running (the crawl may end then, and
+ * its row must be out by then). */
+static void finish(struct crawl *c, struct crawl_job *job)
 {
     int page = job->kind == JOB_PAGE;
-    if (page && job->res.fail != CRAWL_FAIL_NONE && !job->res.error)
-        job_error_set(&job->res, job->res.fail, job_fail_name(job->res.fail));
-    if (c->relay) {
-        c->relay(c, job, c->relay_data);
-        pthread_mutex_lock(&c->lock);
-        c->running--;
-        pthread_cond_broadcast(&c->cond);
-        pthread_mutex_unlock(&c->lock);
-        job_free(job);
-        return;
-    }
-    if (!job->failed_early && !job->unrun)
-        job->res.attempts++;
-    /* A transient failure goes back to the queue instead of to its row. */
-    if (c->opts->retry > 0 && crawl__retry_later(c, job))
-        return;
-    if (c->st && page) {
-        crawl__state_done(c, job);
-        return;
-    }
-    /* The row first: once the job is no longer counted as running, the
-     * crawl may end, and its row must be out by then. */
-    if (page && c->on_done)
-        c->on_done(c, job, c->on_done_data);
+    pthread_mutex_lock(&c->lock);
+    frontier_done(c->fr, job);
+    if (frontier_store_failed(c->fr))
+        crawl__state_warn(c);
+    pthread_mutex_unlock(&c->lock);
+    if (page)
+        for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
+            if (c->hooks[k].h.row)
+                c->hooks[k].h.row(c->hooks[k].data, c, job);
     if (job->kind == JOB_SITEMAP && job->res.fail != CRAWL_FAIL_CANCELLED &&
         (job->res.fail != CRAWL_FAIL_NONE || job->res.error))
         crawl_warn(c, "sitemap %s: %s", job->url,
@@ -536,14 +517,68 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     c->running--;
     if (page)
         crawl__count_row(c, job);
-    frontier_done(c->fr, job);
-    if (frontier_store_failed(c->fr))
-        crawl__state_warn(c);
     crawl__publish(c);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
     if (job->kind != JOB_ROBOTS)        /* robots jobs are their hosts' */
         job_free(job);
+}
+
+void crawl_done(struct crawl *c, struct crawl_job *job)
+{
+    if (job->kind == JOB_PAGE && job->res.fail != CRAWL_FAIL_NONE && !job->res.error)
+        job_error_set(&job->res, job->res.fail, job_fail_name(job->res.fail));
+    if (!job->failed_early && !job->unrun)
+        job->res.attempts++;
+    for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
+        if (c->hooks[k].h.back && c->hooks[k].h.back(c->hooks[k].data, c, job))
+            return;
+    finish(c, job);
+}
+
+void crawl_retry(struct crawl *c, struct crawl_job *job, double at)
+{
+    pthread_mutex_lock(&c->lock);
+    frontier_observe(c->fr, job);
+    job_clear(job);
+    c->running--;
+    c->retries++;
+    frontier_retry(c->fr, job, at);
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void crawl_drop(struct crawl *c, struct crawl_job *job)
+{
+    pthread_mutex_lock(&c->lock);
+    frontier_done(c->fr, job);
+    if (frontier_store_failed(c->fr))
+        crawl__state_warn(c);
+    c->running--;
+    crawl__publish(c);
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    if (job->kind != JOB_ROBOTS)
+        job_free(job);
+}
+
+void crawl_release(struct crawl *c, struct crawl_job *job)
+{
+    pthread_mutex_lock(&c->lock);
+    c->running--;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    job_free(job);
+}
+
+void crawl_hook(struct crawl *c, enum crawl_hook_slot slot, const struct crawl_hook *h,
+                void *data)
+{
+    struct crawl_hook_at *at = &c->hooks[slot];
+    if (at->h.free)
+        at->h.free(at->data);
+    at->h = *h;
+    at->data = data;
 }
 
 void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
@@ -652,17 +687,7 @@ void crawl_count_conns(struct crawl *c, long n)
  * and is counted. The lock is not held. */
 static void end_job(struct crawl *c, struct crawl_job *j)
 {
-    if (j->kind != JOB_PAGE && !c->relay) {
-        if (j->kind == JOB_SITEMAP)
-            job_free(j);
-        return;
-    }
-    if (c->st) {
-        /* Still queued in the store: the next run takes it. */
-        job_free(j);
-        return;
-    }
-    if (j->found && !c->relay && j->res.attempts == 0) {
+    if (j->found && j->res.attempts == 0) {
         pthread_mutex_lock(&c->lock);
         c->left++;
         pthread_mutex_unlock(&c->lock);
@@ -812,14 +837,14 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     c->nofile = nofile_raise();
     limit_by_descriptors(c, b);
-    if (run_headers(c) != 0 || fetch_cookies_open(&c->fx, !c->relay) != 0) {
+    if (run_headers(c) != 0 || fetch_cookies_open(&c->fx, !c->on_cookies) != 0) {
         cancel_rest(c);
         return CRAWL_ENOMEM;
     }
     /* A procs coordinator fetches nothing: its workers write the WARC. */
     if (!b->processes && fetch_keep_open(&c->fx) != 0) {
         cancel_rest(c);
-        fetch_cookies_close(&c->fx, c->relay ? c->on_cookies : NULL, c->on_cookies_data);
+        fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
         return CRAWL_EOUTPUT;
     }
     pthread_mutex_lock(&c->lock);
@@ -860,7 +885,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         c->input_streams = 0;       /* what is left is read by cancel_rest (joined: no lock) */
     }
     cancel_rest(c);
-    fetch_cookies_close(&c->fx, c->relay ? c->on_cookies : NULL, c->on_cookies_data);
+    fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
     if (fetch_keep_close(&c->fx) != 0 && rc == 0)
         rc = CRAWL_EOUTPUT;
     return rc;

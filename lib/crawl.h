@@ -82,12 +82,6 @@ struct crawl *crawl_new(const struct crawl_opts *o);
 /* Frees c and every job still queued in it. NULL is fine. */
 void crawl_free(struct crawl *c);
 
-/* Where each page's row goes: fn is called as each page is final, before
- * it is counted and freed, without the core's lock, from whichever thread
- * finished it; the job is the core's. NULL: nowhere. */
-void crawl_on_done(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *job,
-                                                 void *data), void *data);
-
 /* Where crawl_warn_once's message goes; NULL: nowhere. */
 void crawl_on_warn(struct crawl *c, void (*fn)(const char *msg, void *data), void *data);
 
@@ -130,26 +124,14 @@ const char *crawl_job_scope(const struct crawl_job *job);
  * pipe). NULL: nobody. */
 void crawl_on_queue(struct crawl *c, void (*fn)(void *data), void *data);
 
-/* Called by a model just before it blocks to wait for its transfers or
- * for jobs (an event loop about to poll; crawl_next about to wait), from
- * that model's thread: a relay sends then what it holds. NULL: nobody. Set
- * before crawl_run. */
-void crawl_on_waiting(struct crawl *c, void (*fn)(void *data), void *data);
-
-/* What a model calls before it blocks; calls the on_waiting callback. */
+/* What a model calls just before it blocks to wait for its transfers or
+ * for jobs (an event loop about to poll), from its own thread: the idle
+ * hooks (a relay sends what it holds). crawl_next calls it itself. */
 void crawl_waiting(struct crawl *c);
 
-/* Relaying: a crawl that fetches jobs for another crawl (the procs model's
- * worker processes). Once fn is set, every job handed back, page or
- * robots.txt, goes to fn as it is (its links and body included) instead of
- * to on_done, the frontier and the counts, and is freed after; a job the
- * crawl never ran goes to fn too, cancelled. Jobs come in by
- * crawl_push_job, queued in order with no admission rules of their own. */
-void crawl_set_relay(struct crawl *c, void (*fn)(struct crawl *c, struct crawl_job *job,
-                                                   void *data), void *data);
-
-/* Queues a job of a relaying crawl: url (copied), its kind and depth; id
- * comes back in the job's seq. Returns 0 or CRAWL_ENOMEM. */
+/* Queues a job as it is, with no admission rules (the jobs a procs worker
+ * fetches for its coordinator, which applied them): url (copied), its kind
+ * and depth, and its row number id. Returns 0 or CRAWL_ENOMEM. */
 int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, int depth,
                    uint64_t id);
 

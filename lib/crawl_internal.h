@@ -5,6 +5,7 @@
 
 #include "crawl.h"
 #include "fetch.h"
+#include "hooks.h"
 
 struct frontier;
 struct warc;
@@ -40,7 +41,6 @@ struct crawl {
                                * after the run (the frontier counts its own) */
     size_t conns;             /* connections opened, as libcurl counts them */
     size_t retries;           /* jobs queued again for another try (--retry) */
-    uint64_t rng;             /* the retry waits' jitter (xorshift64*) */
     int    limit;             /* transfers in flight at most; 0: all at once.
                                * The core sets it from -c, the model's default
                                * and the descriptors there are: models obey it */
@@ -61,6 +61,10 @@ struct crawl {
     struct crawl_hist hist[2];  /* fetched URLs' times, by enum crawl_time */
     double t0;                /* monotonic seconds at crawl_run's start */
     double wall;              /* seconds crawl_run took */
+    struct crawl_hook_at {
+        struct crawl_hook h;
+        void *data;
+    } hooks[CRAWL_HOOK_SLOTS];  /* the features attached, in slot order (hooks.h) */
     struct fetch_ctx fx;      /* what every transfer shares (fetch.h) */
     struct cancel cancel;     /* why the run was cancelled (crawl_cancel), and its --deadline */
     const char *abandoned;    /* set by crawl_abandon: why the jobs left never ran */
@@ -69,10 +73,6 @@ struct crawl {
     void (*model_done)(void *data);
     size_t nofile;            /* file descriptors this process may open */
     struct frontier *fr;      /* queues, hosts, seen URLs (frontier.c) */
-    void (*on_done)(struct crawl *c, struct crawl_job *job, void *data);
-    void  *on_done_data;      /* called as each page is final, before it is
-                               * counted and freed, without the lock, from
-                               * whichever thread finished it */
     void (*on_warn)(const char *msg, void *data);
     void  *on_warn_data;      /* where crawl_warn's messages go; none when NULL */
     pthread_mutex_t warn_lock;  /* guards warned */
@@ -80,11 +80,6 @@ struct crawl {
     size_t nwarned;
     void (*on_queue)(void *data);
     void  *on_queue_data;     /* told when the input thread queues a job */
-    void (*relay)(struct crawl *c, struct crawl_job *job, void *data);
-    void  *relay_data;        /* a relaying crawl's one destination of every
-                               * finished job (see crawl_set_relay) */
-    void (*on_waiting)(void *data);
-    void  *on_waiting_data;   /* a model is about to block (crawl_waiting) */
     void (*on_cookies)(const char *line, void *data);   /* crawl_on_cookies */
     void *on_cookies_data;
     struct crawl_live *live;  /* where the counters are published, or NULL */
@@ -122,16 +117,6 @@ void crawl__fini(struct crawl *c);
 void crawl__count_row(struct crawl *c, const struct crawl_job *job);
 void crawl__publish(struct crawl *c);
 
-/* --state (crawl_state.c): records a listed line in the store as the list
- * is read (crawl_add's part); the line gets its row when the frontier
- * loads it. Returns 0, 1 for a line that is not a URL, or CRAWL_ENOMEM. */
-int crawl__state_listed(struct crawl *c, const char *url, const char *source, long line,
-                        const char *problem);
-
-/* Hands back a page of a --state crawl: its links go to the store before
- * its row, whose mark commits the page once the row is in the file; a
- * page the cancellation stopped gets no row and stays queued. */
-void crawl__state_done(struct crawl *c, struct crawl_job *job);
 
 /* Warns once of the store's error; a --frontier crawl whose server is lost
  * is cancelled. */
@@ -139,10 +124,5 @@ void crawl__state_warn(struct crawl *c);
 
 
 
-/* --retry (retry.c): when job, just handed back to crawl_done, failed in a
- * way worth another try and has tries left, queues it again to start after
- * its wait, with its result cleared but for its attempts, and returns 1 (the
- * job is the queue's again); else returns 0. Takes the lock itself. */
-int crawl__retry_later(struct crawl *c, struct crawl_job *job);
 
 #endif

@@ -39,6 +39,10 @@ const char *crawl_state_error(struct crawl *c)
     return state_error(c->st);
 }
 
+static int store_listed(void *data, struct crawl *c, const char *url, const char *source,
+                        long line, const char *problem);
+static int store_back(void *data, struct crawl *c, struct crawl_job *job);
+
 int crawl_state_open(struct crawl *c, const char *path, const char *opts,
                      const struct state_conf *conf, char *why, size_t n)
 {
@@ -59,6 +63,8 @@ int crawl_state_open(struct crawl *c, const char *path, const char *opts,
     c->st = st;
     c->st_offset = (uint64_t)off;
     frontier_use_store(c->fr, st, (size_t)fetched);
+    static const struct crawl_hook hook = { .listed = store_listed, .back = store_back };
+    crawl_hook(c, CRAWL_HOOK_STORE, &hook, NULL);
     return ph == STATE_NEW ? CRAWL_STATE_NEW : ph == STATE_FINISHED ? CRAWL_STATE_FINISHED
                                                                      : CRAWL_STATE_RESUMED;
 }
@@ -84,18 +90,16 @@ static int seed_commit(struct crawl *c, int done)
     return 0;
 }
 
-int crawl__state_listed(struct crawl *c, const char *url, const char *source, long line,
-                        const char *problem)
+/* The listed hook: a listed line goes into the store as the list is read;
+ * it gets its row when the frontier loads it. Returns 1 (the store took
+ * it), CRAWL_ENOMEM or CRAWL_ESTATE. */
+static int store_listed(void *data, struct crawl *c, const char *url, const char *source,
+                        long line, const char *problem)
 {
-    int rc = problem ? 1 : 0;
+    int rc = 1;
     pthread_mutex_lock(&c->lock);
     uint64_t i = c->listed++;
     c->listed_hash = mix(c->listed_hash, url, line);
-    if (!problem) {
-        c->fetchable++;
-        if (strncasecmp(url, "https:", 6) == 0)
-            c->https = 1;
-    }
     pthread_mutex_unlock(&c->lock);
     /* The lines an earlier run stored are skipped; they must be these. */
     if ((int64_t)i < c->seed_n) {
@@ -184,29 +188,22 @@ int crawl_state_finish(struct crawl *c)
     return 1;
 }
 
-void crawl__state_done(struct crawl *c, struct crawl_job *job)
+/* The back hook: a page that was not fetched (cancelled, no thread or
+ * worker for it) gets no row and stays queued in the store, the next run's;
+ * the others carry their page's id, marked fetched (and failed), to the
+ * row that commits them. */
+static int store_back(void *data, struct crawl *c, struct crawl_job *job)
 {
-    /* Not fetched (cancelled, no thread or worker for it): the page is
-     * the next run's. */
+    if (job->kind != JOB_PAGE)
+        return 0;
     int unfinished = job->unrun ||
                      (job->res.fail == CRAWL_FAIL_CANCELLED && crawl_is_cancelled(c));
     if (job->mark && !job->failed_early)
         job->mark |= STATE_FETCHED;
     if (job->mark && job->res.fail != CRAWL_FAIL_NONE)
         job->mark |= STATE_FAILED;
-    pthread_mutex_lock(&c->lock);
-    frontier_done(c->fr, job);
-    if (frontier_store_failed(c->fr))
-        crawl__state_warn(c);
-    pthread_mutex_unlock(&c->lock);
-    if (!unfinished && c->on_done)
-        c->on_done(c, job, c->on_done_data);
-    pthread_mutex_lock(&c->lock);
-    c->running--;
     if (!unfinished)
-        crawl__count_row(c, job);
-    crawl__publish(c);
-    pthread_cond_broadcast(&c->cond);
-    pthread_mutex_unlock(&c->lock);
-    job_free(job);
+        return 0;
+    crawl_drop(c, job);
+    return 1;
 }

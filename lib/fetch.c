@@ -1,5 +1,6 @@
 /* fetch.c: the one place where libcurl options are set and results read, so
  * that every model fetches with exactly the same settings. */
+#include <ctype.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <pthread.h>
@@ -13,7 +14,6 @@
 #include "fetch.h"
 #include "fetch_keep.h"
 #include "html.h"
-#include "retry.h"
 #include "sitemap.h"
 #include "strbuf.h"
 #include "vec.h"
@@ -675,15 +675,46 @@ static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_resul
     job_error_set(r, fail, buf);
 }
 
+int fetch_retry_after_applies(long status)
+{
+    return status == 429 || status == 503;
+}
+
+int fetch_retry_after_parse(const char *v, time_t now, double *secs)
+{
+    while (*v == ' ' || *v == '\t')
+        v++;
+    if (isdigit((unsigned char)*v)) {
+        char *end;
+        double s = strtod(v, &end);
+        while (*end == ' ' || *end == '\t')
+            end++;
+        /* delay-seconds is 1*DIGIT: no sign, point or exponent. */
+        for (const char *p = v; p < end; p++)
+            if (!isdigit((unsigned char)*p) && *p != ' ' && *p != '\t')
+                return -1;
+        if (*end)
+            return -1;
+        *secs = s;
+        return 0;
+    }
+    /* libcurl's date parser reads the three forms RFC 9110, 5.6.7 lists. */
+    time_t t = curl_getdate(v, NULL);
+    if (t == -1)
+        return -1;
+    *secs = t > now ? (double)(t - now) : 0;
+    return 0;
+}
+
 /* The seconds a 429 or 503 asks to wait (Retry-After), or -1: for a
  * retry's wait, and for the pause of its host. */
 static double retry_after(struct fetch_xfer *x, long status)
 {
     struct curl_header *h;
     double secs;
-    if (!retry_after_applies(status) ||
+    if (!fetch_retry_after_applies(status) ||
         curl_easy_header(x->easy, "Retry-After", 0, CURLH_HEADER, -1, &h) != CURLHE_OK ||
-        retry_after_parse(h->value, time(NULL), &secs) != 0)
+        fetch_retry_after_parse(h->value, time(NULL), &secs) != 0)
         return -1;
     return secs;
 }

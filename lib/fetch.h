@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <curl/curl.h>
 
 #include "cancel.h"
@@ -192,6 +193,15 @@ void fetch_warn_once(struct fetch_ctx *ctx, const char *fmt, ...)
 /* The same for what options o fix whatever the model: timeouts, redirects,
  * sizes, HTTP version, libcurl. */
 const char *fetch_describe_opts(const struct crawl_opts *o, char *buf, size_t n);
+
+/* Returns 1 when a response with this status may carry a Retry-After that
+ * crawl honours (429 and 503, RFC 9110 10.2.3 and RFC 6585 4), else 0. */
+int fetch_retry_after_applies(long status);
+
+/* Parses a Retry-After value v (RFC 9110, 10.2.3): delay-seconds, or an
+ * HTTP-date, which is turned into seconds from now (0 when it is past).
+ * Returns 0 with the seconds in *secs, or -1 when v is neither. */
+int fetch_retry_after_parse(const char *v, time_t now, double *secs);
 
 /* Returns the failure class for libcurl's code rc (CRAWL_FAIL_NONE for
  * CURLE_OK); the causes only the transfer knows (--max-size, an oversized

@@ -13,7 +13,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "crawl.h"
+#include "hooks.h"
 #include "hset.h"
 #include "html.h"
 #include "parse_pool.h"
@@ -85,8 +85,8 @@ static int link_fresh(struct worker *wk, const struct crawl_job *j, const char *
     return hset64_add(&wk->sent, h) != 0;       /* short of memory: sent */
 }
 
-/* Results go out in batches: when the worker's loop is about to wait
- * (crawl_on_waiting), or when this much is held. One write for many
+/* Results go out in batches: when the worker's loop is about to wait (the
+ * idle hook), or when this much is held. One write for many
  * results, where a write each cost the coordinator a wake-up each. */
 #define WORKER_BATCH (64 * 1024)
 
@@ -112,7 +112,7 @@ static void worker_frame(struct worker *wk, size_t at, int now)
         worker_flush(wk);
 }
 
-/* crawl_on_waiting: the loop is about to wait; what is held goes now. */
+/* The idle hook: the loop is about to wait; what is held goes now. */
 static void worker_waiting(void *data)
 {
     struct worker *wk = data;
@@ -181,6 +181,15 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     wk->conns_sent = s.conns;
     worker_frame(wk, at, 0);
     pthread_mutex_unlock(&wk->lock);
+}
+
+/* The relay's back hook: every job goes to the coordinator, and none to
+ * this crawl's frontier or rows. */
+static int worker_back(void *data, struct crawl *w, struct crawl_job *j)
+{
+    worker_relay(w, j, data);
+    crawl_release(w, j);
+    return 1;
 }
 
 /* crawl_on_cookies: the worker's jar goes to the coordinator, which
@@ -333,11 +342,11 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     pthread_mutex_init(&wk.lock, NULL);
     int rc = CRAWL_ENOMEM;
     if ((wk.w = crawl_new(&o))) {
-        crawl_set_relay(wk.w, worker_relay, &wk);
+        static const struct crawl_hook relay = { .back = worker_back, .idle = worker_waiting };
+        crawl_hook(wk.w, CRAWL_HOOK_RELAY, &relay, &wk);
         crawl_on_warn(wk.w, worker_warn, &wk);
         crawl_on_cookies(wk.w, worker_cookie, &wk);
         crawl_set_input(wk.w, worker_input, &wk, 1);
-        crawl_on_waiting(wk.w, worker_waiting, &wk);
         rc = crawl_run(wk.w, &crawl_backend_coro);
         struct crawl_summary s;
         crawl_get_summary(wk.w, &s);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hooks.h"
 #include "html.h"
 #include "json.h"
 #include "reorder.h"
@@ -520,4 +521,17 @@ void report_free(struct report *r)
     spool_free(r->table);
     pthread_mutex_destroy(&r->lock);
     free(r);
+}
+
+/* The output hook: each page's row, as it is final. */
+static void row_hook(void *data, struct crawl *c, struct crawl_job *job)
+{
+    report_job(data, job);
+}
+
+void report_attach(struct report *r, struct crawl *c)
+{
+    static const struct crawl_hook hook = { .row = row_hook };
+    static const struct crawl_hook none;
+    crawl_hook(c, CRAWL_HOOK_OUTPUT, r ? &hook : &none, r);
 }

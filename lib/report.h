@@ -70,6 +70,9 @@ int report_new_marked(struct report **out, int fd, enum crawl_format fmt, unsign
  * sticky -errno of the output. */
 int report_job(struct report *r, const struct crawl_job *j);
 
+/* Makes r write c's rows from now on (c's output hook); NULL stops it. */
+void report_attach(struct report *r, struct crawl *c);
+
 /* Ends the run's output: the table's "Use time", held rows and summary
  * line, or the JSON summary object; writes everything out. Returns 0 or
  * -errno (the first error the output met). */

@@ -1,48 +1,17 @@
 /* retry.c: the rules of --retry. Which failures are transient is decided
  * on the result's failure class and status alone, so that a result relayed
  * from another process (procs) is judged as one fetched here. */
-#include <ctype.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <curl/curl.h>
 
 #include "clock.h"
-#include "crawl_internal.h"
-#include "frontier.h"
-#include "html.h"
+#include "hooks.h"
 #include "retry.h"
-
-int retry_after_applies(long status)
-{
-    return status == 429 || status == 503;
-}
-
-int retry_after_parse(const char *v, time_t now, double *secs)
-{
-    while (*v == ' ' || *v == '\t')
-        v++;
-    if (isdigit((unsigned char)*v)) {
-        char *end;
-        double s = strtod(v, &end);
-        while (*end == ' ' || *end == '\t')
-            end++;
-        /* delay-seconds is 1*DIGIT: no sign, point or exponent. */
-        for (const char *p = v; p < end; p++)
-            if (!isdigit((unsigned char)*p) && *p != ' ' && *p != '\t')
-                return -1;
-        if (*end)
-            return -1;
-        *secs = s;
-        return 0;
-    }
-    /* libcurl's date parser reads the three forms RFC 9110, 5.6.7 lists. */
-    time_t t = curl_getdate(v, NULL);
-    if (t == -1)
-        return -1;
-    *secs = t > now ? (double)(t - now) : 0;
-    return 0;
-}
 
 double retry_wait(double base, double cap, int attempt, double retry_after, double u)
 {
@@ -54,39 +23,60 @@ double retry_wait(double base, double cap, int attempt, double retry_after, doub
     return u * top;
 }
 
-/* ---- the core's side ------------------------------------------------------ */
+/* ---- the hook ------------------------------------------------------------- */
 
-/* A uniform draw in [0, 1) from the crawl's xorshift64*; the lock is held. */
-static double draw(struct crawl *c)
+struct retry_hook {
+    pthread_mutex_t lock;       /* guards rng: jobs come back on any thread */
+    uint64_t rng;               /* the waits' jitter (xorshift64*) */
+};
+
+/* A uniform draw in [0, 1). */
+static double draw(struct retry_hook *r)
 {
-    uint64_t x = c->rng;
+    pthread_mutex_lock(&r->lock);
+    uint64_t x = r->rng;
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
-    c->rng = x;
+    r->rng = x;
+    pthread_mutex_unlock(&r->lock);
     return (double)((x * 0x2545f4914f6cdd1dULL) >> 11) / 9007199254740992.0;
 }
 
-int crawl__retry_later(struct crawl *c, struct crawl_job *job)
+/* The back hook: a transient failure with tries left goes back to its
+ * queue instead of to its row. fetch kept Retry-After only where it
+ * applies (429, 503). */
+static int retry_back(void *data, struct crawl *c, struct crawl_job *job)
 {
-    const struct crawl_opts *o = c->opts;
-    if (c->relay || job->failed_early || job->unrun ||
-        job->res.attempts > o->retry || !job_transient(&job->res) ||
-        atomic_load(&c->cancel.why))
+    const struct crawl_opts *o = crawl_options(c);
+    if (job->failed_early || job->unrun || job->res.attempts > o->retry ||
+        !job_transient(&job->res) || crawl_is_cancelled(c))
         return 0;
-    pthread_mutex_lock(&c->lock);
-    double ra = retry_after_applies(job->res.status) ? job->res.retry_after : -1;
-    double at = clock_now() +
-                retry_wait(o->retry_delay, o->retry_max_delay, job->res.attempts, ra, draw(c));
+    double at = clock_now() + retry_wait(o->retry_delay, o->retry_max_delay, job->res.attempts,
+                                         job->res.retry_after, draw(data));
     /* No wait outlasts the run: --deadline cancels what still waits. */
-    if (o->deadline > 0 && c->t0 > 0 && at > c->t0 + o->deadline)
-        at = c->t0 + o->deadline;
-    frontier_observe(c->fr, job);
-    job_clear(job);
-    c->running--;
-    c->retries++;
-    frontier_retry(c->fr, job, at);
-    pthread_cond_broadcast(&c->cond);
-    pthread_mutex_unlock(&c->lock);
+    double t0 = crawl_started(c);
+    if (o->deadline > 0 && t0 > 0 && at > t0 + o->deadline)
+        at = t0 + o->deadline;
+    crawl_retry(c, job, at);
     return 1;
+}
+
+static void retry_free(void *data)
+{
+    struct retry_hook *r = data;
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}
+
+int retry_attach(struct crawl *c)
+{
+    struct retry_hook *r = calloc(1, sizeof *r);
+    if (!r)
+        return CRAWL_ENOMEM;
+    pthread_mutex_init(&r->lock, NULL);
+    r->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)(uintptr_t)r ^ 0x9e3779b97f4a7c15ULL;
+    static const struct crawl_hook hook = { .back = retry_back, .free = retry_free };
+    crawl_hook(c, CRAWL_HOOK_RETRY, &hook, r);
+    return 0;
 }

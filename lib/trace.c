@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hooks.h"
 #include "io.h"
 #include "json.h"
 #include "report.h"
@@ -215,4 +216,17 @@ int trace_free(struct trace *t)
     pthread_mutex_destroy(&t->lock);
     free(t);
     return rc;
+}
+
+/* The trace hook: each page's transfer, as its row is final. */
+static void trace_row(void *data, struct crawl *c, struct crawl_job *job)
+{
+    trace_job(data, job);
+}
+
+void trace_attach(struct trace *t, struct crawl *c)
+{
+    static const struct crawl_hook hook = { .row = trace_row };
+    static const struct crawl_hook none;
+    crawl_hook(c, CRAWL_HOOK_TRACE, t ? &hook : &none, t);
 }

@@ -43,6 +43,9 @@ int trace_new(struct trace **out, int fd, const char *name, int base_pid, int pr
  * Thread-safe; j is not kept. Returns 0 or the sticky -errno. */
 int trace_job(struct trace *t, const struct crawl_job *j);
 
+/* Makes t take c's transfers from now on (c's trace hook); NULL stops it. */
+void trace_attach(struct trace *t, struct crawl *c);
+
 /* Appends job j's events to b, for the track ids of a part that starts at
  * base_pid (processes as for trace_new). Each event is followed by ",\n".
  * For trace_job and for tests. */

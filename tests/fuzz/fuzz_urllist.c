@@ -18,7 +18,7 @@ struct seen {
 };
 
 /* crawl's on_done: checks the job and writes its row in every format. */
-static void check_row(struct crawl *c, struct crawl_job *j, void *data)
+static void check_row(void *data, struct crawl *c, struct crawl_job *j)
 {
     struct seen *s = data;
     if (!j->url || (j->res.fail == CRAWL_FAIL_INPUT && !j->res.error))
@@ -41,8 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     crawl_opts_init(&o);
     if (crawl__init(&c, &o) != 0)
         return 0;
-    c.on_done = check_row;
-    c.on_done_data = &s;
+    static const struct crawl_hook rows = { .row = check_row };
+    crawl_hook(&c, CRAWL_HOOK_OUTPUT, &rows, &s);
     FILE *in = fmemopen((void *)data, size, "r");
     FILE *err = fopen("/dev/null", "w");
     if (in && err) {

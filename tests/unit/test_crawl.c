@@ -27,7 +27,7 @@ struct t {
     pthread_mutex_t lock;
 };
 
-static void keep_row(struct crawl *c, struct crawl_job *j, void *data)
+static void keep_row(void *data, struct crawl *c, struct crawl_job *j)
 {
     struct t *t = data;
     pthread_mutex_lock(&t->lock);
@@ -45,8 +45,8 @@ static struct t *t_new(void (*opts)(struct crawl_opts *))
         opts(&t->o);
     pthread_mutex_init(&t->lock, NULL);
     assert_int_equal(crawl__init(&t->c, &t->o), 0);
-    t->c.on_done = keep_row;
-    t->c.on_done_data = t;
+    static const struct crawl_hook rows = { .row = keep_row };
+    crawl_hook(&t->c, CRAWL_HOOK_OUTPUT, &rows, t);
     return t;
 }
 
@@ -311,7 +311,7 @@ struct relayed {
 static struct relayed relayed[16];
 static size_t nrelayed;
 
-static void keep_relay(struct crawl *c, struct crawl_job *j, void *data)
+static int keep_relay(void *data, struct crawl *c, struct crawl_job *j)
 {
     struct relayed *r = &relayed[nrelayed++];
     r->id = j->seq;
@@ -319,6 +319,8 @@ static void keep_relay(struct crawl *c, struct crawl_job *j, void *data)
     r->nlinks = j->nlinks;
     r->fail = j->res.fail;
     snprintf(r->body, sizeof r->body, "%s", j->body ? j->body : "");
+    crawl_release(c, j);
+    return 1;
 }
 
 static int run_nothing(struct crawl *c)
@@ -332,7 +334,8 @@ static void test_a_relay_gets_every_job_whole_and_applies_no_rules(void **state)
         .name = "idle", .fds_per_transfer = 1, .run = run_nothing,
     };
     struct t *t = t_new(follow2);
-    crawl_set_relay(&t->c, keep_relay, NULL);
+    static const struct crawl_hook relay = { .back = keep_relay };
+    crawl_hook(&t->c, CRAWL_HOOK_RELAY, &relay, NULL);
     assert_int_equal(crawl_push_job(&t->c, JOB_ROBOTS, "http://a.test/robots.txt", 0, 7), 0);
     assert_int_equal(crawl_push_job(&t->c, JOB_PAGE, "http://a.test/x", 1, 8), 0);
     /* The same URL again: de-duplication is the coordinator's. */

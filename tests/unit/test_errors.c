@@ -35,7 +35,7 @@ struct fixture {
     char row_error[128];        /* the job once its row is out */
 };
 
-static void keep_row(struct crawl *c, struct crawl_job *j, void *data)
+static void keep_row(void *data, struct crawl *c, struct crawl_job *j)
 {
     struct fixture *f = data;
     f->row_fail = j->res.fail;
@@ -51,8 +51,8 @@ static int setup(void **state)
     crawl_opts_init(&f->o);
     if (crawl__init(&f->c, &f->o) != 0)
         return -1;
-    f->c.on_done = keep_row;
-    f->c.on_done_data = f;
+    static const struct crawl_hook rows = { .row = keep_row };
+    crawl_hook(&f->c, CRAWL_HOOK_OUTPUT, &rows, f);
     if (
         crawl_add(&f->c, "http://127.0.0.1:1/x", "-", 1, NULL) != 0 ||
         crawl_next(&f->c, &f->job, 0) != 1)

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "fetch.h"
 #include "retry.h"
 
 /* 2026-11-30 12:00:00 UTC, a Monday. */
@@ -15,38 +16,38 @@
 static void test_retry_after_reads_delay_seconds(void **state)
 {
     double s = -1;
-    assert_int_equal(retry_after_parse("120", NOW, &s), 0);
+    assert_int_equal(fetch_retry_after_parse("120", NOW, &s), 0);
     assert_true(s == 120);
-    assert_int_equal(retry_after_parse(" 0 ", NOW, &s), 0);
+    assert_int_equal(fetch_retry_after_parse(" 0 ", NOW, &s), 0);
     assert_true(s == 0);
 }
 
 static void test_retry_after_reads_the_three_http_date_forms(void **state)
 {
     double s = -1;
-    assert_int_equal(retry_after_parse("Mon, 30 Nov 2026 12:00:05 GMT", NOW, &s), 0);
+    assert_int_equal(fetch_retry_after_parse("Mon, 30 Nov 2026 12:00:05 GMT", NOW, &s), 0);
     assert_true(s == 5);
-    assert_int_equal(retry_after_parse("Monday, 30-Nov-26 12:01:00 GMT", NOW, &s), 0);
+    assert_int_equal(fetch_retry_after_parse("Monday, 30-Nov-26 12:01:00 GMT", NOW, &s), 0);
     assert_true(s == 60);
-    assert_int_equal(retry_after_parse("Mon Nov 30 12:00:02 2026", NOW, &s), 0);
+    assert_int_equal(fetch_retry_after_parse("Mon Nov 30 12:00:02 2026", NOW, &s), 0);
     assert_true(s == 2);
 }
 
 static void test_retry_after_in_the_past_means_now(void **state)
 {
     double s = -1;
-    assert_int_equal(retry_after_parse("Sun, 29 Nov 2026 12:00:00 GMT", NOW, &s), 0);
+    assert_int_equal(fetch_retry_after_parse("Sun, 29 Nov 2026 12:00:00 GMT", NOW, &s), 0);
     assert_true(s == 0);
 }
 
 static void test_retry_after_that_is_neither_form_is_refused(void **state)
 {
     double s = 7;
-    assert_int_equal(retry_after_parse("-5", NOW, &s), -1);
-    assert_int_equal(retry_after_parse("1.5", NOW, &s), -1);
-    assert_int_equal(retry_after_parse("10 seconds", NOW, &s), -1);
-    assert_int_equal(retry_after_parse("soon", NOW, &s), -1);
-    assert_int_equal(retry_after_parse("", NOW, &s), -1);
+    assert_int_equal(fetch_retry_after_parse("-5", NOW, &s), -1);
+    assert_int_equal(fetch_retry_after_parse("1.5", NOW, &s), -1);
+    assert_int_equal(fetch_retry_after_parse("10 seconds", NOW, &s), -1);
+    assert_int_equal(fetch_retry_after_parse("soon", NOW, &s), -1);
+    assert_int_equal(fetch_retry_after_parse("", NOW, &s), -1);
     assert_true(s == 7);
 }
 
@@ -112,10 +113,10 @@ static void test_permanent_failures_are_not_retried(void **state)
 
 static void test_retry_after_counts_on_429_and_503_only(void **state)
 {
-    assert_true(retry_after_applies(429));
-    assert_true(retry_after_applies(503));
-    assert_false(retry_after_applies(500));
-    assert_false(retry_after_applies(301));
+    assert_true(fetch_retry_after_applies(429));
+    assert_true(fetch_retry_after_applies(503));
+    assert_false(fetch_retry_after_applies(500));
+    assert_false(fetch_retry_after_applies(301));
 }
 
 int main(void)

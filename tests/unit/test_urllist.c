@@ -30,7 +30,7 @@ struct fixture {
     size_t n;
 };
 
-static void keep_row(struct crawl *c, struct crawl_job *j, void *data)
+static void keep_row(void *data, struct crawl *c, struct crawl_job *j)
 {
     struct fixture *f = data;
     if (f->n == sizeof f->rows / sizeof f->rows[0])
@@ -65,8 +65,8 @@ static int setup(void **state)
     crawl_opts_init(&f->o);
     crawl__init(&f->c, &f->o);
     f->err = open_memstream(&f->msgs, &f->msgs_len);
-    f->c.on_done = keep_row;
-    f->c.on_done_data = f;
+    static const struct crawl_hook rows = { .row = keep_row };
+    crawl_hook(&f->c, CRAWL_HOOK_OUTPUT, &rows, f);
     *state = f;
     return 0;
 }
