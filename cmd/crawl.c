@@ -95,7 +95,7 @@ static int open_output(const struct cli *cli)
     return fd;
 }
 
-static void warn_stderr(const char *msg, void *data)
+static void warn_stderr(const char *msg, uint64_t once, void *data)
 {
     fprintf(stderr, "crawl: %s\n", msg);
 }

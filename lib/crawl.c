@@ -37,19 +37,22 @@ void crawl_opts_init(struct crawl_opts *o)
 }
 
 static void warn_once_fmt(void *data, const char *fmt, const char *msg);
+static void job_started(void *data, struct crawl_job *job);
 
+static void wake_locked(struct crawl *c);
 int crawl__init(struct crawl *c, const struct crawl_opts *o)
 {
     memset(c, 0, sizeof *c);
     c->opts = o;
     if (pthread_mutex_init(&c->lock, NULL) != 0)
         return CRAWL_ENOMEM;
-    if (pthread_cond_init(&c->cond, NULL) != 0) {
+    if (clock_cond_init(&c->cond) != 0) {
         pthread_mutex_destroy(&c->lock);
         return CRAWL_ENOMEM;
     }
     atomic_init(&c->cancel.why, 0);
     pthread_mutex_init(&c->warn_lock, NULL);
+    pthread_mutex_init(&c->waker_lock, NULL);
     atomic_init(&c->fx.flight, 0);
     atomic_init(&c->fx.sockets, 0);
     atomic_init(&c->fx.conns, 0);
@@ -57,6 +60,8 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
     c->fx.cancel = &c->cancel;
     c->fx.warn_once = warn_once_fmt;
     c->fx.warn_data = c;
+    c->fx.started = job_started;
+    c->fx.started_data = c;
     struct frontier_conf fc = {
         .depth = o->depth, .max_pages = o->max_pages, .span_hosts = o->span_hosts,
         .include = o->include, .ninclude = o->ninclude,
@@ -87,6 +92,7 @@ void crawl__fini(struct crawl *c)
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->warn_lock);
+    pthread_mutex_destroy(&c->waker_lock);
     memset(c, 0, sizeof *c);
 }
 
@@ -130,7 +136,8 @@ void crawl_free(struct crawl *c)
     free(c);
 }
 
-void crawl_on_warn(struct crawl *c, void (*fn)(const char *msg, void *data), void *data)
+void crawl_on_warn(struct crawl *c, void (*fn)(const char *msg, uint64_t once, void *data),
+                   void *data)
 {
     c->on_warn = fn;
     c->on_warn_data = data;
@@ -201,14 +208,6 @@ const char *crawl_job_scope(const struct crawl_job *job)
     return job->scope;
 }
 
-void crawl_on_queue(struct crawl *c, void (*fn)(void *data), void *data)
-{
-    pthread_mutex_lock(&c->lock);
-    c->on_queue = fn;
-    c->on_queue_data = data;
-    pthread_mutex_unlock(&c->lock);
-}
-
 void crawl_waiting(struct crawl *c)
 {
     for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
@@ -243,7 +242,7 @@ static int read_input(struct crawl *c, size_t want)
         if (rc < 0)
             c->input_err = rc;
     }
-    pthread_cond_broadcast(&c->cond);
+    wake_locked(c);
     return 1;
 }
 
@@ -304,22 +303,16 @@ void crawl__publish(struct crawl *c)
 }
 
 /* Wakes whoever waits for a job, after one was queued; the lock is held
- * on entry and released. The callback must not take the lock. Only the input thread's jobs (and a relay's)
- * need the model's loop woken: every other job is queued by a model's own
- * thread, which looks for work next. */
+ * on entry and released. */
 static void queued(struct crawl *c)
 {
-    /* Under the lock: once crawl_on_queue(c, NULL, NULL) has returned, the
-     * callback is not running and will not run. */
-    if (c->input_streams && c->on_queue)
-        c->on_queue(c->on_queue_data);
     crawl__publish(c);
-    pthread_cond_broadcast(&c->cond);
+    wake_locked(c);
     pthread_mutex_unlock(&c->lock);
 }
 
 int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, int depth,
-                   uint64_t id)
+                   uint64_t id, int paced)
 {
     struct crawl_job *j = job_new();
     if (!j || !(j->url = strdup(url))) {
@@ -329,6 +322,7 @@ int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, i
     j->kind = kind;
     j->depth = depth;
     j->seq = id;
+    j->pace_start = paced;
     pthread_mutex_lock(&c->lock);
     c->fetchable++;
     if (strncasecmp(url, "https:", 6) == 0)
@@ -395,15 +389,30 @@ int crawl_add_failed(struct crawl *c, const char *text, const char *source,
     return rc < 0 ? rc : 0;
 }
 
-int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
+/* Calls the model's waker when a model may be waiting for what just
+ * happened (a job queued or back, the input's end); the lock is held. */
+static void wake_locked(struct crawl *c)
 {
-    int rc, told = 0;
-    pthread_mutex_lock(&c->lock);
+    pthread_cond_broadcast(&c->cond);
+    if (c->waiting) {
+        c->waiting = 0;
+        pthread_mutex_lock(&c->waker_lock);
+        if (c->waker)
+            c->waker(c->waker_data);
+        pthread_mutex_unlock(&c->waker_lock);
+    }
+}
+
+/* Takes the next job that may start now into *job; the lock is held, and
+ * let go only to finish a job that failed before any fetch. Returns 1, 0
+ * when the crawl is over, or CRAWL_EAGAIN with *due set to when a job may
+ * come due by itself (a host's pace, a retry's time, the deadline; 0: only
+ * when something else happens). */
+static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
+{
     for (;;) {
-        if (crawl_is_cancelled(c)) {
-            rc = 0;
-            break;
-        }
+        if (crawl_is_cancelled(c))
+            return 0;
         if (c->input_open && !c->input_streams && frontier_queued(c->fr) < read_ahead(c) / 2 &&
             read_input(c, read_ahead(c) - frontier_queued(c->fr)))
             continue;
@@ -427,8 +436,7 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             }
             crawl__publish(c);
             *job = j;
-            rc = 1;
-            break;
+            return 1;
         }
         /* The pick itself may have cancelled the crawl (a lost --frontier
          * server). */
@@ -437,16 +445,39 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
         /* A shared crawl goes on while other workers hold pages: they may
          * find more, or fall silent and have theirs given back. */
         int elsewhere = c->st && state_elsewhere(c->st) > 0;
-        if (c->running == 0 && frontier_queued(c->fr) == 0 && !c->input_open && !elsewhere) {
-            rc = 0;
-            break;
-        }
+        if (c->running == 0 && frontier_queued(c->fr) == 0 && !c->input_open && !elsewhere)
+            return 0;
         if (elsewhere && (wake == 0 || wake > clock_now() + 0.05))
             wake = clock_now() + 0.05;
-        if (!wait) {
-            rc = CRAWL_EAGAIN;
+        double end = c->cancel.deadline_at;
+        if (end > 0 && (wake == 0 || wake > end))
+            wake = end;
+        *due = wake;
+        return CRAWL_EAGAIN;
+    }
+}
+
+int crawl_take(struct crawl *c, struct crawl_job **job, double *due)
+{
+    double at = 0;
+    pthread_mutex_lock(&c->lock);
+    int rc = take_locked(c, job, &at);
+    if (rc == CRAWL_EAGAIN)
+        c->waiting++;
+    pthread_mutex_unlock(&c->lock);
+    if (due)
+        *due = at;
+    return rc;
+}
+
+int crawl_take_wait(struct crawl *c, struct crawl_job **job)
+{
+    int rc, told = 0;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        double due = 0;
+        if ((rc = take_locked(c, job, &due)) != CRAWL_EAGAIN)
             break;
-        }
         if (!told) {
             /* Once a wait: what a hook holds (a relay's results) goes
              * out before it. */
@@ -456,21 +487,10 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
             pthread_mutex_lock(&c->lock);
             continue;
         }
-        /* Retries and hosts waiting for their time: look again within 100
-         * ms, so that a cancellation (which signals nobody) ends the wait
-         * soon. */
-        struct frontier_counts fc;
-        frontier_counts(c->fr, &fc);
-        if ((fc.delayed || wake > 0) && (wake == 0 || wake > clock_now() + 0.1))
-            wake = clock_now() + 0.1;
-        if (wake > 0) {
-            /* Only a host's delay or pause or a retry's time holds the queued
-             * jobs back. The condition variable runs on CLOCK_REALTIME. */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            double at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + (wake - clock_now());
-            ts.tv_sec = (time_t)at;
-            ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
+        /* Woken by a job queued or back, the input's end or the
+         * cancellation (each broadcasts), or by the time something is due. */
+        if (due > 0) {
+            struct timespec ts = clock_timespec(due);
             pthread_cond_timedwait(&c->cond, &c->lock, &ts);
         } else {
             pthread_cond_wait(&c->cond, &c->lock);
@@ -478,6 +498,17 @@ int crawl_next(struct crawl *c, struct crawl_job **job, int wait)
     }
     pthread_mutex_unlock(&c->lock);
     return rc;
+}
+
+void crawl_set_waker(struct crawl *c, void (*fn)(void *data), void *data)
+{
+    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->waker_lock);
+    c->waker = fn;
+    c->waker_data = data;
+    c->waiting = 0;
+    pthread_mutex_unlock(&c->waker_lock);
+    pthread_mutex_unlock(&c->lock);
 }
 
 void crawl__count_row(struct crawl *c, const struct crawl_job *job)
@@ -518,7 +549,7 @@ static void finish(struct crawl *c, struct crawl_job *job)
     if (page)
         crawl__count_row(c, job);
     crawl__publish(c);
-    pthread_cond_broadcast(&c->cond);
+    wake_locked(c);
     pthread_mutex_unlock(&c->lock);
     if (job->kind != JOB_ROBOTS)        /* robots jobs are their hosts' */
         job_free(job);
@@ -544,7 +575,7 @@ void crawl_retry(struct crawl *c, struct crawl_job *job, double at)
     c->running--;
     c->retries++;
     frontier_retry(c->fr, job, at);
-    pthread_cond_broadcast(&c->cond);
+    wake_locked(c);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -556,7 +587,7 @@ void crawl_drop(struct crawl *c, struct crawl_job *job)
         crawl__state_warn(c);
     c->running--;
     crawl__publish(c);
-    pthread_cond_broadcast(&c->cond);
+    wake_locked(c);
     pthread_mutex_unlock(&c->lock);
     if (job->kind != JOB_ROBOTS)
         job_free(job);
@@ -566,7 +597,7 @@ void crawl_release(struct crawl *c, struct crawl_job *job)
 {
     pthread_mutex_lock(&c->lock);
     c->running--;
-    pthread_cond_broadcast(&c->cond);
+    wake_locked(c);
     pthread_mutex_unlock(&c->lock);
     job_free(job);
 }
@@ -594,7 +625,15 @@ void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
 
 void crawl_cancel(struct crawl *c, enum crawl_cancel_why why)
 {
-    cancel_set(&c->cancel, why);
+    if (!cancel_set(&c->cancel, why))
+        return;
+    /* Whoever waits learns of it now: a blocked taker (without the core's
+     * lock, which the caller may hold), a model's loop through its waker. */
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_lock(&c->waker_lock);
+    if (c->waker)
+        c->waker(c->waker_data);
+    pthread_mutex_unlock(&c->waker_lock);
 }
 
 const char *crawl_cancel_text(struct crawl *c)
@@ -865,7 +904,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     int reader = c->input_open && c->input_streams;
     if (!reader)
-        c->input_streams = 0;       /* crawl_next reads, as for files */
+        c->input_streams = 0;       /* crawl_take reads, as for files */
     pthread_mutex_unlock(&c->lock);
     if (reader && pthread_create(&c->input_tid, NULL, input_main, c) != 0) {
         reader = 0;
@@ -891,36 +930,50 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     return rc;
 }
 
-static void warn(struct crawl *c, const char *fmt, va_list ap)
+static void warn(struct crawl *c, uint64_t once, const char *fmt, va_list ap)
 {
     char buf[512];
     vsnprintf(buf, sizeof buf, fmt, ap);
-    c->on_warn(buf, c->on_warn_data);
+    c->on_warn(buf, once, c->on_warn_data);
 }
 
-/* Whether the warning of format fmt is said now: the first time each. A
- * run has a handful of such formats; the table keeps the first ones, and a
- * format past them is said every time rather than never. */
-static int first_of(struct crawl *c, const char *fmt)
+/* Whether the warning keyed key is said now: the first time each. A run
+ * has a handful of such warnings; the table keeps the first ones, and one
+ * past them is said every time rather than never. */
+static int first_of(struct crawl *c, uint64_t key)
 {
     pthread_mutex_lock(&c->warn_lock);
     int first = 1;
     for (size_t i = 0; i < c->nwarned && first; i++)
-        if (c->warned[i] == fmt)
+        if (c->warned[i] == key)
             first = 0;
     if (first && c->nwarned < sizeof c->warned / sizeof *c->warned)
-        c->warned[c->nwarned++] = fmt;
+        c->warned[c->nwarned++] = key;
     pthread_mutex_unlock(&c->warn_lock);
     return first;
 }
 
+/* A warning of format fmt is keyed by the format's address, which is the
+ * same in a procs worker, a fork of this process: a worker's warnings of
+ * one format are said once over all of them. */
+static uint64_t fmt_key(const char *fmt)
+{
+    return (uint64_t)(uintptr_t)fmt;
+}
+
+void crawl_warn_relayed(struct crawl *c, uint64_t once, const char *msg)
+{
+    if (c->on_warn && (!once || first_of(c, once)))
+        c->on_warn(msg, once, c->on_warn_data);
+}
+
 void crawl_warn_once(struct crawl *c, const char *fmt, ...)
 {
-    if (!c->on_warn || !first_of(c, fmt))
+    if (!c->on_warn || !first_of(c, fmt_key(fmt)))
         return;
     va_list ap;
     va_start(ap, fmt);
-    warn(c, fmt, ap);
+    warn(c, fmt_key(fmt), fmt, ap);
     va_end(ap);
 }
 
@@ -928,8 +981,8 @@ void crawl_warn_once(struct crawl *c, const char *fmt, ...)
 static void warn_once_fmt(void *data, const char *fmt, const char *msg)
 {
     struct crawl *c = data;
-    if (c->on_warn && first_of(c, fmt))
-        c->on_warn(msg, c->on_warn_data);
+    if (c->on_warn && first_of(c, fmt_key(fmt)))
+        c->on_warn(msg, fmt_key(fmt), c->on_warn_data);
 }
 
 void crawl_warn(struct crawl *c, const char *fmt, ...)
@@ -938,7 +991,7 @@ void crawl_warn(struct crawl *c, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    warn(c, fmt, ap);
+    warn(c, 0, fmt, ap);
     va_end(ap);
 }
 
@@ -955,4 +1008,22 @@ struct fetch_ctx *crawl_fetch_ctx(struct crawl *c)
 int crawl_add_cookie(struct crawl *c, const char *line)
 {
     return fetch_cookie_add(&c->fx, line);
+}
+
+void crawl_job_started(struct crawl *c, struct crawl_job *job)
+{
+    if (!job->pace_start)
+        return;
+    pthread_mutex_lock(&c->lock);
+    frontier_started(c->fr, job);
+    /* The host's next start is due now: a model that took nothing since
+     * learns of it. */
+    wake_locked(c);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* fetch_ctx's started: a transfer of job is on its way. */
+static void job_started(void *data, struct crawl_job *job)
+{
+    crawl_job_started(data, job);
 }

@@ -16,6 +16,7 @@
 #include "cancel.h"
 #include "errors.h"
 #include "job.h"
+#include "model.h"
 #include "opts.h"
 
 #define CRAWL_VERSION "0.1.0"
@@ -28,52 +29,13 @@ char *crawl_version_line(char *buf, size_t n);
 /* Transfers in flight at most, without -c, in a crawl that follows links. */
 #define CRAWL_LINK_CONCURRENCY 100
 
-
-
-
-
-
 struct crawl;
-
-/* A model: how jobs are scheduled. run() takes jobs with crawl_next until
- * it returns 0, fetches each through fetch.h and hands each back with
- * crawl_done. It returns 0 or a negative code; whatever it returns, every job
- * it took must have been handed back. */
-struct crawl_backend {
-    const char *name;
-    const char *summary;      /* one line for --help */
-    int default_concurrency;  /* transfers in flight without -c; 0: all at once */
-    int max_concurrency;      /* the most the model can have in flight; 0: no bound */
-    int fds_per_transfer;     /* descriptors a transfer in flight holds */
-    int processes;            /* its workers are processes: a worker id divided
-                               * by 1,000,000 numbers the process */
-    int (*run)(struct crawl *c);
-    /* Optional: set-up that must happen while the process has one thread
-     * (forking workers), before the caller starts threads of its own; see
-     * crawl_prepare. It keeps what it made with crawl_set_model_data. */
-    int (*prepare)(struct crawl *c);
-};
-
-/* The registry (lib/modes.c): every model, NULL-terminated, in the order
- * --help, --mode=all and the tests list them. */
-extern const struct crawl_backend *const crawl_backends[];
-
-/* Returns the backend called name, or NULL. */
-const struct crawl_backend *crawl_backend_find(const char *name);
-
-/* Returns the model that runs without --mode. */
-const struct crawl_backend *crawl_backend_default(void);
-
-/* Writes every model's name into buf (size n), separated by sep. Returns
- * buf. */
-char *crawl_backend_names(char *buf, size_t n, const char *sep);
 
 /* Adds up to `want` more jobs to c from the URL lists (crawl_add and
  * crawl_add_failed), without holding c's lock. Returns 1 while more may
  * follow, 0 when the lists are exhausted, or a negative code (a read
  * error: the lists end there). */
 typedef int (*crawl_input_fn)(struct crawl *c, size_t want, void *data);
-
 
 /* Returns a new crawl with options o (which must outlive it), or NULL when
  * out of memory. The caller frees it with crawl_free. */
@@ -83,57 +45,13 @@ struct crawl *crawl_new(const struct crawl_opts *o);
 void crawl_free(struct crawl *c);
 
 /* Where crawl_warn_once's message goes; NULL: nowhere. */
-void crawl_on_warn(struct crawl *c, void (*fn)(const char *msg, void *data), void *data);
+void crawl_on_warn(struct crawl *c, void (*fn)(const char *msg, uint64_t once, void *data),
+                   void *data);
 
 /* Returns 0, or the negative code the URL lists ended on (a read error). */
 int crawl_input_error(const struct crawl *c);
 
 struct fetch_ctx;
-
-/* What every transfer of the run shares, for fetch.h's calls: the options,
- * headers, reuse policy, cancellation and counters (set up by crawl_run
- * before the model runs). */
-struct fetch_ctx *crawl_fetch_ctx(struct crawl *c);
-
-/* What a model reads of the run the core set up: transfers in flight at
- * most (0: all at once; the core set it from -c, the model's default and
- * the descriptors there are), whether connections are reused, the options. */
-int crawl_limit(const struct crawl *c);
-int crawl_reuse(const struct crawl *c);
-const struct crawl_opts *crawl_options(const struct crawl *c);
-
-/* A model says how many threads it had alive at most, for the report. */
-void crawl_set_threads(struct crawl *c, int n);
-
-/* A model that runs in several processes says the peak of their summed
- * resident set, in KiB, for the report. */
-void crawl_set_rss_peak(struct crawl *c, long kb);
-
-/* Monotonic seconds at which the run started (clock_now's clock), or 0
- * before it has. */
-double crawl_started(const struct crawl *c);
-
-/* The host name of the listed URL job was reached from (the scope its links
- * are admitted in without --span-hosts), or NULL when it has none yet. */
-const char *crawl_job_scope(const struct crawl_job *job);
-
-/* Called (from the thread that reads a streamed list, or with
- * crawl_push_job) each time a job is queued, so that a model asleep in its
- * own event loop can take it at once; with the core's lock held, so fn
- * must be quick and call nothing of the core (ev_async_send, a write to a
- * pipe). NULL: nobody. */
-void crawl_on_queue(struct crawl *c, void (*fn)(void *data), void *data);
-
-/* What a model calls just before it blocks to wait for its transfers or
- * for jobs (an event loop about to poll), from its own thread: the idle
- * hooks (a relay sends what it holds). crawl_next calls it itself. */
-void crawl_waiting(struct crawl *c);
-
-/* Queues a job as it is, with no admission rules (the jobs a procs worker
- * fetches for its coordinator, which applied them): url (copied), its kind
- * and depth, and its row number id. Returns 0 or CRAWL_ENOMEM. */
-int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, int depth,
-                   uint64_t id);
 
 /* Passes a printf-style message to c->on_warn, every time. */
 void crawl_warn(struct crawl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -199,28 +117,6 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b);
  * Returns 0 or a negative code. */
 int crawl_prepare(struct crawl *c, const struct crawl_backend *b);
 
-/* What a backend's prepare step made, for its run (or, when the crawl is
- * freed without running, for done, which may be NULL). crawl_take_model_data
- * returns it and forgets it. */
-void crawl_set_model_data(struct crawl *c, void *data, void (*done)(void *data));
-void *crawl_take_model_data(struct crawl *c);
-
-/* Takes the next queued job into *job and marks it running. Returns 1 with a
- * job; 0 when the crawl is over (nothing queued, nothing running, or
- * cancelled); CRAWL_EAGAIN when nothing is queued but jobs are running, if
- * wait is 0 (with wait set it blocks until one of the others holds). Jobs
- * that failed before any fetch are finished here, not handed out. */
-int crawl_next(struct crawl *c, struct crawl_job **job, int wait);
-
-/* Hands back a job whose result is filled in: its row is written (through
- * on_done), it is counted, its links are admitted and it is freed. */
-void crawl_done(struct crawl *c, struct crawl_job *job);
-
-/* Marks a job taken with crawl_next as failed without fetching it (no thread
- * for it, cancelled): fail and a printf-style reason. */
-void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
-                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
 /* Stops handing out jobs and makes the models abandon transfers in flight;
  * the first reason given sticks (cancel.h). */
 void crawl_cancel(struct crawl *c, enum crawl_cancel_why why);
@@ -234,19 +130,6 @@ void crawl_on_cookies(struct crawl *c, void (*fn)(const char *line, void *data),
  * to the jar of a crawl that runs with --cookie-jar; the jar's file gets it
  * at the end. Returns 0, or CRAWL_ENOMEM. Without a jar it does nothing. */
 int crawl_add_cookie(struct crawl *c, const char *line);
-
-/* Called by a model that can run no more jobs (every worker process is
- * gone) before it returns: the listed URLs it never took get failed rows
- * (CRAWL_FAIL_OTHER) with the text why, a static string, instead of
- * "cancelled". */
-void crawl_abandon(struct crawl *c, const char *why);
-
-/* Returns the reason once crawl_cancel was called or the run's --deadline
- * passed (which cancels it), else 0. */
-int crawl_is_cancelled(struct crawl *c);
-
-/* Returns the error text for a job the cancellation stopped. */
-const char *crawl_cancel_text(struct crawl *c);
 
 /* --state: a crawl whose frontier, seen set, robots.txt and pages' outcome
  * live in a file (lib/state.h), so that a run killed in any way is
@@ -292,13 +175,6 @@ long crawl_state_fetched(struct crawl *c);
  * store held. Returns 1 when so, 0 when not, CRAWL_ESTATE. */
 int crawl_state_finish(struct crawl *c);
 
-/* Returns how many jobs are queued and not yet taken (under lock). */
-size_t crawl_queued(struct crawl *c);
-
-/* Returns 1 once the input can add no more jobs (the lists are read, or
- * there were none), else 0: a streamed list or a relay may still add some. */
-int crawl_input_over(struct crawl *c);
-
 /* A consistent view of a running crawl's counters. */
 struct crawl_progress {
     size_t done;              /* rows written */
@@ -331,10 +207,6 @@ struct crawl_live {
  * stops it. Call before crawl_run. */
 void crawl_set_live(struct crawl *c, struct crawl_live *l);
 
-/* Adds n (1 or -1) to the transfers in flight: the fetch layer counts its
- * own; a model that fetches elsewhere (procs) counts what it gave out. */
-void crawl_count_transfers(struct crawl *c, long n);
-
 /* The times of a fetched URL that the core keeps percentiles of. */
 enum crawl_time {
     CRAWL_TIME_TOTAL,         /* time_total: the whole transfer */
@@ -346,14 +218,20 @@ enum crawl_time {
  * q >= 1 gives the largest exactly. 0 when none was fetched. */
 double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q);
 
-/* Adds n to the count of connections opened (thread-safe). */
-void crawl_count_conns(struct crawl *c, long n);
+/* Passes msg, a warning relayed from another process, to c->on_warn: every
+ * time when once is 0, else the first time a warning keyed once comes. */
+void crawl_warn_relayed(struct crawl *c, uint64_t once, const char *msg);
 
 /* Passes a printf-style message to c->on_warn, once per format: the first
  * call with fmt speaks, later ones with the same fmt are dropped. */
 void crawl_warn_once(struct crawl *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Returns how many jobs are queued and not yet taken. */
+size_t crawl_queued(struct crawl *c);
 
+/* Returns 1 once the input can add no more jobs (the lists are read, or
+ * there were none), else 0: a streamed list may still add some. */
+int crawl_input_over(struct crawl *c);
 
 #endif

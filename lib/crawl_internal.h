@@ -73,13 +73,15 @@ struct crawl {
     void (*model_done)(void *data);
     size_t nofile;            /* file descriptors this process may open */
     struct frontier *fr;      /* queues, hosts, seen URLs (frontier.c) */
-    void (*on_warn)(const char *msg, void *data);
+    void (*on_warn)(const char *msg, uint64_t once, void *data);
     void  *on_warn_data;      /* where crawl_warn's messages go; none when NULL */
     pthread_mutex_t warn_lock;  /* guards warned */
-    const char *warned[16];   /* the formats crawl_warn_once has said */
+    uint64_t warned[32];      /* what crawl_warn_once has said: formats, texts */
     size_t nwarned;
-    void (*on_queue)(void *data);
-    void  *on_queue_data;     /* told when the input thread queues a job */
+    void (*waker)(void *data);  /* crawl_set_waker's: wakes the model's loop */
+    void  *waker_data;
+    pthread_mutex_t waker_lock; /* guards waker: taken inside lock, never around a core call */
+    int    waiting;           /* crawl_take said "nothing now" since the waker last ran */
     void (*on_cookies)(const char *line, void *data);   /* crawl_on_cookies */
     void *on_cookies_data;
     struct crawl_live *live;  /* where the counters are published, or NULL */

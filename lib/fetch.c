@@ -357,6 +357,18 @@ CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share)
     return h;
 }
 
+/* CURLOPT_PREREQFUNCTION: the connection is there and the request goes
+ * out now: the moment a host's pace counts from (libcurl 7.80 and later
+ * call it once per request, after connecting or reusing). */
+static int on_prereq(void *data, char *conn_primary_ip, char *conn_local_ip,
+                     int conn_primary_port, int conn_local_port)
+{
+    struct fetch_xfer *x = data;
+    if (x->job->pace_start && x->ctx->started)
+        x->ctx->started(x->ctx->started_data, x->job);
+    return CURL_PREREQFUNC_OK;
+}
+
 /* Adds n (1 or -1) to the live count of transfers in flight, if any. */
 static void count_transfer(struct fetch_ctx *ctx, long n)
 {
@@ -378,6 +390,9 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
     job->res.start = clock_now() - ctx->t0;
     job->res.flight_start = atomic_fetch_add(&ctx->flight, 1) + 1;
     job->res.conns_start = atomic_load(&ctx->sockets);
+    /* A job its host's pace waits on says when its request goes out. */
+    curl_easy_setopt(x->easy, CURLOPT_PREREQFUNCTION, job->pace_start ? on_prereq : NULL);
+    curl_easy_setopt(x->easy, CURLOPT_PREREQDATA, x);
     x->page_checked = 0;
     x->buf_len = 0;
     x->robots_cut = 0;

@@ -42,6 +42,10 @@ struct fetch_ctx {
                                    * every easy handle of the run */
     CURL  *cookie_easy;         /* the handle that reads and writes the jar's file */
     struct warc *warc;          /* --warc's writer, open while the run fetches */
+    /* Called as a job whose host's pace waits on it (job->pace_start)
+     * starts its first request: the core tells the frontier. */
+    void (*started)(void *data, struct crawl_job *job);
+    void  *started_data;
     /* Where fetch's warnings go: msg, said once for each distinct fmt. */
     void (*warn_once)(void *data, const char *fmt, const char *msg);
     void  *warn_data;
@@ -86,6 +90,7 @@ struct fetch_xfer {
     struct sitemap *sitemap;    /* a sitemap job's reader, as the body arrives */
     int    sitemap_over;        /* it read all it will: the transfer was stopped
                                    there, and that is no failure */
+    void  *multi;               /* the multi handle it is in (multi_ev.c), or NULL */
     struct fetch_keep *keep;    /* what --warc and --save keep of it, or NULL */
     int    keep_nomem;          /* ... which there was no memory for: it fails */
     char   errbuf[CURL_ERROR_SIZE];

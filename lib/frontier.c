@@ -33,6 +33,7 @@ struct spilled {
 };
 
 static void spill_refill(struct frontier *f);
+static void started(struct frontier *f, struct crawl_job *j, int sent);
 
 /* ---- the set of URLs seen ------------------------------------------------ */
 
@@ -159,9 +160,10 @@ struct frontier *frontier_new(const struct frontier_conf *conf)
     f->delay = o->delay;
     f->timed = o->delay > 0;
     /* A 429 or 503 pauses its host only where hosts are kept apart (links,
-     * sitemaps, pacing): a plain list, --retry or not, does without the
-     * per-host queues, which cost a URL parse a job (bench-polite.sh). */
-    f->per_host_queues = f->fetch_robots || o->per_host > 0 || o->delay > 0 ||
+     * robots.txt or not, sitemaps, pacing): a plain list, --retry or not,
+     * does without the per-host queues, which cost a URL parse a job
+     * (bench-polite.sh). */
+    f->per_host_queues = f->follow || f->fetch_robots || o->per_host > 0 || o->delay > 0 ||
                          o->auto_throttle;
     /* The product token is the one the user agent starts with
      * ("crawl/0.1.0" is crawl's), unless one is given. */
@@ -447,6 +449,7 @@ static int slot_take(struct frontier *f, struct crawl_host *h, double *wake)
 
 void frontier_retry(struct frontier *f, struct crawl_job *j, double at)
 {
+    started(f, j, 0);
     if (j->host)
         j->host->running--;
     slot_give(f, j);
@@ -504,7 +507,8 @@ static struct crawl_job *pick(struct frontier *f, double *wake)
          * comes from that request's latency. */
         int ok = h->robots_state != ROBOTS_PENDING &&
                  (o->per_host <= 0 || h->running < o->per_host) &&
-                 !(f->throttle && !h->sampled && h->running > 0);
+                 !(f->throttle && !h->sampled && h->running > 0) &&
+                 h->starting == 0;
         if (ok && now < h->next_at) {
             if (wake && (*wake == 0 || h->next_at < *wake))
                 *wake = h->next_at;
@@ -531,11 +535,36 @@ got:
         h->running++;
         h->last_start = f->now();
         if (h->delay > 0) {
+            /* The delay runs from when the request goes out, which the
+             * model says (frontier_started): until then the host hands
+             * out nothing, however long its model takes to start it. */
             h->next_at = h->last_start + h->delay;
+            h->starting++;
+            j->pace_start = 1;
             f->timed = 1;
         }
     }
     return j;
+}
+
+/* Job j, which its host's pace waited on, has started or never will. */
+static void started(struct frontier *f, struct crawl_job *j, int sent)
+{
+    struct crawl_host *h = j->host;
+    if (!j->pace_start || !h)
+        return;
+    j->pace_start = 0;
+    h->starting--;
+    if (sent) {
+        h->last_start = f->now();
+        if (h->last_start + h->delay > h->next_at)
+            h->next_at = h->last_start + h->delay;
+    }
+}
+
+void frontier_started(struct frontier *f, struct crawl_job *j)
+{
+    started(f, j, 1);
 }
 
 /* --max-pages bounds the pages that start, listed ones included; a link
@@ -555,6 +584,7 @@ struct crawl_job *frontier_pick(struct frontier *f, double *wake)
     while ((j = pick(f, wake))) {
         if (j->kind == JOB_PAGE && !j->failed_early && j->res.attempts == 0) {
             if (j->found && max > 0 && f->started >= (size_t)max) {
+                started(f, j, 0);
                 if (j->host)
                     j->host->running--;
                 f->left++;
@@ -841,6 +871,7 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
 void frontier_done(struct frontier *f, struct crawl_job *j)
 {
     struct crawl_host *h = j->host;
+    started(f, j, 0);
     if (h) {
         h->running--;
         slot_give(f, j);

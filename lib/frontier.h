@@ -90,6 +90,11 @@ void frontier_push_failed(struct frontier *f, struct crawl_job *j);
  * NULL) is set to the monotonic time when one may start. */
 struct crawl_job *frontier_pick(struct frontier *f, double *wake);
 
+/* Job j, handed out, has started: its request is on its way. A host with
+ * a delay hands out nothing between the two, and its next start is due a
+ * delay after this one, however long the model took to start it. */
+void frontier_started(struct frontier *f, struct crawl_job *j);
+
 /* Takes back a job that finished: per-host counts and pace, robots.txt
  * rules, and the links it found (queued as new jobs when they pass depth,
  * scope, --include/--exclude, --max-pages, de-duplication and robots.txt;

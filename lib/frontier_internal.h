@@ -31,6 +31,7 @@ enum robots_state { ROBOTS_NONE, ROBOTS_PENDING, ROBOTS_READY };
 struct crawl_host {
     char *key;                  /* scheme://host:port */
     int running;
+    int starting;               /* handed out under a delay, not yet started */
     double next_at;             /* earliest start of its next request: its
                                  * delay after the last, or the end of a
                                  * pause a 429 or 503 asked for */

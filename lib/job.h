@@ -115,6 +115,8 @@ struct crawl_job {
     int    unnumbered;        /* its row number is given as it starts (a page
                                * found, or one loaded from a store) */
     int    slot;              /* holds a slot of its host in the --frontier server */
+    int    pace_start;        /* its host's pace waits for it to start
+                               * (frontier_started) */
     struct crawl_host *host;  /* its per-host queue, when the frontier keeps them */
     char  *scope;             /* host name of the listed URL it was reached from */
     struct crawl_job *qnext;  /* next job in its queue */

@@ -2,8 +2,9 @@
  * ThreadPoolExecutor(N).map): every job is submitted as it is taken, each
  * worker fetches on an easy handle of its own, and the futures are
  * gathered as they complete. Unlike executor.map, which submits the whole
- * list at once, at most WINDOW futures per worker are outstanding: the
- * pool's queue then holds a few jobs per worker, not the list. */
+ * list at once, a job is taken and submitted only when a worker is free to
+ * start it: no job waits in the pool's queue, so that it starts when the
+ * frontier said it may (a host's pace), not some jobs later. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,9 @@
 struct pmode {
     struct crawl *c;
     struct fetch_xfer *xfers;   /* one per worker: its handle keeps its connections */
+    pthread_mutex_t lock;       /* guards busy */
+    pthread_cond_t idle;        /* signalled when a worker is done with a job */
+    int busy;                   /* jobs submitted and not yet done */
 };
 
 struct ptask {
@@ -22,45 +26,49 @@ struct ptask {
     struct crawl_job *job;
 };
 
-#define WINDOW 4
 
 /* Frees the completed futures among the n in futs, keeping the pending
- * ones in order; waits a little for the oldest when none has completed
- * and block is set. Returns how many are left. */
+ * ones in order; with block, waits for the oldest first. Returns how many
+ * are left. */
 static size_t gather(struct future **futs, size_t n, int block)
 {
-    for (;;) {
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (future_done(futs[i])) {
-                free(future_wait(futs[i]));
-                future_free(futs[i]);
-            } else {
-                futs[k++] = futs[i];
-            }
+    if (block && n > 0)
+        future_wait(futs[0]);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (future_done(futs[i])) {
+            free(future_wait(futs[i]));
+            future_free(futs[i]);
+        } else {
+            futs[k++] = futs[i];
         }
-        if (k < n || !block || k == 0)
-            return k;
-        future_wait_for(futs[0], 10, NULL);
     }
+    return k;
 }
 
 static void *pool_task(void *arg, int worker)
 {
     struct ptask *t = arg;
     struct fetch_xfer *x = &t->m->xfers[worker];
+    struct pmode *m = t->m;
     if (x->easy) {
-        fetch_perform(x, crawl_fetch_ctx(t->m->c), t->job, worker);
-        crawl_done(t->m->c, t->job);
+        fetch_perform(x, crawl_fetch_ctx(m->c), t->job, worker);
+        crawl_done(m->c, t->job);
     } else {
-        crawl_fail(t->m->c, t->job, CRAWL_FAIL_OTHER, "out of memory");
+        crawl_fail(m->c, t->job, CRAWL_FAIL_OTHER, "out of memory");
     }
+    pthread_mutex_lock(&m->lock);
+    m->busy--;
+    pthread_cond_signal(&m->idle);
+    pthread_mutex_unlock(&m->lock);
     return t;
 }
 
 static int pool_run(struct crawl *c)
 {
     struct pmode m = { .c = c };
+    pthread_mutex_init(&m.lock, NULL);
+    pthread_cond_init(&m.idle, NULL);
     struct pool *p = NULL;
     struct future **futs = NULL;
     size_t nfut = 0, cap = 0;
@@ -80,15 +88,22 @@ static int pool_run(struct crawl *c)
     }
     for (int i = 0; i < size; i++)
         m.xfers[i].easy = fetch_easy_new(crawl_fetch_ctx(c), NULL);
-    cap = (size_t)size * WINDOW;
+    /* A future outlives its job by a moment: room for twice the workers. */
+    cap = 2 * (size_t)size + 1;
     if (!(futs = malloc(cap * sizeof *futs))) {
         rc = CRAWL_ENOMEM;
         goto out;
     }
 
-    while ((rc = crawl_next(c, &job, 1)) == 1) {
-        if (nfut == cap)
-            nfut = gather(futs, nfut, 1);
+    for (;;) {
+        /* A job is taken only once a worker is free to start it. */
+        pthread_mutex_lock(&m.lock);
+        while (m.busy >= size)
+            pthread_cond_wait(&m.idle, &m.lock);
+        pthread_mutex_unlock(&m.lock);
+        nfut = gather(futs, nfut, nfut == cap);
+        if ((rc = crawl_take_wait(c, &job)) != 1)
+            break;
         struct ptask *t = malloc(sizeof *t);
         if (!t) {
             crawl_fail(c, job, CRAWL_FAIL_OTHER, "out of memory");
@@ -99,8 +114,14 @@ static int pool_run(struct crawl *c)
         /* From here until a worker starts it, the job waits in the pool's
          * queue (a trace shows the wait). */
         job->res.queued = clock_now() - crawl_started(c);
+        pthread_mutex_lock(&m.lock);
+        m.busy++;
+        pthread_mutex_unlock(&m.lock);
         struct future *f = pool_submit(p, pool_task, t);
         if (!f) {
+            pthread_mutex_lock(&m.lock);
+            m.busy--;
+            pthread_mutex_unlock(&m.lock);
             free(t);
             crawl_fail(c, job, CRAWL_FAIL_OTHER, "cannot queue the job");
             continue;
@@ -122,6 +143,8 @@ out:
         free(m.xfers);
     }
     free(futs);
+    pthread_cond_destroy(&m.idle);
+    pthread_mutex_destroy(&m.lock);
     return rc;
 }
 

@@ -83,7 +83,7 @@ struct procs {
     uint64_t *host_key;         /* host hash -> owning worker, open addressing */
     int *host_owner;
     size_t host_cap, host_n;
-    int wake[2];                /* crawl_on_queue: a streamed job came in */
+    int wake[2];                /* the core's waker: jobs came, or a cancel */
     long rss_peak_kb;
     double rss_at;
     long page_kb;
@@ -91,7 +91,7 @@ struct procs {
     int output_failed;          /* a worker's WARC could not be written */
 };
 
-/* crawl_on_queue's callback: one byte wakes the coordinator's poll. */
+/* The core's waker: one byte wakes the coordinator's poll. */
 static void procs_wake(void *data)
 {
     struct procs *P = data;
@@ -248,6 +248,7 @@ static int dispatch(struct procs *P, size_t id)
     wire_put_u32(b, (uint32_t)job->depth);
     const char *scope = crawl_job_scope(job);
     wire_put_u64(b, scope ? hset_hash(scope, strlen(scope)) : 0);
+    wire_put_u32(b, (uint32_t)job->pace_start);
     wire_put_str(b, job->url);
     if (wire_frame_end(b, at) != 0) {
         b->len = at;
@@ -282,7 +283,7 @@ static void flush(struct procs *P)
     }
 }
 
-/* Hands job (taken with crawl_next) to a worker, or fails it when there is
+/* Hands job (taken with crawl_take) to a worker, or fails it when there is
  * none. */
 static void give(struct procs *P, struct crawl_job *job)
 {
@@ -294,6 +295,7 @@ static void give(struct procs *P, struct crawl_job *job)
     if (dispatch(P, id) != 0) {
         slot_free(P, id);
         crawl_fail(P->c, job, CRAWL_FAIL_OTHER, "no worker process left");
+        return;
     }
 }
 
@@ -378,10 +380,16 @@ static void proc_read(struct procs *P, int i)
     while (p->fd >= 0 && wire_frame_next(&p->in, &at, &r, &type)) {
         if (type == MSG_RESULT) {
             take_result(P, i, &r);
+        } else if (type == MSG_STARTED) {
+            /* A paced host's next start counts from here. */
+            uint64_t id = wire_get_u64(&r);
+            if (!r.bad && id < P->nslots && P->slots[id].job && P->slots[id].proc == i)
+                crawl_job_started(P->c, P->slots[id].job);
         } else if (type == MSG_WARN) {
+            uint64_t once = wire_get_u64(&r);
             char *msg = wire_get_bytes(&r, NULL);
-            if (msg)
-                crawl_warn_once(P->c, "%s", msg);
+            if (msg && !r.bad)
+                crawl_warn_relayed(P->c, once, msg);
             free(msg);
         } else if (type == MSG_COOKIE) {
             char *line = wire_get_bytes(&r, NULL);
@@ -598,7 +606,7 @@ static int procs_run(struct crawl *c)
             wire_frame_end(b, at);
         }
     rc = 0;
-    crawl_on_queue(c, procs_wake, &P);
+    crawl_set_waker(c, procs_wake, &P);
     struct pollfd *pfd = calloc((size_t)P.n + 1, sizeof *pfd);
     if (!pfd) {
         crawl_cancel(c, CRAWL_CANCEL_OUTPUT);
@@ -607,18 +615,16 @@ static int procs_run(struct crawl *c)
     int over = 0, told = 0;
     double cancel_at = 0;
     while (pfd) {
-        int idle = 0;
+        double due = 0;
         while (!over && !told && (limit == 0 || P.in_flight < (size_t)limit)) {
             struct crawl_job *job;
-            int n = crawl_next(c, &job, 0);
+            int n = crawl_take(c, &job, &due);
             if (n == 1) {
                 give(&P, job);
                 continue;
             }
             if (n == 0)
                 over = 1;
-            else
-                idle = P.in_flight == 0;    /* only a host's --delay holds jobs */
             break;
         }
         flush(&P);
@@ -652,7 +658,15 @@ static int procs_run(struct crawl *c)
                 map[np] = i;
                 pfd[np++] = (struct pollfd){ .fd = P.p[i].fd, .events = POLLIN };
             }
-        int ready = poll(pfd, (nfds_t)np, idle ? 5 : (int)(RSS_EVERY * 1000));
+        /* Woken by a worker, by the core's waker, or when a job comes due
+         * by itself; and every RSS_EVERY for the memory figure. */
+        int timeout = (int)(RSS_EVERY * 1000);
+        if (due > 0) {
+            double in = (due - clock_now()) * 1000;
+            if (in < timeout)
+                timeout = in > 0 ? (int)in + 1 : 0;
+        }
+        int ready = poll(pfd, (nfds_t)np, timeout);
         sample_rss(&P, 0);
         if (ready <= 0)
             continue;
@@ -666,7 +680,7 @@ static int procs_run(struct crawl *c)
                 proc_read(&P, map[k]);
     }
     free(pfd);
-    crawl_on_queue(c, NULL, NULL);
+    crawl_set_waker(c, NULL, NULL);
     sample_rss(&P, 1);
     /* Jobs never handed back (no worker left to run them) are failed. */
     for (size_t id = 0; id < P.nslots; id++)

@@ -12,7 +12,7 @@ static int seq_run(struct crawl *c)
     if (!(x.easy = fetch_easy_new(crawl_fetch_ctx(c), NULL)))
         return CRAWL_ENOMEM;
     crawl_set_threads(c, 1);
-    while ((rc = crawl_next(c, &job, 1)) == 1) {
+    while ((rc = crawl_take_wait(c, &job)) == 1) {
         fetch_perform(&x, crawl_fetch_ctx(c), job, 0);
         crawl_done(c, job);
     }

@@ -114,13 +114,15 @@ static int thread_run(struct crawl *c)
         rc = CRAWL_ENOMEM;
         goto out;
     }
-    while ((rc = crawl_next(c, &job, 1)) == 1) {
+    for (;;) {
+        /* A job is taken only once it can start: a thread may start now. */
         pthread_mutex_lock(&m.lock);
         while (m.limit > 0 && m.alive >= m.limit)
             pthread_cond_wait(&m.slot, &m.lock);
         pthread_mutex_unlock(&m.lock);
         reap(&m);
-
+        if ((rc = crawl_take_wait(c, &job)) != 1)
+            break;
         struct tjob *t = calloc(1, sizeof *t);
         if (!t) {
             crawl_fail(c, job, CRAWL_FAIL_THREAD, "cannot start a thread: out of memory");

@@ -13,10 +13,13 @@
 enum {
     MSG_START = 'S',        /* to a worker, first: its limit, and reuse */
     MSG_JOB = 'J',          /* to a worker: id, kind, depth, the hash of
-                             * its scope, URL */
+                             * its scope, whether its host's pace waits for
+                             * its start, URL */
+    MSG_STARTED = 'T',      /* from a worker: that job's request is on its way */
     MSG_CANCEL = 'C',       /* to a worker: the crawl is cancelled, and why */
     MSG_RESULT = 'R',       /* from a worker: a finished job */
-    MSG_WARN = 'W',         /* from a worker: a warning for stderr */
+    MSG_WARN = 'W',         /* from a worker: a warning for stderr, and the
+                             * key it is said once by (0: every time) */
     MSG_COOKIE = 'K',       /* from a worker, as it ends: a cookie of its jar */
     MSG_END = 'E',          /* from a worker, as it ends: its threads, and
                              * whether its WARC failed */

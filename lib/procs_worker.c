@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "fetch.h"
 #include "hooks.h"
 #include "hset.h"
 #include "html.h"
@@ -183,6 +184,19 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     pthread_mutex_unlock(&wk->lock);
 }
 
+/* fetch_ctx's started: a job whose host the coordinator paces is on its
+ * way; the coordinator counts the host's next start from now. */
+static void worker_started(void *data, struct crawl_job *j)
+{
+    struct worker *wk = data;
+    j->pace_start = 0;
+    pthread_mutex_lock(&wk->lock);
+    size_t at = wire_frame_begin(&wk->out, MSG_STARTED);
+    wire_put_u64(&wk->out, j->seq);
+    worker_frame(wk, at, 1);
+    pthread_mutex_unlock(&wk->lock);
+}
+
 /* The relay's back hook: every job goes to the coordinator, and none to
  * this crawl's frontier or rows. */
 static int worker_back(void *data, struct crawl *w, struct crawl_job *j)
@@ -204,11 +218,12 @@ static void worker_cookie(const char *line, void *data)
     pthread_mutex_unlock(&wk->lock);
 }
 
-static void worker_warn(const char *msg, void *data)
+static void worker_warn(const char *msg, uint64_t once, void *data)
 {
     struct worker *wk = data;
     pthread_mutex_lock(&wk->lock);
     size_t at = wire_frame_begin(&wk->out, MSG_WARN);
+    wire_put_u64(&wk->out, once);
     wire_put_str(&wk->out, msg);
     worker_frame(wk, at, 1);
     pthread_mutex_unlock(&wk->lock);
@@ -234,6 +249,7 @@ static int worker_frames(struct crawl *w, struct worker *wk)
             uint32_t kind = wire_get_u32(&r);
             int depth = (int)wire_get_u32(&r);
             uint64_t scope = wire_get_u64(&r);
+            int paced = (int)wire_get_u32(&r);
             char *url = wire_get_bytes(&r, NULL);
             if (!r.bad) {
                 pthread_mutex_lock(&wk->lock);
@@ -242,7 +258,7 @@ static int worker_frames(struct crawl *w, struct worker *wk)
             }
             enum crawl_job_kind k = kind == JOB_ROBOTS ? JOB_ROBOTS
                                   : kind == JOB_SITEMAP ? JOB_SITEMAP : JOB_PAGE;
-            int rc = r.bad ? CRAWL_ENOMEM : crawl_push_job(w, k, url, depth, id);
+            int rc = r.bad ? CRAWL_ENOMEM : crawl_push_job(w, k, url, depth, id, paced);
             free(url);
             if (rc != 0)
                 return CRAWL_ENOMEM;    /* the coordinator re-runs what is lost */
@@ -344,6 +360,9 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     if ((wk.w = crawl_new(&o))) {
         static const struct crawl_hook relay = { .back = worker_back, .idle = worker_waiting };
         crawl_hook(wk.w, CRAWL_HOOK_RELAY, &relay, &wk);
+        /* Paced jobs' starts go to the coordinator, whose frontier paces. */
+        crawl_fetch_ctx(wk.w)->started = worker_started;
+        crawl_fetch_ctx(wk.w)->started_data = &wk;
         crawl_on_warn(wk.w, worker_warn, &wk);
         crawl_on_cookies(wk.w, worker_cookie, &wk);
         crawl_set_input(wk.w, worker_input, &wk, 1);

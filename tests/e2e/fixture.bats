@@ -523,6 +523,26 @@ javascript:void(0)" ]
 	[ "$(curl -s "$PFIX/stats?path=%22q%22" | jq -r .path)" = '"q"' ]
 }
 
+@test "/links?ms=MS answers its page of links after MS ms" {
+	start_private_fixture
+	t=$(curl -s -o "$BATS_TEST_TMPDIR/page" -w '%{time_total}' "$PFIX/links?u=%2Fa&ms=300&u=%2Fb")
+	awk -v t="$t" 'BEGIN { exit !(t >= 0.3 && t < 2) }'
+	[ "$(grep -c '<a href' "$BATS_TEST_TMPDIR/page")" -eq 2 ]
+	grep -q 'href="/b"' "$BATS_TEST_TMPDIR/page"
+}
+
+@test "/stats?arrivals lists every request in order with its time, /stats itself left out" {
+	start_private_fixture
+	curl -s -o /dev/null "$PFIX/bytes/1"
+	curl -s -o /dev/null "$PFIX/stats"
+	curl -s -o /dev/null "$PFIX/delay/150/x"
+	curl -s -o /dev/null "$PFIX/bytes/2?q=1"
+	run curl -s "$PFIX/stats?arrivals"
+	[ "$(jq -r .path <<<"$output" | tr '\n' ' ')" = "/bytes/1 /delay/150/x /bytes/2 " ]
+	# The third came at least the second's 150 ms after it.
+	jq -s -e '.[2].t - .[1].t >= 0.15 and .[0].t > 0 and .[0].t < .[1].t' <<<"$output"
+}
+
 @test "/stats?paths lists every requested path with its count, /stats itself left out" {
 	start_private_fixture
 	curl -s -o /dev/null -o /dev/null -o /dev/null -o /dev/null "$PFIX/bytes/7" "$PFIX/bytes/7?x=1" "$PFIX/bytes/8" "$PFIX/a%22b"

@@ -176,3 +176,19 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 		[ "$(jq -r 'select(.summary) | .robots_blocked' <<<"$output")" -eq 150 ]
 	done
 }
+
+@test "each warning said once per crawl is said: one does not mute another" {
+	# Two of them in one run: too few descriptors for every URL at once,
+	# and a page nested past libxml2's limit.
+	for i in $(seq 300); do echo "$FIXTURE/bytes/$i"; done >"$BATS_TEST_TMPDIR/l.txt"
+	echo "$FIXTURE/deep/300" >>"$BATS_TEST_TMPDIR/l.txt"
+	for m in $MODES; do
+		[ "$m" = seq ] && continue      # one transfer at a time: descriptors enough
+		run --separate-stderr bash -c "ulimit -n 256 && exec '$CRAWL' --mode=$m -c 1000 \
+			--depth 1 --follow '//div//a/@href' -q '$BATS_TEST_TMPDIR/l.txt'"
+		echo "$m: $status: $stderr"
+		[ "$status" -eq 0 ]
+		[ "$(grep -c "file descriptors" <<<"$stderr")" -eq 1 ]
+		[ "$(grep -c "nested deeper than libxml2's limit" <<<"$stderr")" -eq 1 ]
+	done
+}

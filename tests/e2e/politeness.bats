@@ -136,3 +136,113 @@ at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 	run "$CRAWL" --ignore-crawl-delay --depth 1 "$FIXTURE/bytes/1"
 	! grep -q "warning" <<<"$output"
 }
+
+# ---- Every pacing rule the same in every model, on found links --------
+# Each rule is decided by the frontier before a job is handed out, so no
+# model can start a host's request sooner than the rule allows. Measured
+# where it matters, at the fixture (/stats?arrivals), with 20 ms of
+# tolerance; robots.txt on and off (it is the host's first request then).
+# Times measured at a server are the machine's load's to upset: these
+# tests run alone.
+
+# found START [ARGS...]: a crawl of START and the pages it links to
+# (--depth 1), in model $m, with robots.txt as $robots says (on, off), on a
+# fixture of its own; sets PFIX.
+found() {
+	local start=$1
+	shift
+	stop_private_fixture
+	start_private_fixture ${FIXARGS:-}
+	local no=
+	[ "$robots" = off ] && no=--no-robots
+	run "$CRAWL" --mode=$m --depth 1 $no -q "$@" "$PFIX$start"
+	echo "$m, robots.txt $robots, $*: status $status"
+}
+
+# gaps PREFIX: the milliseconds between consecutive requests for paths
+# starting with PREFIX, in the order the fixture saw them.
+gaps() {
+	curl -s "$PFIX/stats?arrivals" | jq -r --arg p "$1" 'select(.path | startswith($p)) | .t' |
+		awk 'NR > 1 { printf "%d\n", ($1 - prev) * 1000 } { prev = $1 }'
+}
+
+# each_gap_at_least MS PREFIX: every gap of gaps PREFIX is MS or more, and
+# there are some.
+each_gap_at_least() {
+	local g
+	g=$(gaps "$2")
+	echo "gaps (ms): $(tr '\n' ' ' <<<"$g")"
+	[ -n "$g" ] && ! awk -v min="$1" '$1 < min { bad = 1 } END { exit !bad }' <<<"$g"
+}
+
+# requests_for PREFIX: requests the fixture saw for paths starting with it.
+requests_for() {
+	curl -s "$PFIX/stats?arrivals" | jq -r --arg p "$1" 'select(.path | startswith($p)) | .path' | wc -l
+}
+
+LINKS4="/links?u=%2Fbytes%2F11&u=%2Fbytes%2F12&u=%2Fbytes%2F13&u=%2Fbytes%2F14"
+
+@test "--delay spaces a host's found links at the server, the same in every model, robots.txt on and off" {
+	alone
+	for m in $MODES; do
+		for robots in on off; do
+			found "$LINKS4" --delay 60
+			[ "$status" -eq 0 ]
+			[ "$(requests_for /bytes/1)" -eq 4 ]
+			each_gap_at_least 40 /
+		done
+	done
+}
+
+@test "Crawl-delay spaces a host's found links at the server in every model; without robots.txt it does not apply" {
+	alone
+	for m in $MODES; do
+		for robots in on off; do
+			FIXARGS="--robots /robots/delay/60" found "$LINKS4"
+			[ "$status" -eq 0 ]
+			[ "$(requests_for /bytes/1)" -eq 4 ]
+			if [ "$robots" = on ]; then
+				each_gap_at_least 40 /
+			else
+				! each_gap_at_least 30 /bytes/
+			fi
+		done
+	done
+}
+
+@test "--per-host 1 keeps one request in flight to a host in every model, robots.txt on and off" {
+	for m in $MODES; do
+		for robots in on off; do
+			found "/links?u=%2Fdelay%2F100%2Fa&u=%2Fdelay%2F100%2Fb&u=%2Fdelay%2F100%2Fc" --per-host 1
+			[ "$status" -eq 0 ]
+			[ "$(requests_for /delay/)" -eq 3 ]
+			[ "$(stat_of "$PFIX" peak_active)" -eq 1 ]
+		done
+	done
+}
+
+@test "--auto-throttle spaces a host's found links by its latency, the same in every model, robots.txt on and off" {
+	alone
+	for m in $MODES; do
+		for robots in on off; do
+			# The page that links takes 100 ms, and so does each page it links to.
+			found "/links?ms=100&u=%2Fdelay%2F100%2Fa&u=%2Fdelay%2F100%2Fb&u=%2Fdelay%2F100%2Fc" --auto-throttle
+			[ "$status" -eq 0 ]
+			[ "$(requests_for /delay/)" -eq 3 ]
+			each_gap_at_least 80 /delay/
+		done
+	done
+}
+
+@test "a 429's Retry-After pauses its host for the found links after it, the same in every model, robots.txt on and off" {
+	alone
+	for m in $MODES; do
+		for robots in on off; do
+			found "/links?u=%2Fflaky%2F5%2Fk%3Fstatus%3D429%26retry-after%3D1&u=%2Fbytes%2F11&u=%2Fbytes%2F12" -c 1
+			[ "$status" -eq 0 ]
+			[ "$(requests_for /bytes/1)" -eq 2 ]
+			# The 429, then a second's pause before the host's next request.
+			[ "$(gaps / | tail -2 | head -1)" -ge 980 ]
+		done
+	done
+}

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int bad = urllist_read(&c, in, "fuzz", err);
         struct crawl_job *j;
         /* Every job handed back as if fetched gives its row. */
-        while (crawl_next(&c, &j, 0) == 1)
+        while (crawl_take(&c, &j, NULL) == 1)
             crawl_done(&c, j);
         if (bad < 0 || (size_t)bad > s.rows || s.rows != c.nseq || c.nrows != s.rows)
             abort();

@@ -1,5 +1,5 @@
 /* Unit tests for the core without a network: jobs are taken with
- * crawl_next and handed back with crawl_done as a model would, with the
+ * crawl_take and handed back with crawl_done as a model would, with the
  * links a page "gave" filled in by hand, so that the frontier's admission,
  * scope, de-duplication, --max-pages, per-host turns and robots.txt, and the
  * one-row-per-job promise under threads, are checked on exact values. */
@@ -83,7 +83,7 @@ static int has_row(const struct t *t, const char *url)
 static struct crawl_job *take(struct t *t, const char *url)
 {
     struct crawl_job *j = NULL;
-    int rc = crawl_next(&t->c, &j, 0);
+    int rc = crawl_take(&t->c, &j, NULL);
     if (!url) {
         assert_int_not_equal(rc, 1);
         return NULL;
@@ -165,7 +165,7 @@ static void test_per_host_bound_lets_other_hosts_take_turns(void **state)
     /* a.test has its one transfer: b.test goes next, then nothing. */
     struct crawl_job *b1 = take(t, "http://b.test/1");
     struct crawl_job *none = NULL;
-    assert_int_equal(crawl_next(&t->c, &none, 0), CRAWL_EAGAIN);
+    assert_int_equal(crawl_take(&t->c, &none, NULL), CRAWL_EAGAIN);
     crawl_done(&t->c, a1);
     struct crawl_job *a2 = take(t, "http://a.test/2");
     crawl_done(&t->c, b1);
@@ -190,7 +190,7 @@ static void test_robots_txt_goes_first_and_forbidden_urls_fail_in_their_turn(voi
     assert_int_equal(r->kind, JOB_ROBOTS);
     /* Nothing of the host starts before its robots.txt is in. */
     struct crawl_job *none = NULL;
-    assert_int_equal(crawl_next(&t->c, &none, 0), CRAWL_EAGAIN);
+    assert_int_equal(crawl_take(&t->c, &none, NULL), CRAWL_EAGAIN);
     const char body[] = "User-agent: *\nDisallow: /private/\n";
     r->body = strdup(body);
     r->body_len = sizeof body - 1;
@@ -235,7 +235,7 @@ static void *worker(void *arg)
     struct t *t = arg;
     struct crawl_job *j;
     int k = 0;
-    while (crawl_next(&t->c, &j, 1) == 1) {
+    while (crawl_take_wait(&t->c, &j) == 1) {
         if (k++ % 3 == 0)
             crawl_fail(&t->c, j, CRAWL_FAIL_OTHER, "failed by test %d", k);
         else
@@ -285,12 +285,12 @@ static void test_lists_are_read_as_the_crawl_needs_them(void **state)
     int next = 0;
     crawl_set_input(&t->c, ten_more, &next, 0);
     struct crawl_job *j;
-    assert_int_equal(crawl_next(&t->c, &j, 0), 1);
+    assert_int_equal(crawl_take(&t->c, &j, NULL), 1);
     /* No limit known to the core here: it reads all it can, in order. */
     assert_string_equal(j->url, "http://a.test/0");
     crawl_done(&t->c, j);
     int n = 1;
-    while (crawl_next(&t->c, &j, 0) == 1) {
+    while (crawl_take(&t->c, &j, NULL) == 1) {
         char want[64];
         snprintf(want, sizeof want, "http://a.test/%d", n++);
         assert_string_equal(j->url, want);
@@ -336,10 +336,10 @@ static void test_a_relay_gets_every_job_whole_and_applies_no_rules(void **state)
     struct t *t = t_new(follow2);
     static const struct crawl_hook relay = { .back = keep_relay };
     crawl_hook(&t->c, CRAWL_HOOK_RELAY, &relay, NULL);
-    assert_int_equal(crawl_push_job(&t->c, JOB_ROBOTS, "http://a.test/robots.txt", 0, 7), 0);
-    assert_int_equal(crawl_push_job(&t->c, JOB_PAGE, "http://a.test/x", 1, 8), 0);
+    assert_int_equal(crawl_push_job(&t->c, JOB_ROBOTS, "http://a.test/robots.txt", 0, 7, 0), 0);
+    assert_int_equal(crawl_push_job(&t->c, JOB_PAGE, "http://a.test/x", 1, 8, 0), 0);
     /* The same URL again: de-duplication is the coordinator's. */
-    assert_int_equal(crawl_push_job(&t->c, JOB_PAGE, "http://a.test/x", 1, 9), 0);
+    assert_int_equal(crawl_push_job(&t->c, JOB_PAGE, "http://a.test/x", 1, 9, 0), 0);
     struct crawl_job *j = take(t, "http://a.test/robots.txt");
     assert_int_equal(j->kind, JOB_ROBOTS);
     j->body = strdup("User-agent: *");
@@ -351,7 +351,7 @@ static void test_a_relay_gets_every_job_whole_and_applies_no_rules(void **state)
     crawl_done(&t->c, j);
     /* The links went to the relay, not into the queue. */
     assert_int_equal(crawl_queued(&t->c), 1);
-    assert_int_equal(crawl_push_job(&t->c, JOB_ROBOTS, "http://b.test/robots.txt", 0, 10), 0);
+    assert_int_equal(crawl_push_job(&t->c, JOB_ROBOTS, "http://b.test/robots.txt", 0, 10, 0), 0);
     /* Jobs that never ran reach the relay too, cancelled, robots jobs
      * included. */
     crawl_cancel(&t->c, CRAWL_CANCEL_SIGNAL);
@@ -435,7 +435,7 @@ static int run_slowly(struct crawl *c)
 {
     struct crawl_job *j;
     int rc;
-    while ((rc = crawl_next(c, &j, 1)) == 1) {
+    while ((rc = crawl_take_wait(c, &j)) == 1) {
         struct timespec ts = { 0, 20 * 1000000L };
         nanosleep(&ts, NULL);
         crawl_done(c, j);

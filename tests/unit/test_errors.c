@@ -55,7 +55,7 @@ static int setup(void **state)
     crawl_hook(&f->c, CRAWL_HOOK_OUTPUT, &rows, f);
     if (
         crawl_add(&f->c, "http://127.0.0.1:1/x", "-", 1, NULL) != 0 ||
-        crawl_next(&f->c, &f->job, 0) != 1)
+        crawl_take(&f->c, &f->job, NULL) != 1)
         return -1;
     *state = f;
     return 0;

@@ -54,7 +54,7 @@ static int by_seq(const void *a, const void *b)
 static void drain(struct fixture *f)
 {
     struct crawl_job *j;
-    while (crawl_next(&f->c, &j, 0) == 1)
+    while (crawl_take(&f->c, &j, NULL) == 1)
         crawl_done(&f->c, j);
     qsort(f->rows, f->n, sizeof f->rows[0], by_seq);
 }
