@@ -335,6 +335,12 @@ static int run_state(struct cli *cli, struct crawl *c)
         fprintf(stderr, "crawl: --frontier %s: %s\n", cli->state, why);
         return EXIT_FRONTIER;
     }
+    /* Not this crawl's store, or not whole: nothing was written to it, nor
+     * to the output, which is not opened. */
+    if (phase == CRAWL_ESTORE) {
+        fprintf(stderr, "crawl: %s %s: %s\n", flag, cli->state, why);
+        return EXIT_STORE;
+    }
     if (phase >= 0) {
         int rc = crawl_state_seed(c, why, sizeof why);
         if (rc < 0 && rc != CRAWL_ESTATE)

@@ -50,7 +50,8 @@ int crawl_state_open(struct crawl *c, const char *path, const char *opts,
     struct state *st;
     int orc = state_open(&st, path, opts, conf, &ph, why, n);
     if (orc != 0)
-        return orc == -2 ? CRAWL_EFRONTIER : CRAWL_ESTATE;
+        return orc == STATE_EUNREACHABLE ? CRAWL_EFRONTIER
+               : orc == STATE_ELOST      ? CRAWL_ESTORE : CRAWL_ESTATE;
     int64_t off = 0;
     long fetched = state_fetched(st);
     if (state_get(st, "offset", &off) != 0 || state_get(st, "seed_n", &c->seed_n) != 0 ||

@@ -7,7 +7,11 @@
  * MDB_NOLOCK: the store's own lock serialises the threads (a transaction
  * moves between them, which LMDB's writer mutex would not allow), and an
  * flock on the file refuses a second crawl. Nothing here knows what a
- * crawl does with the pages. */
+ * crawl does with the pages.
+ *
+ * A file is checked (state_lmdb_check.c) before LMDB may write a byte of
+ * it: one that is not LMDB, or shorter than its meta pages say, is left
+ * as it was. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -15,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <lmdb.h>
 
 #include "state_internal.h"
+#include "state_lmdb.h"
 
 static const struct state_ops lm_ops;
 static void lm_close(struct state *st_);
@@ -45,6 +51,7 @@ struct lm {
     MDB_txn *txn;               /* the open write transaction */
     MDB_dbi page, seen, robots, meta;
     int fd;                     /* the file, flocked */
+    uint32_t psize;             /* LMDB's page size */
     uint64_t next;              /* the next page id */
     int64_t queued, fetched;    /* pages queued; done and fetched */
     pthread_mutex_t lock;       /* recursive: a loader's callback may look up robots.txt */
@@ -172,15 +179,61 @@ static int open_dbs(struct lm *st)
     return 0;
 }
 
+/* After a commit: a commit's last pages may be freed before they were ever
+ * written (LMDB returns "loose" pages to its free list unwritten), which
+ * leaves the file shorter than the meta page says; the check refuses such
+ * a file as truncated, so it is made as long as it says, sparsely. 0, or
+ * an errno. */
+static int keep_length(struct lm *st)
+{
+    MDB_envinfo info;
+    struct stat sb;
+    off_t want;
+    if (mdb_env_info(st->env, &info) == 0 && fstat(st->fd, &sb) == 0 &&
+        sb.st_size < (want = (off_t)(info.me_last_pgno + 1) * (off_t)st->psize) &&
+        ftruncate(st->fd, want) != 0)
+        return errno;
+    return 0;
+}
+
+/* Decides whether the file open at fd may be opened for writing: a new or
+ * empty file, or an LMDB file as long as its meta pages say. Returns 0
+ * with *fresh set (no store in it yet), or STATE_ELOST with the reason in
+ * why. */
+static int vet(int fd, int *fresh, char *why, size_t n)
+{
+    struct state_lmdb_meta m;
+    char r[256];
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        snprintf(why, n, "%s", strerror(errno));
+        return STATE_ELOST;
+    }
+    *fresh = sb.st_size == 0;
+    if (*fresh)
+        return 0;
+    switch (state_lmdb_read_meta(fd, &m, r, sizeof r)) {
+    case STATE_LMDB_OK:
+        return 0;
+    case STATE_LMDB_FOREIGN:
+        snprintf(why, n, "not a crawl state file (%s); left as it was", r);
+        break;
+    case STATE_LMDB_BROKEN:
+        snprintf(why, n, "not a usable state file (%s)", r);
+        break;
+    }
+    return STATE_ELOST;
+}
+
 int state_lmdb_open(struct state **out, const char *path, const char *opts,
                enum state_phase *phase, char *why, size_t n)
 {
     struct lm *st = calloc(1, sizeof *st);
     pthread_mutexattr_t a;
-    int rc;
+    int rc, fresh, ret = STATE_ELOST;
     if (!st) {
         snprintf(why, n, "out of memory");
-        return -1;
+        return STATE_EREFUSED;
     }
     st->base.ops = &lm_ops;
     st->fd = -1;
@@ -190,36 +243,47 @@ int state_lmdb_open(struct state **out, const char *path, const char *opts,
     pthread_mutexattr_destroy(&a);
     if ((st->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0) {
         snprintf(why, n, "%s", strerror(errno));
+        ret = STATE_EREFUSED;
         goto fail;
     }
     if (flock(st->fd, LOCK_EX | LOCK_NB) != 0) {
         snprintf(why, n, errno == EWOULDBLOCK ? "in use by another crawl" : "%s",
                  strerror(errno));
+        ret = STATE_EREFUSED;
         goto fail;
     }
+    /* Checked before LMDB opens it for writing, which writes (its meta
+     * pages, when it finds none) even before a commit. */
+    if (vet(st->fd, &fresh, why, n) != 0)
+        goto fail;
+    MDB_stat es;
     if ((rc = mdb_env_create(&st->env)) || (rc = mdb_env_set_maxdbs(st->env, 4)) ||
         (rc = mdb_env_set_mapsize(st->env, STATE_MAP_SIZE)) ||
         (rc = mdb_env_open(st->env, path, MDB_NOSUBDIR | MDB_NOSYNC | MDB_NOLOCK | MDB_NOTLS,
                            0666)) ||
-        (rc = mdb_txn_begin(st->env, NULL, 0, &st->txn))) {
-        snprintf(why, n, "%s", rc == MDB_INVALID ? "not a state file" : mdb_strerror(rc));
+        (rc = mdb_env_stat(st->env, &es)) || (rc = mdb_txn_begin(st->env, NULL, 0, &st->txn))) {
+        snprintf(why, n, "%s", mdb_strerror(rc));
         goto fail;
     }
+    st->psize = es.ms_psize;
     if (open_dbs(st) != 0) {
         snprintf(why, n, "%s", st->err);
         goto fail;
     }
     MDB_val d;
-    int fresh = meta_get(st, "version", &d) != 0;
+    fresh = meta_get(st, "version", &d) != 0;
     if (!fresh && (d.mv_size != 1 || *(const char *)d.mv_data != '2')) {
         snprintf(why, n, "made by another version of crawl");
         goto fail;
     }
-    if ((fresh && meta_put(st, "version", "2", 1) != 0) || check_opts(st, opts, fresh, why, n))
+    if ((fresh && meta_put(st, "version", "2", 1) != 0) ||
+        (rc = check_opts(st, opts, fresh, why, n)) != 0) {
+        ret = STATE_EREFUSED;
         goto fail;
+    }
     rc = mdb_txn_commit(st->txn);
     st->txn = NULL;     /* freed by the commit, whatever it returned */
-    if (rc || (rc = mdb_txn_begin(st->env, NULL, 0, &st->txn))) {
+    if (rc || (rc = keep_length(st)) || (rc = mdb_txn_begin(st->env, NULL, 0, &st->txn))) {
         snprintf(why, n, "%s", mdb_strerror(rc));
         goto fail;
     }
@@ -228,7 +292,7 @@ int state_lmdb_open(struct state **out, const char *path, const char *opts,
     return 0;
 fail:
     lm_close(&st->base);
-    return -1;
+    return ret;
 }
 
 static void lm_close(struct state *st_)
@@ -455,7 +519,7 @@ static int lm_commit(struct state *st_, const uint64_t *marks, size_t n, uint64_
     if (rc == 0) {
         int e = mdb_txn_commit(st->txn);
         st->txn = NULL;
-        if (e || (e = mdb_txn_begin(st->env, NULL, 0, &st->txn)))
+        if (e || (e = keep_length(st)) || (e = mdb_txn_begin(st->env, NULL, 0, &st->txn)))
             rc = fail(st, "commit", e);
     }
     pthread_mutex_unlock(&st->lock);

@@ -290,3 +290,55 @@ page_requests() {
 	[ "$status" -eq 2 ]
 	[[ "$output" == "crawl: $BATS_TEST_TMPDIR/out.jsonl: holds 0 bytes, but the crawl in $s wrote "*" there: not its output" ]]
 }
+
+# --- A state file that cannot be trusted: truncated, or no LMDB file.
+# Each ends with exit 8 and a message that names the state file, before a
+# byte of the output or the store is written.
+
+# partial_state [ROWS]: s.db and out.jsonl of a crawl of the graph killed
+# with SIGKILL once ROWS (100) rows were out: a crawl that did not finish.
+partial_state() {
+	kill_after "${1:-100}" KILL -c 4
+	[ "$rc" -eq 137 ]
+	[ "$(rows)" -gt 0 ]
+	[ "$(rows)" -lt $N ]
+}
+
+# resume DIR: the same crawl continued from DIR/s.db into DIR/out.jsonl,
+# without --delay (which a run may change); its status in $status, its
+# stderr in $output.
+resume() {
+	run "$CRAWL" --depth 5 --format=jsonl --no-progress --state "$1/s.db" -o "$1/out.jsonl" "$(graph)"
+}
+
+# copy_state DIR: DIR holds a copy of the partial state and its output.
+copy_state() {
+	mkdir -p "$1"
+	cp "$BATS_TEST_TMPDIR/s.db" "$BATS_TEST_TMPDIR/out.jsonl" "$1/"
+}
+
+# sums DIR: the md5 sums of DIR's state and output.
+sums() { md5sum "$1/s.db" "$1/out.jsonl" | awk '{ print $1 }' | tr '\n' ' '; }
+
+@test "a truncated state file is refused with exit 8 before a byte is written: at 4096 bytes, at half, all but its last page" {
+	start_private_fixture
+	partial_state
+	size=$(stat -c %s "$BATS_TEST_TMPDIR/s.db")
+	before=$(stat_of "$PFIX" requests)
+	for cut in 4096 $((size / 2)) $((size - 4096)); do
+		d="$BATS_TEST_TMPDIR/cut.$cut"
+		copy_state "$d"
+		truncate -s $cut "$d/s.db"
+		sum=$(sums "$d")
+		resume "$d"
+		echo "$cut: $status $output"
+		[ "$status" -eq 8 ]
+		if [ $cut -eq 4096 ]; then
+			[ "$output" = "crawl: --state $d/s.db: not a usable state file (truncated: it holds 4096 bytes, less than LMDB's two meta pages (8192))" ]
+		else
+			[ "$output" = "crawl: --state $d/s.db: not a usable state file (truncated: it holds $cut bytes, its last commit needs $size)" ]
+		fi
+		[ "$(sums "$d")" = "$sum" ]
+	done
+	[ "$(stat_of "$PFIX" requests)" -eq "$before" ]
+}
