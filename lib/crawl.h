@@ -262,8 +262,8 @@ enum crawl_state_phase { CRAWL_STATE_NEW, CRAWL_STATE_RESUMED, CRAWL_STATE_FINIS
  * made before must match). Returns what it found (enum
  * crawl_state_phase), or with the reason in why (size n): CRAWL_ESTATE
  * (not this crawl's: other options, in use), CRAWL_EFRONTIER (the server
- * cannot be reached) or CRAWL_ESTORE (the store holds another's data or
- * is damaged; nothing was written to it). */
+ * cannot be reached) or CRAWL_ESTORE (the store holds another's data, of
+ * another format, or damaged; nothing was written to it). */
 struct state_conf;
 int crawl_state_open(struct crawl *c, const char *path, const char *opts,
                      const struct state_conf *conf, char *why, size_t n);

@@ -58,8 +58,10 @@ int crawl_state_open(struct crawl *c, const char *path, const char *opts,
         state_get(st, "seed_hash", &c->seed_hash) != 0 ||
         state_get(st, "seed_done", &c->seed_done) != 0 || fetched < 0) {
         snprintf(why, n, "%s", state_error(st));
+        int shared = state_shared(st);
         state_close(st);
-        return CRAWL_ESTATE;
+        /* A file that fails a read now holds what the crawl did not write. */
+        return shared ? CRAWL_ESTATE : CRAWL_ESTORE;
     }
     c->st = st;
     c->st_offset = (uint64_t)off;

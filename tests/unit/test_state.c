@@ -1,9 +1,9 @@
-/* Unit tests for the --state store (lib/state_lmdb.c), its check
+/* Unit tests for the --state store (lib/state_lmdb.c), its checks
  * (lib/state_lmdb_check.c) and the sink's commits (lib/sink.c): what is
  * committed survives, what is not is gone, a store made with other options
- * or in use is refused, a file shorter than its meta pages say, with
- * damaged ones or that is not LMDB is refused, and a row's mark reaches
- * the commit only once the row is in the file. */
+ * or in use is refused, a record that fails its CRC, a file shorter than
+ * its meta pages say and a file that is not crawl's are refused, and a
+ * row's mark reaches the commit only once the row is in the file. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -192,6 +192,46 @@ static void test_a_file_that_is_no_store_is_refused(void **st)
 
 /* ---- what is read is checked ---- */
 
+static void test_a_record_is_sealed_by_its_crc_over_key_and_value(void **st)
+{
+    char v[16] = "queued page";
+    state_lmdb_seal("k1", 2, v, sizeof v);
+    assert_int_equal(state_lmdb_sealed("k1", 2, v, sizeof v), 1);
+    /* The CRC of "k1" then "queued page\0" (zlib's crc32), little-endian
+     * in the last four bytes. */
+    uint32_t c;
+    memcpy(&c, v + 12, 4);
+    assert_int_equal(c, state_lmdb_crc("k1", 2, "queued page", 12));
+    /* Any byte changed, of the value or of the CRC, and it fails. */
+    for (size_t i = 0; i < sizeof v; i++) {
+        v[i] ^= 0x10;
+        assert_int_equal(state_lmdb_sealed("k1", 2, v, sizeof v), 0);
+        v[i] ^= 0x10;
+    }
+    /* The same bytes under another key fail: a record cannot move. */
+    assert_int_equal(state_lmdb_sealed("k2", 2, v, sizeof v), 0);
+    /* Shorter than a CRC: nothing can be sealed in it. */
+    assert_int_equal(state_lmdb_sealed("k1", 2, v, 3), 0);
+}
+
+static void test_a_page_record_is_a_header_a_known_state_and_four_strings(void **st)
+{
+    struct state_lmdb_rec r = { .state = STATE_LMDB_FETCHED, .has = 1, .depth = 2 };
+    char v[sizeof r + 16];
+    memcpy(v, &r, sizeof r);
+    /* url, scope, an empty source and why. */
+    memcpy(v + sizeof r, "http://h/\0s\0\0\0", 14);
+    uint8_t state = 9;
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 14, &state), 1);
+    assert_int_equal(state, STATE_LMDB_FETCHED);
+    /* Three strings only, a byte past the fourth, an unknown state. */
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 13, &state), 0);
+    v[sizeof r + 14] = 'x';
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 15, &state), 0);
+    v[0] = 7;
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 14, &state), 0);
+}
+
 /* A store of a few pages, committed and closed; returns the file's size. */
 static off_t small_store(const char *db)
 {
@@ -336,6 +376,57 @@ static void test_an_lmdb_file_never_committed_to_is_a_new_store(void **st)
     state_close(open_ok(d->db, STATE_RESUMED));
 }
 
+/* Overwrites, in every copy of text (n bytes) in the file at path (LMDB
+ * keeps old copies of a page in its free pages), the bytes from skip on
+ * with p (len bytes). */
+static void patch_all(const char *path, const char *text, size_t n, size_t skip, const void *p,
+                      size_t len)
+{
+    static char buf[1 << 20];
+    int fd = open(path, O_RDONLY), copies = 0;
+    ssize_t got = read(fd, buf, sizeof buf);
+    close(fd);
+    for (ssize_t i = 0; got > 0 && i + (ssize_t)n <= got; i++)
+        if (memcmp(buf + i, text, n) == 0) {
+            patch(path, i + (off_t)skip, p, len);
+            copies++;
+        }
+    assert_true(copies > 0);
+}
+
+static void test_a_record_that_fails_its_crc_makes_the_store_unusable(void **st)
+{
+    struct dir *d = *st;
+    small_store(d->db);
+    patch_all(d->db, "a-page-to-find", 14, 0, "A", 1);
+    struct stat before, after;
+    assert_int_equal(stat(d->db, &before), 0);
+    struct state *s = NULL;
+    enum state_phase ph;
+    char why[256] = "";
+    assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), STATE_ELOST);
+    assert_null(s);
+    assert_string_equal(why, "not a usable state file (a record of database page fails its CRC)");
+    assert_int_equal(stat(d->db, &after), 0);
+    assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+    assert_int_equal(after.st_size, before.st_size);
+}
+
+static void test_a_marker_of_another_format_is_refused_naming_both(void **st)
+{
+    struct dir *d = *st;
+    small_store(d->db);
+    uint32_t format = 4;
+    patch_all(d->db, STATE_LMDB_MAGIC, STATE_LMDB_MAGIC_LEN, STATE_LMDB_MAGIC_LEN, &format,
+              sizeof format);
+    struct state *s = NULL;
+    enum state_phase ph;
+    char why[256] = "";
+    assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), STATE_ELOST);
+    assert_string_equal(why, "a crawl state file of format 4, made by a newer crawl; this crawl "
+                        "reads format 3 only; left as it was");
+}
+
 static void test_a_finished_crawl_says_so(void **st)
 {
     struct dir *d = *st;
@@ -466,11 +557,17 @@ int main(void)
                                         dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_a_store_in_use_is_refused,
                                         dir_setup, dir_teardown),
+        cmocka_unit_test(test_a_record_is_sealed_by_its_crc_over_key_and_value),
+        cmocka_unit_test(test_a_page_record_is_a_header_a_known_state_and_four_strings),
         cmocka_unit_test_setup_teardown(test_the_meta_pages_say_how_long_the_file_must_be,
                                         dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_damaged_meta_pages_are_refused_with_what_is_wrong,
                                         dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_an_lmdb_file_never_committed_to_is_a_new_store,
+                                        dir_setup, dir_teardown),
+        cmocka_unit_test_setup_teardown(test_a_record_that_fails_its_crc_makes_the_store_unusable,
+                                        dir_setup, dir_teardown),
+        cmocka_unit_test_setup_teardown(test_a_marker_of_another_format_is_refused_naming_both,
                                         dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_a_file_that_is_no_store_is_refused,
                                         dir_setup, dir_teardown),
