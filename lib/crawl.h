@@ -268,8 +268,11 @@ struct state_conf;
 int crawl_state_open(struct crawl *c, const char *path, const char *opts,
                      const struct state_conf *conf, char *why, size_t n);
 
-/* 1 when the --frontier server was lost during the run (the rows written
- * before are in the output; the store's error says why). */
+/* 0 while the store works; once a call to it failed during the run (the
+ * rows written before are in the output; the store's error says why),
+ * CRAWL_EFRONTIER when the --frontier server was lost, CRAWL_ESTORE when
+ * the store lost data or could not write it (a full disk, a damaged
+ * record). Either way the crawl was cancelled. */
 int crawl_state_lost(struct crawl *c);
 
 /* The store's last error text. */

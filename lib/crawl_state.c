@@ -24,9 +24,13 @@ void crawl__state_warn(struct crawl *c)
 {
     crawl_warn_once(c, "%s: %s", state_shared(c->st) ? "frontier" : "state",
                     state_error(c->st));
-    /* A shared crawl whose server is gone cannot commit a row: it stops. */
-    if (state_shared(c->st) && !atomic_exchange(&c->st_lost, 1))
-        crawl_cancel(c, CRAWL_CANCEL_FRONTIER);
+    /* A shared crawl whose server is gone cannot commit a row, and a file
+     * that failed a read or a write (a full disk, a damaged record) can
+     * keep no promise of every page once: either way the crawl stops. */
+    int why = state_shared(c->st) ? CRAWL_EFRONTIER : CRAWL_ESTORE;
+    int none = 0;
+    if (atomic_compare_exchange_strong(&c->st_lost, &none, why))
+        crawl_cancel(c, why == CRAWL_EFRONTIER ? CRAWL_CANCEL_FRONTIER : CRAWL_CANCEL_STORE);
 }
 
 int crawl_state_lost(struct crawl *c)

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <lmdb.h>
 
@@ -255,6 +256,13 @@ static int commit(struct lm *st)
 {
     int e = mdb_txn_commit(st->txn);
     st->txn = NULL;     /* freed by the commit, whatever it returned */
+    if (e == EIO) {
+        /* LMDB reports a short write as EIO (mdb_page_flush's "which
+         * error code?"), and a full disk is what gives one: say so. */
+        struct statvfs vfs;
+        if (fstatvfs(st->fd, &vfs) == 0 && vfs.f_bavail == 0)
+            e = ENOSPC;
+    }
     if (e)
         return fail(st, "commit", e);
     /* A commit's last pages may be freed before they were ever written (LMDB

@@ -292,9 +292,15 @@ page_requests() {
 }
 
 # --- A state file that cannot be trusted: truncated, damaged, another
-# program's, another format's. Each ends with exit 8 and a message that
-# names the state file, before a byte of the output or the store is
-# written, or (a damage LMDB never reads) with a correct resume.
+# program's, another format's, on a full disk. Each ends with exit 8 and a
+# message that names the state file, before a byte of the output or the
+# store is written, or (a damage LMDB never reads) with a correct resume.
+
+# The full-disk test's tmpfs goes with its test, whatever happened.
+teardown() {
+	mountpoint -q "$BATS_TEST_TMPDIR/full" 2>/dev/null && umount "$BATS_TEST_TMPDIR/full"
+	stop_fixtures
+}
 
 # partial_state [ROWS]: s.db and out.jsonl of a crawl of the graph killed
 # with SIGKILL once ROWS (100) rows were out: a crawl that did not finish.
@@ -474,4 +480,28 @@ PY
 	[ "$status" -eq 8 ]
 	[ "$output" = "crawl: --state $d/s.db: a crawl state file of format 4, made by a newer crawl; this crawl reads format 3 only; left as it was" ]
 	[ "$(sums "$d")" = "$sum" ]
+}
+
+@test "a full disk under the state: exit 8 naming the state file, not the output; the rows are whole, and the crawl continues once there is room" {
+	[ "$(id -u)" = 0 ] || skip "needs root to mount a small tmpfs"
+	start_private_fixture
+	d=$BATS_TEST_TMPDIR
+	mkdir -p "$d/full"
+	mount -t tmpfs -o size=300k tmpfs "$d/full" || skip "cannot mount tmpfs"
+	big() { "$CRAWL" --depth 9 --format=jsonl --no-progress --state "$d/full/s.db" -o "$d/out.jsonl" "$PFIX/graph/3000/4/"; }
+	run big
+	echo "$output"
+	[ "$status" -eq 8 ]
+	[ "${lines[-1]}" = "crawl: --state $d/full/s.db: commit: No space left on device; stopped (the rows of the pages done are in $d/out.jsonl)" ]
+	[[ "$output" != *"writing output"* ]]
+	jq -e . "$d/out.jsonl" >/dev/null
+	n=$(jq -r 'select(.url) | .url' "$d/out.jsonl" | wc -l)
+	[ "$n" -gt 0 ]
+	[ "$n" -lt 3000 ]
+	mount -o remount,size=20m "$d/full"
+	run big
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r 'select(.url) | .url' "$d/out.jsonl" | sort -u | wc -l)" -eq 3000 ]
+	[ "$(jq -r 'select(.url) | .url' "$d/out.jsonl" | wc -l)" -eq 3000 ]
 }
