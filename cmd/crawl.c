@@ -106,6 +106,13 @@ static void output_failed(int err, void *data)
     crawl_cancel(data, CRAWL_CANCEL_OUTPUT);
 }
 
+/* The exit status of a crawl whose store was lost (crawl_state_lost):
+ * unreachable, or lost data. */
+static int lost_status(struct crawl *c)
+{
+    return crawl_state_lost(c) == CRAWL_ESTORE ? EXIT_STORE : EXIT_FRONTIER;
+}
+
 /* The exit status for an error err (-errno) writing what (output, trace),
  * after saying so. */
 static int write_status(int err, const char *what)
@@ -214,10 +221,10 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     report_attach(NULL, c);
     trace_attach(NULL, c);
     trc = trace_free(trace);
-    /* A lost --frontier server fails the commits, not the writes: the
-     * caller says so. */
+    /* A lost store (a --frontier server gone, a --state file on a full
+     * disk) fails the commits, not the writes: the caller says so. */
     if (wrc < 0 && crawl_state_lost(c))
-        return EXIT_FRONTIER;
+        return lost_status(c);
     if (wrc < 0)
         return output_status(wrc);
     if (trc < 0)
@@ -335,6 +342,12 @@ static int run_state(struct cli *cli, struct crawl *c)
         fprintf(stderr, "crawl: --frontier %s: %s\n", cli->state, why);
         return EXIT_FRONTIER;
     }
+    /* Not this crawl's store, or not whole: nothing was written to it, nor
+     * to the output, which is not opened. */
+    if (phase == CRAWL_ESTORE) {
+        fprintf(stderr, "crawl: %s %s: %s\n", flag, cli->state, why);
+        return EXIT_STORE;
+    }
     if (phase >= 0) {
         int rc = crawl_state_seed(c, why, sizeof why);
         if (rc < 0 && rc != CRAWL_ESTATE)
@@ -343,8 +356,8 @@ static int run_state(struct cli *cli, struct crawl *c)
             phase = rc;
     }
     if (phase < 0 && crawl_state_lost(c)) {
-        fprintf(stderr, "crawl: --frontier %s: %s\n", cli->state, why);
-        return EXIT_FRONTIER;
+        fprintf(stderr, "crawl: %s %s: %s\n", flag, cli->state, why);
+        return lost_status(c);
     }
     if (phase < 0) {
         fprintf(stderr, "crawl: %s %s: %s; not %s it (give the same list and options, or "
@@ -379,13 +392,14 @@ static int run_state(struct cli *cli, struct crawl *c)
                            draw ? &live : NULL, draw);
     if (close(fd) != 0 && status != EXIT_OUTPUT)
         status = output_status(-errno);
+    if (!crawl_state_lost(c) && status != EXIT_OUTPUT && status != EXIT_PIPE &&
+        crawl_state_finish(c) < 0 && !crawl_state_lost(c))
+        status = EXIT_FAILED;
     if (crawl_state_lost(c)) {
-        fprintf(stderr, "crawl: --frontier %s: %s; stopped (the rows of the pages done are "
-                "in %s)\n", cli->state, crawl_state_error(c), cli->output);
-        return EXIT_FRONTIER;
+        fprintf(stderr, "crawl: %s %s: %s; stopped (the rows of the pages done are in %s)\n",
+                flag, cli->state, crawl_state_error(c), cli->output);
+        return lost_status(c);
     }
-    if (status != EXIT_OUTPUT && status != EXIT_PIPE && crawl_state_finish(c) < 0)
-        status = crawl_state_lost(c) ? EXIT_FRONTIER : EXIT_FAILED;
     return status;
 }
 

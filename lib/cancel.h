@@ -14,7 +14,8 @@ enum crawl_cancel_why {
     CRAWL_CANCEL_SIGNAL = 1,    /* SIGINT or SIGTERM */
     CRAWL_CANCEL_DEADLINE,      /* --deadline passed */
     CRAWL_CANCEL_OUTPUT,        /* the output cannot be written: fetch for nobody */
-    CRAWL_CANCEL_FRONTIER       /* the --frontier server was lost */
+    CRAWL_CANCEL_FRONTIER,      /* the --frontier server was lost */
+    CRAWL_CANCEL_STORE          /* the store lost this crawl's data or cannot write it */
 };
 
 struct cancel {
@@ -52,6 +53,7 @@ static inline const char *cancel_text(int why)
     case CRAWL_CANCEL_OUTPUT:   return "cancelled: the output cannot be written";
     case CRAWL_CANCEL_SIGNAL:   return "cancelled: interrupted";
     case CRAWL_CANCEL_FRONTIER: return "cancelled: the shared frontier's server was lost";
+    case CRAWL_CANCEL_STORE:    return "cancelled: the store lost the crawl's data";
     default:                    return "cancelled";
     }
 }

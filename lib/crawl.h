@@ -143,14 +143,19 @@ enum crawl_state_phase { CRAWL_STATE_NEW, CRAWL_STATE_RESUMED, CRAWL_STATE_FINIS
 /* Opens the store at path (a file, or a --frontier redis:// URL, then with
  * conf) for a crawl with options opts ("name=value" lines that a store
  * made before must match). Returns what it found (enum
- * crawl_state_phase), or CRAWL_ESTATE (CRAWL_EFRONTIER: the server cannot
- * be reached) with the reason in why (size n). */
+ * crawl_state_phase), or with the reason in why (size n): CRAWL_ESTATE
+ * (not this crawl's: other options, in use), CRAWL_EFRONTIER (the server
+ * cannot be reached) or CRAWL_ESTORE (the store holds another's data, of
+ * another format, or damaged; nothing was written to it). */
 struct state_conf;
 int crawl_state_open(struct crawl *c, const char *path, const char *opts,
                      const struct state_conf *conf, char *why, size_t n);
 
-/* 1 when the --frontier server was lost during the run (the rows written
- * before are in the output; the store's error says why). */
+/* 0 while the store works; once a call to it failed during the run (the
+ * rows written before are in the output; the store's error says why),
+ * CRAWL_EFRONTIER when the --frontier server was lost, CRAWL_ESTORE when
+ * the store lost data or could not write it (a full disk, a damaged
+ * record). Either way the crawl was cancelled. */
 int crawl_state_lost(struct crawl *c);
 
 /* The store's last error text. */

@@ -97,7 +97,8 @@ struct crawl {
     int    seed_differs;      /* this run's list is not that one */
     uint64_t st_offset;       /* the output's bytes as last committed */
     int    st_complete;       /* the run took every page the store held */
-    atomic_int st_lost;       /* the --frontier server was lost */
+    atomic_int st_lost;       /* 0, or why the store was lost: CRAWL_EFRONTIER,
+                               * CRAWL_ESTORE (crawl_state_lost) */
 };
 
 /* Whether a run with options o finds pages beyond its lists (links,

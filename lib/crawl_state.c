@@ -24,9 +24,13 @@ void crawl__state_warn(struct crawl *c)
 {
     crawl_warn_once(c, "%s: %s", state_shared(c->st) ? "frontier" : "state",
                     state_error(c->st));
-    /* A shared crawl whose server is gone cannot commit a row: it stops. */
-    if (state_shared(c->st) && !atomic_exchange(&c->st_lost, 1))
-        crawl_cancel(c, CRAWL_CANCEL_FRONTIER);
+    /* A shared crawl whose server is gone cannot commit a row, and a file
+     * that failed a read or a write (a full disk, a damaged record) can
+     * keep no promise of every page once: either way the crawl stops. */
+    int why = state_shared(c->st) ? CRAWL_EFRONTIER : CRAWL_ESTORE;
+    int none = 0;
+    if (atomic_compare_exchange_strong(&c->st_lost, &none, why))
+        crawl_cancel(c, why == CRAWL_EFRONTIER ? CRAWL_CANCEL_FRONTIER : CRAWL_CANCEL_STORE);
 }
 
 int crawl_state_lost(struct crawl *c)
@@ -50,15 +54,18 @@ int crawl_state_open(struct crawl *c, const char *path, const char *opts,
     struct state *st;
     int orc = state_open(&st, path, opts, conf, &ph, why, n);
     if (orc != 0)
-        return orc == -2 ? CRAWL_EFRONTIER : CRAWL_ESTATE;
+        return orc == STATE_EUNREACHABLE ? CRAWL_EFRONTIER
+               : orc == STATE_ELOST      ? CRAWL_ESTORE : CRAWL_ESTATE;
     int64_t off = 0;
     long fetched = state_fetched(st);
     if (state_get(st, "offset", &off) != 0 || state_get(st, "seed_n", &c->seed_n) != 0 ||
         state_get(st, "seed_hash", &c->seed_hash) != 0 ||
         state_get(st, "seed_done", &c->seed_done) != 0 || fetched < 0) {
         snprintf(why, n, "%s", state_error(st));
+        int shared = state_shared(st);
         state_close(st);
-        return CRAWL_ESTATE;
+        /* A file that fails a read now holds what the crawl did not write. */
+        return shared ? CRAWL_ESTATE : CRAWL_ESTORE;
     }
     c->st = st;
     c->st_offset = (uint64_t)off;

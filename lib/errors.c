@@ -16,6 +16,7 @@ const char *crawl_strerror(int err)
     case CRAWL_EOUTPUT: return "the output could not be written";
     case CRAWL_ESTATE:  return "the state file cannot be used for this crawl";
     case CRAWL_EFRONTIER: return "the --frontier server cannot be reached";
+    case CRAWL_ESTORE:  return "the store lost or does not hold this crawl's data";
     }
     if (err < 0 && err > -4096)
         return strerror(-err);

@@ -16,6 +16,8 @@ enum {
     CRAWL_EOUTPUT,          /* the output could not be written */
     CRAWL_ESTATE,           /* the --state store cannot be used for this crawl */
     CRAWL_EFRONTIER,        /* the --frontier server cannot be reached */
+    CRAWL_ESTORE,           /* the --state file or the --frontier store lost
+                             * this crawl's data or holds another's */
 };
 
 /* Returns a static text for a code from this header or a negative errno. */

@@ -51,13 +51,24 @@ struct state_conf {
     long max_pages;             /* --max-pages over every worker; 0: none */
 };
 
+/* What state_open returns when it opens nothing. */
+enum {
+    STATE_EREFUSED = -1,        /* not for this crawl: other options, in use by
+                                 * another crawl, a file that cannot be opened */
+    STATE_EUNREACHABLE = -2,    /* the server cannot be reached */
+    STATE_ELOST = -3            /* the store lost this crawl's data or holds
+                                 * another's: not crawl's, another format,
+                                 * damaged, truncated, a write that failed */
+};
+
 /* Opens the store at path (a file, or redis://HOST:PORT/NAME), making it
  * when it is not there, for a crawl whose options are opts ("name=value"
  * lines; a store made before must hold the same). A file stays locked
- * against other processes until state_close. Returns 0 with the store in
- * *out and what it found in *phase, or -1 with the reason in why (size
- * n): not a store, in use by another crawl, other options; -2 when the
- * server cannot be reached. */
+ * against other processes until state_close; a file that is not a store
+ * of crawl's of this format, whole, is refused before a byte of it is
+ * written. Returns 0 with the store in *out and what it found in *phase,
+ * or STATE_EREFUSED, STATE_EUNREACHABLE or STATE_ELOST with the reason in
+ * why (size n). */
 int state_open(struct state **out, const char *path, const char *opts,
                const struct state_conf *conf, enum state_phase *phase, char *why,
                size_t n);
@@ -142,7 +153,9 @@ int state_set(struct state *st, const char *key, int64_t v);
 /* Returns the pages done that were fetched, or -1. */
 long state_fetched(struct state *st);
 
-/* The store's last error text. */
+/* The store's last error text. Once a call failed, a file store fails
+ * every call that reads or writes it (what it holds can no longer be
+ * trusted), and its error stays the first. */
 const char *state_error(struct state *st);
 
 #endif

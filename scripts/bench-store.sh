@@ -22,7 +22,7 @@ trap 'rm -rf "$tmp"' EXIT
 # A sanitizer build's library (make sanitize sets SAN) links with the same
 # sanitizers.
 cc -std=c11 -D_GNU_SOURCE -O2 ${SAN:+-fsanitize=$SAN} -Ilib tests/bench/store/store_bench.c \
-	"$BUILD/libcrawl.a" $(pkg-config --libs sqlite3 lmdb hiredis) -pthread -o "$tmp/store_bench"
+	"$BUILD/libcrawl.a" $(pkg-config --libs sqlite3 lmdb hiredis zlib) -pthread -o "$tmp/store_bench"
 echo "# scripts/bench-store.sh: the store's work for $PAGES pages, medians of $RUNS ($(nproc) cores, SQLite $(pkg-config --modversion sqlite3), LMDB $(dpkg-query -W -f '${Version}' liblmdb-dev 2>/dev/null), $(date -u '+%Y-%m-%d %H:%M UTC'))"
 printf '%-7s %7s %9s %12s\n' store batch seconds us_per_page
 for b in $BATCHES; do

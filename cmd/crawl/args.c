@@ -162,8 +162,10 @@ static const char usage_text[] =
 "FILE:LINE: reason and gets a failed row.\n"
 "\n"
 "Exit status: 0 when every URL succeeded, 1 when any failed, 2 for usage and\n"
-"input errors, 7 when the --frontier server cannot be reached, 23 when the\n"
-"output or the --warc file could not be written,\n"
+"input errors, 7 when the --frontier server cannot be reached, 8 when the\n"
+"--state file or the --frontier server lost this crawl's data or holds\n"
+"another's (damaged, truncated, not crawl's, another format, a full disk),\n"
+"23 when the output or the --warc file could not be written,\n"
 "141 when the reader of the output went away (quietly), 130 when\n"
 "interrupted (SIGINT), 143 when terminated (SIGTERM).\n";
 

@@ -13,6 +13,8 @@
 #define EXIT_USAGE  2
 #define EXIT_OUTPUT 23          /* as curl: the output could not be written */
 #define EXIT_FRONTIER 7         /* as curl: the --frontier server cannot be reached */
+#define EXIT_STORE  8           /* the --state file or the --frontier server lost
+                                 * this crawl's data or holds another's */
 #define EXIT_PIPE   141         /* as a tool that SIGPIPE ends: the reader left */
 
 /* Flags that only some runs use, noted to say when one is ignored. */

@@ -183,6 +183,18 @@ load helpers
 	[ "${#lines[@]}" -eq 7 ]
 }
 
+@test "scripts/bench-state-check.sh QUICK=1 times the check of a 2000-page crawl's state three ways" {
+	run env BUILD="$BUILD" QUICK=1 scripts/bench-state-check.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "# scripts/bench-state-check.sh: the state of a 2000-page crawl of /graph/2000/4/, depth 6 ("*" pages of 4096), medians of 1 "* ]]
+	[ "${lines[1]}" = "case                          seconds" ]
+	[[ "${lines[2]}" =~ ^check,\ file\ in\ page\ cache\ +[0-9.]+$ ]]
+	[[ "${lines[3]}" =~ ^check,\ file\ dropped\ first\ +[0-9.]+$ ]]
+	[[ "${lines[4]}" =~ ^run\ on\ the\ finished\ state\ +[0-9.]+$ ]]
+	[ "${#lines[@]}" -eq 5 ]
+}
+
 @test "scripts/bench-store.sh measures lib/state_lmdb.c (LMDB) and SQLite on the same work" {
 	pkg-config --exists sqlite3 || skip "libsqlite3-dev is not installed"
 	run env BUILD="$BUILD" PAGES=1000 RUNS=1 BATCHES=30 scripts/bench-store.sh

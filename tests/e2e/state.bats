@@ -290,3 +290,218 @@ page_requests() {
 	[ "$status" -eq 2 ]
 	[[ "$output" == "crawl: $BATS_TEST_TMPDIR/out.jsonl: holds 0 bytes, but the crawl in $s wrote "*" there: not its output" ]]
 }
+
+# --- A state file that cannot be trusted: truncated, damaged, another
+# program's, another format's, on a full disk. Each ends with exit 8 and a
+# message that names the state file, before a byte of the output or the
+# store is written, or (a damage LMDB never reads) with a correct resume.
+
+# The full-disk test's tmpfs goes with its test, whatever happened.
+teardown() {
+	mountpoint -q "$BATS_TEST_TMPDIR/full" 2>/dev/null && umount "$BATS_TEST_TMPDIR/full"
+	stop_fixtures
+}
+
+# partial_state [ROWS]: s.db and out.jsonl of a crawl of the graph killed
+# with SIGKILL once ROWS (100) rows were out: a crawl that did not finish.
+partial_state() {
+	kill_after "${1:-100}" KILL -c 4
+	[ "$rc" -eq 137 ]
+	[ "$(rows)" -gt 0 ]
+	[ "$(rows)" -lt $N ]
+}
+
+# resume DIR: the same crawl continued from DIR/s.db into DIR/out.jsonl,
+# without --delay (which a run may change); its status in $status, its
+# stderr in $output.
+resume() {
+	run "$CRAWL" --depth 5 --format=jsonl --no-progress --state "$1/s.db" -o "$1/out.jsonl" "$(graph)"
+}
+
+# copy_state DIR: DIR holds a copy of the partial state and its output.
+copy_state() {
+	mkdir -p "$1"
+	cp "$BATS_TEST_TMPDIR/s.db" "$BATS_TEST_TMPDIR/out.jsonl" "$1/"
+}
+
+# sums DIR: the md5 sums of DIR's state and output.
+sums() { md5sum "$1/s.db" "$1/out.jsonl" | awk '{ print $1 }' | tr '\n' ' '; }
+
+# mklmdb FILE [DB KEY HEXVALUE]...: an LMDB file as another program makes
+# one (DB "-" is the main database, "+NAME" a database of duplicates,
+# MDB_DUPSORT), by a helper built here against LMDB.
+mklmdb() {
+	local bin="$BATS_TEST_TMPDIR/mklmdb"
+	if [ ! -x "$bin" ]; then
+		cat >"$bin.c" <<'C'
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    if (mdb_env_create(&env) || mdb_env_set_maxdbs(env, 8) ||
+        mdb_env_open(env, argv[1], MDB_NOSUBDIR | MDB_NOLOCK, 0644) ||
+        mdb_txn_begin(env, NULL, 0, &txn))
+        return 1;
+    for (int i = 2; i + 2 < argc; i += 3) {
+        MDB_dbi dbi;
+        char val[256];
+        const char *name = strcmp(argv[i], "-") ? argv[i] : NULL;
+        unsigned flags = MDB_CREATE;
+        if (name && name[0] == '+')
+            name++, flags |= MDB_DUPSORT;
+        size_t n = strlen(argv[i + 2]) / 2;
+        for (size_t k = 0; k < n && k < sizeof val; k++)
+            sscanf(argv[i + 2] + 2 * k, "%2hhx", &val[k]);
+        MDB_val key = { strlen(argv[i + 1]), argv[i + 1] }, data = { n, val };
+        if (mdb_dbi_open(txn, name, flags, &dbi) ||
+            mdb_put(txn, dbi, &key, &data, 0))
+            return 1;
+    }
+    return mdb_txn_commit(txn) ? 1 : 0;
+}
+C
+		cc -o "$bin" "$bin.c" -llmdb
+	fi
+	"$bin" "$@"
+}
+
+# hex TEXT: TEXT's bytes in hex.
+hex() { printf %s "$1" | od -An -tx1 | tr -d ' \n'; }
+
+@test "a truncated state file is refused with exit 8 before a byte is written: at 4096 bytes, at half, all but its last page" {
+	start_private_fixture
+	partial_state
+	size=$(stat -c %s "$BATS_TEST_TMPDIR/s.db")
+	before=$(stat_of "$PFIX" requests)
+	for cut in 4096 $((size / 2)) $((size - 4096)); do
+		d="$BATS_TEST_TMPDIR/cut.$cut"
+		copy_state "$d"
+		truncate -s $cut "$d/s.db"
+		sum=$(sums "$d")
+		resume "$d"
+		echo "$cut: $status $output"
+		[ "$status" -eq 8 ]
+		if [ $cut -eq 4096 ]; then
+			[ "$output" = "crawl: --state $d/s.db: not a usable state file (truncated: it holds 4096 bytes, less than LMDB's two meta pages (8192))" ]
+		else
+			[ "$output" = "crawl: --state $d/s.db: not a usable state file (truncated: it holds $cut bytes, its last commit needs $size)" ]
+		fi
+		[ "$(sums "$d")" = "$sum" ]
+	done
+	[ "$(stat_of "$PFIX" requests)" -eq "$before" ]
+}
+
+@test "512 random bytes written into a state file: each of 16 runs resumes to every page once or is refused with exit 8, never a crash" {
+	# A graph of 200 pages: 16 resumes of it stay quick.
+	N=200
+	start_private_fixture
+	partial_state 50
+	size=$(stat -c %s "$BATS_TEST_TMPDIR/s.db")
+	refused=0 resumed=0
+	for seed in $(seq 1 16); do copy_state "$BATS_TEST_TMPDIR/seed.$seed"; done
+	# Seed k writes its bytes into seed.k's copy, at an offset of its own.
+	python3 - "$BATS_TEST_TMPDIR" "$size" <<'PY'
+import random, sys
+top, size = sys.argv[1], int(sys.argv[2])
+for seed in range(1, 17):
+    rng = random.Random(seed)
+    at = rng.randrange(0, size - 512)
+    with open(f"{top}/seed.{seed}/s.db", "r+b") as f:
+        f.seek(at)
+        f.write(bytes(rng.randrange(256) for _ in range(512)))
+    print("seed", seed, "at", at)
+PY
+	for seed in $(seq 1 16); do
+		d="$BATS_TEST_TMPDIR/seed.$seed"
+		sum=$(sums "$d")
+		before=$(stat_of "$PFIX" requests)
+		resume "$d"
+		echo "seed $seed: status $status: $output"
+		[ "$status" -lt 128 ]
+		if [ "$status" -eq 8 ]; then
+			[[ "$output" =~ ^"crawl: --state $d/s.db: "("not a usable state file ("|"not a crawl state file ("|"a crawl state file of format ") ]]
+			[ "${#lines[@]}" -eq 1 ]
+			[ "$(sums "$d")" = "$sum" ]
+			[ "$(stat_of "$PFIX" requests)" -eq "$before" ]
+			refused=$((refused + 1))
+		else
+			[ "$status" -eq 0 ]
+			diff <(jq -r 'select(.url) | .url' "$d/out.jsonl" | sort) <(expected | sort)
+			resumed=$((resumed + 1))
+		fi
+	done
+	echo "$refused refused, $resumed resumed"
+	[ $((refused + resumed)) -eq 16 ]
+}
+
+@test "another program's LMDB file is refused with exit 8 and left byte for byte as it was, its database names colliding or not, its values sorted duplicates or not" {
+	start_private_fixture
+	d=$BATS_TEST_TMPDIR
+	mklmdb "$d/other.db" - greeting "$(hex hello)"
+	mklmdb "$d/colliding.db" meta offset 0000000000000000 page 1 "$(hex x)" seen a "" robots h "$(hex y)"
+	mklmdb "$d/dupsort.db" +tags k "$(hex a)" +tags k "$(hex b)" - greeting "$(hex hello)"
+	printf '{"not": "lmdb"}\n%.0s' $(seq 300) >"$d/text.db"
+	for f in other colliding dupsort text; do
+		sum=$(md5sum <"$d/$f.db")
+		run "$CRAWL" --depth 5 --format=jsonl --state "$d/$f.db" -o "$d/$f.jsonl" "$(graph)"
+		echo "$f: $status $output"
+		[ "$status" -eq 8 ]
+		if [ $f = text ]; then what="not an LMDB file"; else what="an LMDB file without crawl's marker"; fi
+		[ "$output" = "crawl: --state $d/$f.db: not a crawl state file ($what); left as it was" ]
+		[ "$(md5sum <"$d/$f.db")" = "$sum" ]
+		[ ! -e "$d/$f.jsonl" ]
+	done
+	[ "$(stat_of "$PFIX" requests)" -eq 0 ]
+}
+
+@test "a state file of another format is refused with exit 8, naming the format found and the one this crawl reads" {
+	start_private_fixture
+	d=$BATS_TEST_TMPDIR
+	# Format 2 had no marker, but a meta value "version" of "2".
+	mklmdb "$d/v2.db" meta version "$(hex 2)" meta opt:depth "$(hex 5)" page 1 "" seen 1 "" robots h ""
+	sum=$(md5sum <"$d/v2.db")
+	run "$CRAWL" --depth 5 --format=jsonl --state "$d/v2.db" -o "$d/v2.jsonl" "$(graph)"
+	[ "$status" -eq 8 ]
+	[ "$output" = "crawl: --state $d/v2.db: a crawl state file of format 2, made by an older crawl; this crawl reads format 3 only; left as it was" ]
+	[ "$(md5sum <"$d/v2.db")" = "$sum" ]
+	[ ! -e "$d/v2.jsonl" ]
+	# A marker of format 4 (every copy of it in the file: LMDB keeps old
+	# pages), as a newer crawl would write.
+	partial_state
+	for at in $(grep -obUa 'crawl state' "$d/s.db" | cut -d: -f1); do
+		printf '\x04' | dd of="$d/s.db" bs=1 seek=$((at + 12)) conv=notrunc status=none
+	done
+	sum=$(sums "$d")
+	run crawl_state
+	[ "$status" -eq 8 ]
+	[ "$output" = "crawl: --state $d/s.db: a crawl state file of format 4, made by a newer crawl; this crawl reads format 3 only; left as it was" ]
+	[ "$(sums "$d")" = "$sum" ]
+}
+
+@test "a full disk under the state: exit 8 naming the state file, not the output; the rows are whole, and the crawl continues once there is room" {
+	[ "$(id -u)" = 0 ] || skip "needs root to mount a small tmpfs"
+	start_private_fixture
+	d=$BATS_TEST_TMPDIR
+	mkdir -p "$d/full"
+	mount -t tmpfs -o size=300k tmpfs "$d/full" || skip "cannot mount tmpfs"
+	big() { "$CRAWL" --depth 9 --format=jsonl --no-progress --state "$d/full/s.db" -o "$d/out.jsonl" "$PFIX/graph/3000/4/"; }
+	run big
+	echo "$output"
+	[ "$status" -eq 8 ]
+	[ "${lines[-1]}" = "crawl: --state $d/full/s.db: commit: No space left on device; stopped (the rows of the pages done are in $d/out.jsonl)" ]
+	[[ "$output" != *"writing output"* ]]
+	jq -e . "$d/out.jsonl" >/dev/null
+	n=$(jq -r 'select(.url) | .url' "$d/out.jsonl" | wc -l)
+	[ "$n" -gt 0 ]
+	[ "$n" -lt 3000 ]
+	mount -o remount,size=20m "$d/full"
+	run big
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r 'select(.url) | .url' "$d/out.jsonl" | sort -u | wc -l)" -eq 3000 ]
+	[ "$(jq -r 'select(.url) | .url' "$d/out.jsonl" | wc -l)" -eq 3000 ]
+}

@@ -129,6 +129,21 @@ static void test_a_copied_text_is_a_copy_and_is_freed(void **state)
     job_error_free(NULL);
 }
 
+static void test_every_error_code_has_a_text_of_its_own(void **state)
+{
+    /* The store's: a file or server that lost the crawl's data, or holds
+     * another's (exit 8), apart from one that is merely not this crawl's. */
+    assert_string_equal(crawl_strerror(CRAWL_ESTORE),
+                        "the store lost or does not hold this crawl's data");
+    assert_string_equal(crawl_strerror(CRAWL_ESTATE),
+                        "the state file cannot be used for this crawl");
+    for (int a = CRAWL_ENOMEM; a <= CRAWL_ESTORE; a++) {
+        assert_string_not_equal(crawl_strerror(a), "unknown error");
+        for (int b = CRAWL_ENOMEM; b < a; b++)
+            assert_string_not_equal(crawl_strerror(a), crawl_strerror(b));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -137,6 +152,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_failed_fetch_says_why_without_memory,
                                         setup, teardown),
         cmocka_unit_test(test_every_failure_class_has_a_static_text),
+        cmocka_unit_test(test_every_error_code_has_a_text_of_its_own),
         cmocka_unit_test(test_a_copied_text_is_a_copy_and_is_freed),
     };
     curl_global_init(CURL_GLOBAL_ALL);

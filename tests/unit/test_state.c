@@ -1,7 +1,9 @@
-/* Unit tests for the --state store (lib/state_lmdb.c) and the sink's commits
- * (lib/sink.c): what is committed survives, what is not is gone, a store
- * made with other options or in use is refused, and a row's mark reaches
- * the commit only once the row is in the file. */
+/* Unit tests for the --state store (lib/state_lmdb.c), its checks
+ * (lib/state_lmdb_check.c) and the sink's commits (lib/sink.c): what is
+ * committed survives, what is not is gone, a store made with other options
+ * or in use is refused, a record that fails its CRC, a file shorter than
+ * its meta pages say and a file that is not crawl's are refused, and a
+ * row's mark reaches the commit only once the row is in the file. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -14,9 +16,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <lmdb.h>
 
 #include "sink.h"
 #include "state.h"
+#include "state_lmdb.h"
 
 static const char opts[] = "depth=2\nmax-pages=0\n";
 
@@ -181,8 +185,246 @@ static void test_a_file_that_is_no_store_is_refused(void **st)
     struct state *s = NULL;
     enum state_phase ph;
     char why[256] = "";
-    assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), -1);
-    assert_string_equal(why, "not a state file");
+    assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), STATE_ELOST);
+    assert_null(s);
+    assert_string_equal(why, "not a crawl state file (not an LMDB file); left as it was");
+}
+
+/* ---- what is read is checked ---- */
+
+static void test_a_record_is_sealed_by_its_crc_over_key_and_value(void **st)
+{
+    char v[16] = "queued page";
+    state_lmdb_seal("k1", 2, v, sizeof v);
+    assert_int_equal(state_lmdb_sealed("k1", 2, v, sizeof v), 1);
+    /* The CRC of "k1" then "queued page\0" (zlib's crc32), little-endian
+     * in the last four bytes. */
+    uint32_t c;
+    memcpy(&c, v + 12, 4);
+    assert_int_equal(c, state_lmdb_crc("k1", 2, "queued page", 12));
+    /* Any byte changed, of the value or of the CRC, and it fails. */
+    for (size_t i = 0; i < sizeof v; i++) {
+        v[i] ^= 0x10;
+        assert_int_equal(state_lmdb_sealed("k1", 2, v, sizeof v), 0);
+        v[i] ^= 0x10;
+    }
+    /* The same bytes under another key fail: a record cannot move. */
+    assert_int_equal(state_lmdb_sealed("k2", 2, v, sizeof v), 0);
+    /* Shorter than a CRC: nothing can be sealed in it. */
+    assert_int_equal(state_lmdb_sealed("k1", 2, v, 3), 0);
+}
+
+static void test_a_page_record_is_a_header_a_known_state_and_four_strings(void **st)
+{
+    struct state_lmdb_rec r = { .state = STATE_LMDB_FETCHED, .has = 1, .depth = 2 };
+    char v[sizeof r + 16];
+    memcpy(v, &r, sizeof r);
+    /* url, scope, an empty source and why. */
+    memcpy(v + sizeof r, "http://h/\0s\0\0\0", 14);
+    uint8_t state = 9;
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 14, &state), 1);
+    assert_int_equal(state, STATE_LMDB_FETCHED);
+    /* Three strings only, a byte past the fourth, an unknown state. */
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 13, &state), 0);
+    v[sizeof r + 14] = 'x';
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 15, &state), 0);
+    v[0] = 7;
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 14, &state), 0);
+}
+
+/* A store of a few pages, committed and closed; returns the file's size. */
+static off_t small_store(const char *db)
+{
+    struct state *s = open_ok(db, STATE_NEW);
+    add(s, "http://h/a-page-to-find", 0);
+    add(s, "http://h/b", 1);
+    assert_int_equal(state_seen_add(s, 42), 1);
+    assert_int_equal(state_commit(s, NULL, 0, 10), 0);
+    state_close(s);
+    struct stat sb;
+    assert_int_equal(stat(db, &sb), 0);
+    return sb.st_size;
+}
+
+/* state_lmdb_read_meta on the file at path: the verdict, the reason in why. */
+static int read_meta(const char *path, struct state_lmdb_meta *m, char *why, size_t n)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    int v = state_lmdb_read_meta(fd, m, why, n);
+    close(fd);
+    return v;
+}
+
+/* Overwrites n bytes of the file at path at offset at with p. */
+static void patch(const char *path, off_t at, const void *p, size_t n)
+{
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, p, n, at), (ssize_t)n);
+    close(fd);
+}
+
+static void test_the_meta_pages_say_how_long_the_file_must_be(void **st)
+{
+    struct dir *d = *st;
+    off_t size = small_store(d->db);
+    struct state_lmdb_meta m;
+    char why[256] = "";
+    assert_int_equal(read_meta(d->db, &m, why, sizeof why), STATE_LMDB_OK);
+    assert_int_equal(m.psize, 4096);
+    assert_int_equal(m.size, size);
+    /* crawl keeps the file as long as its last commit's pages. */
+    assert_int_equal((m.last_pg + 1) * m.psize, size);
+    assert_int_equal(m.empty, 0);
+    assert_true(m.txnid >= 2);
+    char want[160];
+    assert_int_equal(truncate(d->db, size - 4096), 0);
+    assert_int_equal(read_meta(d->db, &m, why, sizeof why), STATE_LMDB_BROKEN);
+    snprintf(want, sizeof want, "truncated: it holds %lld bytes, its last commit needs %lld",
+             (long long)size - 4096, (long long)size);
+    assert_string_equal(why, want);
+    assert_int_equal(truncate(d->db, 4096), 0);
+    assert_int_equal(read_meta(d->db, &m, why, sizeof why), STATE_LMDB_BROKEN);
+    assert_string_equal(why, "truncated: it holds 4096 bytes, less than LMDB's two meta pages (8192)");
+    /* And the store refuses it before LMDB maps a byte of it. */
+    struct state *s = NULL;
+    enum state_phase ph;
+    assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), STATE_ELOST);
+    assert_string_equal(why, "not a usable state file (truncated: it holds 4096 bytes, less "
+                        "than LMDB's two meta pages (8192))");
+}
+
+/* Where LMDB 0.9 keeps a meta page's fields on a 64-bit machine: after
+ * the 16-byte page header, MDB_meta's magic (0), version (4), address
+ * (8), map size (16), two 48-byte database records (24, 72: the page size
+ * is the first one's first field), last page (120), transaction id (128). */
+#define META_AT(page, field) ((off_t)(page) * 4096 + 16 + (field))
+
+static void test_damaged_meta_pages_are_refused_with_what_is_wrong(void **st)
+{
+    struct dir *d = *st;
+    small_store(d->db);
+    struct state_lmdb_meta m;
+    char why[256] = "", want[200];
+    size_t t[2];
+    int fd = open(d->db, O_RDONLY);
+    assert_int_equal(pread(fd, &t[0], sizeof t[0], META_AT(0, 128)), sizeof t[0]);
+    assert_int_equal(pread(fd, &t[1], sizeof t[1], META_AT(1, 128)), sizeof t[1]);
+    close(fd);
+    /* Two commits in a row, the even one in page 0. */
+    assert_int_equal(t[0] % 2, 0);
+    assert_int_equal(t[1] % 2, 1);
+    assert_true(t[0] == t[1] + 1 || t[1] == t[0] + 1);
+    size_t far = t[1] + 1000;
+    patch(d->db, META_AT(1, 128), &far, sizeof far);
+    assert_int_equal(read_meta(d->db, &m, why, sizeof why), STATE_LMDB_BROKEN);
+    snprintf(want, sizeof want, "its meta pages disagree (commits %zu and %zu)", t[0], far);
+    assert_string_equal(why, want);
+    patch(d->db, META_AT(1, 128), &t[1], sizeof t[1]);
+    assert_int_equal(read_meta(d->db, &m, why, sizeof why), STATE_LMDB_OK);
+    /* The later commit's last page far past the file's end: what LMDB
+     * would read there is no page (SIGBUS). The earlier commit's past the
+     * later's: the file never shrinks. */
+    int later = t[1] > t[0];
+    size_t last = (size_t)1 << 30, was;
+    fd = open(d->db, O_RDONLY);
+    assert_int_equal(pread(fd, &was, sizeof was, META_AT(later, 120)), sizeof was);
+    close(fd);
+    patch(d->db, META_AT(later, 120), &last, sizeof last);
+    assert_int_equal(read_meta(d->db, &m, why, sizeof why), STATE_LMDB_BROKEN);
+    snprintf(want, sizeof want, "truncated: it holds %llu bytes, its last commit needs %llu",
+             (unsigned long long)m.size, (unsigned long long)(last + 1) * 4096);
+    assert_string_equal(why, want);
+    patch(d->db, META_AT(later, 120), &was, sizeof was);
+    patch(d->db, META_AT(!later, 120), &last, sizeof last);
+    assert_int_equal(read_meta(d->db, &m, why, sizeof why), STATE_LMDB_BROKEN);
+    snprintf(want, sizeof want, "its meta pages disagree (commit %zu uses pages up to %zu, "
+             "the later %zu only up to %zu)", t[!later], last, t[later], was);
+    assert_string_equal(why, want);
+    patch(d->db, META_AT(!later, 120), &was, sizeof was);
+    /* A page size that is none. */
+    uint32_t psize = 1000;
+    patch(d->db, META_AT(0, 24), &psize, sizeof psize);
+    assert_int_equal(read_meta(d->db, &m, why, sizeof why), STATE_LMDB_BROKEN);
+    assert_string_equal(why, "its first meta page is damaged");
+    /* The first page's magic gone, the second's there: LMDB's, damaged. */
+    uint32_t magic = 0;
+    patch(d->db, META_AT(0, 0), &magic, sizeof magic);
+    assert_int_equal(read_meta(d->db, &m, why, sizeof why), STATE_LMDB_BROKEN);
+    assert_string_equal(why, "its first meta page is damaged");
+    patch(d->db, META_AT(1, 0), &magic, sizeof magic);
+    assert_int_equal(read_meta(d->db, &m, why, sizeof why), STATE_LMDB_FOREIGN);
+    assert_string_equal(why, "not an LMDB file");
+}
+
+static void test_an_lmdb_file_never_committed_to_is_a_new_store(void **st)
+{
+    struct dir *d = *st;
+    /* What a crawl killed between LMDB's making the file and its first
+     * commit leaves: two meta pages, no commit. */
+    MDB_env *env;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_open(env, d->db, MDB_NOSUBDIR | MDB_NOLOCK, 0644), 0);
+    mdb_env_close(env);
+    struct state_lmdb_meta m;
+    char why[256] = "";
+    assert_int_equal(read_meta(d->db, &m, why, sizeof why), STATE_LMDB_OK);
+    assert_int_equal(m.empty, 1);
+    assert_int_equal(m.txnid, 0);
+    state_close(open_ok(d->db, STATE_NEW));
+    state_close(open_ok(d->db, STATE_RESUMED));
+}
+
+/* Overwrites, in every copy of text (n bytes) in the file at path (LMDB
+ * keeps old copies of a page in its free pages), the bytes from skip on
+ * with p (len bytes). */
+static void patch_all(const char *path, const char *text, size_t n, size_t skip, const void *p,
+                      size_t len)
+{
+    static char buf[1 << 20];
+    int fd = open(path, O_RDONLY), copies = 0;
+    ssize_t got = read(fd, buf, sizeof buf);
+    close(fd);
+    for (ssize_t i = 0; got > 0 && i + (ssize_t)n <= got; i++)
+        if (memcmp(buf + i, text, n) == 0) {
+            patch(path, i + (off_t)skip, p, len);
+            copies++;
+        }
+    assert_true(copies > 0);
+}
+
+static void test_a_record_that_fails_its_crc_makes_the_store_unusable(void **st)
+{
+    struct dir *d = *st;
+    small_store(d->db);
+    patch_all(d->db, "a-page-to-find", 14, 0, "A", 1);
+    struct stat before, after;
+    assert_int_equal(stat(d->db, &before), 0);
+    struct state *s = NULL;
+    enum state_phase ph;
+    char why[256] = "";
+    assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), STATE_ELOST);
+    assert_null(s);
+    assert_string_equal(why, "not a usable state file (a record of database page fails its CRC)");
+    assert_int_equal(stat(d->db, &after), 0);
+    assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+    assert_int_equal(after.st_size, before.st_size);
+}
+
+static void test_a_marker_of_another_format_is_refused_naming_both(void **st)
+{
+    struct dir *d = *st;
+    small_store(d->db);
+    uint32_t format = 4;
+    patch_all(d->db, STATE_LMDB_MAGIC, STATE_LMDB_MAGIC_LEN, STATE_LMDB_MAGIC_LEN, &format,
+              sizeof format);
+    struct state *s = NULL;
+    enum state_phase ph;
+    char why[256] = "";
+    assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), STATE_ELOST);
+    assert_string_equal(why, "a crawl state file of format 4, made by a newer crawl; this crawl "
+                        "reads format 3 only; left as it was");
 }
 
 static void test_a_finished_crawl_says_so(void **st)
@@ -314,6 +556,18 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_other_options_are_refused_with_the_difference,
                                         dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_a_store_in_use_is_refused,
+                                        dir_setup, dir_teardown),
+        cmocka_unit_test(test_a_record_is_sealed_by_its_crc_over_key_and_value),
+        cmocka_unit_test(test_a_page_record_is_a_header_a_known_state_and_four_strings),
+        cmocka_unit_test_setup_teardown(test_the_meta_pages_say_how_long_the_file_must_be,
+                                        dir_setup, dir_teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_meta_pages_are_refused_with_what_is_wrong,
+                                        dir_setup, dir_teardown),
+        cmocka_unit_test_setup_teardown(test_an_lmdb_file_never_committed_to_is_a_new_store,
+                                        dir_setup, dir_teardown),
+        cmocka_unit_test_setup_teardown(test_a_record_that_fails_its_crc_makes_the_store_unusable,
+                                        dir_setup, dir_teardown),
+        cmocka_unit_test_setup_teardown(test_a_marker_of_another_format_is_refused_naming_both,
                                         dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_a_file_that_is_no_store_is_refused,
                                         dir_setup, dir_teardown),
