@@ -882,6 +882,10 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     /* A procs coordinator fetches nothing: its workers write the WARC. */
     if (!b->processes && fetch_keep_open(&c->fx) != 0) {
+        /* Nothing will be fetched: a list is read to its end for its
+         * rows, but a stream (a procs worker's, a pipe) may never end. */
+        if (c->input_streams)
+            crawl_cancel(c, CRAWL_CANCEL_OUTPUT);
         cancel_rest(c);
         fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
         return CRAWL_EOUTPUT;

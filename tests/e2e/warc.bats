@@ -277,6 +277,28 @@ while True:
 	done
 }
 
+@test "a procs worker that cannot make its WARC file ends at once, named, its URLs done by the others" {
+	[[ " $MODES " == *" procs "* ]] || skip "procs is not among the models run"
+	for i in $(seq 100); do echo "$FIXTURE/bytes/$i"; done >"$D/l.txt"
+	mkdir -p "$D/x-w0.warc.gz"
+	run --separate-stderr timeout 30 "$CRAWL" --mode=procs --procs 2 --format=jsonl \
+		--warc "$D/x.warc.gz" "$D/l.txt"
+	echo "$status: $stderr"
+	[ "$status" -eq 23 ]
+	grep -qx "crawl: --warc: cannot write $D/x-w0.warc.gz: Is a directory" <<<"$stderr"
+	[ "$(jq -r 'select(.url) | .url' <<<"$output" | sort -u | wc -l)" -eq 100 ]
+	[ "$(jq -c 'select(.url)' <<<"$output" | wc -l)" -eq 100 ]
+	# Both workers failing: every URL still gets its one row, failed.
+	rm -f "$D/x-w1.warc.gz"
+	mkdir -p "$D/x-w1.warc.gz"
+	run --separate-stderr timeout 30 "$CRAWL" --mode=procs --procs 2 --format=jsonl \
+		--warc "$D/x.warc.gz" "$D/l.txt"
+	echo "$status: $stderr"
+	[ "$status" -eq 23 ]
+	[ "$(jq -c 'select(.url)' <<<"$output" | wc -l)" -eq 100 ]
+	[ "$(jq -r 'select(.url) | select(.fail == null)' <<<"$output" | wc -l)" -eq 0 ]
+}
+
 @test "--warc's usage errors: the file name, --cdx or --warc-max-size alone, --mode=all" {
 	run "$CRAWL" --warc "$D/a.warc" "$FIXTURE/bytes/1"
 	[ "$status" -eq 2 ]
