@@ -517,8 +517,8 @@ void crawl__count_row(struct crawl *c, const struct crawl_job *job)
     if (job->res.fail != CRAWL_FAIL_NONE)
         c->nfailed++;
     else if (!job->failed_early) {
-        crawl__hist_add(&c->hist[CRAWL_TIME_TOTAL], job->res.time_total);
-        crawl__hist_add(&c->hist[CRAWL_TIME_TTFB], job->res.time_ttfb);
+        hist_add(&c->hist[CRAWL_TIME_TOTAL], job->res.time_total);
+        hist_add(&c->hist[CRAWL_TIME_TTFB], job->res.time_ttfb);
     }
 }
 
@@ -1030,4 +1030,9 @@ void crawl_job_started(struct crawl *c, struct crawl_job *job)
 static void job_started(void *data, struct crawl_job *job)
 {
     crawl_job_started(data, job);
+}
+
+double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q)
+{
+    return hist_quantile_ms(&c->hist[which == CRAWL_TIME_TTFB], q);
 }

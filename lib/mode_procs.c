@@ -42,7 +42,7 @@
 #include "crawl.h"
 #include "hset.h"
 #include "html.h"
-#include "procs_internal.h"
+#include "procs.h"
 #include "strbuf.h"
 #include "wire.h"
 #include "url.h"
