@@ -6,7 +6,7 @@
 load helpers
 
 # one MODE: "-c 1", but for seq, which has one transfer anyway (and warns).
-one() { [ "$1" = seq ] || echo "-c 1"; }
+one() { sequential "$1" || echo "-c 1"; }
 
 # len URL: the length in URL's JSON row of the last output.
 len() { jq -r --arg u "$1" 'select(.url == $u) | .length' <<<"$output"; }

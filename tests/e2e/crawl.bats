@@ -206,7 +206,7 @@ rows() { grep '^Length:' <<<"$output"; }
 		start_private_fixture
 		urls=()
 		for i in $(seq 20); do urls+=("$PFIX/bytes/100"); done
-		c=(-c 2); [ "$m" = seq ] && c=()        # seq is one at a time anyway
+		c=(-c 2); sequential $m && c=()         # one at a time anyway
 		run "$CRAWL" --mode=$m "${c[@]}" --format=jsonl "${urls[@]}"
 		[ "$status" -eq 0 ]
 		accepted=$(stat_of "$PFIX" accepted)
@@ -265,7 +265,7 @@ rows() { grep '^Length:' <<<"$output"; }
 		# Reuse on (asked for, or fewer in flight than URLs): no such header.
 		run "$CRAWL" --mode=$m --reuse --format=jsonl "$FIXTURE/header/Connection"
 		[ "$(jq -r 'select(.url) | .status' <<<"$output")" = "404" ]
-		c=(-c 1); [ "$m" = seq ] && c=()
+		c=(-c 1); sequential $m && c=()
 		run "$CRAWL" --mode=$m "${c[@]}" --format=jsonl "$FIXTURE/header/Connection" "$FIXTURE/header/Connection"
 		[ "$(jq -r 'select(.url) | .status' <<<"$output" | tr '\n' ' ')" = "404 404 " ]
 		# A Connection header of the user's is sent as it is, and alone.
@@ -447,7 +447,7 @@ rows() { grep '^Length:' <<<"$output"; }
 @test "the progress line counts transfers in flight, not jobs handed out" {
 	for i in $(seq 400); do echo "$FIXTURE/delay/300/p$i"; done >"$BATS_TEST_TMPDIR/l.txt"
 	for m in $MODES; do
-		[ "$m" = seq ] && continue
+		sequential $m && continue
 		run bash -c "'$CRAWL' --mode=$m -c 50 --progress -q '$BATS_TEST_TMPDIR/l.txt' 2>&1 >/dev/null"
 		[ "$status" -eq 0 ]
 		inflight=$(tr '\r' '\n' <<<"$output" | sed -n "s/^$m: .* done, \([0-9]*\) in flight.*/\1/p" | sort -n | tail -1)
