@@ -324,8 +324,10 @@ int fetch_keep_open(struct fetch_ctx *c)
     int rc = warc_open(&c->warc, &conf, failed, sizeof failed);
     if (rc) {
         c->warc = NULL;
-        fetch_warn_once(c, "--warc: cannot write %s: %s", failed[0] ? failed : o->warc,
-                        strerror(-rc));
+        if (failed[0])
+            fetch_warn_once(c, "%s: %s (the archive is not written)", failed, strerror(-rc));
+        else
+            fetch_warn_once(c, "--warc: cannot write %s: %s", o->warc, strerror(-rc));
         return CRAWL_EOUTPUT;
     }
     return 0;

@@ -466,19 +466,19 @@ int warc_open(struct warc **out, const struct warc_conf *conf, char *failed, siz
             goto err;
         if (!(w->cdx = fopen(w->cdx_path, "we"))) {
             rc = -errno;
-            snprintf(failed, n, "%s", w->cdx_path);
+            snprintf(failed, n, "--cdx: cannot write %s", w->cdx_path);
             goto err;
         }
     }
     if ((rc = open_part(w)) != 0) {
-        snprintf(failed, n, "%s", w->name ? w->name : conf->path);
+        snprintf(failed, n, "--warc: cannot write %s", w->name ? w->name : conf->path);
         goto err;
     }
     *out = w;
     return 0;
 err:
     if (n && rc == -ENOMEM)
-        snprintf(failed, n, "%s", conf->path);
+        snprintf(failed, n, "--warc: cannot write %s", conf->path);
     w->err = rc;
     warc_close(w);
     return rc;

@@ -549,10 +549,14 @@ static int opt_output(struct cli *cli, int ch)
     return 0;
 }
 
-/* Exits 2 unless a file can be made at path: its directory is writable. */
+/* Exits 2 unless a file can be made at path: its directory is writable
+ * and path is not a directory. */
 static void check_writable(const char *flag, const char *path)
 {
     char dir[PATH_MAX];
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        die_usage("%s: cannot write '%s': Is a directory", flag, path);
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
     if (access(dir, W_OK | X_OK) != 0)
