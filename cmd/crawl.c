@@ -213,7 +213,9 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     progress_stop(prog);
     crawl_set_live(c, NULL);
     signals_watch(NULL, rep);
-    if (rc < 0)
+    /* A WARC or a cookie jar that could not be written (CRAWL_EOUTPUT) was
+     * named by its warning already, with the reason. */
+    if (rc < 0 && rc != CRAWL_EOUTPUT)
         fprintf(stderr, "crawl: %s: %s\n", b->name, crawl_strerror(rc));
     int wrc = report_end(rep, c);
     signals_watch(NULL, NULL);
@@ -239,7 +241,7 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     struct crawl_summary sum;
     crawl_get_summary(c, &sum);
     if (rc == CRAWL_EOUTPUT)
-        return EXIT_OUTPUT;         /* the WARC, whose warning said why */
+        return EXIT_OUTPUT;         /* the WARC or the cookie jar, whose warning said why */
     return sum.failed || rc < 0 ? EXIT_FAILED : 0;
 }
 

@@ -883,7 +883,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     /* A procs coordinator fetches nothing: its workers write the WARC. */
     if (!b->processes && fetch_keep_open(&c->fx) != 0) {
         cancel_rest(c);
-        fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
+        (void)fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
         return CRAWL_EOUTPUT;
     }
     pthread_mutex_lock(&c->lock);
@@ -924,7 +924,8 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         c->input_streams = 0;       /* what is left is read by cancel_rest (joined: no lock) */
     }
     cancel_rest(c);
-    fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
+    if (fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data) != 0 && rc == 0)
+        rc = CRAWL_EOUTPUT;
     if (fetch_keep_close(&c->fx) != 0 && rc == 0)
         rc = CRAWL_EOUTPUT;
     return rc;
