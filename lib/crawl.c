@@ -887,7 +887,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         if (c->input_streams)
             crawl_cancel(c, CRAWL_CANCEL_OUTPUT);
         cancel_rest(c);
-        fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
+        (void)fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
         return CRAWL_EOUTPUT;
     }
     pthread_mutex_lock(&c->lock);
@@ -928,7 +928,8 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         c->input_streams = 0;       /* what is left is read by cancel_rest (joined: no lock) */
     }
     cancel_rest(c);
-    fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
+    if (fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data) != 0 && rc == 0)
+        rc = CRAWL_EOUTPUT;
     if (fetch_keep_close(&c->fx) != 0 && rc == 0)
         rc = CRAWL_EOUTPUT;
     return rc;

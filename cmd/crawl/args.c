@@ -167,7 +167,8 @@ static const char usage_text[] =
 "input errors, 7 when the --frontier server cannot be reached, 8 when the\n"
 "--state file or the --frontier server lost this crawl's data or holds\n"
 "another's (damaged, truncated, not crawl's, another format, a full disk),\n"
-"23 when the output or the --warc file could not be written,\n"
+"23 when the output, the --warc file or the --cookie-jar file could not be\n"
+"written,\n"
 "141 when the reader of the output went away (quietly), 130 when\n"
 "interrupted (SIGINT), 143 when terminated (SIGTERM).\n";
 
@@ -365,13 +366,17 @@ static void compile_regex(const char *flag, const char *pattern, regex_t *re)
     }
 }
 
-/* Exits 2 unless the cookie jar can be read (when it exists) and written:
- * libcurl says nothing when it cannot save a jar. */
+/* Exits 2 unless the cookie jar can be read (when it exists) and written,
+ * which for a directory it never can (access(2) allows root it all): the
+ * run would fetch everything to lose the cookies at the end. */
 static void check_jar(const char *path)
 {
     char dir[PATH_MAX];
+    struct stat st;
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        die_usage("--cookie-jar: '%s' is a directory, not a cookie file", path);
     if (access(path, F_OK) == 0 ? access(path, R_OK | W_OK) != 0 : access(dir, W_OK) != 0)
         die_usage("--cookie-jar: cannot read and write '%s': %s", path, strerror(errno));
 }
