@@ -5,6 +5,7 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -187,6 +188,78 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
     return rc == 0 ? n : 0;     /* 0: CURLE_WRITE_ERROR */
 }
 
+/* One element of a Content-Length list from p (OWS, 1*DIGIT, OWS) to
+ * end or the next comma: 1 with its value in *v, 0 for an empty element
+ * (the list syntax of RFC 9110, 5.6.1 allows them), -1 for anything else
+ * or a value past curl_off_t. *p moves past the element and its comma. */
+static int length_element(const char **p, const char *end, curl_off_t *v)
+{
+    const char *s = *p;
+    int digits = 0, rc = 0;
+    *v = 0;
+    while (s < end && (*s == ' ' || *s == '\t'))
+        s++;
+    for (; s < end && *s >= '0' && *s <= '9'; s++, digits++)
+        if (*v > (INT64_MAX - (*s - '0')) / 10)
+            rc = -1;
+        else
+            *v = *v * 10 + (*s - '0');
+    while (s < end && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'))
+        s++;
+    if (s < end && *s != ',')
+        rc = -1;
+    *p = s < end ? s + 1 : end;
+    return rc < 0 ? -1 : digits > 0;
+}
+
+int fetch_length_line(struct fetch_length *l, const char *p, size_t n)
+{
+    static const char name[] = "Content-Length:";
+    const char *end = p + n;
+    if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
+        memset(l, 0, sizeof *l);        /* a new response: a redirect, a 1xx */
+        return 0;
+    }
+    if (l->bad)
+        return -1;
+    if (n < sizeof name - 1 || strncasecmp(p, name, sizeof name - 1) != 0)
+        return 0;
+    p += sizeof name - 1;
+    while (p < end) {
+        curl_off_t v;
+        int e = length_element(&p, end, &v);
+        if (e < 0) {
+            l->bad = FETCH_LENGTH_INVALID;
+            return -1;
+        }
+        if (e == 0)
+            continue;
+        if (l->seen && v != l->value) {
+            l->other = v;
+            l->bad = FETCH_LENGTH_CONFLICT;
+            return -1;
+        }
+        l->seen = 1;
+        l->value = v;
+    }
+    return 0;
+}
+
+/* CURLOPT_HEADERFUNCTION: every header line of every response, redirects'
+ * included. libcurl 7.88 takes the last of two different Content-Length
+ * values (5 then 7: a body of 7 bytes) and the first of a list ("5, 7":
+ * 5), where RFC 9112, 6.3 makes either an unrecoverable error: the
+ * response's end is unknown, the classic way to smuggle a second response
+ * onto a connection. The transfer stops here (CURLE_WRITE_ERROR), and
+ * libcurl closes a connection whose transfer failed. */
+static size_t on_header(char *p, size_t size, size_t n, void *data)
+{
+    struct fetch_xfer *x = data;
+    if (fetch_length_line(&x->length, p, size * n) != 0)
+        return 0;
+    return keep_on_header(p, size, n, data);
+}
+
 /* CURLOPT_XFERINFOFUNCTION, blocking fetches only: lets a cancelled crawl
  * abandon transfers in flight instead of waiting for their timeouts. */
 static int on_progress(void *data, curl_off_t dltotal, curl_off_t dlnow,
@@ -329,6 +402,7 @@ CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share)
     if (o->noproxy || (!o->proxy && !proxy_in_env))
         curl_easy_setopt(h, CURLOPT_NOPROXY, o->noproxy ? o->noproxy : "");
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     if (o->cookie)
         curl_easy_setopt(h, CURLOPT_COOKIE, o->cookie);
     /* The run's one cookie jar, so that a cookie one response sets goes
@@ -347,7 +421,6 @@ CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share)
         curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip, deflate");
         curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, keep_on_header);
         curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, keep_on_debug);
         curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
     }
@@ -387,6 +460,7 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
     x->job = job;
     x->body = 0;
     x->too_large = 0;
+    memset(&x->length, 0, sizeof x->length);
     x->worker = worker;
     x->errbuf[0] = '\0';
     job->res.worker = worker;
@@ -429,6 +503,7 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
     curl_easy_setopt(x->easy, CURLOPT_PIPEWAIT,
                      ctx->reuse && strncasecmp(job->url, "https:", 6) == 0 ? 1L : 0L);
     curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
     return keep_prepare(x);
@@ -500,6 +575,8 @@ static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x, long st
 {
     if (x->too_large)
         return CRAWL_FAIL_TOO_LARGE;
+    if (x->length.bad)
+        return CRAWL_FAIL_PROTOCOL;
     if (header_too_large(rc, x, status))
         return CRAWL_FAIL_RECV;
     return fetch_fail_class(rc);
@@ -680,6 +757,11 @@ static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_resul
     if (fail == CRAWL_FAIL_TOO_LARGE)
         snprintf(buf, sizeof buf, "body larger than --max-size (%lld bytes)",
                  (long long)x->ctx->opts->max_size);
+    else if (x->length.bad == FETCH_LENGTH_CONFLICT)
+        snprintf(buf, sizeof buf, "conflicting Content-Length headers (%lld and %lld)",
+                 (long long)x->length.value, (long long)x->length.other);
+    else if (x->length.bad)
+        snprintf(buf, sizeof buf, "invalid Content-Length header");
     else if (header_too_large(rc, x, r->status))
         snprintf(buf, sizeof buf, "response header too large: a header line over %d bytes",
                  CURL_MAX_HTTP_HEADER);

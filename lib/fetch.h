@@ -68,12 +68,25 @@ struct fetch_defer {
  * 500-byte pages took 10% more CPU that way). */
 #define FETCH_DEFER_MIN 8192
 
+/* RFC 9112, 6.3: what the head of the response being read says of its
+ * length, gathered line by line by the header callback. */
+struct fetch_length {
+    curl_off_t value;           /* the one value given so far */
+    curl_off_t other;           /* a different one, when the head is refused */
+    int    seen;                /* a Content-Length line came */
+    int    bad;                 /* FETCH_LENGTH_CONFLICT or _INVALID, else 0 */
+};
+
+#define FETCH_LENGTH_CONFLICT 1 /* two different values: 5 and 7 */
+#define FETCH_LENGTH_INVALID  2 /* an element of the list is no number */
+
 struct fetch_xfer {
     CURL  *easy;
     struct fetch_ctx *ctx;
     struct crawl_job *job;
     curl_off_t body;            /* decoded body bytes so far */
     int    too_large;           /* the write callback stopped an oversized body */
+    struct fetch_length length; /* the Content-Length of the response being read */
     int    worker;
     void  *data;                /* the model's own: a coroutine, a thread */
     struct html_page *page;     /* the page being parsed as it arrives, or NULL */
@@ -205,6 +218,14 @@ const char *fetch_describe_opts(const struct crawl_opts *o, char *buf, size_t n)
 /* Returns 1 when a response with this status may carry a Retry-After that
  * crawl honours (429 and 503, RFC 9110 10.2.3 and RFC 6585 4), else 0. */
 int fetch_retry_after_applies(long status);
+
+/* Reads one response header line of n bytes (as libcurl's header callback
+ * gets it, line end included) into l: a status line starts a new response,
+ * a Content-Length line adds its comma-separated values. Repeated equal
+ * values are one value (RFC 9112, 6.3, item 5); two different ones, or an
+ * element that is not a number, make the length unknowable, an
+ * unrecoverable error. Returns 0, or -1 once l->bad is set. */
+int fetch_length_line(struct fetch_length *l, const char *p, size_t n);
 
 /* Parses a Retry-After value v (RFC 9110, 10.2.3): delay-seconds, or an
  * HTTP-date, which is turned into seconds from now (0 when it is past).

@@ -50,9 +50,6 @@ int keep_prepare(struct fetch_xfer *x)
         keep_fail(k, CRAWL_FAIL_OTHER, "--warc: out of memory");
         return CRAWL_ENOMEM;
     }
-    /* Only with the header callback fetch_easy_new sets for --warc:
-     * without one, libcurl hands the head to the write callback. */
-    curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_DEBUGDATA, x);
     return 0;
 }

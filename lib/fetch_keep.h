@@ -44,7 +44,8 @@ int keep_follow(struct fetch_xfer *x, CURLcode rc);
  * x's keep is freed. */
 void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r);
 
-/* CURLOPT_HEADERFUNCTION and CURLOPT_DEBUGFUNCTION of a --warc crawl. */
+/* What --warc takes of each header line (fetch.c's CURLOPT_HEADERFUNCTION
+ * passes every line on; returns n * size), and its CURLOPT_DEBUGFUNCTION. */
 size_t keep_on_header(char *p, size_t size, size_t n, void *data);
 int keep_on_debug(CURL *h, curl_infotype type, char *p, size_t n, void *data);
 

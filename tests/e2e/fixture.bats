@@ -39,7 +39,7 @@ now_ms() {
 	for ep in /delay/ /bytes/ /chunked/ /gzip/ /status/ /redirect/ /redirect-loop \
 		/redirect-to /headers /graph/ /site/ /robots.txt /hang /reset /trickle/ \
 		/garbage /robots/bom /robots/cr /robots/huge/ /robots/delay/ /robots/sitemap/ \
-		/sitemap/urls/ /sitemap/index/ /sitemap/big/ /sitemap.xml /deep/ /wide/ /big-header/ /stats; do
+		/sitemap/urls/ /sitemap/index/ /sitemap/big/ /sitemap.xml /deep/ /wide/ /big-header/ /lengths/ /stats; do
 		[[ "$output" == *"$ep"* ]] || { echo "missing $ep"; return 1; }
 	done
 	[[ "$output" == *"same 100-byte HTML body"* ]]
@@ -368,6 +368,18 @@ javascript:void(0)" ]
 	# curl refuses a header line over 100 KiB, as crawl's libcurl does.
 	run curl -s -o /dev/null "$FIXTURE/big-header/10485760"
 	[ "$status" -ne 0 ]
+}
+
+@test "/lengths/V/V sends one Content-Length line per segment and the longest body" {
+	run curl -s -D - -o "$BATS_TEST_TMPDIR/body" "$FIXTURE/lengths/5/7,7"
+	[ "$(grep -c '^Content-Length: ' <<<"$output")" -eq 2 ]
+	grep -q $'^Content-Length: 5\r$' <<<"$output"
+	grep -q $'^Content-Length: 7,7\r$' <<<"$output"
+	# curl 7.88 takes the last line's first number: 7 of the 7 bytes sent.
+	[ "$(cat "$BATS_TEST_TMPDIR/body")" = abcdefg ]
+	for bad in x 5/x 5/ 123456789012345678901234567890123 4097; do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' "$FIXTURE/lengths/$bad")" = 404 ]
+	done
 }
 
 @test "unknown paths get 404, other methods 405" {

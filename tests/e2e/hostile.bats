@@ -100,6 +100,46 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 	done
 }
 
+@test "two different Content-Length values fail the URL as RFC 9112 says; equal ones do not" {
+	for m in $MODES; do
+		echo "mode $m"
+		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/lengths/5/7" "$FIXTURE/lengths/7/5" \
+			"$FIXTURE/lengths/5,7" "$FIXTURE/lengths/7/7" "$FIXTURE/lengths/7,7/7" \
+			"$FIXTURE/lengths/7,,7"
+		[ "$status" -eq 1 ]
+		[ "$(jq -s 'map(select(.url)) | length' <<<"$output")" -eq 6 ]
+		for p in 5/7 5,7; do
+			[ "$(fail_of "$FIXTURE/lengths/$p")" = protocol ]
+			[ "$(error_of "$FIXTURE/lengths/$p")" = "conflicting Content-Length headers (5 and 7)" ]
+		done
+		[ "$(error_of "$FIXTURE/lengths/7/5")" = "conflicting Content-Length headers (7 and 5)" ]
+		for p in 7/7 7,7/7 7,,7; do
+			[ "$(fail_of "$FIXTURE/lengths/$p")" = ok ]
+			[ "$(jq -r --arg u "$FIXTURE/lengths/$p" 'select(.url == $u) | .length' <<<"$output")" -eq 7 ]
+		done
+	done
+}
+
+@test "a response of two lengths is not followed on its connection, with --warc too" {
+	# libcurl alone would read 5 of the 7 bytes and take the other two as
+	# the start of the next response on a reused connection.
+	for m in $MODES; do
+		for warc in "" "--warc=$BATS_TEST_TMPDIR/$m.warc.gz"; do
+			echo "mode $m $warc"
+			start_private_fixture
+			run "$CRAWL" --mode=$m --reuse --concurrency 1 --format=jsonl $warc \
+				"$PFIX/lengths/7/5" "$PFIX/bytes/3" "$PFIX/bytes/4"
+			[ "$status" -eq 1 ]
+			[ "$(fail_of "$PFIX/lengths/7/5")" = protocol ]
+			[ "$(error_of "$PFIX/lengths/7/5")" = "conflicting Content-Length headers (7 and 5)" ]
+			[ "$(fail_of "$PFIX/bytes/3")" = ok ]
+			[ "$(fail_of "$PFIX/bytes/4")" = ok ]
+			[ "$(stat_of "$PFIX" accepted)" -eq 2 ]
+			stop_private_fixture
+		done
+	done
+}
+
 @test "an international host name is fetched as curl fetches it, whatever the locale" {
 	# *.localhost names resolve to loopback inside libcurl, so
 	# xn--bcher-kva.localhost reaches the fixture without any DNS.

@@ -1,6 +1,6 @@
 /* Unit tests for the fetch result mapping: libcurl's codes to the failure
  * classes that rows, tests and scripts rely on, and the settings line every
- * model shares. */
+ * model shares, and the reading of a response's Content-Length lines. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -69,12 +69,79 @@ static void test_the_shared_settings_line_names_what_every_model_uses(void **sta
     assert_non_null(strstr(d, "max size 1M"));
 }
 
+/* Feeds each line of a response head to l; returns what the last returned. */
+static int head(struct fetch_length *l, const char *const *lines)
+{
+    int rc = 0;
+    for (; *lines; lines++)
+        rc = fetch_length_line(l, *lines, strlen(*lines));
+    return rc;
+}
+
+static void test_equal_content_lengths_are_one_length(void **state)
+{
+    struct fetch_length l = { 0 };
+    const char *a[] = { "HTTP/1.1 200 OK\r\n", "Content-Length: 7\r\n",
+                        "content-length:7 , 7,\t,7\r\n", "CONTENT-LENGTH: 007\r\n", "\r\n", NULL };
+    assert_int_equal(head(&l, a), 0);
+    assert_int_equal(l.bad, 0);
+    assert_int_equal(l.seen, 1);
+    assert_int_equal(l.value, 7);
+}
+
+static void test_different_content_lengths_are_refused_with_both_values(void **state)
+{
+    struct fetch_length l = { 0 };
+    const char *a[] = { "HTTP/1.1 200 OK\r\n", "Content-Length: 5\r\n", "Content-Length: 7\r\n", NULL };
+    assert_int_equal(head(&l, a), -1);
+    assert_int_equal(l.bad, FETCH_LENGTH_CONFLICT);
+    assert_int_equal(l.value, 5);
+    assert_int_equal(l.other, 7);
+    /* Within one line too, and a later line does not clear it. */
+    struct fetch_length m = { 0 };
+    const char *b[] = { "HTTP/2 200 \r\n", "content-length: 5, 7\r\n", "X-A: b\r\n", NULL };
+    assert_int_equal(head(&m, b), -1);
+    assert_int_equal(m.other, 7);
+}
+
+static void test_a_content_length_that_is_no_number_is_refused(void **state)
+{
+    const char *bad[] = { "Content-Length: 5, x\r\n", "Content-Length: -5\r\n",
+                          "Content-Length: 5 5\r\n", "Content-Length: 99999999999999999999\r\n",
+                          "Content-Length: 0x10\r\n" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct fetch_length l = { 0 };
+        assert_int_equal(fetch_length_line(&l, bad[i], strlen(bad[i])), -1);
+        assert_int_equal(l.bad, FETCH_LENGTH_INVALID);
+    }
+}
+
+static void test_each_response_of_a_chain_has_its_own_length(void **state)
+{
+    /* A redirect's 0, then the target's 7: two responses, no conflict. */
+    struct fetch_length l = { 0 };
+    const char *a[] = { "HTTP/1.1 301 Moved\r\n", "Content-Length: 0\r\n", "\r\n",
+                        "HTTP/1.1 200 OK\r\n", "Content-Length: 7\r\n", "\r\n", NULL };
+    assert_int_equal(head(&l, a), 0);
+    assert_int_equal(l.value, 7);
+    /* Other fields whose names start alike are not it. */
+    struct fetch_length m = { 0 };
+    const char *b[] = { "Content-Length: 3\r\n", "Content-Lengthy: 4\r\n",
+                        "X-Content-Length: 5\r\n", NULL };
+    assert_int_equal(head(&m, b), 0);
+    assert_int_equal(m.value, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_libcurl_codes_map_to_the_documented_classes),
         cmocka_unit_test(test_every_class_has_a_one_word_name),
         cmocka_unit_test(test_the_shared_settings_line_names_what_every_model_uses),
+        cmocka_unit_test(test_equal_content_lengths_are_one_length),
+        cmocka_unit_test(test_different_content_lengths_are_refused_with_both_values),
+        cmocka_unit_test(test_a_content_length_that_is_no_number_is_refused),
+        cmocka_unit_test(test_each_response_of_a_chain_has_its_own_length),
     };
     return cmocka_run_group_tests_name("fetch", tests, NULL, NULL);
 }
