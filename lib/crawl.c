@@ -555,8 +555,27 @@ static void finish(struct crawl *c, struct crawl_job *job)
         job_free(job);
 }
 
+/* --deadline cancels what has not finished by then, in every model alike:
+ * a page whose result comes in after it gets the row of one abandoned in
+ * flight, as coro gives every transfer its loop had not seen end (one
+ * loop sees the deadline before the completions it has yet to read).
+ * Without this, a blocking transfer that ran on a moment before its
+ * progress callback looked (thread, pool, seq), or a worker's result that
+ * crossed the cancel on its socket (procs), came in as a page fetched, and
+ * a run cut by the deadline could exit 0. */
+static void past_deadline(struct crawl *c, struct crawl_job *job)
+{
+    double at = c->cancel.deadline_at;
+    if (at <= 0 || job->kind != JOB_PAGE || job->failed_early || job->unrun ||
+        job->res.fail == CRAWL_FAIL_CANCELLED || clock_now() < at)
+        return;
+    (void)cancel_why(&c->cancel);
+    job_error_set(&job->res, CRAWL_FAIL_CANCELLED, crawl_cancel_text(c));
+}
+
 void crawl_done(struct crawl *c, struct crawl_job *job)
 {
+    past_deadline(c, job);
     if (job->kind == JOB_PAGE && job->res.fail != CRAWL_FAIL_NONE && !job->res.error)
         job_error_set(&job->res, job->res.fail, job_fail_name(job->res.fail));
     if (!job->failed_early && !job->unrun)

@@ -142,6 +142,26 @@ peak_kb() {
 	done
 }
 
+@test "--deadline: what has not finished by then is cancelled, never fetched late, in every model" {
+	# Pages end all the time on the endless site, and /delay/N around the
+	# deadline end just after it: a page whose result comes in after the
+	# deadline is cancelled, as coro's loop cancels the transfers it has not
+	# seen end; one is surely in flight (/delay/3000), so the run exits 1.
+	for n in $(seq 960 5 1040); do echo "$FIXTURE/delay/$n/x"; done >"$BATS_TEST_TMPDIR/l.txt"
+	echo "$FIXTURE/delay/3000/x" >>"$BATS_TEST_TMPDIR/l.txt"
+	echo "$FIXTURE/graph/1000000000/50/" >>"$BATS_TEST_TMPDIR/l.txt"
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 50 --no-robots --deadline 1 --format=jsonl "$BATS_TEST_TMPDIR/l.txt"
+		late=$(jq -s '[.[] | select(.url and .fail == null and .start_s + .time_total_s >= 1)] | length' <<<"$output")
+		echo "$m: status $status, $late fetched late, $(jq -s '[.[] | select(.fail == "cancelled")] | length' <<<"$output") cancelled"
+		[ "$status" -eq 1 ]
+		[ "$late" -eq 0 ]
+		[ "$(jq -r --arg u "$FIXTURE/delay/3000/x" 'select(.url == $u) | .error' <<<"$output")" = "cancelled: --deadline reached" ]
+		[ "$(jq -r 'select(.url and .fail != null) | .error' <<<"$output" | sort -u)" = "cancelled: --deadline reached" ]
+		[ "$(jq -r 'select(.url) | .url' <<<"$output" | wc -l)" -eq "$(jq -r 'select(.summary) | .urls' <<<"$output")" ]
+	done
+}
+
 @test "links found but never started get no row and are counted, in every model" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --depth 3 --max-pages 10 --no-robots --format=jsonl "$FIXTURE/graph/1000/10/"
