@@ -34,6 +34,7 @@ void crawl_opts_init(struct crawl_opts *o)
     o->retry_delay = 1;
     o->retry_max_delay = 30;
     o->warc_worker = -1;
+    o->max_queue = CRAWL_MAX_QUEUE;
 }
 
 static void warn_once_fmt(void *data, const char *fmt, const char *msg);
@@ -63,7 +64,8 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
     c->fx.started = job_started;
     c->fx.started_data = c;
     struct frontier_conf fc = {
-        .depth = o->depth, .max_pages = o->max_pages, .span_hosts = o->span_hosts,
+        .depth = o->depth, .max_pages = o->max_pages, .max_queue = o->max_queue,
+        .span_hosts = o->span_hosts,
         .include = o->include, .ninclude = o->ninclude,
         .exclude = o->exclude, .nexclude = o->nexclude,
         .robots = o->robots, .user_agent = o->user_agent, .robots_agent = o->robots_agent,
@@ -179,6 +181,7 @@ void crawl_get_summary(struct crawl *c, struct crawl_summary *s)
     struct frontier_counts fc;
     frontier_counts(c->fr, &fc);
     s->queued_left = c->left + fc.left;
+    s->queue_dropped = fc.dropped;
     s->conns = c->conns + atomic_load(&c->fx.conns);
     s->retries = c->retries;
     s->robots_fetched = fc.robots_fetched;
@@ -522,6 +525,13 @@ void crawl__count_row(struct crawl *c, const struct crawl_job *job)
     }
 }
 
+/* Said once, when the first link is dropped for --max-queue. */
+static void queue_full_warn(struct crawl *c)
+{
+    crawl_warn(c, "--max-queue %zu reached: links found past it are dropped, not fetched "
+               "(counted in the summary)", c->opts->max_queue);
+}
+
 /* The end of a job no hook took: the frontier takes it back (a robots.txt
  * gives its rules, a page its links), its row is written, and it is
  * counted and freed. The row comes after the frontier (a --state crawl's
@@ -535,7 +545,10 @@ static void finish(struct crawl *c, struct crawl_job *job)
     frontier_done(c->fr, job);
     if (frontier_store_failed(c->fr))
         crawl__state_warn(c);
+    int full = frontier_queue_full(c->fr);
     pthread_mutex_unlock(&c->lock);
+    if (full)
+        queue_full_warn(c);
     if (page)
         for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
             if (c->hooks[k].h.row)
@@ -604,10 +617,13 @@ void crawl_drop(struct crawl *c, struct crawl_job *job)
     frontier_done(c->fr, job);
     if (frontier_store_failed(c->fr))
         crawl__state_warn(c);
+    int full = frontier_queue_full(c->fr);
     c->running--;
     crawl__publish(c);
     wake_locked(c);
     pthread_mutex_unlock(&c->lock);
+    if (full)
+        queue_full_warn(c);
     if (job->kind != JOB_ROBOTS)
         job_free(job);
 }

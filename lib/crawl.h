@@ -62,6 +62,7 @@ struct crawl_summary {
     size_t rows;              /* rows written: listed URLs and pages started */
     size_t failed;            /* ... of which failed */
     size_t queued_left;       /* links found and never fetched */
+    size_t queue_dropped;     /* ... and never queued, past --max-queue */
     size_t conns;             /* connections opened */
     size_t retries;           /* fetches tried again (--retry) */
     size_t robots_fetched, robots_blocked;

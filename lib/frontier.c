@@ -198,9 +198,19 @@ void frontier_counts(const struct frontier *f, struct frontier_counts *n)
     n->queued = f->queued;
     n->delayed = f->nlater;
     n->left = f->left;
+    n->dropped = f->dropped;
+    n->spill_bytes = (f->spill ? spool_size(f->spill) : 0) + f->spill_w_len;
     n->started = f->started;
     n->robots_fetched = f->robots_fetched;
     n->robots_blocked = f->robots_blocked;
+}
+
+int frontier_queue_full(struct frontier *f)
+{
+    if (!f->dropped || f->full_said)
+        return 0;
+    f->full_said = 1;
+    return 1;
 }
 
 int frontier_store_failed(struct frontier *f)
@@ -252,6 +262,8 @@ void frontier_free(struct frontier *f)
         free(nm);
     }
     spool_free(f->spill);
+    free(f->spill_w);
+    free(f->spill_r);
     free(f->st_seen);
     free(f->agent);
     free(f);
@@ -600,63 +612,150 @@ struct crawl_job *frontier_pick(struct frontier *f, double *wake)
 }
 
 
-/* Appends a link to the spill file. Returns 0 or CRAWL_ENOMEM (the link
- * is lost, as when memory runs out). */
+/* The spill file is written and read SPILL_IO bytes at a time: a link a
+ * write and three reads held the core's lock for some 2 microseconds each
+ * (on the endless site, 50 links a page: most of the lock's time). */
+#define SPILL_IO (64 * 1024)
+
+/* Writes the records held back to the spill file. Returns 0 or
+ * CRAWL_ENOMEM (they are lost, as when memory runs out). */
+static int spill_flush(struct frontier *f)
+{
+    if (!f->spill_w_len)
+        return 0;
+    if (!f->spill && !(f->spill = spool_new(0)))
+        return CRAWL_ENOMEM;
+    int rc = spool_add(f->spill, f->spill_w, f->spill_w_len, NULL);
+    f->spill_w_len = 0;
+    return rc ? CRAWL_ENOMEM : 0;
+}
+
+/* Appends a link to the spill file (held back until SPILL_IO bytes wait).
+ * Returns 0 or CRAWL_ENOMEM (the link is lost, as when memory runs out). */
 static int spill_push(struct frontier *f, const char *url, const char *scope, int depth)
 {
     struct spilled r = { depth, (uint32_t)strlen(scope), (uint32_t)strlen(url) };
-    if (!f->spill && !(f->spill = spool_new(0)))
+    size_t n = sizeof r + r.scope_len + r.url_len;
+    if (vec_reserve(&f->spill_w, &f->spill_w_cap, f->spill_w_len + n, 1, SPILL_IO) != 0)
         return CRAWL_ENOMEM;
-    if (spool_add(f->spill, &r, sizeof r, NULL) != 0 ||
-        spool_add(f->spill, scope, r.scope_len, NULL) != 0 ||
-        spool_add(f->spill, url, r.url_len, NULL) != 0)
-        return CRAWL_ENOMEM;
+    char *w = f->spill_w + f->spill_w_len;
+    memcpy(w, &r, sizeof r);
+    memcpy(w + sizeof r, scope, r.scope_len);
+    memcpy(w + sizeof r + r.scope_len, url, r.url_len);
+    f->spill_w_len += n;
     f->spilled++;
-    return 0;
+    return f->spill_w_len >= SPILL_IO ? spill_flush(f) : 0;
 }
 
+/* Returns the n bytes at offset off of the spill file, read ahead, or NULL
+ * when they cannot be read. Valid until the next call. */
+static const char *spill_get(struct frontier *f, uint64_t off, size_t n)
+{
+    if (off >= f->spill_r_at && off + n <= f->spill_r_at + f->spill_r_len)
+        return f->spill_r + (off - f->spill_r_at);
+    /* The records held back are the file's end: written once needed. */
+    if ((!f->spill || off + n > spool_size(f->spill)) && spill_flush(f) != 0)
+        return NULL;
+    if (!f->spill)
+        return NULL;
+    uint64_t size = spool_size(f->spill);
+    if (off + n > size)
+        return NULL;
+    size_t want = size - off < SPILL_IO ? (size_t)(size - off) : SPILL_IO;
+    if (want < n)
+        want = n;
+    f->spill_r_len = 0;
+    if (vec_reserve(&f->spill_r, &f->spill_r_cap, want, 1, SPILL_IO) != 0 ||
+        spool_get(f->spill, off, f->spill_r, want) != 0)
+        return NULL;
+    f->spill_r_at = off;
+    f->spill_r_len = want;
+    return f->spill_r;
+}
+
+/* Forgets every spilled link's bytes: the file, those held back and read. */
+static void spill_clear(struct frontier *f)
+{
+    if (f->spill)
+        spool_reset(f->spill);
+    f->spill_at = 0;
+    f->spill_w_len = f->spill_r_len = 0;
+}
+
+/* Moves what is left to read of the spill file to a new one, once the part
+ * read back is FRONTIER_SPILL_COMPACT or more and at least half the file.
+ * A copy that fails leaves the old file as it was. */
+static void spill_compact(struct frontier *f)
+{
+    uint64_t size = f->spill ? spool_size(f->spill) : 0;
+    if (f->spill_at < FRONTIER_SPILL_COMPACT || f->spill_at < size / 2)
+        return;
+    struct spool *to = spool_new(0);
+    char buf[SPILL_IO];
+    for (uint64_t at = f->spill_at; to && at < size;) {
+        size_t n = size - at < sizeof buf ? (size_t)(size - at) : sizeof buf;
+        if (spool_get(f->spill, at, buf, n) != 0 || spool_add(to, buf, n, NULL) != 0) {
+            spool_free(to);
+            return;
+        }
+        at += n;
+    }
+    if (!to)
+        return;
+    spool_free(f->spill);
+    f->spill = to;
+    f->spill_at = 0;
+    f->spill_r_len = 0;
+}
+
+/* Links read back from the spill file in one call at most, unless the
+ * queues have nothing to hand out: the core's lock is held meanwhile, and
+ * every transfer that ends waits for it (8,192 at once held it some 10 ms,
+ * long enough for every worker to go idle). */
+#define SPILL_BATCH 256
+
 /* Reads spilled links back into the queues while they are less than half
- * full. */
+ * full, SPILL_BATCH at a time. */
 static void spill_refill(struct frontier *f)
 {
     char *buf = NULL;
     size_t cap = 0;
-    while (f->spilled && f->queued + f->pending < FRONTIER_MEM_JOBS / 2) {
-        for (int n = 0; f->spilled && n < FRONTIER_MEM_JOBS / 4; n++) {
-            struct spilled r;
-            if (spool_get(f->spill, f->spill_at, &r, sizeof r) != 0)
-                goto lost;
-            size_t len = (size_t)r.scope_len + r.url_len + 2;
-            if (vec_reserve(&buf, &cap, len, 1, 256) != 0)
-                goto lost;
-            char *scope = buf, *url = buf + r.scope_len + 1;
-            if (spool_get(f->spill, f->spill_at + sizeof r, scope, r.scope_len) != 0 ||
-                spool_get(f->spill, f->spill_at + sizeof r + r.scope_len, url, r.url_len) != 0)
-                goto lost;
-            scope[r.scope_len] = url[r.url_len] = '\0';
-            f->spill_at += sizeof r + r.scope_len + r.url_len;
-            f->spilled--;
-            struct url_parts p;
-            if (url_split(url, &p) == 0) {
-                frontier__place(f, &p, scope, r.depth, 0);
-                url_parts_free(&p);
-            } else {
-                f->left++;   /* out of memory */
-            }
+    for (int n = 0; f->spilled && f->queued + f->pending < FRONTIER_MEM_JOBS / 2 &&
+                    (n < SPILL_BATCH || f->queued + f->pending == 0); n++) {
+        struct spilled r;
+        const char *p = spill_get(f, f->spill_at, sizeof r);
+        if (!p)
+            goto lost;
+        memcpy(&r, p, sizeof r);
+        size_t len = (size_t)r.scope_len + r.url_len + 2;
+        if (vec_reserve(&buf, &cap, len, 1, 256) != 0 ||
+            !(p = spill_get(f, f->spill_at + sizeof r, (size_t)r.scope_len + r.url_len)))
+            goto lost;
+        char *scope = buf, *url = buf + r.scope_len + 1;
+        memcpy(scope, p, r.scope_len);
+        memcpy(url, p + r.scope_len, r.url_len);
+        scope[r.scope_len] = url[r.url_len] = '\0';
+        f->spill_at += sizeof r + r.scope_len + r.url_len;
+        f->spilled--;
+        struct url_parts u;
+        if (url_split(url, &u) == 0) {
+            frontier__place(f, &u, scope, r.depth, 0);
+            url_parts_free(&u);
+        } else {
+            f->left++;   /* out of memory */
         }
     }
-    if (!f->spilled && f->spill && f->spill_at) {
-        spool_reset(f->spill);
-        f->spill_at = 0;
-    }
+    if (!f->spilled)
+        spill_clear(f);
+    else
+        spill_compact(f);
     free(buf);
     return;
 lost:
     /* The file cannot be read back: what it held is counted as left. */
     f->left += f->spilled;
     f->spilled = 0;
-    spool_reset(f->spill);
-    f->spill_at = 0;
+    spill_clear(f);
     free(buf);
 }
 
@@ -718,6 +817,13 @@ int frontier__admit(struct frontier *f, const char *scope, const char *url, int 
     /* Seen by its normal form; fetched as the page wrote it. */
     if ((rc = frontier__seen_add(f, p.norm)) <= 0)
         goto out;
+    /* Past --max-queue, a new link is dropped: seen, so never counted
+     * twice, and never fetched. */
+    rc = 0;
+    if (o->max_queue && f->queued + f->pending + f->spilled >= o->max_queue) {
+        f->dropped++;
+        goto out;
+    }
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
         rc = spill_push(f, p.href, scope, depth);
     else
@@ -946,9 +1052,6 @@ struct crawl_job *frontier_drain(struct frontier *f)
     f->pending = 0;
     f->left += f->spilled;
     f->spilled = 0;
-    if (f->spill) {
-        spool_reset(f->spill);
-        f->spill_at = 0;
-    }
+    spill_clear(f);
     return lh;
 }

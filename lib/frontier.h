@@ -25,6 +25,8 @@ struct state;
 struct frontier_conf {
     int    depth;             /* link hops followed from the listed URLs */
     long   max_pages;         /* pages started at most, listed ones included; 0: no bound */
+    size_t max_queue;         /* jobs queued at most, in memory and the spill
+                               * file: a link found past it is dropped; 0: no bound */
     int    span_hosts;        /* follow links to other hosts than the listed URL's */
     const regex_t *include;   /* a followed link must match one of these, if any */
     size_t ninclude;
@@ -48,6 +50,8 @@ struct frontier_counts {
     size_t queued;            /* jobs queued and not handed out (waiting retries too) */
     size_t delayed;           /* ... of which retries waiting for their time */
     size_t left;              /* links found and queued but never fetched */
+    size_t dropped;           /* links found when the queue held max_queue: never queued */
+    uint64_t spill_bytes;     /* bytes of the spill file now */
     size_t started;           /* pages handed out, for --max-pages */
     size_t robots_fetched;    /* robots.txt files fetched */
     size_t robots_blocked;    /* links and URLs robots.txt kept from being fetched */
@@ -118,6 +122,10 @@ size_t frontier_queued(const struct frontier *f);
 
 /* Fills *n with f's counts. */
 void frontier_counts(const struct frontier *f, struct frontier_counts *n);
+
+/* Returns 1 once, after the first link dropped for max_queue, else 0: the
+ * core says so once. */
+int frontier_queue_full(struct frontier *f);
 
 /* Returns 1 once, after a call failed in the store (its error says why;
  * state_error), else 0. */

@@ -62,6 +62,8 @@ struct frontier {
     struct state *st;           /* --state, --frontier: the store, or NULL */
     int st_failed;              /* a call to the store failed since the core looked */
     size_t left;                /* links found and never fetched */
+    size_t dropped;             /* links found past conf.max_queue, never queued */
+    int    full_said;           /* frontier_queue_full has said so */
     size_t robots_fetched;      /* robots.txt files fetched */
     size_t robots_blocked;      /* links and URLs robots.txt kept from being fetched */
     int per_host_queues;
@@ -85,6 +87,11 @@ struct frontier {
     struct spool *spill;        /* links admitted past FRONTIER_MEM_JOBS, in order */
     uint64_t spill_at;          /* where the next one to read back starts */
     size_t spilled;             /* links waiting there */
+    char  *spill_w;             /* records not yet written to the file (its end) */
+    size_t spill_w_len, spill_w_cap;
+    char  *spill_r;             /* the file's bytes from spill_r_at, read ahead */
+    size_t spill_r_len, spill_r_cap;
+    uint64_t spill_r_at;
     struct crawl_job **later;   /* retries waiting for their time: a binary
                                  * heap on not_before, soonest first */
     size_t nlater, later_cap;
@@ -104,6 +111,12 @@ struct frontier {
  * with its URL, so the bound keeps the queue near 10 MB however large the
  * site. */
 #define FRONTIER_MEM_JOBS 32768
+
+/* The spill file is rewritten without the part read back once that part
+ * is at least this large and half the file: a queue that never empties
+ * (an endless site) then takes at most twice its own size on disk,
+ * instead of every link it ever held. */
+#define FRONTIER_SPILL_COMPACT (4u << 20)
 
 /* Slots of the --state crawl's cache of seen URL hashes: a link seen a
  * moment ago (a page's link to itself, to its parent) costs no store

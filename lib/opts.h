@@ -56,6 +56,8 @@ struct crawl_opts {
     /* Link following. */
     int    depth;             /* link hops followed from the listed URLs */
     long   max_pages;         /* pages fetched at most, listed ones included; 0: no bound */
+    size_t max_queue;         /* jobs queued at most, in memory and the frontier's
+                               * spill file; a link found past it is dropped */
     int    span_hosts;        /* follow links to other hosts than the listed URL's */
     const regex_t *include;   /* a followed link must match one of these, if any */
     size_t ninclude;
@@ -79,6 +81,11 @@ struct crawl_opts {
     int    warc_worker;       /* a procs worker's number, in its files' names; -1: none */
     const char *save_dir;     /* --save: every body as a file under it, or NULL */
 };
+
+/* --max-queue's default: ten million links, some 1 GB of spill file at
+ * 100-byte URLs, past any crawl that has a last page; an endless site
+ * reaches it in minutes, and stops growing its file there. */
+#define CRAWL_MAX_QUEUE 10000000
 
 /* Fills o with the defaults of every option. */
 void crawl_opts_init(struct crawl_opts *o);

@@ -364,7 +364,8 @@ static int put_to_sink(const char *p, size_t n, void *data)
 /* The summary's fields, in order: the JSON summary object after its
  * "summary": true, and the CSV summary (-q) under its own header. */
 static const char *const sum_columns[] = {
-    "mode", "urls", "ok", "failed", "retries", "queued_left", "wall_s", "conns", "reuse",
+    "mode", "urls", "ok", "failed", "retries", "queued_left", "queue_dropped", "wall_s", "conns",
+    "reuse",
     "concurrency", "threads", "robots_fetched", "robots_blocked", "options",
     "p50_ms", "p90_ms", "p99_ms", "max_ms",
     "ttfb_p50_ms", "ttfb_p90_ms", "ttfb_p99_ms", "ttfb_max_ms",
@@ -382,20 +383,21 @@ static void sum_cells(struct cell *c, struct crawl *cr, char *desc, size_t n)
     c_int(&c[3], 1, (long long)s.failed);
     c_int(&c[4], 1, (long long)s.retries);
     c_int(&c[5], 1, (long long)s.queued_left);
-    c_sec(&c[6], 1, s.wall);
-    c_int(&c[7], 1, (long long)s.conns);
-    c_str(&c[8], s.reuse ? "on" : "off");
-    c_int(&c[9], 1, s.limit);
-    c_int(&c[10], 1, s.threads);
-    c_int(&c[11], 1, (long long)s.robots_fetched);
-    c_int(&c[12], 1, (long long)s.robots_blocked);
-    c_str(&c[13], crawl_describe(cr, desc, n));
+    c_int(&c[6], 1, (long long)s.queue_dropped);
+    c_sec(&c[7], 1, s.wall);
+    c_int(&c[8], 1, (long long)s.conns);
+    c_str(&c[9], s.reuse ? "on" : "off");
+    c_int(&c[10], 1, s.limit);
+    c_int(&c[11], 1, s.threads);
+    c_int(&c[12], 1, (long long)s.robots_fetched);
+    c_int(&c[13], 1, (long long)s.robots_blocked);
+    c_str(&c[14], crawl_describe(cr, desc, n));
     /* Percentiles of the fetched URLs' times: the whole transfer, and until
      * the first byte of the response; null when none was fetched. */
     static const double qs[] = { 0.50, 0.90, 0.99, 1 };
     for (int t = 0; t < 2; t++)
         for (int k = 0; k < 4; k++) {
-            struct cell *x = &c[14 + 4 * t + k];
+            struct cell *x = &c[15 + 4 * t + k];
             double ms = crawl_latency_ms(cr, t ? CRAWL_TIME_TTFB : CRAWL_TIME_TOTAL, qs[k]);
             x->kind = s.rows > s.failed ? CELL_NUM : CELL_NULL;
             snprintf(x->num, sizeof x->num, "%.3f", ms);
@@ -448,6 +450,8 @@ static void table_summary(struct strbuf *b, struct crawl *c)
         sb_printf(b, ", %zu %s", s.retries, s.retries == 1 ? "retry" : "retries");
     if (s.queued_left)
         sb_printf(b, ", %zu links found and not fetched", s.queued_left);
+    if (s.queue_dropped)
+        sb_printf(b, ", %zu links dropped past --max-queue", s.queue_dropped);
     sb_printf(b, "; %zu connections; %s\n", s.conns, crawl_describe(c, desc, sizeof desc));
 }
 

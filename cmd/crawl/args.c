@@ -84,6 +84,10 @@ static const char usage_text[] =
 "      --depth=N          follow links up to N hops from the listed URLs\n"
 "                         (default 0: only the listed URLs)\n"
 "      --max-pages=N      fetch at most N pages, listed ones included\n"
+"      --max-queue=N      keep at most N links queued (in memory and the\n"
+"                         spill file); links found past it are dropped,\n"
+"                         warned of once and counted in the summary\n"
+"                         (default 10000000; 0 for no bound)\n"
 "      --span-hosts       follow links to other hosts than the listed URL's\n"
 "      --include=REGEX    follow only links matching REGEX (repeatable)\n"
 "      --exclude=REGEX    never follow links matching REGEX (repeatable)\n"
@@ -245,7 +249,7 @@ enum {
     OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_WARC, OPT_WARC_MAX_SIZE, OPT_CDX, OPT_SAVE,
     OPT_NOPROXY, OPT_IGNORE_CRAWL_DELAY, OPT_AUTO_THROTTLE, OPT_SITEMAPS,
     OPT_STATE, OPT_FRONTIER, OPT_LEASE, OPT_FRONTIER_RETRY, OPT_STATUS,
-    OPT_PARSE_THREADS,
+    OPT_PARSE_THREADS, OPT_MAX_QUEUE,
 };
 
 static const struct option long_opts[] = {
@@ -285,6 +289,7 @@ static const struct option long_opts[] = {
     {"deadline", required_argument, 0, OPT_DEADLINE},
     {"depth", required_argument, 0, OPT_DEPTH},
     {"max-pages", required_argument, 0, OPT_MAX_PAGES},
+    {"max-queue", required_argument, 0, OPT_MAX_QUEUE},
     {"span-hosts", no_argument, 0, OPT_SPAN_HOSTS},
     {"include", required_argument, 0, OPT_INCLUDE},
     {"exclude", required_argument, 0, OPT_EXCLUDE},
@@ -625,6 +630,10 @@ static int opt_following(struct cli *cli, int ch)
     case OPT_MAX_PAGES:
         o->max_pages = parse_long("--max-pages", optarg, 1, 1000000000);
         return 1;
+    case OPT_MAX_QUEUE:
+        o->max_queue = (size_t)parse_long("--max-queue", optarg, 0, 1000000000000L);
+        cli->given |= GIVEN_MAX_QUEUE;
+        return 1;
     case OPT_SPAN_HOSTS:
         o->span_hosts = 1;
         return 1;
@@ -731,6 +740,8 @@ static void warn_ignored(const struct cli *cli)
           "which parse pages only with --depth or --extract" },
         { GIVEN_INCLUDE, "--include", "links are followed only with --depth or --sitemaps" },
         { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth or --sitemaps" },
+        { GIVEN_MAX_QUEUE, "--max-queue", "it bounds the queue of links found, which only "
+          "--depth or --sitemaps fill, and which --state or --frontier keep in their store" },
         { GIVEN_IGNORE_CD, "--ignore-crawl-delay",
           "robots.txt is obeyed only with --depth or --sitemaps, and not with --no-robots" },
     };
@@ -746,6 +757,8 @@ static void warn_ignored(const struct cli *cli)
                                       (cli->opts.depth > 0 || cli->nextract > 0)
                  : f == GIVEN_IGNORE_CD ? (cli->opts.depth > 0 || cli->opts.sitemaps) &&
                                           cli->opts.robots
+                 : f == GIVEN_MAX_QUEUE ? (cli->opts.depth > 0 || cli->opts.sitemaps) &&
+                                          !cli->state
                  : cli->opts.depth > 0 || cli->opts.sitemaps;
         if (!used && !cli->child)
             fprintf(stderr, "crawl: warning: %s is ignored here: %s\n", notes[i].name,

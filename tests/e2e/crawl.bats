@@ -178,11 +178,11 @@ rows() { grep '^Length:' <<<"$output"; }
 	grep -q '^Mode: coro; 1 URLs, 1 ok, 0 failed;' <<<"$stderr"
 	run --separate-stderr "$CRAWL" -q --format=csv "$FIXTURE/bytes/5" "http://127.0.0.1:1/"
 	[ "$status" -eq 1 ]
-	[ "${lines[0]}" = "mode,urls,ok,failed,retries,queued_left,wall_s,conns,reuse,concurrency,threads,robots_fetched,robots_blocked,options,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
+	[ "${lines[0]}" = "mode,urls,ok,failed,retries,queued_left,queue_dropped,wall_s,conns,reuse,concurrency,threads,robots_fetched,robots_blocked,options,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
 	[ "$(cut -d, -f1-6 <<<"${lines[1]}")" = "coro,2,1,1,0,0" ]
 	[ "${#lines[@]}" -eq 2 ]
 	run "$CRAWL" -q --format=jsonl "$FIXTURE/bytes/5"
-	[ "$(jq -c 'keys_unsorted' <<<"$output")" = '["summary","mode","urls","ok","failed","retries","queued_left","wall_s","conns","reuse","concurrency","threads","robots_fetched","robots_blocked","options","p50_ms","p90_ms","p99_ms","max_ms","ttfb_p50_ms","ttfb_p90_ms","ttfb_p99_ms","ttfb_max_ms"]' ]
+	[ "$(jq -c 'keys_unsorted' <<<"$output")" = '["summary","mode","urls","ok","failed","retries","queued_left","queue_dropped","wall_s","conns","reuse","concurrency","threads","robots_fetched","robots_blocked","options","p50_ms","p90_ms","p99_ms","max_ms","ttfb_p50_ms","ttfb_p90_ms","ttfb_p99_ms","ttfb_max_ms"]' ]
 }
 
 @test "five 1 s delays take about 5 s sequentially and about 1 s concurrently" {

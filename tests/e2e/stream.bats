@@ -4,6 +4,7 @@
 # flight, not the length of the list or of the frontier.
 
 load helpers
+bats_require_minimum_version 1.5.0   # run --separate-stderr
 
 
 # sanitized: ASan and TSan keep freed memory aside, so peak RSS says
@@ -208,9 +209,44 @@ peak_kb() {
 		[ "$rows" -eq $pages ]
 		[ "$(jq -r 'select(.summary) | .urls' "$out")" -eq "$rows" ]
 		[ "$left" -gt $((pages * 40)) ]
+		# The default --max-queue keeps such a crawl whole: nothing dropped.
+		[ "$(jq -r 'select(.summary) | .queue_dropped' "$out")" -eq 0 ]
 		[ "$(jq -r 'select(.url) | .url' "$out" | sort | uniq -d | wc -l)" -eq 0 ]
 		sanitized || [ "$kb" -lt 131072 ]
 	done
+}
+
+@test "--max-queue bounds the links queued: the rest are dropped, warned of once and counted, in every model" {
+	for m in $MODES; do
+		run --separate-stderr "$CRAWL" --mode=$m --depth 50 --no-robots --max-pages 300 --max-queue 100 \
+			--format=jsonl "$FIXTURE/graph/1000000000/50/"
+		dropped=$(jq -r 'select(.summary) | .queue_dropped' <<<"$output")
+		left=$(jq -r 'select(.summary) | .queued_left' <<<"$output")
+		echo "$m: status $status, $left left, $dropped dropped; stderr: $stderr"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .url' <<<"$output" | sort -u | wc -l)" -eq 300 ]
+		[ "$(jq -r 'select(.url) | .url' <<<"$output" | wc -l)" -eq 300 ]
+		[ "$dropped" -gt 1000 ]
+		[ "$left" -le 100 ]
+		[ "$stderr" = "crawl: --max-queue 100 reached: links found past it are dropped, not fetched (counted in the summary)" ]
+		run "$CRAWL" --mode=$m --depth 50 --no-robots --max-pages 300 --max-queue 100 "$FIXTURE/graph/1000000000/50/"
+		grep -q "^Mode: $m; 300 URLs, 300 ok, 0 failed, [0-9]* links found and not fetched, [0-9]* links dropped past --max-queue; " <<<"$output"
+	done
+}
+
+@test "--max-queue 0 is no bound; a bad value exits 2; without links to follow it is said to do nothing" {
+	run --separate-stderr "$CRAWL" --depth 2 --no-robots --max-queue 0 --format=jsonl "$FIXTURE/graph/1000/30/"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ "$(jq -r 'select(.summary) | [.urls, .queue_dropped] | @tsv' <<<"$output")" = "$(printf '931\t0')" ]
+	for bad in -1 x 1e3 ""; do
+		run "$CRAWL" --max-queue="$bad" "$FIXTURE/bytes/1"
+		[ "$status" -eq 2 ]
+		[[ "$output" == "crawl: --max-queue"* ]]
+	done
+	run --separate-stderr "$CRAWL" --max-queue 5 --format=jsonl "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == "crawl: warning: --max-queue is ignored here: "* ]]
 }
 
 @test "the thread model joins threads as they end: 40,000 URLs at -c 10 all succeed" {

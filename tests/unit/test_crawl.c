@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "crawl_internal.h"
+#include "frontier.h"
 
 #define MAX_ROWS 4096
 
@@ -147,6 +148,125 @@ static void test_max_pages_counts_pages_started_and_the_rest_are_left(void **sta
     struct crawl_summary s;
     crawl_get_summary(&t->c, &s);
     assert_int_equal(s.queued_left, 2);
+    t_free(t);
+}
+
+static void follow_queue2(struct crawl_opts *o)
+{
+    o->depth = 5;
+    o->robots = 0;
+    o->max_queue = 2;
+}
+
+static void count_warn(const char *msg, uint64_t once, void *data)
+{
+    int *n = data;
+    (*n)++;
+    assert_non_null(strstr(msg, "--max-queue 2 reached"));
+}
+
+static void test_max_queue_drops_links_past_it_counts_them_and_warns_once(void **state)
+{
+    struct t *t = t_new(follow_queue2);
+    int warned = 0;
+    crawl_on_warn(&t->c, count_warn, &warned);
+    crawl_add(&t->c, "http://a.test/", "-", 1, NULL);
+    struct crawl_job *j = take(t, "http://a.test/");
+    give_links(j, (const char *const[]){ "http://a.test/1", "http://a.test/2", "http://a.test/3",
+                                         "http://a.test/4", "http://a.test/3", NULL });
+    crawl_done(&t->c, j);
+    assert_int_equal(warned, 1);
+    /* Room again: a new link is queued; one already dropped is not, as it
+     * was seen; and the next drop says nothing more. */
+    j = take(t, "http://a.test/1");
+    give_links(j, (const char *const[]){ "http://a.test/5", "http://a.test/4",
+                                         "http://a.test/6", NULL });
+    crawl_done(&t->c, j);
+    assert_int_equal(warned, 1);
+    crawl_done(&t->c, take(t, "http://a.test/2"));
+    crawl_done(&t->c, take(t, "http://a.test/5"));
+    take(t, NULL);
+    struct crawl_summary s;
+    crawl_get_summary(&t->c, &s);
+    assert_int_equal(t->n, 4);
+    assert_int_equal(s.queue_dropped, 3);      /* /3, /4, then /6 */
+    assert_int_equal(s.queued_left, 0);
+    t_free(t);
+}
+
+static void follow_queue0(struct crawl_opts *o)
+{
+    o->depth = 1;
+    o->robots = 0;
+    o->max_queue = 0;
+}
+
+static void test_max_queue_0_and_the_default_drop_nothing(void **state)
+{
+    struct crawl_opts d;
+    crawl_opts_init(&d);
+    assert_true(d.max_queue >= 1000000);
+    struct t *t = t_new(follow_queue0);
+    crawl_add(&t->c, "http://a.test/", "-", 1, NULL);
+    struct crawl_job *j = take(t, "http://a.test/");
+    const char *links[101];
+    char buf[100][32];
+    for (int i = 0; i < 100; i++) {
+        snprintf(buf[i], sizeof buf[i], "http://a.test/%d", i);
+        links[i] = buf[i];
+    }
+    links[100] = NULL;
+    give_links(j, links);
+    crawl_done(&t->c, j);
+    struct crawl_summary s;
+    crawl_get_summary(&t->c, &s);
+    assert_int_equal(s.queue_dropped, 0);
+    assert_int_equal(crawl_queued(&t->c), 100);
+    t_free(t);
+}
+
+static void follow_far(struct crawl_opts *o)
+{
+    o->depth = 5;
+    o->robots = 0;
+}
+
+static void test_a_long_spilled_queue_comes_back_in_order_and_its_file_shrinks(void **state)
+{
+    /* 200,000 links of one page: 32,768 in memory, the rest (7 MB) in the
+     * spill file, read back as the queue drains; the part read back is cut
+     * off the file once it is 4 MiB and half of it. */
+    enum { N = 200000 };
+    struct t *t = t_new(follow_far);
+    crawl_add(&t->c, "http://a.test/", "-", 1, NULL);
+    struct crawl_job *j = take(t, "http://a.test/");
+    j->links = calloc(N, sizeof *j->links);
+    for (int i = 0; i < N; i++)
+        assert_true(asprintf(&j->links[i], "http://a.test/page/%07d", i) > 0);
+    j->nlinks = N;
+    crawl_done(&t->c, j);
+    struct frontier_counts fc;
+    frontier_counts(t->c.fr, &fc);
+    uint64_t most = fc.spill_bytes;
+    assert_true(most > (6u << 20));
+    int shrank = 0;
+    char want[64];
+    for (int i = 0; i < N; i++) {
+        snprintf(want, sizeof want, "http://a.test/page/%07d", i);
+        j = take(t, want);
+        j->depth = 5;           /* its links are not followed: none given */
+        crawl_done(&t->c, j);
+        frontier_counts(t->c.fr, &fc);
+        if (fc.spill_bytes > most)
+            most = fc.spill_bytes;
+        else if (fc.spill_bytes < most && fc.spill_bytes > 0)
+            shrank = 1;
+    }
+    take(t, NULL);
+    assert_true(shrank);
+    frontier_counts(t->c.fr, &fc);
+    assert_int_equal(fc.spill_bytes, 0);
+    assert_int_equal(t->c.nrows, N + 1);
     t_free(t);
 }
 
@@ -475,6 +595,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_links_are_admitted_once_within_depth_and_scope),
         cmocka_unit_test(test_max_pages_counts_pages_started_and_the_rest_are_left),
+        cmocka_unit_test(test_max_queue_drops_links_past_it_counts_them_and_warns_once),
+        cmocka_unit_test(test_max_queue_0_and_the_default_drop_nothing),
+        cmocka_unit_test(test_a_long_spilled_queue_comes_back_in_order_and_its_file_shrinks),
         cmocka_unit_test(test_per_host_bound_lets_other_hosts_take_turns),
         cmocka_unit_test(test_robots_txt_goes_first_and_forbidden_urls_fail_in_their_turn),
         cmocka_unit_test(test_bad_lines_give_rows_in_their_turn_without_a_fetch),
