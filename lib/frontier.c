@@ -199,6 +199,7 @@ void frontier_counts(const struct frontier *f, struct frontier_counts *n)
     n->delayed = f->nlater;
     n->left = f->left;
     n->dropped = f->dropped;
+    n->seen = f->seen.n;
     n->spill_bytes = (f->spill ? spool_size(f->spill) : 0) + f->spill_w_len;
     n->started = f->started;
     n->robots_fetched = f->robots_fetched;
@@ -814,16 +815,18 @@ int frontier__admit(struct frontier *f, const char *scope, const char *url, int 
         rc = frontier__store_admit(f, &p, scope, depth);
         goto out;
     }
+    /* Past --max-queue, a link new to the crawl is dropped and not kept in
+     * the seen set: that set then grows with the links queued, not with
+     * every link found (50 a page on an endless site), and a link dropped
+     * may be queued when found again with room. */
+    if (o->max_queue && f->queued + f->pending + f->spilled >= o->max_queue) {
+        if (!hset64_has(&f->seen, frontier_hash_url(p.norm)))
+            f->dropped++;
+        goto out;
+    }
     /* Seen by its normal form; fetched as the page wrote it. */
     if ((rc = frontier__seen_add(f, p.norm)) <= 0)
         goto out;
-    /* Past --max-queue, a new link is dropped: seen, so never counted
-     * twice, and never fetched. */
-    rc = 0;
-    if (o->max_queue && f->queued + f->pending + f->spilled >= o->max_queue) {
-        f->dropped++;
-        goto out;
-    }
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
         rc = spill_push(f, p.href, scope, depth);
     else

@@ -52,6 +52,7 @@ struct frontier_counts {
     size_t left;              /* links found and queued but never fetched */
     size_t dropped;           /* links found when the queue held max_queue: never queued */
     uint64_t spill_bytes;     /* bytes of the spill file now */
+    size_t seen;              /* URLs in the seen set (in memory; not a store's) */
     size_t started;           /* pages handed out, for --max-pages */
     size_t robots_fetched;    /* robots.txt files fetched */
     size_t robots_blocked;    /* links and URLs robots.txt kept from being fetched */

@@ -140,6 +140,18 @@ static inline int hset64_add(struct hset64 *s, uint64_t h)
     return 1;
 }
 
+/* Returns 1 when h is in s, else 0. */
+static inline int hset64_has(const struct hset64 *s, uint64_t h)
+{
+    h = h ? h : 1;
+    if (!s->cap)
+        return 0;
+    for (size_t k = h & (s->cap - 1); s->h[k]; k = (k + 1) & (s->cap - 1))
+        if (s->h[k] == h)
+            return 1;
+    return 0;
+}
+
 static inline void hset64_free(struct hset64 *s)
 {
     free(s->h);

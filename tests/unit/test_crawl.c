@@ -173,24 +173,34 @@ static void test_max_queue_drops_links_past_it_counts_them_and_warns_once(void *
     crawl_add(&t->c, "http://a.test/", "-", 1, NULL);
     struct crawl_job *j = take(t, "http://a.test/");
     give_links(j, (const char *const[]){ "http://a.test/1", "http://a.test/2", "http://a.test/3",
-                                         "http://a.test/4", "http://a.test/3", NULL });
+                                         "http://a.test/4", "http://a.test/3", "http://a.test/1",
+                                         NULL });
     crawl_done(&t->c, j);
     assert_int_equal(warned, 1);
-    /* Room again: a new link is queued; one already dropped is not, as it
-     * was seen; and the next drop says nothing more. */
+    /* A link seen before is not counted; one dropped is not remembered. */
+    struct crawl_summary s;
+    crawl_get_summary(&t->c, &s);
+    assert_int_equal(s.queue_dropped, 3);      /* /3, /4, /3 */
+    /* Room for one: /5 is queued, /4 and /6 dropped, and nothing more said. */
     j = take(t, "http://a.test/1");
     give_links(j, (const char *const[]){ "http://a.test/5", "http://a.test/4",
                                          "http://a.test/6", NULL });
     crawl_done(&t->c, j);
     assert_int_equal(warned, 1);
-    crawl_done(&t->c, take(t, "http://a.test/2"));
+    /* Room again: /4, dropped twice, is queued now; /5 is seen. */
+    j = take(t, "http://a.test/2");
+    give_links(j, (const char *const[]){ "http://a.test/4", "http://a.test/5", NULL });
+    crawl_done(&t->c, j);
     crawl_done(&t->c, take(t, "http://a.test/5"));
+    crawl_done(&t->c, take(t, "http://a.test/4"));
     take(t, NULL);
-    struct crawl_summary s;
     crawl_get_summary(&t->c, &s);
-    assert_int_equal(t->n, 4);
-    assert_int_equal(s.queue_dropped, 3);      /* /3, /4, then /6 */
+    assert_int_equal(t->n, 5);
+    assert_int_equal(s.queue_dropped, 5);
     assert_int_equal(s.queued_left, 0);
+    struct frontier_counts fc;
+    frontier_counts(t->c.fr, &fc);
+    assert_int_equal(fc.seen, 5);              /* the pages queued, and only them */
     t_free(t);
 }
 
