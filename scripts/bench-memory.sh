@@ -25,8 +25,12 @@
 #                    skipped at the larger ones (default 120)
 #   ENDLESS=s        then crawl the fixture's endless site (/graph/1000000000/50/,
 #                    each page linking to 50 new ones) with --depth 50 for s
-#                    seconds in each crawl model: pages fetched, links left
-#                    queued, peak RSS (default 60; 0 skips it)
+#                    seconds in each crawl model, and in coro with
+#                    --max-queue 1000000: pages fetched, links left queued and
+#                    dropped, peak RSS, the spill file's peak disk use
+#                    (endless.csv); then the seen set's bytes per URL, from
+#                    two crawls of 20,000 and 100,000 pages (default 60; 0
+#                    skips it all)
 #   QUICK=1          a short run for the tests: SIZES="1000 5000", RUNS=1, ENDLESS=2
 #   NODEPS=1         do not call scripts/deps.sh (QUICK=1 does not either)
 set -euo pipefail
@@ -175,26 +179,89 @@ done
 	echo "wall and peak RSS from /usr/bin/time; ok: exit status 0 and the fixture server counted exactly N requests in every run"
 } | tee -a "$OUT/bench-memory.txt"
 
-# The endless site: the frontier grows without end; memory must not.
+# spill_kb PID: the disk the frontier's spill files of process PID take
+# (unlinked files, which du does not see): their size, KiB.
+spill_kb() {
+	local kb=0 fd
+	for fd in /proc/"$1"/fd/*; do
+		case $(readlink "$fd" 2>/dev/null) in
+		*crawl-spool*) kb=$((kb + $(stat -L -c '%s / 1024' "$fd" 2>/dev/null || echo 0))) ;;
+		esac
+	done
+	echo "$kb"
+}
+
+# endless_run NAME SECONDS ARGS...: crawls the endless site for SECONDS,
+# sampling the spill file's disk use every half second; prints a table row
+# and appends it to endless.csv.
+endless_run() {
+	local name=$1 secs=$2 tpid cpid peak=0 now kb w
+	shift 2
+	rm -f "$tmp/time" "$tmp/endless.jsonl"
+	timeout $((secs + 60)) /usr/bin/time -f "%e %M" -o "$tmp/time" "$BUILD/crawl" --depth 50 \
+		--no-robots --no-progress --deadline "$secs" --format=jsonl -o "$tmp/endless.jsonl" "$@" \
+		"$base/graph/1000000000/50/" 2>/dev/null &
+	tpid=$!
+	for _ in $(seq $((2 * secs + 120))); do
+		cpid=$(pgrep -P "$(pgrep -P "$tpid" | head -1)" crawl 2>/dev/null | head -1 || true)
+		[ -n "$cpid" ] || cpid=$(pgrep -P "$tpid" crawl 2>/dev/null | head -1 || true)
+		[ -n "$cpid" ] && now=$(spill_kb "$cpid") && [ "$now" -gt "$peak" ] && peak=$now
+		kill -0 "$tpid" 2>/dev/null || break
+		sleep 0.5
+	done
+	wait "$tpid" || true
+	local sum pages left dropped
+	sum=$(tail -1 "$tmp/endless.jsonl")
+	pages=$(sed -n 's/.*"ok":\([0-9]*\).*/\1/p' <<<"$sum")
+	left=$(sed -n 's/.*"queued_left":\([0-9]*\).*/\1/p' <<<"$sum")
+	dropped=$(sed -n 's/.*"queue_dropped":\([0-9]*\).*/\1/p' <<<"$sum")
+	read -r w kb < <(tail -1 "$tmp/time")
+	printf '%-22s %9s %12s %9s %9.0f %9.1f %9.1f\n' "$name" "$pages" "$left" "$dropped" \
+		"$(awk -v p="$pages" -v e="$secs" 'BEGIN {print p / e}')" \
+		"$(awk -v k="$kb" 'BEGIN {print k / 1024}')" "$(awk -v k="$peak" 'BEGIN {print k / 1024}')" |
+		tee -a "$OUT/bench-memory.txt"
+	echo "endless,$name,$secs,$pages,$left,$dropped,$(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}'),$(awk -v k="$peak" 'BEGIN {printf "%.1f", k / 1024}')" >>"$OUT/endless.csv"
+}
+
+# The endless site: the frontier grows without end; memory must not, and
+# the spill file stops at --max-queue.
 if [ "$ENDLESS" -gt 0 ]; then
 	{
 		echo
 		echo "endless site $base/graph/1000000000/50/, --depth 50 --no-robots --deadline $ENDLESS (100 in flight)"
-		printf '%-13s %9s %12s %9s %9s\n' model pages queued_left pages/s rss_mb
+		printf '%-22s %9s %12s %9s %9s %9s %9s\n' model pages queued_left dropped pages/s rss_mb spill_mb
 	} | tee -a "$OUT/bench-memory.txt"
-	for m in coro thread pool; do
-		rm -f "$tmp/time" "$tmp/endless.jsonl"
-		timeout $((ENDLESS + 60)) /usr/bin/time -f "%e %M" -o "$tmp/time" "$BUILD/crawl" --mode=$m --depth 50 \
-			--no-robots --no-progress --deadline "$ENDLESS" --format=jsonl -o "$tmp/endless.jsonl" \
-			"$base/graph/1000000000/50/" 2>/dev/null || true
-		sum=$(tail -1 "$tmp/endless.jsonl")
-		pages=$(sed -n 's/.*"ok":\([0-9]*\).*/\1/p' <<<"$sum")
-		left=$(sed -n 's/.*"queued_left":\([0-9]*\).*/\1/p' <<<"$sum")
-		read -r w kb < <(tail -1 "$tmp/time")
-		printf '%-13s %9s %12s %9.0f %9.1f\n' "crawl-$m" "$pages" "$left" "$(awk -v p="$pages" -v e="$ENDLESS" 'BEGIN {print p / e}')" \
-			"$(awk -v k="$kb" 'BEGIN {print k / 1024}')" | tee -a "$OUT/bench-memory.txt"
-		echo "endless,crawl-$m,$ENDLESS,$pages,$left,$(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}')" >>"$OUT/endless.csv"
+	echo "endless,model,seconds,pages,queued_left,queue_dropped,rss_mb,spill_mb" >"$OUT/endless.csv"
+	for m in coro thread pool procs; do
+		endless_run "crawl-$m" "$ENDLESS" --mode=$m
 	done
+	endless_run "crawl-coro-q1000000" "$ENDLESS" --mode=coro --max-queue 1000000
+	{
+		echo "rss_mb: peak RSS (/usr/bin/time; procs: the coordinator, whose frontier it is);"
+		echo "spill_mb: the most disk the frontier's unlinked spill file took, sampled every 0.5 s"
+	} | tee -a "$OUT/bench-memory.txt"
+	# What grows: the seen set, one 64-bit hash per URL queued. The queue's
+	# memory stays at 32,768 links (the rest is in the spill file), so the
+	# growth of peak RSS between two crawl lengths over the URLs seen in
+	# between is the seen set's cost, its growth's copy included.
+	if [ -n "${QUICK:-}" ]; then seen_pages="500 2000"; else seen_pages="20000 100000"; fi
+	read -r p1 p2 <<<"$seen_pages"
+	seen_at() {
+		rm -f "$tmp/time" "$tmp/seen.jsonl"
+		timeout "$TMAX" /usr/bin/time -f "%M" -o "$tmp/time" "$BUILD/crawl" --mode=coro --depth 50 --no-robots \
+			--no-progress --max-pages "$1" --format=jsonl -o "$tmp/seen.jsonl" \
+			"$base/graph/1000000000/50/" 2>/dev/null || true
+		local sum
+		sum=$(tail -1 "$tmp/seen.jsonl")
+		# Every URL queued is in the seen set: fetched, or left queued.
+		echo "$(tail -1 "$tmp/time") $(( $(sed -n 's/.*"urls":\([0-9]*\).*/\1/p' <<<"$sum") + \
+			$(sed -n 's/.*"queued_left":\([0-9]*\).*/\1/p' <<<"$sum") ))"
+	}
+	read -r kb1 seen1 < <(seen_at "$p1")
+	read -r kb2 seen2 < <(seen_at "$p2")
+	awk -v a="$kb1" -v b="$kb2" -v s1="$seen1" -v s2="$seen2" -v p1="$p1" -v p2="$p2" 'BEGIN {
+		printf "seen set: %.1f bytes of peak RSS per URL seen (%d to %d pages, %d to %d URLs seen)\n",
+			(b - a) * 1024 / (s2 - s1), p1, p2, s1, s2 }' | tee -a "$OUT/bench-memory.txt"
 fi
 
 if command -v gnuplot >/dev/null 2>&1; then
