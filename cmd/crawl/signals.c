@@ -67,6 +67,13 @@ void signals_block(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+void signals_default(void)
+{
+    sigset_t set;
+    taken(&set);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
 int signals_start(void)
 {
     pthread_t tid;
