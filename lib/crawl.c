@@ -531,6 +531,7 @@ void crawl__count_row(struct crawl *c, const struct crawl_job *job)
 static void finish(struct crawl *c, struct crawl_job *job)
 {
     int page = job->kind == JOB_PAGE;
+    frontier_prepare(c->fr, job);
     pthread_mutex_lock(&c->lock);
     frontier_done(c->fr, job);
     if (frontier_store_failed(c->fr))
@@ -581,6 +582,7 @@ void crawl_retry(struct crawl *c, struct crawl_job *job, double at)
 
 void crawl_drop(struct crawl *c, struct crawl_job *job)
 {
+    frontier_prepare(c->fr, job);
     pthread_mutex_lock(&c->lock);
     frontier_done(c->fr, job);
     if (frontier_store_failed(c->fr))
