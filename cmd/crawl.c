@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <malloc.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -76,8 +77,47 @@ static void hold_std_fds(void)
     }
 }
 
+/* How often a FIFO with no reader yet is tried again (open_wait). */
+#define FIFO_RETRY_MS 10
+
+/* open(2) of a file to write, but a FIFO that has no reader yet is waited
+ * for in a way a signal ends: a blocking open(2) would sleep in the kernel
+ * until a reader came, deaf to SIGINT and SIGTERM, which every thread but
+ * the signal thread blocks (signals.c), so that no EINTR comes either. A
+ * FIFO is opened O_NONBLOCK, which fails with ENXIO while nobody reads
+ * (fifo(7)), every FIFO_RETRY_MS until a reader comes or a signal is
+ * caught; then the process exits quietly, with 130 after SIGINT and
+ * 128 + N after signal N, as a crawl it interrupted would. Returns the
+ * descriptor (blocking again) or -1 with errno set. */
+static int open_wait(const char *path, int flags, mode_t mode)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
+        return open(path, flags, mode);
+    for (;;) {
+        int fd = open(path, flags | O_NONBLOCK, mode);
+        if (fd >= 0) {
+            int fl = fcntl(fd, F_GETFL);
+            if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+                int e = errno;
+                close(fd);
+                errno = e;
+                return -1;
+            }
+            return fd;
+        }
+        if (errno != ENXIO)
+            return -1;
+        int sig = signals_caught();
+        if (sig)
+            exit(sig == SIGINT ? 130 : 128 + sig);
+        poll(NULL, 0, FIFO_RETRY_MS);
+    }
+}
+
 /* Opens the output: -o FILE, or standard output, which must be open.
- * Exits 2 when the file cannot be made, 23 when standard output is closed. */
+ * Exits 2 when the file cannot be made, 23 when standard output is closed;
+ * interrupted while FILE, a FIFO, waits for its reader, 130 or 143. */
 static int open_output(const struct cli *cli)
 {
     if (!cli->output) {
@@ -87,7 +127,7 @@ static int open_output(const struct cli *cli)
         }
         return STDOUT_FILENO;
     }
-    int fd = open(cli->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = open_wait(cli->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {
         fprintf(stderr, "crawl: %s: %s\n", cli->output, strerror(errno));
         exit(EXIT_USAGE);
@@ -139,13 +179,14 @@ static int output_status(int err)
 /* Opens --trace FILE and writes its head: the models' parts follow, each
  * written by the process that runs the model (with --mode=all, a child of
  * this one, one after another on this descriptor), then trace_close's
- * tail. Exits 2 when the file cannot be made, 23 when it cannot be written. */
+ * tail. Exits 2 when the file cannot be made, 23 when it cannot be written;
+ * interrupted while FILE, a FIFO, waits for its reader, 130 or 143. */
 static void trace_open(struct cli *cli)
 {
     cli->trace_fd = -1;
     if (!cli->trace)
         return;
-    cli->trace_fd = open(cli->trace, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    cli->trace_fd = open_wait(cli->trace, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (cli->trace_fd < 0) {
         fprintf(stderr, "crawl: %s: %s\n", cli->trace, strerror(errno));
         exit(EXIT_USAGE);
@@ -221,7 +262,9 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     progress_stop(prog);
     crawl_set_live(c, NULL);
     signals_watch(NULL, rep);
-    if (rc < 0)
+    /* A WARC or a cookie jar that could not be written (CRAWL_EOUTPUT) was
+     * named by its warning already, with the reason. */
+    if (rc < 0 && rc != CRAWL_EOUTPUT)
         fprintf(stderr, "crawl: %s: %s\n", b->name, crawl_strerror(rc));
     int wrc = report_end(rep, c);
     signals_watch(NULL, NULL);
@@ -244,7 +287,7 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     struct crawl_summary sum;
     crawl_get_summary(c, &sum);
     if (rc == CRAWL_EOUTPUT)
-        return EXIT_OUTPUT;         /* the WARC, whose warning said why */
+        return EXIT_OUTPUT;         /* the WARC or the cookie jar, whose warning said why */
     return sum.failed || rc < 0 ? EXIT_FAILED : 0;
 }
 

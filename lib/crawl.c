@@ -517,8 +517,8 @@ void crawl__count_row(struct crawl *c, const struct crawl_job *job)
     if (job->res.fail != CRAWL_FAIL_NONE)
         c->nfailed++;
     else if (!job->failed_early) {
-        crawl__hist_add(&c->hist[CRAWL_TIME_TOTAL], job->res.time_total);
-        crawl__hist_add(&c->hist[CRAWL_TIME_TTFB], job->res.time_ttfb);
+        hist_add(&c->hist[CRAWL_TIME_TOTAL], job->res.time_total);
+        hist_add(&c->hist[CRAWL_TIME_TTFB], job->res.time_ttfb);
     }
 }
 
@@ -531,6 +531,7 @@ void crawl__count_row(struct crawl *c, const struct crawl_job *job)
 static void finish(struct crawl *c, struct crawl_job *job)
 {
     int page = job->kind == JOB_PAGE;
+    frontier_prepare(c->fr, job);
     pthread_mutex_lock(&c->lock);
     frontier_done(c->fr, job);
     if (frontier_store_failed(c->fr))
@@ -581,6 +582,7 @@ void crawl_retry(struct crawl *c, struct crawl_job *job, double at)
 
 void crawl_drop(struct crawl *c, struct crawl_job *job)
 {
+    frontier_prepare(c->fr, job);
     pthread_mutex_lock(&c->lock);
     frontier_done(c->fr, job);
     if (frontier_store_failed(c->fr))
@@ -882,8 +884,12 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     /* A procs coordinator fetches nothing: its workers write the WARC. */
     if (!b->processes && fetch_keep_open(&c->fx) != 0) {
+        /* Nothing will be fetched: a list is read to its end for its
+         * rows, but a stream (a procs worker's, a pipe) may never end. */
+        if (c->input_streams)
+            crawl_cancel(c, CRAWL_CANCEL_OUTPUT);
         cancel_rest(c);
-        fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
+        (void)fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
         return CRAWL_EOUTPUT;
     }
     pthread_mutex_lock(&c->lock);
@@ -924,7 +930,8 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         c->input_streams = 0;       /* what is left is read by cancel_rest (joined: no lock) */
     }
     cancel_rest(c);
-    fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
+    if (fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data) != 0 && rc == 0)
+        rc = CRAWL_EOUTPUT;
     if (fetch_keep_close(&c->fx) != 0 && rc == 0)
         rc = CRAWL_EOUTPUT;
     return rc;
@@ -1026,4 +1033,9 @@ void crawl_job_started(struct crawl *c, struct crawl_job *job)
 static void job_started(void *data, struct crawl_job *job)
 {
     crawl_job_started(data, job);
+}
+
+double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q)
+{
+    return hist_quantile_ms(&c->hist[which == CRAWL_TIME_TTFB], q);
 }

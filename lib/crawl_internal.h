@@ -5,26 +5,12 @@
 
 #include "crawl.h"
 #include "fetch.h"
+#include "hist.h"
 #include "hooks.h"
 
 struct frontier;
 struct warc;
 
-/* Latency of fetched URLs, in buckets 1% wide, for percentiles that cost
- * the same memory for ten URLs and for ten million. */
-#define CRAWL_HIST_BUCKETS 2400
-
-/* One of a fetched URL's times: bucket k counts times from 1.01^k to
- * 1.01^(k+1) microseconds; the largest is kept exactly. */
-struct crawl_hist {
-    uint32_t b[CRAWL_HIST_BUCKETS];
-    size_t n;
-    double max;               /* seconds */
-};
-
-/* Counts a fetched URL's time (seconds) in h: bucket k holds times from
- * 1.01^k to 1.01^(k+1) microseconds (latency.c). */
-void crawl__hist_add(struct crawl_hist *h, double seconds);
 
 /* The core's state: crawl.c, frontier.c and the fetch layer read it; the
  * rest of the program goes through crawl.h's calls. */
@@ -58,7 +44,7 @@ struct crawl {
     int    input_streams;     /* read by input_tid, not by crawl_next */
     int    input_stop;        /* the reader thread is to end */
     pthread_t input_tid;
-    struct crawl_hist hist[2];  /* fetched URLs' times, by enum crawl_time */
+    struct hist hist[2];  /* fetched URLs' times, by enum crawl_time */
     double t0;                /* monotonic seconds at crawl_run's start */
     double wall;              /* seconds crawl_run took */
     struct crawl_hook_at {

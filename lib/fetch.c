@@ -1,6 +1,7 @@
 /* fetch.c: the one place where libcurl options are set and results read, so
  * that every model fetches with exactly the same settings. */
 #include <ctype.h>
+#include <errno.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <pthread.h>
@@ -8,9 +9,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "cookiejar.h"
 #include "fetch.h"
 #include "fetch_keep.h"
 #include "html.h"
@@ -856,8 +859,7 @@ int fetch_cookies_open(struct fetch_ctx *ctx, int file)
     curl_easy_setopt(ctx->cookie_easy, CURLOPT_SHARE, ctx->cookies->sh);
     curl_easy_setopt(ctx->cookie_easy, CURLOPT_COOKIEFILE, jar);
     curl_easy_setopt(ctx->cookie_easy, CURLOPT_COOKIELIST, "RELOAD");
-    if (file)
-        curl_easy_setopt(ctx->cookie_easy, CURLOPT_COOKIEJAR, jar);
+    ctx->cookie_file = file;
     return 0;
 }
 
@@ -869,25 +871,32 @@ int fetch_cookie_add(struct fetch_ctx *ctx, const char *line)
            ? CRAWL_ENOMEM : 0;
 }
 
-void fetch_cookies_close(struct fetch_ctx *ctx, void (*fn)(const char *line, void *data),
-                         void *data)
+int fetch_cookies_close(struct fetch_ctx *ctx, void (*fn)(const char *line, void *data),
+                        void *data)
 {
+    int rc = 0;
     if (!ctx->cookie_easy)
-        return;
-    if (!fn) {
-        curl_easy_setopt(ctx->cookie_easy, CURLOPT_COOKIELIST, "FLUSH");
-    } else {
-        struct curl_slist *list = NULL;
-        if (curl_easy_getinfo(ctx->cookie_easy, CURLINFO_COOKIELIST, &list) == CURLE_OK) {
-            for (struct curl_slist *l = list; l; l = l->next)
-                fn(l->data, data);
-            curl_slist_free_all(list);
+        return 0;
+    struct curl_slist *list = NULL;
+    CURLcode got = curl_easy_getinfo(ctx->cookie_easy, CURLINFO_COOKIELIST, &list);
+    if (ctx->cookie_file) {
+        /* Not libcurl's CURLOPT_COOKIEJAR, which says nothing when the
+         * file cannot be written (cookiejar.c). */
+        int e = got == CURLE_OK ? cookiejar_write(ctx->opts->cookie_jar, list, time(NULL)) : -ENOMEM;
+        if (e) {
+            fetch_warn_once(ctx, "--cookie-jar %s: %s", ctx->opts->cookie_jar, strerror(-e));
+            rc = CRAWL_EOUTPUT;
         }
+    } else if (fn && got == CURLE_OK) {
+        for (struct curl_slist *l = list; l; l = l->next)
+            fn(l->data, data);
     }
+    curl_slist_free_all(list);
     curl_easy_cleanup(ctx->cookie_easy);    /* with no COOKIEJAR, writes nothing */
     ctx->cookie_easy = NULL;
     fetch_share_free(ctx->cookies);
     ctx->cookies = NULL;
+    return rc;
 }
 
 void fetch_share_free(struct fetch_share *s)

@@ -40,7 +40,8 @@ struct fetch_ctx {
     atomic_long *transfers;     /* a live counter of transfers in flight, or NULL */
     struct fetch_share *cookies;  /* with --cookie-jar: the one cookie jar of
                                    * every easy handle of the run */
-    CURL  *cookie_easy;         /* the handle that reads and writes the jar's file */
+    CURL  *cookie_easy;         /* the handle that reads the jar's file */
+    int    cookie_file;         /* the jar is written to the file at the end */
     struct warc *warc;          /* --warc's writer, open while the run fetches */
     /* Called as a job whose host's pace waits on it (job->pace_start)
      * starts its first request: the core tells the frontier. */
@@ -173,11 +174,13 @@ int fetch_cookies_open(struct fetch_ctx *ctx, int file);
  * CRAWL_ENOMEM. Without a jar it does nothing. */
 int fetch_cookie_add(struct fetch_ctx *ctx, const char *line);
 
-/* Writes ctx's cookie jar to its file, or, when it has none, hands every
- * cookie to fn (if not NULL), one Netscape cookie-file line at a time;
- * then frees the jar. Call it once every handle is done. */
-void fetch_cookies_close(struct fetch_ctx *ctx, void (*fn)(const char *line, void *data),
-                         void *data);
+/* Writes ctx's cookie jar to its file (cookiejar_write), or, when it has
+ * none, hands every cookie to fn (if not NULL), one Netscape cookie-file
+ * line at a time; then frees the jar. Call it once every handle is done.
+ * Returns 0, or CRAWL_EOUTPUT after a warning ("--cookie-jar FILE:
+ * reason") when the file could not be written. */
+int fetch_cookies_close(struct fetch_ctx *ctx, void (*fn)(const char *line, void *data),
+                        void *data);
 
 /* With --warc: opens ctx's WARC writer. Returns 0 (also without --warc),
  * or CRAWL_EOUTPUT after a warning that says why. */

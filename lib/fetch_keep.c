@@ -320,10 +320,14 @@ int fetch_keep_open(struct fetch_ctx *c)
         .cdx = o->cdx, .software = crawl_version_line(software, sizeof software),
         .options = o->warc_options,
     };
-    int rc = warc_open(&c->warc, &conf);
+    char failed[4096] = "";
+    int rc = warc_open(&c->warc, &conf, failed, sizeof failed);
     if (rc) {
         c->warc = NULL;
-        fetch_warn_once(c, "--warc: cannot write %s: %s", o->warc, strerror(-rc));
+        if (failed[0])
+            fetch_warn_once(c, "%s: %s (the archive is not written)", failed, strerror(-rc));
+        else
+            fetch_warn_once(c, "--warc: cannot write %s: %s", o->warc, strerror(-rc));
         return CRAWL_EOUTPUT;
     }
     return 0;

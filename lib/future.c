@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "future.h"
-#include "future_internal.h"
 
 enum future_state {
     FUTURE_PENDING,
@@ -168,13 +167,13 @@ void future_free(struct future *f)
     free(f);
 }
 
-struct future *future__hold(struct future *f)
+struct future *future_hold(struct future *f)
 {
     atomic_fetch_add_explicit(&f->holds, 1, memory_order_relaxed);
     return f;
 }
 
-int future__start(struct future *f)
+int future_start(struct future *f)
 {
     int rc = 0;
 

@@ -38,4 +38,16 @@ int future_cancelled(struct future *f);
  * the job is over. Freeing a future somebody still waits on is a bug. */
 void future_free(struct future *f);
 
+/* For the executor that runs a future's job (pool.c), so that the caller
+ * may cancel or free the future at any moment. */
+
+/* Takes one more hold on f; each hold is released by one future_free, and
+ * the memory goes with the last. Returns f. */
+struct future *future_hold(struct future *f);
+
+/* Marks a pending f as running, after which future_cancel refuses it with
+ * -EBUSY and only future_set completes it. Returns 0, or -ECANCELED if f
+ * was cancelled (or -EALREADY if already set) and its job must not run. */
+int future_start(struct future *f);
+
 #endif

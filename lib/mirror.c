@@ -4,7 +4,9 @@
  * is never "." or "..", and is never longer than MIRROR_NAME_MAX; the
  * directories are opened one at a time with O_NOFOLLOW, so that a link
  * planted under DIR leads nowhere either. A body is written to a temporary
- * file in its directory and renamed when it is whole. */
+ * file in its directory and renamed when it is whole. A path that is both
+ * a file and a directory (/c and /c/d) keeps both bodies as wget2 does,
+ * whichever comes first: the directory is c, the file c.1. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -157,6 +159,38 @@ int mirror_begin(struct mirror_file *f, const char *url)
     return rc;
 }
 
+/* The name, beside name, of the file at a path that is a directory too:
+ * wget2's (src/wget.c, mkdir_path and _open_unique), NAME.1. */
+static void aside_name(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s.1", name);
+}
+
+/* Opens directory name in dfd, making it when create is set. A regular
+ * file in its place (a page /c saved before /c/d came) is moved aside to
+ * its NAME.1 first, so that both bodies are kept. A symbolic link is never
+ * followed nor moved: -ENOTDIR. Returns the descriptor or -errno. */
+static int open_dir(int dfd, const char *name, int create)
+{
+    for (int moved = 0;; moved = 1) {
+        if (create && mkdirat(dfd, name, 0777) != 0 && errno != EEXIST)
+            return -errno;
+        int nfd = openat(dfd, name, O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
+        if (nfd >= 0)
+            return nfd;
+        int e = errno;
+        struct stat st;
+        if (!create || moved || e != ENOTDIR || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
+            return e == ELOOP ? -ENOTDIR : -e;
+        char aside[MIRROR_NAME_MAX + 40];
+        aside_name(aside, sizeof aside, name);
+        /* Another thread may have moved it, or made the directory, since. */
+        if (renameat(dfd, name, dfd, aside) != 0 && errno != ENOENT)
+            return -errno;
+    }
+}
+
 /* Opens the directory that holds f's file, creating what is missing when
  * create is set, and sets *last to the file's name in it. Returns the
  * directory's descriptor or -errno. */
@@ -171,16 +205,10 @@ static int open_parent(const struct mirror_file *f, const char *dir, int create,
     const char *slash;
     while ((slash = strchr(p, '/'))) {
         snprintf(name, sizeof name, "%.*s", (int)(slash - p), p);
-        if (create && mkdirat(dfd, name, 0777) != 0 && errno != EEXIST) {
-            int e = errno;
-            close(dfd);
-            return -e;
-        }
-        int nfd = openat(dfd, name, O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
-        int e = errno;
+        int nfd = open_dir(dfd, name, create);
         close(dfd);
         if (nfd < 0)
-            return e == ELOOP ? -ENOTDIR : -e;
+            return nfd;
         dfd = nfd;
         p = slash + 1;
     }
@@ -273,10 +301,10 @@ int mirror_commit(struct mirror_file *f, const char *dir)
         struct stat st;
         if ((rc == -EISDIR || rc == -EEXIST || rc == -ENOTEMPTY) &&
             fstatat(dfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-            int sub = openat(dfd, last, O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
-            rc = sub < 0 ? -errno : renameat(dfd, f->tmp, sub, "index.html") ? -errno : 0;
-            if (sub >= 0)
-                close(sub);
+            /* /c/d came first: the page /c is c.1 beside the directory. */
+            char aside[MIRROR_NAME_MAX + 40];
+            aside_name(aside, sizeof aside, last);
+            rc = renameat(dfd, f->tmp, dfd, aside) ? -errno : 0;
         }
     }
     if (rc)

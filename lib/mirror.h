@@ -29,14 +29,17 @@ struct mirror_file {
 int mirror_begin(struct mirror_file *f, const char *url);
 
 /* Writes n bytes, creating the directories and the temporary file with
- * the first. Returns 0 or -errno (ENOSPC: the disk is full; ENOTDIR: a
- * file is where a directory must go). */
+ * the first; a file saved where a directory must go is moved aside to its
+ * NAME.1 (see mirror_commit). Returns 0 or -errno (ENOSPC: the disk is
+ * full; ENOTDIR: a symbolic link or another non-directory is in the way). */
 int mirror_write(struct mirror_file *f, const char *dir, const void *p, size_t n);
 
 /* Renames the temporary file to its final name (an empty file when
- * nothing was written); over a directory of that name, the file becomes
- * its index.html. Returns 0 or -errno; the temporary file is gone either
- * way (f->rel stays, for messages, until mirror_end). */
+ * nothing was written), replacing a file of that name; where a directory
+ * of that name is, the file is NAME.1 beside it, as wget2 names it (so a
+ * page /c and a page /c/d are c.1 and c/d whichever came first). Returns 0
+ * or -errno; the temporary file is gone either way (f->rel stays, for
+ * messages, until mirror_end). */
 int mirror_commit(struct mirror_file *f, const char *dir);
 
 /* Removes the temporary file, if any. */

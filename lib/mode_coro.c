@@ -520,6 +520,9 @@ out:
 const struct crawl_backend crawl_backend_coro = {
     .name = "coro",
     .summary = "coroutines on a libev loop driving libcurl's multi-socket API",
+    .manual = "Coroutines on a libev loop driving libcurl's multi-socket "
+              "interface; each URL is a stackful coroutine suspended until its transfer "
+              "is done. --loops N runs N loops on N threads.",
     .default_concurrency = 0,
     .fds_per_transfer = 1,      /* its socket; each multi's wakeup pair is in the core's 1% */
     .run = coro_run,

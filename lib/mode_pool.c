@@ -151,6 +151,9 @@ out:
 const struct crawl_backend crawl_backend_pool = {
     .name = "pool",
     .summary = "a pool of -c worker threads (default 10) fed through futures",
+    .manual = "A pool of -c worker threads (default 10) fed through futures, a job "
+              "submitted when a worker is free to start it; results are gathered in "
+              "submission order.",
     .default_concurrency = 10,
     .fds_per_transfer = 3,      /* a blocking transfer: its socket, its multi's wakeup pair */
     .run = pool_run,

@@ -42,7 +42,7 @@
 #include "crawl.h"
 #include "hset.h"
 #include "html.h"
-#include "procs_internal.h"
+#include "procs.h"
 #include "strbuf.h"
 #include "wire.h"
 #include "url.h"
@@ -703,6 +703,11 @@ static int procs_run(struct crawl *c)
 const struct crawl_backend crawl_backend_procs = {
     .name = "procs",
     .summary = "worker processes (--procs), each running the coro model, hosts shared out",
+    .manual = "Worker processes (--procs), each running the coro model with one loop. The "
+              "process started keeps the frontier, robots.txt and the per-host rules and "
+              "writes every row; a host goes to the worker that owns the fewest hosts the "
+              "first time it is seen, and its jobs follow it. The jobs of a worker that "
+              "dies are given once to another worker.",
     .default_concurrency = 0,
     .processes = 1,
     .fds_per_transfer = 1,      /* a worker's socket; the workers have limits of their own */

@@ -23,6 +23,7 @@ static int seq_run(struct crawl *c)
 const struct crawl_backend crawl_backend_seq = {
     .name = "seq",
     .summary = "sequential: one URL after another on one easy handle",
+    .manual = "Sequential: one URL after another on one libcurl easy handle.",
     .default_concurrency = 1,
     .max_concurrency = 1,
     .fds_per_transfer = 3,      /* a blocking transfer: its socket, its multi's wakeup pair */

@@ -167,6 +167,8 @@ out:
 const struct crawl_backend crawl_backend_thread = {
     .name = "thread",
     .summary = "one thread per URL, each a blocking fetch, then join all",
+    .manual = "One thread per URL, each a blocking fetch, then all joined; -c N keeps at "
+              "most N alive.",
     .default_concurrency = 0,
     /* A blocking transfer holds its socket and the wake-up socket pair of
      * the easy handle's own multi handle. */

@@ -42,7 +42,10 @@ struct fetch_ctx;
 
 struct crawl_backend {
     const char *name;
-    const char *summary;      /* one line for --help and the manual's MODELS */
+    const char *summary;      /* one line for --help */
+    const char *manual;       /* what crawl(1)'s MODELS says of it: sentences,
+                               * options named as typed (--loops N); the
+                               * manual is made from these at build time */
     int default_concurrency;  /* transfers in flight without -c; 0: all at once */
     int max_concurrency;      /* the most the model can have in flight; 0: no bound */
     int fds_per_transfer;     /* descriptors a transfer in flight holds */

@@ -11,6 +11,9 @@ extern const struct crawl_backend crawl_backend_thread;
 extern const struct crawl_backend crawl_backend_pool;
 extern const struct crawl_backend crawl_backend_coro;
 extern const struct crawl_backend crawl_backend_procs;
+#ifdef CRAWL_EXTRA_MODEL
+extern const struct crawl_backend CRAWL_EXTRA_MODEL;
+#endif
 
 const struct crawl_backend *const crawl_backends[] = {
     &crawl_backend_seq,
@@ -18,6 +21,9 @@ const struct crawl_backend *const crawl_backends[] = {
     &crawl_backend_pool,
     &crawl_backend_coro,
     &crawl_backend_procs,
+#ifdef CRAWL_EXTRA_MODEL
+    &CRAWL_EXTRA_MODEL,     /* make EXTRA_MODEL=path/mode_NAME.c */
+#endif
     NULL
 };
 

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "pool.h"
-#include "future_internal.h"
 #include "vec.h"
 
 #define POOL_RING_MIN 64   /* first ring capacity; a power of two */
@@ -82,7 +81,7 @@ static struct pool_job ring_pop(struct pool_ring *r)
  * pool's hold on the future. */
 static void run_job(struct pool_job job, int worker)
 {
-    if (future__start(job.fut) == 0)
+    if (future_start(job.fut) == 0)
         future_set(job.fut, job.fn(job.arg, worker));
     future_free(job.fut);
 }
@@ -209,7 +208,7 @@ struct future *pool_submit(struct pool *p, pool_fn fn, void *arg)
         rc = ENOMEM;
         goto err_unlock;
     }
-    ring_push(&p->queue, (struct pool_job){ fn, arg, future__hold(f) });
+    ring_push(&p->queue, (struct pool_job){ fn, arg, future_hold(f) });
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->lock);
     return f;

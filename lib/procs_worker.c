@@ -18,7 +18,7 @@
 #include "hset.h"
 #include "html.h"
 #include "parse_pool.h"
-#include "procs_internal.h"
+#include "procs.h"
 #include "strbuf.h"
 #include "wire.h"
 

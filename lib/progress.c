@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "progress.h"
 
 #define REDRAW_MS 200
@@ -105,13 +106,7 @@ static void *progress_main(void *arg)
     struct progress *p = arg;
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += REDRAW_MS * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        struct timespec ts = clock_timespec(clock_now() + REDRAW_MS / 1000.0);
         pthread_cond_timedwait(&p->cond, &p->lock, &ts);
         if (!p->stop)
             draw(p);
@@ -130,7 +125,7 @@ struct progress *progress_start(const struct crawl_live *l, int fd)
     p->l = l;
     p->fd = fd;
     pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->cond, NULL);
+    clock_cond_init(&p->cond);
     if (pthread_create(&p->tid, NULL, progress_main, p) != 0) {
         pthread_cond_destroy(&p->cond);
         pthread_mutex_destroy(&p->lock);

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "io.h"
 #include "sink.h"
 
@@ -90,11 +91,7 @@ static void *flush_main(void *arg)
     struct sink *s = arg;
     pthread_mutex_lock(&s->lock);
     while (!s->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += (long)s->flush_ms * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        struct timespec ts = clock_timespec(clock_now() + s->flush_ms / 1000.0);
         pthread_cond_timedwait(&s->wake, &s->lock, &ts);
         if (s->len && enter(s)) {
             drain(s);
@@ -120,7 +117,7 @@ int sink_new(struct sink **out, int fd, int flush_ms, sink_error_fn on_error, vo
         goto err;
     if (pthread_mutex_init(&s->lock, NULL) != 0)
         goto err;
-    if (pthread_cond_init(&s->wake, NULL) != 0) {
+    if (clock_cond_init(&s->wake) != 0) {
         pthread_mutex_destroy(&s->lock);
         goto err;
     }

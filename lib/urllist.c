@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "json.h"
 #include "urllist.h"
 #include "vec.h"
@@ -52,18 +53,19 @@ static int is_space(char ch)
 }
 
 /* Adds one trimmed line; a line with a NUL byte or too long is bad before
- * the core even looks at it. */
+ * the core even looks at it. too_long: the line goes on past the bytes
+ * kept of it (s is its start), so it is too long whatever they hold. */
 static int add_line(struct crawl *c, const char *s, size_t len, const char *name,
-                    long line, FILE *err)
+                    long line, FILE *err, int too_long)
 {
     char shown[URLLIST_MAX_URL + 16];
     const char *why = NULL;
     int rc;
 
-    if (memchr(s, '\0', len))
-        why = "contains a NUL byte";
-    else if (len > URLLIST_MAX_URL)
+    if (too_long || len > URLLIST_MAX_URL)
         why = "line longer than 8192 bytes";
+    else if (memchr(s, '\0', len))
+        why = "contains a NUL byte";
     if (why) {
         urllist_printable(s, len, shown, 256);
         if ((rc = crawl_add_failed(c, shown, name, line, why)) < 0)
@@ -81,6 +83,17 @@ static int add_line(struct crawl *c, const char *s, size_t len, const char *name
     return rc;
 }
 
+/* Of a line, this many bytes are kept: a URL of URLLIST_MAX_URL with room
+ * for a byte order mark, a CR and white space around it. The rest of a
+ * longer line is read and dropped a chunk at a time, so that a list that
+ * never ends a line (/dev/zero, `yes | tr -d '\n'`) costs one buffer, not
+ * the line. */
+#define LINE_KEEP (URLLIST_MAX_URL + 16)
+
+/* How much is read at a time, and what a source's buffer holds besides a
+ * kept line. */
+#define READ_CHUNK 65536
+
 /* One source of URLs: an open list, or a URL given as an argument. */
 struct source {
     FILE *f;                /* NULL for an argument */
@@ -89,8 +102,11 @@ struct source {
     long line;              /* lines read, or the argument's number */
     int done;
     int stream;             /* a pipe or terminal: read with read(2) as lines come */
-    char *sbuf;             /* a stream's bytes not yet taken as lines */
-    size_t slen, scap;
+    char *buf;              /* LINE_KEEP + READ_CHUNK bytes, once read from */
+    size_t off, len;        /* buf[off, len): read and not yet taken as lines */
+    int skipping;           /* buf[0, LINE_KEEP) is the start of a line too long,
+                             * whose rest is being dropped up to its newline */
+    int skip_text;          /* what was dropped held a byte that is not white space */
 };
 
 /* How long a stream is waited on before the reader hands control back. */
@@ -99,90 +115,178 @@ struct source {
 struct urllist {
     struct source *v;
     size_t n, cap, cur;     /* cur: the source being read */
-    char *buf;              /* getline's */
-    size_t buf_cap;
     FILE *err;
     int bad;                /* bad lines so far */
 };
 
-/* Takes one raw line (n bytes at s, its newline included or not) of src.
- * Returns 1 when it became a job, 0 when it was blank or a comment, or
- * CRAWL_ENOMEM. */
+/* Whether n bytes at s hold one that is not white space. */
+static int has_text(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!is_space(s[i]))
+            return 1;
+    return 0;
+}
+
+/* Takes one line of src: its first len bytes (at most LINE_KEEP, without
+ * its newline) at s; more_text: what followed them held text, so the line
+ * cannot be trimmed to something short enough. Returns 1 when it became a
+ * job, 0 when it was blank or a comment, or CRAWL_ENOMEM. */
 static int take_line(struct urllist *l, struct crawl *c, struct source *src, char *s,
-                     size_t len)
+                     size_t len, int more_text)
 {
     src->line++;
     if (src->line == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
         s += 3;
         len -= 3;
     }
-    while (len && is_space(s[len - 1]))
-        len--;
     while (len && is_space(*s)) {
         s++;
         len--;
     }
-    if (len == 0 || *s == '#')
+    while (!more_text && len && is_space(s[len - 1]))
+        len--;
+    if ((len == 0 && !more_text) || (len && *s == '#'))
         return 0;
-    int rc = add_line(c, s, len, src->name, src->line, l->err);
+    int rc = add_line(c, s, len, src->name, src->line, l->err, more_text);
     if (rc < 0)
         return rc;
     l->bad += rc;
     return 1;
 }
 
-/* Reads lines of src until want jobs were added or the list ends. Returns
- * the number added, or CRAWL_EINPUT / CRAWL_ENOMEM. */
-static long read_lines(struct urllist *l, struct crawl *c, struct source *src, size_t want)
+/* Takes the whole lines buffered in src until want jobs were added; a line
+ * that goes past LINE_KEEP without its newline starts being skipped.
+ * Returns the number added, or CRAWL_ENOMEM. */
+static long take_buffered(struct urllist *l, struct crawl *c, struct source *src, size_t want)
 {
-    ssize_t n;
     long added = 0;
-    errno = 0;
-    while ((size_t)added < want && (n = getline(&l->buf, &l->buf_cap, src->f)) >= 0) {
-        int rc = take_line(l, c, src, l->buf, (size_t)n);
+    while ((size_t)added < want && src->off < src->len) {
+        char *p = src->buf + src->off;
+        size_t n = src->len - src->off;
+        char *nl = memchr(p, '\n', n);
+        size_t k = nl ? (size_t)(nl - p) : n;       /* this line's bytes here */
+        int rc;
+        if (src->skipping) {
+            src->skip_text = src->skip_text || has_text(p, k);
+            if (!nl) {
+                src->off = src->len = LINE_KEEP;    /* dropped; the kept start stays */
+                break;
+            }
+            src->off += k + 1;
+            src->skipping = 0;
+            rc = take_line(l, c, src, src->buf, LINE_KEEP, src->skip_text);
+        } else if (nl) {
+            src->off += k + 1;
+            rc = take_line(l, c, src, p, k < LINE_KEEP ? k : LINE_KEEP,
+                           k > LINE_KEEP && has_text(p + LINE_KEEP, k - LINE_KEEP));
+        } else {
+            if (k > LINE_KEEP) {
+                /* Too long already: keep its start, drop what came after. */
+                memmove(src->buf, p, LINE_KEEP);
+                src->skipping = 1;
+                src->skip_text = has_text(p + LINE_KEEP, k - LINE_KEEP);
+                src->off = src->len = LINE_KEEP;
+            }
+            break;
+        }
         if (rc < 0)
             return rc;
         added += rc;
     }
-    if ((size_t)added < want) {
-        src->done = 1;
-        if (ferror(src->f))
-            return CRAWL_EINPUT;
-    }
     return added;
 }
 
+/* Makes room in src's buffer for the next read, dropping what was taken.
+ * Returns the room (at least READ_CHUNK), or 0 when out of memory. */
+static size_t make_room(struct source *src)
+{
+    if (!src->buf && !(src->buf = malloc(LINE_KEEP + READ_CHUNK)))
+        return 0;
+    if (!src->skipping && src->off) {
+        memmove(src->buf, src->buf + src->off, src->len - src->off);
+        src->len -= src->off;
+        src->off = 0;
+    }
+    return LINE_KEEP + READ_CHUNK - src->len;
+}
+
+/* At the end of src: a last line without its newline is a line too.
+ * Returns 1 when it became a job, 0 when there was none, or CRAWL_ENOMEM. */
+static int take_last(struct urllist *l, struct crawl *c, struct source *src)
+{
+    int rc = 0;
+    if (src->skipping)
+        rc = take_line(l, c, src, src->buf, LINE_KEEP, src->skip_text);
+    else if (src->off < src->len)
+        rc = take_line(l, c, src, src->buf + src->off, src->len - src->off, 0);
+    src->skipping = 0;
+    src->off = src->len = 0;
+    src->done = 1;
+    return rc;
+}
+
+/* Reads lines of src until want jobs were added or the list ends. Returns
+ * the number added, or CRAWL_EINPUT (errno set) / CRAWL_ENOMEM. */
+static long read_lines(struct urllist *l, struct crawl *c, struct source *src, size_t want)
+{
+    long added = 0;
+    for (;;) {
+        long rc = take_buffered(l, c, src, want - (size_t)added);
+        if (rc < 0)
+            return rc;
+        added += rc;
+        if ((size_t)added >= want)
+            return added;
+        size_t room = make_room(src);
+        if (room == 0)
+            return CRAWL_ENOMEM;
+        errno = 0;
+        size_t r = fread(src->buf + src->len, 1, room, src->f);
+        src->len += r;
+        if (r == 0 && ferror(src->f)) {
+            src->done = 1;
+            return CRAWL_EINPUT;
+        }
+        if (r == 0) {
+            rc = take_last(l, c, src);
+            return rc < 0 ? rc : added + rc;
+        }
+    }
+}
+
 /* Reads what a stream has, as lines, until want jobs were added; waits at
- * most STREAM_WAIT_MS for more. Returns the number added, or CRAWL_EINPUT /
- * CRAWL_ENOMEM. Stdio is not used on a stream, so that a poll() tells the
- * truth about what is there. */
+ * most STREAM_WAIT_MS for more, and reads for no longer than that either,
+ * so that the caller gets its turn (and the cancel, checked between reads,
+ * is seen) however fast the bytes come without a newline. Returns the
+ * number added, or CRAWL_EINPUT / CRAWL_ENOMEM. Stdio is not used on a
+ * stream, so that a poll() tells the truth about what is there. */
 static long read_stream(struct urllist *l, struct crawl *c, struct source *src, size_t want,
                         int buffered_only)
 {
     int fd = fileno(src->f);
     long added = 0;
+    double until = clock_now() + STREAM_WAIT_MS / 1000.0;
     for (;;) {
-        char *nl;
-        while ((size_t)added < want && src->slen && (nl = memchr(src->sbuf, '\n', src->slen))) {
-            size_t n = (size_t)(nl - src->sbuf) + 1;
-            int rc = take_line(l, c, src, src->sbuf, n);
-            memmove(src->sbuf, src->sbuf + n, src->slen - n);
-            src->slen -= n;
-            if (rc < 0)
-                return rc;
-            added += rc;
-        }
+        long rc = take_buffered(l, c, src, want - (size_t)added);
+        if (rc < 0)
+            return rc;
+        added += rc;
         if ((size_t)added >= want || buffered_only)
             return added;
+        double left = until - clock_now();
+        if (left <= 0 || crawl_is_cancelled(c))
+            return added;
         struct pollfd p = { .fd = fd, .events = POLLIN };
-        int pr = poll(&p, 1, added ? 0 : STREAM_WAIT_MS);
+        int pr = poll(&p, 1, added ? 0 : (int)(left * 1000) + 1);
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr == 0)
             return added;
-        if (vec_reserve(&src->sbuf, &src->scap, src->slen + 4096, 1, 8192) != 0)
+        size_t room = make_room(src);
+        if (room == 0)
             return CRAWL_ENOMEM;
-        ssize_t r = pr < 0 ? -1 : read(fd, src->sbuf + src->slen, src->scap - src->slen);
+        ssize_t r = pr < 0 ? -1 : read(fd, src->buf + src->len, room);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
@@ -190,18 +294,10 @@ static long read_stream(struct urllist *l, struct crawl *c, struct source *src, 
             return CRAWL_EINPUT;
         }
         if (r == 0) {
-            /* The end: a last line without its newline is a line too. */
-            if (src->slen) {
-                int rc = take_line(l, c, src, src->sbuf, src->slen);
-                src->slen = 0;
-                if (rc < 0)
-                    return rc;
-                added += rc;
-            }
-            src->done = 1;
-            return added;
+            rc = take_last(l, c, src);
+            return rc < 0 ? rc : added + rc;
         }
-        src->slen += (size_t)r;
+        src->len += (size_t)r;
     }
 }
 
@@ -260,7 +356,7 @@ int urllist_input(struct crawl *c, size_t want, void *data)
         struct source *src = &l->v[l->cur];
         long rc;
         if (!src->f) {
-            rc = add_line(c, src->name, strlen(src->name), "argument", src->line, l->err);
+            rc = add_line(c, src->name, strlen(src->name), "argument", src->line, l->err, 0);
             if (rc > 0)
                 l->bad++;
             rc = rc < 0 ? rc : 1;
@@ -283,6 +379,8 @@ int urllist_input(struct crawl *c, size_t want, void *data)
             if (src->f && src->close_it)
                 fclose(src->f);
             src->f = NULL;
+            free(src->buf);
+            src->buf = NULL;
             l->cur++;
         }
         if (rc < 0) {
@@ -307,9 +405,8 @@ void urllist_free(struct urllist *l)
         if (l->v[i].f && l->v[i].close_it)
             fclose(l->v[i].f);
     for (size_t i = 0; i < l->n; i++)
-        free(l->v[i].sbuf);
+        free(l->v[i].buf);
     free(l->v);
-    free(l->buf);
     free(l);
 }
 
@@ -320,11 +417,11 @@ int urllist_read(struct crawl *c, FILE *f, const char *name, FILE *err)
     long rc;
     while ((rc = read_lines(&l, c, &src, 4096)) > 0 && !src.done)
         ;
-    free(l.buf);
+    free(src.buf);
     return rc < 0 ? (int)rc : l.bad;
 }
 
 int urllist_add_arg(struct crawl *c, const char *url, long argn, FILE *err)
 {
-    return add_line(c, url, strlen(url), "argument", argn, err);
+    return add_line(c, url, strlen(url), "argument", argn, err, 0);
 }

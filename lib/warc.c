@@ -444,7 +444,7 @@ static char *with_suffix(const char *path, const char *ext, const char *suffix, 
     return s;
 }
 
-int warc_open(struct warc **out, const struct warc_conf *conf)
+int warc_open(struct warc **out, const struct warc_conf *conf, char *failed, size_t n)
 {
     char wsuf[32] = "";
     int rc = -ENOMEM;
@@ -466,14 +466,19 @@ int warc_open(struct warc **out, const struct warc_conf *conf)
             goto err;
         if (!(w->cdx = fopen(w->cdx_path, "we"))) {
             rc = -errno;
+            snprintf(failed, n, "--cdx: cannot write %s", w->cdx_path);
             goto err;
         }
     }
-    if ((rc = open_part(w)) != 0)
+    if ((rc = open_part(w)) != 0) {
+        snprintf(failed, n, "--warc: cannot write %s", w->name ? w->name : conf->path);
         goto err;
+    }
     *out = w;
     return 0;
 err:
+    if (n && rc == -ENOMEM)
+        snprintf(failed, n, "--warc: cannot write %s", conf->path);
     w->err = rc;
     warc_close(w);
     return rc;

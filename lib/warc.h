@@ -22,8 +22,10 @@ struct warc_conf {
 };
 
 /* Opens the first file and writes its warcinfo record. Returns 0 and the
- * writer in *out (freed with warc_close), or -errno / -ENOMEM. */
-int warc_open(struct warc **out, const struct warc_conf *conf);
+ * writer in *out (freed with warc_close), or -errno / -ENOMEM with what
+ * could not be made in failed (size n): "--warc: cannot write FILE" (a
+ * procs worker's own, FILE-wN.warc.gz) or "--cdx: cannot write FILE". */
+int warc_open(struct warc **out, const struct warc_conf *conf, char *failed, size_t n);
 
 /* Ends the files: the CDXJ index, when there is one, is sorted (sort(1),
  * C locale). Returns 0 or the first error any write met (-errno); frees w. */

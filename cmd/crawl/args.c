@@ -27,7 +27,9 @@ static const char usage_text[] =
 "%s"
 "  --mode=MODE            one of the above, or all to compare them (default\n"
 "                         %s)\n"
-"      --list-modes       the models' names, one a line\n"
+"      --list-modes[=WHAT]  the models, one a line: their names (names),\n"
+"                         with their most transfers in flight, 0 for no\n"
+"                         bound (limits), or crawl(1)'s MODELS entries (man)\n"
 "\n"
 "Fetching (the same libcurl options in every model):\n"
 "  -c, --concurrency=N    transfers in flight at most (pool: workers, default\n"
@@ -165,16 +167,21 @@ static const char usage_text[] =
 "input errors, 7 when the --frontier server cannot be reached, 8 when the\n"
 "--state file or the --frontier server lost this crawl's data or holds\n"
 "another's (damaged, truncated, not crawl's, another format, a full disk),\n"
-"23 when the output or the --warc file could not be written,\n"
+"23 when the output, the --warc file or the --cookie-jar file could not be\n"
+"written,\n"
 "141 when the reader of the output went away (quietly), 130 when\n"
 "interrupted (SIGINT), 143 when terminated (SIGTERM).\n";
 
 static void usage(FILE *out)
 {
-    char models[1024];
+    char models[2048];
     size_t o = 0;
+    int w = 7;
     for (int i = 0; crawl_backends[i]; i++)
-        o += (size_t)snprintf(models + o, sizeof models - o, "  %-7s %s\n",
+        if ((int)strlen(crawl_backends[i]->name) > w)
+            w = (int)strlen(crawl_backends[i]->name);
+    for (int i = 0; crawl_backends[i] && o < sizeof models; i++)
+        o += (size_t)snprintf(models + o, sizeof models - o, "  %-*s %s\n", w,
                               crawl_backends[i]->name, crawl_backends[i]->summary);
     char all[256];
     fprintf(out, usage_text, models, crawl_backend_default()->name,
@@ -290,7 +297,7 @@ static const struct option long_opts[] = {
     {"delay", required_argument, 0, OPT_DELAY},
     {"ignore-crawl-delay", no_argument, 0, OPT_IGNORE_CRAWL_DELAY},
     {"auto-throttle", no_argument, 0, OPT_AUTO_THROTTLE},
-    {"list-modes", no_argument, 0, OPT_LIST_MODES},
+    {"list-modes", optional_argument, 0, OPT_LIST_MODES},
     {"trace", required_argument, 0, OPT_TRACE},
     {"warc", required_argument, 0, OPT_WARC},
     {"warc-max-size", required_argument, 0, OPT_WARC_MAX_SIZE},
@@ -308,6 +315,47 @@ static const struct option long_opts[] = {
 
 
 /* Compiles pattern for flag into *re, or exits 2 naming the flag. */
+/* Writes s as roff text: a backslash doubled, a hyphen escaped (options
+ * read as typed), a sentence that would start a line with a dot kept text. */
+static void roff_text(const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '-')
+            fputs("\\-", stdout);
+        else if (*s == '\\')
+            fputs("\\e", stdout);
+        else
+            putchar(*s);
+        if (*s == '.' && s[1] == ' ') {
+            putchar('\n');     /* one sentence a line, as roff likes */
+            s++;
+        }
+    }
+    putchar('\n');
+}
+
+/* --list-modes[=names|limits|man]: the registry, one model a line, and
+ * exits 0 (2 for another WHAT). */
+static void list_modes(const char *what)
+{
+    for (int i = 0; crawl_backends[i]; i++) {
+        const struct crawl_backend *b = crawl_backends[i];
+        if (!what || strcmp(what, "names") == 0) {
+            printf("%s\n", b->name);
+        } else if (strcmp(what, "limits") == 0) {
+            printf("%s %d\n", b->name, b->max_concurrency);
+        } else if (strcmp(what, "man") == 0) {
+            printf(".TP\n.B %s\n", b->name);
+            if (b == crawl_backend_default())
+                printf("The default.\n");
+            roff_text(b->manual ? b->manual : b->summary);
+        } else {
+            die_usage("--list-modes: expected names, limits or man, got '%s'", what);
+        }
+    }
+    exit(0);
+}
+
 static void compile_regex(const char *flag, const char *pattern, regex_t *re)
 {
     int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
@@ -318,13 +366,17 @@ static void compile_regex(const char *flag, const char *pattern, regex_t *re)
     }
 }
 
-/* Exits 2 unless the cookie jar can be read (when it exists) and written:
- * libcurl says nothing when it cannot save a jar. */
+/* Exits 2 unless the cookie jar can be read (when it exists) and written,
+ * which for a directory it never can (access(2) allows root it all): the
+ * run would fetch everything to lose the cookies at the end. */
 static void check_jar(const char *path)
 {
     char dir[PATH_MAX];
+    struct stat st;
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        die_usage("--cookie-jar: '%s' is a directory, not a cookie file", path);
     if (access(path, F_OK) == 0 ? access(path, R_OK | W_OK) != 0 : access(dir, W_OK) != 0)
         die_usage("--cookie-jar: cannot read and write '%s': %s", path, strerror(errno));
 }
@@ -497,17 +549,19 @@ static int opt_output(struct cli *cli, int ch)
         cli->given |= GIVEN_REPEAT;
         return 1;
     case OPT_LIST_MODES:
-        for (int i = 0; crawl_backends[i]; i++)
-            printf("%s\n", crawl_backends[i]->name);
-        exit(0);
+        list_modes(optarg);
     }
     return 0;
 }
 
-/* Exits 2 unless a file can be made at path: its directory is writable. */
+/* Exits 2 unless a file can be made at path: its directory is writable
+ * and path is not a directory. */
 static void check_writable(const char *flag, const char *path)
 {
     char dir[PATH_MAX];
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        die_usage("%s: cannot write '%s': Is a directory", flag, path);
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
     if (access(dir, W_OK | X_OK) != 0)

@@ -4,9 +4,15 @@
 # carried (its length is the row's), 404 "no such header\n" without one.
 
 load helpers
+bats_require_minimum_version 1.5.0   # run --separate-stderr
+
+teardown() {
+	mountpoint -q "$BATS_TEST_TMPDIR/full" 2>/dev/null && umount "$BATS_TEST_TMPDIR/full"
+	stop_fixtures
+}
 
 # one MODE: "-c 1", but for seq, which has one transfer anyway (and warns).
-one() { [ "$1" = seq ] || echo "-c 1"; }
+one() { sequential "$1" || echo "-c 1"; }
 
 # len URL: the length in URL's JSON row of the last output.
 len() { jq -r --arg u "$1" 'select(.url == $u) | .length' <<<"$output"; }
@@ -77,4 +83,51 @@ len() { jq -r --arg u "$1" 'select(.url == $u) | .length' <<<"$output"; }
 	run "$CRAWL" --cookie-jar /nonexistent/dir/jar "$FIXTURE/bytes/1"
 	[ "$status" -eq 2 ]
 	grep -q -- "--cookie-jar: cannot read and write '/nonexistent/dir/jar'" <<<"$output"
+}
+
+@test "a jar that cannot be written at the end: exit 23 naming it, the old jar left as it was, in every model" {
+	[ "$(id -u)" = 0 ] || skip "needs root to mount a small tmpfs"
+	full="$BATS_TEST_TMPDIR/full"
+	mkdir -p "$full"
+	mount -t tmpfs -o size=64k tmpfs "$full" || skip "cannot mount tmpfs"
+	jar="$full/jar"
+	run "$CRAWL" -q --cookie-jar "$jar" "$FIXTURE/set-cookie/old/v"
+	[ "$status" -eq 0 ]
+	cp "$jar" "$BATS_TEST_TMPDIR/before"
+	dd if=/dev/zero of="$full/fill" bs=4k 2>/dev/null || true     # the disk is full
+	for m in $MODES; do
+		run --separate-stderr "$CRAWL" --mode=$m -q --format=jsonl --cookie-jar "$jar" "$FIXTURE/set-cookie/new/v"
+		echo "$m: $status: $stderr"
+		[ "$status" -eq 23 ]
+		[ "$stderr" = "crawl: --cookie-jar $jar: No space left on device" ]
+		[ "$(jq -r .ok <<<"$output")" -eq 1 ]
+		cmp "$jar" "$BATS_TEST_TMPDIR/before"
+		[ "$(ls -A "$full" | tr '\n' ' ')" = "fill jar " ]     # no temporary file left
+	done
+	rm "$full/fill"
+	run "$CRAWL" -q --cookie-jar "$jar" "$FIXTURE/set-cookie/new/v"
+	[ "$status" -eq 0 ]
+	[ "$(grep -v '^#' "$jar" | grep . | cut -f6,7 | sort | tr '\n' ' ')" = "$(printf 'new\tv old\tv ')" ]
+	head -1 "$jar" | grep -qx '# Netscape HTTP Cookie File'
+}
+
+@test "a directory as the jar is refused at start with exit 2, and one made in its place during the run fails it with 23" {
+	mkdir "$BATS_TEST_TMPDIR/dir"
+	run "$CRAWL" --cookie-jar "$BATS_TEST_TMPDIR/dir" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --cookie-jar: '$BATS_TEST_TMPDIR/dir' is a directory, not a cookie file" ]
+	[ "$(stat_of "$FIXTURE" requests)" -eq 0 ]
+	for m in $MODES; do
+		jar="$BATS_TEST_TMPDIR/jar-$m"
+		"$CRAWL" --mode=$m -q --format=jsonl --cookie-jar "$jar" "$FIXTURE/set-cookie/k/v" "$FIXTURE/delay/1000/$m" \
+			>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+		pid=$!
+		wait_until 10 requested "$FIXTURE" "/delay/1000/$m"
+		mkdir "$jar"
+		rc=0; wait $pid || rc=$?
+		echo "$m: $rc: $(cat "$BATS_TEST_TMPDIR/err")"
+		[ "$rc" -eq 23 ]
+		[ "$(cat "$BATS_TEST_TMPDIR/err")" = "crawl: --cookie-jar $jar: Is a directory" ]
+		[ -z "$(ls -A "$jar")" ]
+	done
 }

@@ -3,6 +3,7 @@
 # row out, in every model, whatever goes wrong.
 
 load helpers
+bats_require_minimum_version 1.5.0   # run --separate-stderr
 
 
 # bad_list NAME: the corpus file with @FIXTURE@ replaced, in the test's tmpdir.
@@ -124,6 +125,61 @@ rows() { grep '^Length:' <<<"$output"; }
 		[ "$status" -eq 1 ]
 		[ "$(jq -r '[.urls, .ok, .failed] | join(" ")' <<<"$output")" = "100001 1 100000" ]
 	done
+}
+
+# endless_line SIGNAL SOURCE: runs crawl on a list that never ends a line
+# (SOURCE zero: /dev/zero; pipe: `yes | tr -d '\n'` on standard input),
+# waits until it has read 128 MiB of it, sends SIGNAL and sets rss_kb (its
+# peak RSS before the signal), rc and ms (how long it took to exit after).
+endless_line() {
+	local sig=$1 src=$2 out="$BATS_TEST_TMPDIR/out-$1-$2" pid
+	if [ "$src" = zero ]; then
+		"$CRAWL" /dev/zero >"$out" 2>&1 &
+	else
+		(yes | tr -d '\n') | "$CRAWL" - >"$out" 2>&1 &
+	fi
+	pid=$!
+	read_mb() { [ "$(awk '/^rchar/ { print int($2 / 1048576) }' "/proc/$pid/io")" -ge 128 ]; }
+	wait_until 20 read_mb
+	rss_kb=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status")
+	kill -$sig $pid
+	local t0=$(date +%s%N)
+	# Gone, or a zombie waiting for wait; the old reader went on for
+	# seconds after the signal, and is not waited for past ten.
+	gone() { [ ! -e /proc/$pid ] || [ "$(awk '{ print $3 }' /proc/$pid/stat 2>/dev/null)" = Z ]; }
+	wait_until 10 gone || kill -KILL $pid
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	rc=0; wait $pid || rc=$?
+	echo "$sig $src: peak RSS $rss_kb kB, rc $rc after $ms ms"; cat "$out"
+}
+
+@test "a list that never ends a line: memory stays flat, and SIGINT or SIGTERM ends the crawl within a second" {
+	for src in zero pipe; do
+		for sig in INT TERM; do
+			endless_line $sig $src
+			[ "$rss_kb" -lt 65536 ]
+			[ "$ms" -lt 1000 ]
+			if [ $sig = INT ]; then [ "$rc" -eq 130 ]; else [ "$rc" -eq 143 ]; fi
+			# No line ever ended: no row, no message, only the summary.
+			[ "$(grep -c . "$BATS_TEST_TMPDIR/out-$sig-$src")" -eq 2 ]
+			grep -q '^Mode: coro; 0 URLs, 0 ok, 0 failed;' "$BATS_TEST_TMPDIR/out-$sig-$src"
+		done
+	done
+}
+
+@test "a line too long is read no further than 8 KiB, and the next line is crawled" {
+	# 200 MB of one line on a pipe, then a URL: the line is reported once,
+	# the URL fetched, and the reader's memory is a buffer, not the line.
+	list="$BATS_TEST_TMPDIR/fifo"
+	mkfifo "$list"
+	{ printf 'http://127.0.0.1/'; head -c 200000000 /dev/zero | tr '\0' a; printf '\n%s\n' "$FIXTURE/bytes/7"; } >"$list" &
+	run --separate-stderr /usr/bin/time -f 'rss_kb=%M' "$CRAWL" --format=jsonl "$list"
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$(jq -r 'select(.url) | [.line, .fail // "ok", .length] | @tsv' <<<"$output")" = "$(printf '1\tinput\t0\n2\tok\t7')" ]
+	[ "$(grep -c "fifo:1: line longer than 8192 bytes: http://127.0.0.1/aaaa" <<<"$stderr")" -eq 1 ]
+	rss_kb=$(sed -n 's/^rss_kb=//p' <<<"$stderr")
+	[ "$rss_kb" -lt 65536 ]
 }
 
 @test "bad flags exit 2 with a message naming the flag" {

@@ -17,6 +17,13 @@ NALL=$(wc -w <<<"$MODES")
 for skip in ${SKIP_MODES:-}; do MODES=${MODES/$skip /}; done
 NMODES=$(wc -w <<<"$MODES")
 
+# sequential MODE: true when the model runs one transfer at a time (the
+# registry says so: --list-modes=limits), whatever it is called.
+SEQUENTIAL=$("$CRAWL" --list-modes=limits | awk '$2 == 1 { printf "%s ", $1 }')
+sequential() {
+	[[ " $SEQUENTIAL " == *" $1 "* ]]
+}
+
 # per_mode TEXT: "MODE TEXT;" for every model in registry order, as the
 # comparison rows of --mode=all list them.
 per_mode() {

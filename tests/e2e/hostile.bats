@@ -183,7 +183,7 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 	for i in $(seq 300); do echo "$FIXTURE/bytes/$i"; done >"$BATS_TEST_TMPDIR/l.txt"
 	echo "$FIXTURE/deep/300" >>"$BATS_TEST_TMPDIR/l.txt"
 	for m in $MODES; do
-		[ "$m" = seq ] && continue      # one transfer at a time: descriptors enough
+		sequential $m && continue       # one transfer at a time: descriptors enough
 		run --separate-stderr bash -c "ulimit -n 256 && exec '$CRAWL' --mode=$m -c 1000 \
 			--depth 1 --follow '//div//a/@href' -q '$BATS_TEST_TMPDIR/l.txt'"
 		echo "$m: $status: $stderr"

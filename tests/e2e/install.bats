@@ -37,7 +37,7 @@ files() {
 		share/bash-completion/completions/crawl share/zsh/site-functions/_crawl; do
 		[ "$(stat -c %a "$dest/usr/local/$f")" = 644 ] || { echo "$f: not 644"; return 1; }
 	done
-	cmp "$dest/usr/local/share/man/man1/crawl.1" "$ROOT/doc/crawl.1"
+	cmp "$dest/usr/local/share/man/man1/crawl.1" "$BUILD/crawl.1"
 	cmp "$dest/usr/local/share/bash-completion/completions/crawl" "$ROOT/completion/crawl.bash"
 
 	run "$dest/usr/local/bin/crawl" --version

@@ -175,7 +175,7 @@ expected_graph() {
 
 @test "--per-host 2 never has more than two requests in flight" {
 	for m in $MODES; do
-		[ "$m" = seq ] && continue
+		sequential $m && continue
 		start_private_fixture
 		urls=()
 		for i in $(seq 10); do urls+=("$PFIX/delay/200/$i"); done

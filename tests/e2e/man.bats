@@ -8,6 +8,12 @@
 load helpers
 
 DOC="$BATS_TEST_DIRNAME/../../doc"
+# crawl(1) as built: its MODELS section comes from the registry.
+case $BUILD in
+/*) CRAWL_1="$BUILD/crawl.1" ;;
+*) CRAWL_1="$BATS_TEST_DIRNAME/../../$BUILD/crawl.1" ;;
+esac
+PAGES=("$CRAWL_1" "$DOC/crawl-fixture-server.1")
 LONG='--[a-z][a-z-]*'
 SHORT='(^| )-[A-Za-z]\b'
 ENDPOINT='/[a-z][a-z.-]*(/[a-z][a-z.-]*)*'
@@ -46,23 +52,23 @@ same() {
 
 @test "every long option crawl --help prints has an entry in crawl(1), and every entry is in --help" {
 	help=$("$CRAWL" --help | grep -oE -e "$LONG")
-	man=$(items "$DOC/crawl.1" OPTIONS | grep -oE -e "$LONG")
+	man=$(items "$CRAWL_1" OPTIONS | grep -oE -e "$LONG")
 	[ -n "$help" ]
 	same "crawl --help (<) and crawl(1) OPTIONS (>)" "$help" "$man"
 }
 
 @test "every short option crawl --help prints has an entry in crawl(1), and every entry is in --help" {
 	help=$("$CRAWL" --help | grep -oE '^ +-[A-Za-z],' | tr -d ' ,')
-	man=$(items "$DOC/crawl.1" OPTIONS | grep -oE "$SHORT" | tr -d ' ')
+	man=$(items "$CRAWL_1" OPTIONS | grep -oE "$SHORT" | tr -d ' ')
 	[ -n "$help" ]
 	same "crawl --help (<) and crawl(1) OPTIONS (>)" "$help" "$man"
 }
 
 @test "every option crawl(1) names anywhere, and in its examples of crawl, is one crawl --help prints" {
 	help=$("$CRAWL" --help | grep -oE -e "$LONG")
-	named=$(outside "$DOC/crawl.1" EXAMPLES | grep -oE -e "$LONG")
+	named=$(outside "$CRAWL_1" EXAMPLES | grep -oE -e "$LONG")
 	# In the examples, only what follows the command crawl itself.
-	examples=$(plain "$DOC/crawl.1" | sed -n '/^\.SH EXAMPLES/,/^\.SH /p' |
+	examples=$(plain "$CRAWL_1" | sed -n '/^\.SH EXAMPLES/,/^\.SH /p' |
 		grep -E '(^|\| *)crawl ' | sed -E 's/.*(^|\| *)crawl //' | grep -oE -e "$LONG")
 	[ -n "$examples" ]
 	for o in $named $examples; do
@@ -87,25 +93,25 @@ same() {
 }
 
 @test "crawl(1) describes every model of the registry, and no other" {
-	man=$(items "$DOC/crawl.1" MODELS | grep -v '^\.B all$' | sed 's/^\.B //')
+	man=$(items "$CRAWL_1" MODELS | grep -v '^\.B all$' | sed 's/^\.B //')
 	same "crawl --list-modes (<) and crawl(1) MODELS (>)" "$MODES" "$man"
 }
 
 @test "crawl(1) lists the exit statuses the help text names, and no other" {
 	help=$("$CRAWL" --help | sed -n '/^Exit status/,$p' | grep -oE '\b[0-9]+\b')
-	man=$(items "$DOC/crawl.1" "EXIT STATUS" | sed 's/^\.B //')
+	man=$(items "$CRAWL_1" "EXIT STATUS" | sed 's/^\.B //')
 	same "crawl --help (<) and crawl(1) EXIT STATUS (>)" "$help" "$man"
 }
 
 @test "the pages carry crawl's version" {
 	version=$("$CRAWL" --version | awk '{ print $2 }')
-	for page in "$DOC"/*.1; do
+	for page in "${PAGES[@]}"; do
 		grep -q "^\.TH .* \"crawl $version\" " "$page" || { echo "$page: not crawl $version"; return 1; }
 	done
 }
 
 @test "groff renders every page without a warning" {
-	for page in "$DOC"/*.1; do
+	for page in "${PAGES[@]}"; do
 		for dev in ps utf8; do
 			run groff -ww -z -man -T"$dev" "$page"
 			[ "$status" -eq 0 ]
@@ -115,7 +121,7 @@ same() {
 }
 
 @test "man -l renders every page without a warning" {
-	for page in "$DOC"/*.1; do
+	for page in "${PAGES[@]}"; do
 		run bash -c 'MANWIDTH=80 man --warnings=w -l "$1" 2>&1 >/dev/null' _ "$page"
 		[ "$status" -eq 0 ]
 		[ -z "$output" ] || { echo "$page: $output"; return 1; }

@@ -111,7 +111,7 @@ at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 		[ "$status" -eq 0 ]
 		[ "$(jq -r 'select(.url) | .length' <<<"$output" | tr '\n' ' ')" = "100 100 100 100 " ]
 		gaps_at_least 0.18
-		[ "$m" = seq ] && continue
+		sequential $m && continue
 		run "$CRAWL" --mode=$m --format=jsonl "$PFIX/delay/200/a" "$PFIX/delay/200/b" "$PFIX/delay/200/c" "$PFIX/delay/200/d"
 		below "$(starts | tail -1)" 0.15
 	done

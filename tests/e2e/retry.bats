@@ -7,7 +7,7 @@
 load helpers
 
 # one MODE: "-c 1", but for seq, which has one transfer anyway (and warns).
-one() { [ "$1" = seq ] || echo "-c 1"; }
+one() { sequential "$1" || echo "-c 1"; }
 
 # key NAME: a path segment no other test (or run) of this file uses.
 key() { echo "$1-$BATS_TEST_NUMBER-$$"; }

@@ -246,3 +246,35 @@ peak_kb() {
 		grep -q "^Length:  error  URL: $FIXTURE/delay/5000/x-$m (cancelled: interrupted)$" "$out"
 	done
 }
+
+@test "-o FIFO: SIGINT or SIGTERM while it waits for a reader exits 130 or 143, quietly; a reader gets the rows" {
+	fifo="$BATS_TEST_TMPDIR/fifo"
+	mkfifo "$fifo"
+	for sig in INT TERM; do
+		"$CRAWL" -o "$fifo" --format=jsonl "$FIXTURE/bytes/3" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+		pid=$!
+		# Its signal thread runs: a signal from now on is taken.
+		threads() { [ "$(ls "/proc/$pid/task" 2>/dev/null | wc -l)" -ge 2 ]; }
+		wait_until 10 threads
+		kill -$sig $pid
+		t0=$(date +%s%N)
+		gone() { [ ! -e /proc/$pid ] || [ "$(awk '{ print $3 }' /proc/$pid/stat 2>/dev/null)" = Z ]; }
+		wait_until 5 gone || kill -KILL $pid
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		rc=0; wait $pid || rc=$?
+		echo "$sig: rc $rc after $ms ms: $(cat "$BATS_TEST_TMPDIR/err")"
+		if [ $sig = INT ]; then [ "$rc" -eq 130 ]; else [ "$rc" -eq 143 ]; fi
+		[ "$ms" -lt 1000 ]
+		[ ! -s "$BATS_TEST_TMPDIR/out" ] && [ ! -s "$BATS_TEST_TMPDIR/err" ]
+	done
+	[ "$(stat_of "$FIXTURE" requests)" -eq 0 ]
+	# A reader that comes later gets every row.
+	"$CRAWL" -o "$fifo" --format=jsonl "$FIXTURE/bytes/3" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	wait_until 10 threads
+	run cat "$fifo"
+	rc=0; wait $pid || rc=$?
+	[ "$rc" -eq 0 ]
+	[ "$(jq -r 'select(.url) | .length' <<<"$output")" -eq 3 ]
+	[ ! -s "$BATS_TEST_TMPDIR/err" ]
+}

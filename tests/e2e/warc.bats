@@ -277,6 +277,28 @@ while True:
 	done
 }
 
+@test "a procs worker that cannot make its WARC file ends at once, named, its URLs done by the others" {
+	[[ " $MODES " == *" procs "* ]] || skip "procs is not among the models run"
+	for i in $(seq 100); do echo "$FIXTURE/bytes/$i"; done >"$D/l.txt"
+	mkdir -p "$D/x-w0.warc.gz"
+	run --separate-stderr timeout 30 "$CRAWL" --mode=procs --procs 2 --format=jsonl \
+		--warc "$D/x.warc.gz" "$D/l.txt"
+	echo "$status: $stderr"
+	[ "$status" -eq 23 ]
+	grep -qx "crawl: --warc: cannot write $D/x-w0.warc.gz: Is a directory (the archive is not written)" <<<"$stderr"
+	[ "$(jq -r 'select(.url) | .url' <<<"$output" | sort -u | wc -l)" -eq 100 ]
+	[ "$(jq -c 'select(.url)' <<<"$output" | wc -l)" -eq 100 ]
+	# Both workers failing: every URL still gets its one row, failed.
+	rm -f "$D/x-w1.warc.gz"
+	mkdir -p "$D/x-w1.warc.gz"
+	run --separate-stderr timeout 30 "$CRAWL" --mode=procs --procs 2 --format=jsonl \
+		--warc "$D/x.warc.gz" "$D/l.txt"
+	echo "$status: $stderr"
+	[ "$status" -eq 23 ]
+	[ "$(jq -c 'select(.url)' <<<"$output" | wc -l)" -eq 100 ]
+	[ "$(jq -r 'select(.url) | select(.fail == null)' <<<"$output" | wc -l)" -eq 0 ]
+}
+
 @test "--warc's usage errors: the file name, --cdx or --warc-max-size alone, --mode=all" {
 	run "$CRAWL" --warc "$D/a.warc" "$FIXTURE/bytes/1"
 	[ "$status" -eq 2 ]
@@ -292,6 +314,24 @@ while True:
 	run "$CRAWL" --warc "$D/no/such/dir/a.warc.gz" "$FIXTURE/bytes/1"
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "crawl: --warc: cannot write '$D/no/such/dir/a.warc.gz': No such file or directory" ]
+}
+
+@test "--cdx naming a directory is the index's error, not the WARC file's: at the start, or a procs worker's own file" {
+	mkdir "$D/idx" "$D/w.warc.gz"
+	run "$CRAWL" --warc "$D/a.warc.gz" --cdx "$D/idx" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --cdx: cannot write '$D/idx': Is a directory" ]
+	run "$CRAWL" --warc "$D/w.warc.gz" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --warc: cannot write '$D/w.warc.gz': Is a directory" ]
+	[[ " $MODES " == *" procs "* ]] || return 0
+	mkdir "$D/i-w0.cdxj"
+	run --separate-stderr timeout 30 "$CRAWL" --mode=procs --procs 2 -q --warc "$D/p.warc.gz" \
+		--cdx "$D/i.cdxj" "$FIXTURE/bytes/1" "$FIXTURE/bytes/2"
+	echo "$status: $stderr"
+	[ "$status" -eq 23 ]
+	grep -qx "crawl: --cdx: cannot write $D/i-w0.cdxj: Is a directory (the archive is not written)" <<<"$stderr"
+	[[ "$stderr" != *"--warc: cannot write"* ]]
 }
 
 @test "the warcinfo record names the software and the command line" {

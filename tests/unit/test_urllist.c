@@ -186,6 +186,61 @@ static void test_overlong_line_fails_with_a_short_row(void **state)
     free(text);
 }
 
+/* A line whose text is longer than LINE_KEEP (n bytes at text) followed by
+ * fill: the kept start and whether the dropped rest held text decide. */
+static char *long_line(const char *start, char fill, size_t n, const char *after, size_t *len)
+{
+    size_t a = strlen(start), b = strlen(after);
+    char *text = malloc(a + n + b);
+    memcpy(text, start, a);
+    memset(text + a, fill, n);
+    memcpy(text + a + n, after, b);
+    *len = a + n + b;
+    return text;
+}
+
+static void test_a_url_followed_by_100_000_spaces_is_that_url(void **state)
+{
+    struct fixture *f = *state;
+    size_t len;
+    char *text = long_line("http://127.0.0.1/a", ' ', 100000, "\r\nhttp://127.0.0.1/b\n", &len);
+    assert_int_equal(read_text(f, text, len), 0);
+    assert_int_equal(f->n, 2);
+    assert_string_equal(f->rows[0].url, "http://127.0.0.1/a");
+    assert_int_equal(f->rows[0].fail, CRAWL_FAIL_NONE);
+    assert_string_equal(f->rows[1].url, "http://127.0.0.1/b");
+    assert_int_equal(f->rows[1].line, 2);
+    assert_int_equal(f->msgs_len, 0);
+    free(text);
+}
+
+static void test_a_comment_of_100_000_bytes_is_skipped_whole(void **state)
+{
+    struct fixture *f = *state;
+    size_t len;
+    char *text = long_line("# ", 'x', 100000, "\nhttp://127.0.0.1/b\n", &len);
+    assert_int_equal(read_text(f, text, len), 0);
+    assert_int_equal(f->n, 1);
+    assert_string_equal(f->rows[0].url, "http://127.0.0.1/b");
+    assert_int_equal(f->rows[0].line, 2);
+    assert_int_equal(f->msgs_len, 0);
+    free(text);
+}
+
+static void test_a_line_that_never_ends_is_one_bad_line_at_the_end(void **state)
+{
+    struct fixture *f = *state;
+    size_t len;
+    char *text = long_line("http://127.0.0.1/", '\0', 3 << 20, "", &len);
+    assert_int_equal(read_text(f, text, len), 1);
+    assert_int_equal(f->n, 1);
+    assert_int_equal(f->rows[0].line, 1);
+    assert_string_equal(f->rows[0].error, "line longer than 8192 bytes");
+    assert_int_equal(strncmp(f->rows[0].url, "http://127.0.0.1/\\x00\\x00", 25), 0);
+    assert_int_equal(strncmp(f->msgs, "list.txt:1: line longer than 8192 bytes: http://127.0.0.1/\\x00", 62), 0);
+    free(text);
+}
+
 static void test_scheme_is_case_insensitive(void **state)
 {
     struct fixture *f = *state;
@@ -228,6 +283,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_lines_fail_with_a_message_naming_the_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nul_bytes_fail_the_line_and_are_shown_escaped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overlong_line_fails_with_a_short_row, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_url_followed_by_100_000_spaces_is_that_url, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_comment_of_100_000_bytes_is_skipped_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_line_that_never_ends_is_one_bad_line_at_the_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scheme_is_case_insensitive, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty_list_gives_no_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_argument_urls_are_checked_the_same_way, setup, teardown),

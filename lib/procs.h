@@ -1,7 +1,7 @@
-/* procs_internal.h: what the two sides of the procs model share (the
+/* procs.h: what the two sides of the procs model share (the
  * coordinator in mode_procs.c, the worker process in procs_worker.c). */
-#ifndef CRAWL_PROCS_INTERNAL_H
-#define CRAWL_PROCS_INTERNAL_H
+#ifndef CRAWL_PROCS_H
+#define CRAWL_PROCS_H
 
 #include <sys/types.h>
 
