@@ -71,6 +71,10 @@ void signals_default(void)
 {
     sigset_t set;
     taken(&set);
+    /* Blocked, they were taken even where the shell that started crawl in
+     * the background ignores them; so they are here too. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 

@@ -492,6 +492,45 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	done
 }
 
+@test "a server stopped (SIGSTOP) before a worker or --status asks it: --frontier-retry bounds them (exit 7, no reply in 1 s), SIGTERM and SIGINT end them within a second" {
+	start_private_fixture
+	own_redis
+	kill -STOP "$OWN_PID"
+	t0=$(date +%s.%N)
+	run "$CRAWL" --frontier "$(front)" --status --frontier-retry 1
+	t=$(since "$t0")
+	echo "$output; $t s"
+	[ "$status" -eq 7 ]
+	[ "$output" = "crawl: --frontier $(front): no reply in 1 s" ]
+	awk -v t="$t" 'BEGIN { exit !(t >= 0.9 && t < 2.5) }'
+	run worker 1 --frontier-retry 1
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$status" -eq 7 ]
+	grep -qxF "crawl: --frontier $(front): no reply in 1 s" "$BATS_TEST_TMPDIR/err.1"
+	[ ! -e "$BATS_TEST_TMPDIR/out.1.jsonl" ]
+	for sig in TERM INT; do
+		(worker $sig) &
+		p=$!
+		(exec "$CRAWL" --frontier "$(front)" --status >/dev/null 2>&1) &
+		q=$!
+		sleep 0.3
+		t0=$(date +%s.%N)
+		kill -$sig $p $q
+		exits_within 5 $p
+		rp=$rc
+		exits_within 5 $q
+		rq=$rc
+		t=$(since "$t0")
+		echo "SIG$sig: worker $rp, --status $rq, after $t s"
+		want=143
+		[ $sig = TERM ] || want=130
+		[ "$rp" -eq $want ]
+		[ "$rq" -eq $want ]
+		awk -v t="$t" 'BEGIN { exit !(t < 1.2) }'
+		[ ! -e "$BATS_TEST_TMPDIR/out.$sig.jsonl" ]
+	done
+}
+
 @test "a server stopped (SIGSTOP) for longer than --lease but not --frontier-retry: the worker carries on and fetches every page once" {
 	start_private_fixture
 	own_redis
