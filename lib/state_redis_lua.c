@@ -61,10 +61,10 @@
     "local function bump() return redis.call('HINCRBY', K..'meta', 'gen', 1) end\n"     \
     "local function done_req(req) return req <= num('wreq', w) end\n"                   \
     "local function take_req(req) redis.call('HSET', K..'wreq', w, req) end\n"          \
-    "local function reap(t, lease)\n"                                                   \
+    "local function reap(t, lease, heard)\n"                                            \
     "  local last = tonumber(redis.call('HGET', K..'meta', 'tick') or t)\n"             \
     "  redis.call('HSET', K..'meta', 'tick', t)\n"                                      \
-    "  if t - last > lease / 2 then\n"                                                  \
+    "  if heard and t - last > lease / 2 then\n"                                        \
     "    for _, x in ipairs(redis.call('ZRANGE', K..'workers', 0, -1)) do\n"            \
     "      redis.call('ZINCRBY', K..'workers', t - last, x) end\n"                      \
     "  end\n"                                                                           \
@@ -85,10 +85,13 @@
 /* The reaping, explained: a worker silent for a whole lease (its last
  * heartbeat in workers older than that) loses its pages to rq and its
  * session. But when nobody at all was heard for more than half a lease
- * (every worker beats four times a lease), the server itself, or every
- * worker's link to it, was stopped: nobody could have taken anyone's
- * pages meanwhile, so that time counts against nobody and every
- * heartbeat moves on by it (tick: the last time a script reaped). */
+ * (every worker beats four times a lease) and the silence ends with a
+ * script of a live worker (heard: its session checked), the server
+ * itself, or every worker's link to it, was stopped: nobody could have
+ * taken anyone's pages meanwhile, so that time counts against nobody and
+ * every heartbeat moves on by it (tick: the last time a script reaped).
+ * A silence that ends with a hello is not one: a worker started again
+ * where the only one was killed finds it reaped once its lease is over. */
 
 /* The keys of a crawl, with the type each must have. */
 #define LUA_TYPES                                                                       \
@@ -139,7 +142,7 @@ static const char LUA_HELLO[] = LUA_PRELUDE LUA_TYPES
     "elseif had ~= opts then return {'opts', had}\n"
     "else e = intact() if e then return e end end\n"
     "local t = now()\n"
-    "reap(t, lease)\n"
+    "reap(t, lease, false)\n"
     "if redis.call('ZSCORE', K..'workers', w) then return {'busy', w} end\n"
     "local holder = redis.call('HGET', K..'wfile', ident)\n"
     "if holder and holder ~= w and redis.call('ZSCORE', K..'workers', holder) then\n"
@@ -158,7 +161,7 @@ static const char LUA_BEAT[] = LUA_PRELUDE
     "local lease = tonumber(ARGV[5])\n"
     "local e = check(true) if e then return e end\n"
     "local t = now()\n"
-    "reap(t, lease)\n"
+    "reap(t, lease, true)\n"
     "if redis.call('HGET', K..'wsess', w) ~= sess then\n"
     "  return redis.error_reply('" REDIS_REAPED "') end\n"
     "redis.call('ZADD', K..'workers', t, w)\n"
@@ -203,7 +206,7 @@ static const char LUA_LEASE[] = LUA_PRELUDE
     "  tonumber(ARGV[8])\n"
     "local e = check(true) if e then return e end\n"
     "local t = now()\n"
-    "reap(t, lease)\n"
+    "reap(t, lease, true)\n"
     "if redis.call('HGET', K..'wsess', w) ~= sess then\n"
     "  return redis.error_reply('" REDIS_REAPED "') end\n"
     "redis.call('ZADD', K..'workers', t, w)\n"
@@ -358,7 +361,7 @@ static const char LUA_LEFT[] = LUA_PRELUDE
 static const char LUA_SEED[] = LUA_PRELUDE
     "local lease = tonumber(ARGV[5])\n"
     "local e = check(true) if e then return e end\n"
-    "reap(now(), lease)\n"
+    "reap(now(), lease, true)\n"
     "if redis.call('HGET', K..'meta', 'seed_done') == '1' then return 0 end\n"
     "local holder = redis.call('GET', K..'seedlock')\n"
     "if not holder or holder == w then\n"

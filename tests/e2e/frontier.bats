@@ -197,6 +197,23 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	[ "$twice" -lt $N ]
 }
 
+@test "a lone worker killed with SIGKILL and started again long after its lease: its pages are its own again, every page once" {
+	start_private_fixture
+	N=200
+	(worker 1 --delay 10 -c 2 --lease 1) &
+	p=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
+	kill -KILL $p
+	wait $p || true
+	# Longer than a lease, with nobody heard: not a stopped server.
+	sleep 2
+	run worker 1 --lease 1
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$status" -eq 0 ]
+	grep -q "^crawl: --frontier $(front): joining ([0-9]* pages fetched so far; " "$BATS_TEST_TMPDIR/err.1"
+	diff <(union | sort) <(expected | sort)
+}
+
 @test "a worker stopped with Ctrl-C exits 130, writes no cancelled rows and gives its pages back at once" {
 	start_private_fixture
 	(worker 1 --delay 2 --lease 600) &
@@ -432,6 +449,31 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	cat "$BATS_TEST_TMPDIR/err.1"
 	[ "$status" -eq 8 ]
 	! grep -q "finished" "$BATS_TEST_TMPDIR/err.1"
+}
+
+@test "a server whose memory fills under noeviction refuses a write: the worker exits 8, memory full, rows whole; given room, the same command continues, every page once" {
+	start_private_fixture
+	own_redis
+	(LIST="$PFIX/graph/30000/8/" worker 1 --depth 9 --delay 5 -c 2 --lease 1 --max-pages 400) &
+	p=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
+	used=$(rcli INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }')
+	[ "$(rcli CONFIG SET maxmemory $((used + 50000)))" = OK ]
+	exits_within 15 $p
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$rc" -eq 8 ]
+	grep -q "^crawl: --frontier $(front): the server's memory is full (OOM command not allowed .*); stopped (the rows of the pages done are in $BATS_TEST_TMPDIR/out.1.jsonl)$" "$BATS_TEST_TMPDIR/err.1"
+	whole 1
+	[ "$(union | wc -l)" -lt 400 ]
+	[ "$(rcli CONFIG SET maxmemory 0)" = OK ]
+	# Its pages are given back after its lease; then it joins again.
+	sleep 1.5
+	LIST="$PFIX/graph/30000/8/" run worker 1 --depth 9 --lease 1 --max-pages 400
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$status" -eq 0 ]
+	whole 1
+	[ "$(union | sort -u | wc -l)" -eq 400 ]
+	[ "$(union | wc -l)" -eq 400 ]
 }
 
 @test "a server that may evict the crawl's keys (maxmemory-policy not noeviction) or keeps nothing on disk is warned of" {
