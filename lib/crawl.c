@@ -625,6 +625,11 @@ void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
     crawl_done(c, job);
 }
 
+void crawl_fail_nomem(struct crawl *c, struct crawl_job *job)
+{
+    crawl_fail(c, job, CRAWL_FAIL_OTHER, "out of memory");
+}
+
 void crawl_cancel(struct crawl *c, enum crawl_cancel_why why)
 {
     if (!cancel_set(&c->cancel, why))

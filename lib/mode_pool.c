@@ -55,7 +55,7 @@ static void *pool_task(void *arg, int worker)
         fetch_perform(x, crawl_fetch_ctx(m->c), t->job, worker);
         crawl_done(m->c, t->job);
     } else {
-        crawl_fail(m->c, t->job, CRAWL_FAIL_OTHER, "out of memory");
+        crawl_fail_nomem(m->c, t->job);
     }
     pthread_mutex_lock(&m->lock);
     m->busy--;
@@ -106,7 +106,7 @@ static int pool_run(struct crawl *c)
             break;
         struct ptask *t = malloc(sizeof *t);
         if (!t) {
-            crawl_fail(c, job, CRAWL_FAIL_OTHER, "out of memory");
+            crawl_fail_nomem(c, job);
             continue;
         }
         t->m = &m;
