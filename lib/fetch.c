@@ -307,6 +307,9 @@ CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share)
     curl_easy_setopt(h, CURLOPT_USERAGENT, o->user_agent);
     if (ctx->headers)
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, ctx->headers);
+    /* Loaded into the handle's DNS cache on its first transfer. */
+    if (o->resolve)
+        curl_easy_setopt(h, CURLOPT_RESOLVE, o->resolve);
     if (bufsize > 0)
         curl_easy_setopt(h, CURLOPT_BUFFERSIZE, bufsize);
     if (o->cacert)
