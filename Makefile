@@ -19,7 +19,7 @@
 BUILD   ?= build
 CC      ?= cc
 SAN     ?=
-PKGS    := libcurl libxml-2.0 zlib icu-uc libcrypto lmdb hiredis
+PKGS    := libcurl libxml-2.0 zlib libbrotlidec libzstd icu-uc libcrypto lmdb hiredis
 
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread -fstack-clash-protection

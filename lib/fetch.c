@@ -340,11 +340,10 @@ CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share)
         curl_easy_setopt(h, CURLOPT_COOKIEFILE, "");
     }
     /* --warc archives the body as sent, and every response of a redirect
-     * chain: fetch_keep.c decodes a copy (zlib: gzip and deflate, all that
-     * is asked for) and follows redirects itself. The request head comes
-     * from the debug callback, which libcurl calls only when verbose. */
+     * chain: fetch_keep.c decodes a copy (every coding libcurl decodes and
+     * so offers, decode.c) and follows redirects itself. The request head
+     * comes from the debug callback, which libcurl calls only when verbose. */
     if (ctx->warc) {
-        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip, deflate");
         curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
         curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, keep_on_header);
