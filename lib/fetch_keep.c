@@ -263,9 +263,13 @@ int keep_follow(struct fetch_xfer *x, CURLcode rc)
                   x->ctx->opts->max_redirs);
         return 0;
     }
+    /* The row says what libcurl's own following says: the redirect
+     * counted, the URL it named as the final one. */
     if (strncasecmp(loc, "http://", 7) != 0 && strncasecmp(loc, "https://", 8) != 0) {
         keep_fail(k, CRAWL_FAIL_PROTOCOL, "redirect refused, only http and https are "
                   "followed (%.*s)", (int)strcspn(loc, ":"), loc);
+        if (!(k->refused = strdup(loc)))
+            keep_fail(k, CRAWL_FAIL_OTHER, "out of memory");
         return 0;
     }
     char *next = strdup(loc);
@@ -315,9 +319,20 @@ void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
         r->redirects = k->hops;
         r->time_total += k->hop_time;
     }
+    /* The body of a redirect meant to be followed is no page's (fetch.c
+     * counts it out of wire_bytes in the same words). */
+    if (k->skip)
+        r->wire_bytes = 0;
+    if (k->refused) {
+        r->redirects = k->hops + 1;
+        free(r->final_url);
+        if (!(r->final_url = strdup(k->refused)))
+            keep_fail(k, CRAWL_FAIL_OTHER, "out of memory");
+    }
     if (k->fail != CRAWL_FAIL_NONE)
         job_error_set(r, k->fail, k->why ? k->why : "out of memory");
     end_decode(k);
+    free(k->refused);
     free(k->why);
     warc_capture_free(k->cap);
     free(k);

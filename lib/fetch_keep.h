@@ -20,6 +20,8 @@ struct fetch_keep {
                                * bodies as sent), or NULL */
     int    hops;              /* redirects followed by fetch itself (--warc) */
     double hop_time;          /* the seconds they took */
+    char  *refused;           /* the target of a redirect refused for its
+                               * scheme, which the row names as final */
     enum crawl_fail fail;     /* why keeping failed the transfer, or NONE */
     char  *why;               /* ... in words */
 };

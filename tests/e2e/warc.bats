@@ -202,6 +202,30 @@ response() {
 	done
 }
 
+@test "the rows are those of a crawl without --warc, timings apart: codings, redirects followed, refused and too many, in every model" {
+	urls=("$FIXTURE/br/100000" "$FIXTURE/zstd/100000" "$FIXTURE/gzip/100000" "$FIXTURE/bytes/10"
+		"$FIXTURE/redirect/2" "$FIXTURE/redirect-to?url=file%3A%2F%2F%2Fetc%2Fpasswd"
+		"$FIXTURE/redirect-to?url=ftp%3A%2F%2F127.0.0.1%2Fx" "$FIXTURE/redirect-loop" "$FIXTURE/status/404"
+		"$FIXTURE/header/Accept-Encoding" "$FIXTURE/headers")
+	for m in $MODES; do
+		rm -f "$D"/a*.warc.gz
+		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 "${urls[@]}"
+		[ "$status" -eq 1 ]
+		without=$(rows <<<"$output")
+		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 --warc "$D/a.warc.gz" "${urls[@]}"
+		[ "$status" -eq 1 ]
+		with=$(rows <<<"$output")
+		diff <(echo "$without") <(echo "$with") || { echo "$m: the rows differ (< without, > with --warc)"; return 1; }
+		# the refused redirect, as libcurl's own following reports it
+		[ "$(jq -c 'select(.line == 6) | [.status, .length, .wire_bytes, .redirects, .final_url, .fail, .error]' <<<"$output")" = \
+			'[302,0,0,1,"file:///etc/passwd","protocol","redirect refused, only http and https are followed (file)"]' ]
+		[ "$(jq -c 'select(.line == 8) | [.status, .wire_bytes, .redirects, .final_url, .fail]' <<<"$output")" = \
+			"[302,0,3,\"$FIXTURE/redirect-loop\",\"redirects\"]" ]
+		run python3 "$CHECK" check $(warc_files $m "$D/a")
+		[ "$status" -eq 0 ]
+	done
+}
+
 @test "content codings as libcurl takes them: stacked, unknown, too many, corrupt, cut short, bytes after the end; rows as without --warc, in every model" {
 	printf 'hello\n' | gzip | zstd -q | response stacked 'Content-Encoding: gzip, zstd\r\n'
 	printf 'hello\n' | gzip | gzip | response twolines 'Content-Encoding: gzip\r\nContent-Encoding: x-gzip\r\n'
@@ -264,20 +288,26 @@ response() {
 }
 
 @test "--max-redirs and refused redirect schemes fail as without --warc, every response recorded" {
+	urls=("$FIXTURE/redirect-loop" "$FIXTURE/redirect-to?url=ftp%3A%2F%2F127.0.0.1%2Fx"
+		"$FIXTURE/redirect-to?url=file%3A%2F%2F%2Fetc%2Fpasswd" "$FIXTURE/redirect/1")
 	for m in $MODES; do
 		rm -f "$D"/a*.warc.gz
-		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 --warc "$D/a.warc.gz" "$FIXTURE/redirect-loop" \
-			"$FIXTURE/redirect-to?url=ftp%3A%2F%2F127.0.0.1%2Fx"
+		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 --warc "$D/a.warc.gz" "${urls[@]}"
 		echo "$output"
 		[ "$status" -eq 1 ]
 		[ "$(jq -r "select(.url == \"$FIXTURE/redirect-loop\") | [.fail, .error] | join(\"|\")" <<<"$output")" = \
 			"redirects|Maximum (3) redirects followed" ]
-		[ "$(jq -r "select(.url | test(\"redirect-to\")) | [.fail, .error] | join(\"|\")" <<<"$output")" = \
-			"protocol|redirect refused, only http and https are followed (ftp)" ]
+		[ "$(jq -r "select(.url | test(\"ftp\")) | [.fail, .error, .redirects, .final_url] | join(\"|\")" <<<"$output")" = \
+			"protocol|redirect refused, only http and https are followed (ftp)|1|ftp://127.0.0.1/x" ]
+		[ "$(jq -r "select(.url | test(\"file\")) | [.fail, .error, .redirects, .final_url] | join(\"|\")" <<<"$output")" = \
+			"protocol|redirect refused, only http and https are followed (file)|1|file:///etc/passwd" ]
+		with=$(rows <<<"$output")
+		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 "${urls[@]}"
+		[ "$with" = "$(rows <<<"$output")" ]
 		run python3 "$CHECK" check $(warc_files $m "$D/a")
 		[ "$status" -eq 0 ]
 		[ "$(grep -c "^$FIXTURE/redirect-loop 302 " <<<"$output")" -eq 4 ]
-		[ "$(grep -c "redirect-to" <<<"$output")" -eq 1 ]
+		[ "$(grep -c "redirect-to" <<<"$output")" -eq 2 ]
 	done
 }
 
