@@ -381,8 +381,8 @@ static void check_jar(const char *path)
         die_usage("--cookie-jar: cannot read and write '%s': %s", path, strerror(errno));
 }
 
-/* Options of the fetch and the model. Returns 1 when ch was one of them. */
-static int opt_fetching(struct cli *cli, int ch)
+/* Options of the model and the run. Returns 1 when ch was one of them. */
+static int opt_model(struct cli *cli, int ch)
 {
     struct crawl_opts *o = &cli->opts;
     char names[256];
@@ -396,6 +396,34 @@ static int opt_fetching(struct cli *cli, int ch)
     case 'c':
         o->concurrency = (int)parse_long("--concurrency", optarg, 1, 1000000);
         return 1;
+    case OPT_STACK_SIZE:
+        o->stack_size = (size_t)parse_size("--stack-size", optarg, 16 * 1024);
+        cli->given |= GIVEN_STACK;
+        return 1;
+    case OPT_LOOPS:
+        o->loops = (int)parse_long("--loops", optarg, 1, 256);
+        cli->given |= GIVEN_LOOPS;
+        return 1;
+    case OPT_PROCS:
+        o->procs = (int)parse_long("--procs", optarg, 1, 256);
+        cli->given |= GIVEN_PROCS;
+        return 1;
+    case OPT_PARSE_THREADS:
+        o->parse_threads = (int)parse_long("--parse-threads", optarg, 0, 256);
+        cli->given |= GIVEN_PARSE;
+        return 1;
+    case OPT_DEADLINE:
+        o->deadline = parse_seconds("--deadline", optarg);
+        return 1;
+    }
+    return 0;
+}
+
+/* Options of each request. Returns 1 when ch was one of them. */
+static int opt_request(struct cli *cli, int ch)
+{
+    struct crawl_opts *o = &cli->opts;
+    switch (ch) {
     case OPT_TIMEOUT:
         o->timeout = parse_seconds("--timeout", optarg);
         return 1;
@@ -469,25 +497,6 @@ static int opt_fetching(struct cli *cli, int ch)
         o->cacert = optarg;
         return 1;
     }
-    case OPT_STACK_SIZE:
-        o->stack_size = (size_t)parse_size("--stack-size", optarg, 16 * 1024);
-        cli->given |= GIVEN_STACK;
-        return 1;
-    case OPT_LOOPS:
-        o->loops = (int)parse_long("--loops", optarg, 1, 256);
-        cli->given |= GIVEN_LOOPS;
-        return 1;
-    case OPT_PROCS:
-        o->procs = (int)parse_long("--procs", optarg, 1, 256);
-        cli->given |= GIVEN_PROCS;
-        return 1;
-    case OPT_PARSE_THREADS:
-        o->parse_threads = (int)parse_long("--parse-threads", optarg, 0, 256);
-        cli->given |= GIVEN_PARSE;
-        return 1;
-    case OPT_DEADLINE:
-        o->deadline = parse_seconds("--deadline", optarg);
-        return 1;
     }
     return 0;
 }
@@ -769,8 +778,8 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     cli->argv = argv;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":c:A:H:o:x:qkhV", long_opts, NULL)) != -1) {
-        if (opt_fetching(cli, ch) || opt_output(cli, ch) || opt_following(cli, ch) ||
-            opt_keeping(cli, ch))
+        if (opt_model(cli, ch) || opt_request(cli, ch) || opt_output(cli, ch) ||
+            opt_following(cli, ch) || opt_keeping(cli, ch))
             continue;
         switch (ch) {
         case 'h':
