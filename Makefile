@@ -19,7 +19,7 @@
 BUILD   ?= build
 CC      ?= cc
 SAN     ?=
-PKGS    := libcurl libxml-2.0 zlib icu-uc libcrypto lmdb hiredis
+PKGS    := libcurl libxml-2.0 zlib libbrotlidec libzstd icu-uc libcrypto lmdb hiredis
 
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread -fstack-clash-protection
@@ -36,8 +36,9 @@ EV_CFLAGS := $(shell pkg-config --cflags libev 2>/dev/null)
 EV_LIBS   := $(shell pkg-config --libs libev 2>/dev/null || echo -lev)
 override CFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EV_CFLAGS) -Ilib -Ifixture
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(EV_LIBS) -lm -pthread
-# The fixture server needs neither libcurl nor libxml2.
-FIX_LIBS  := $(shell pkg-config --libs zlib 2>/dev/null || echo -lz) $(EV_LIBS) -pthread
+# The fixture server needs neither libcurl nor libxml2; it encodes bodies
+# (gzip, br, zstd) that crawl decodes.
+FIX_LIBS  := $(shell pkg-config --libs zlib libbrotlienc libzstd 2>/dev/null || echo -lz -lbrotlienc -lzstd) $(EV_LIBS) -pthread
 # The unit tests read their JSON test data with jansson.
 TEST_LIBS := $(shell pkg-config --libs cmocka jansson 2>/dev/null || echo -lcmocka -ljansson)
 
