@@ -473,9 +473,18 @@ void frontier_retry(struct frontier *f, struct crawl_job *j, double at)
 static void later_release(struct frontier *f, double *wake)
 {
     double now = f->now();
+    struct crawl_job *due = NULL;
+    /* Popped soonest first, put back latest first: of the retries due
+     * at once, the one due first goes first. */
     while (f->nlater && later_at(f, 0) <= now) {
+        struct crawl_job *j = later_pop(f);
+        j->qnext = due;
+        due = j;
         f->queued--;
-        requeue_front(f, later_pop(f));
+    }
+    for (struct crawl_job *j = due, *jn; j; j = jn) {
+        jn = j->qnext;
+        requeue_front(f, j);
     }
     if (f->nlater && wake && (*wake == 0 || later_at(f, 0) < *wake))
         *wake = later_at(f, 0);
