@@ -745,6 +745,21 @@ static int run_all(struct cli *cli, struct crawl *c)
     return status;
 }
 
+/* --status: prints the shared crawl's progress. Returns the exit status:
+ * 0, EXIT_FRONTIER (unreachable, no reply), EXIT_STORE (no such crawl, or
+ * part of one) or EXIT_USAGE. */
+static int run_status(const struct cli *cli)
+{
+    char why[600];
+    /* Nothing to keep: Ctrl-C ends a --status at once. */
+    signals_default();
+    int rc = state_status(cli->frontier, cli->frontier_retry, STDOUT_FILENO, why, sizeof why);
+    if (rc != 0)
+        fprintf(stderr, "crawl: --frontier %s: %s\n", cli->frontier, why);
+    return rc == 0 ? 0 : rc == STATE_EUNREACHABLE ? EXIT_FRONTIER
+           : rc == STATE_ELOST ? EXIT_STORE : EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     struct cli cli;
@@ -773,15 +788,9 @@ int main(int argc, char **argv)
         cli.child = 1;
     cli_parse(&cli, argc, argv);
     if (cli.status) {
-        char why[600];
-        /* Nothing to keep: Ctrl-C ends a --status at once. */
-        signals_default();
-        int rc = state_status(cli.frontier, cli.frontier_retry, STDOUT_FILENO, why, sizeof why);
-        if (rc != 0)
-            fprintf(stderr, "crawl: --frontier %s: %s\n", cli.frontier, why);
+        int rc = run_status(&cli);
         curl_global_cleanup();
-        return rc == 0 ? 0 : rc == STATE_EUNREACHABLE ? EXIT_FRONTIER
-               : rc == STATE_ELOST ? EXIT_STORE : EXIT_USAGE;
+        return rc;
     }
     struct crawl *c = crawl_new(&cli.opts);
     if (!c) {
