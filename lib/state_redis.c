@@ -870,11 +870,7 @@ static void *beat_main(void *arg)
     double every = (double)r->lease_ms / 4000;
     pthread_mutex_lock(&r->beat_lock);
     while (!atomic_load(&r->stop)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        double at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + every;
-        ts.tv_sec = (time_t)at;
-        ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
+        struct timespec ts = clock_timespec(clock_now() + every);
         pthread_cond_timedwait(&r->beat_cond, &r->beat_lock, &ts);
         if (atomic_load(&r->stop))
             break;
@@ -1160,7 +1156,7 @@ int state_redis_open(struct state **out, const char *url, const char *opts,
     pthread_mutex_init(&r->lock, &a);
     pthread_mutexattr_destroy(&a);
     pthread_mutex_init(&r->beat_lock, NULL);
-    pthread_cond_init(&r->beat_cond, NULL);
+    clock_cond_init(&r->beat_cond);
     atomic_init(&r->stop, 0);
     int rc = STATE_EREFUSED;
     r->lease_ms = conf && conf->lease > 0 ? (long)(conf->lease * 1000) : 15000;
