@@ -289,7 +289,7 @@ static void give(struct procs *P, struct crawl_job *job)
 {
     size_t id = slot_new(P, job);
     if (id == (size_t)-1) {
-        crawl_fail(P->c, job, CRAWL_FAIL_OTHER, "out of memory");
+        crawl_fail_nomem(P->c, job);
         return;
     }
     if (dispatch(P, id) != 0) {
