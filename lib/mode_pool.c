@@ -4,7 +4,10 @@
  * gathered as they complete. Unlike executor.map, which submits the whole
  * list at once, a job is taken and submitted only when a worker is free to
  * start it: no job waits in the pool's queue, so that it starts when the
- * frontier said it may (a host's pace), not some jobs later. */
+ * frontier said it may (a host's pace), not some jobs later. When no rule
+ * can hold a job back (crawl_paced), up to POOL_AHEAD a worker are
+ * submitted, so that a worker that is done starts the next at once
+ * instead of waiting for the submitting thread to wake. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,12 +16,15 @@
 #include "fetch.h"
 #include "pool.h"
 
+#define POOL_AHEAD 4
+
 struct pmode {
     struct crawl *c;
     struct fetch_xfer *xfers;   /* one per worker: its handle keeps its connections */
     pthread_mutex_t lock;       /* guards busy */
     pthread_cond_t idle;        /* signalled when a worker is done with a job */
     int busy;                   /* jobs submitted and not yet done */
+    int waiting;                /* the submitting thread waits on idle */
 };
 
 struct ptask {
@@ -56,7 +62,8 @@ static void *pool_task(void *arg, int worker)
     }
     pthread_mutex_lock(&m->lock);
     m->busy--;
-    pthread_cond_signal(&m->idle);
+    if (m->waiting)
+        pthread_cond_signal(&m->idle);
     pthread_mutex_unlock(&m->lock);
     return t;
 }
@@ -85,8 +92,11 @@ static int pool_run(struct crawl *c)
     }
     for (int i = 0; i < size; i++)
         m.xfers[i].easy = fetch_easy_new(crawl_fetch_ctx(c), NULL);
-    /* A future outlives its job by a moment: room for twice the workers. */
-    cap = 2 * (size_t)size + 1;
+    /* Jobs submitted at most: one a worker, or POOL_AHEAD a worker when
+     * nothing paces. */
+    int most = crawl_paced(c) ? size : POOL_AHEAD * size;
+    /* A future outlives its job by a moment: room for as many again. */
+    cap = 2 * (size_t)most + 1;
     if (!(futs = malloc(cap * sizeof *futs))) {
         rc = CRAWL_ENOMEM;
         goto out;
@@ -95,12 +105,15 @@ static int pool_run(struct crawl *c)
     for (;;) {
         /* A job is taken only once a worker is free to start it. */
         pthread_mutex_lock(&m.lock);
-        while (m.busy >= size)
+        while (m.busy >= most) {
+            m.waiting = 1;
             pthread_cond_wait(&m.idle, &m.lock);
+            m.waiting = 0;
+        }
         pthread_mutex_unlock(&m.lock);
-        /* Gathered only when there is no room: at most size of the cap's
-         * 2 * size + 1 are busy, so more than half are done by then, and
-         * a scan costs one look per future, not one per job. */
+        /* Gathered only when there is no room: at most `most` of the
+         * cap's 2 * most + 1 are busy, so more than half are done by then,
+         * and a scan costs one look per future, not one per job. */
         if (nfut == cap)
             nfut = gather(futs, nfut);
         if ((rc = crawl_take_wait(c, &job)) != 1)
