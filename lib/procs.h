@@ -21,9 +21,16 @@ enum {
     MSG_WARN = 'W',         /* from a worker: a warning for stderr, and the
                              * key it is said once by (0: every time) */
     MSG_COOKIE = 'K',       /* from a worker, as it ends: a cookie of its jar */
+    MSG_READY = 'Y',        /* from a worker: its threads are up, jobs may come */
+    MSG_ALIVE = 'A',        /* from a worker, every PROCS_HEARTBEAT: it lives */
     MSG_END = 'E',          /* from a worker, as it ends: its threads, and
                              * whether its WARC failed */
 };
+
+/* Seconds between a worker's heartbeats (MSG_ALIVE), sent by a thread of
+ * its own whatever its transfers do; the coordinator gives up a worker it
+ * has not heard from for --worker-timeout (mode_procs.c). */
+#define PROCS_HEARTBEAT 0.25
 
 /* The body of worker idx, in the forked child: once MSG_START comes on fd,
  * runs the coroutine model on what comes in until the coordinator shuts its

@@ -38,6 +38,11 @@ struct worker {
     uint64_t *scopes;       /* by job id: the hash of the job's scope */
     size_t nscopes;
     struct hset64 sent;     /* links sent, hashed with their page's scope */
+    pthread_t main_tid;     /* the thread of the loop */
+    pthread_t beat_tid;     /* the heartbeat's */
+    pthread_cond_t beat_cond;   /* with lock: wakes the heartbeat to end */
+    int beat_stop;
+    int ready;              /* MSG_READY sent (the reader's own) */
 };
 
 /* The coordinator admits a link (its seen set, --include, --exclude, the
@@ -229,9 +234,9 @@ static void worker_warn(const char *msg, uint64_t once, void *data)
     pthread_mutex_unlock(&wk->lock);
 }
 
-/* The worker crawl's input (a streamed one, read by the core's reader
- * thread): jobs and the cancel from the socket. Returns 1 while more may
- * come, 0 when the coordinator has shut its side. */
+static void worker_give_up(struct worker *wk, const char *what, int err)
+    __attribute__((noreturn));
+
 /* Acts on the whole frames wk->in holds. Returns how many there were, or
  * CRAWL_ENOMEM. */
 static int worker_frames(struct crawl *w, struct worker *wk)
@@ -275,6 +280,20 @@ static int worker_input(struct crawl *w, size_t want, void *data)
 {
     struct worker *wk = data;
     (void)want;
+    /* Called on the loop's own thread, this input would hold the loop a
+     * second at a time: the core could not start its reader thread (out
+     * of processes). Better no worker than a worker that crawls. (Once
+     * cancelled, the core reads what is left on its own thread.) */
+    if (pthread_equal(pthread_self(), wk->main_tid) && !crawl_is_cancelled(w))
+        worker_give_up(wk, "its reader thread", EAGAIN);
+    if (!wk->ready) {
+        /* The reader is up: the coordinator may send jobs. */
+        wk->ready = 1;
+        pthread_mutex_lock(&wk->lock);
+        size_t at = wire_frame_begin(&wk->out, MSG_READY);
+        worker_frame(wk, at, 1);
+        pthread_mutex_unlock(&wk->lock);
+    }
     /* Frames that came with MSG_START are already here. */
     int n = worker_frames(w, wk);
     if (n != 0)
@@ -291,6 +310,79 @@ static int worker_input(struct crawl *w, size_t want, void *data)
         return got == -EINTR || got == -EAGAIN ? 1 : (int)got;
     n = worker_frames(w, wk);
     return n < 0 ? n : 1;
+}
+
+/* The heartbeat: a MSG_ALIVE every PROCS_HEARTBEAT until told to stop. A
+ * thread of its own, so that nothing the loop does (a transfer that waits
+ * minutes for its server, a long parse) keeps it from the coordinator,
+ * which gives up a worker it does not hear from. */
+static void *beat_main(void *arg)
+{
+    struct worker *wk = arg;
+    pthread_mutex_lock(&wk->lock);
+    while (!wk->beat_stop) {
+        struct timespec at;
+        clock_gettime(CLOCK_MONOTONIC, &at);
+        long ns = at.tv_nsec + (long)(PROCS_HEARTBEAT * 1e9);
+        at.tv_sec += ns / 1000000000L;
+        at.tv_nsec = ns % 1000000000L;
+        if (pthread_cond_timedwait(&wk->beat_cond, &wk->lock, &at) != ETIMEDOUT || wk->beat_stop)
+            continue;
+        size_t fr = wire_frame_begin(&wk->out, MSG_ALIVE);
+        worker_frame(wk, fr, 1);
+    }
+    pthread_mutex_unlock(&wk->lock);
+    return NULL;
+}
+
+/* Starts the heartbeat. Returns 0 or a positive errno. */
+static int beat_start(struct worker *wk)
+{
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca) != 0)
+        return ENOMEM;
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(&wk->beat_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if (rc != 0)
+        return rc;
+    pthread_attr_t a;
+    if ((rc = pthread_attr_init(&a)) != 0) {
+        pthread_cond_destroy(&wk->beat_cond);
+        return rc;
+    }
+    pthread_attr_setstacksize(&a, 64 * 1024);   /* it holds nothing */
+    rc = pthread_create(&wk->beat_tid, &a, beat_main, wk);
+    pthread_attr_destroy(&a);
+    if (rc != 0)
+        pthread_cond_destroy(&wk->beat_cond);
+    return rc;
+}
+
+static void beat_stop(struct worker *wk)
+{
+    pthread_mutex_lock(&wk->lock);
+    wk->beat_stop = 1;
+    pthread_cond_signal(&wk->beat_cond);
+    pthread_mutex_unlock(&wk->lock);
+    pthread_join(wk->beat_tid, NULL);
+    pthread_cond_destroy(&wk->beat_cond);
+}
+
+/* Says why worker wk cannot work, and ends it: the coordinator gives its
+ * jobs to the others. */
+static void worker_give_up(struct worker *wk, const char *what, int err)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "worker process %d: cannot start %s: %s", wk->idx, what,
+             strerror(err));
+    struct strbuf b = { 0 };
+    size_t at = wire_frame_begin(&b, MSG_WARN);
+    wire_put_u64(&b, 0);
+    wire_put_str(&b, msg);
+    if (wire_frame_end(&b, at) == 0)
+        (void)wire_send_all(wk->fd, &b);
+    _exit(3);
 }
 
 /* Waits for the coordinator's MSG_START, which comes when the run begins
@@ -355,7 +447,13 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     wk.fd = fd;
     wk.idx = idx;
     wk.depth = o.depth;
+    wk.main_tid = pthread_self();
     pthread_mutex_init(&wk.lock, NULL);
+    /* Started once the coordinator has its own threads (MSG_START comes
+     * after them): out of processes, the coordinator goes first. */
+    int berr = beat_start(&wk);
+    if (berr != 0)
+        worker_give_up(&wk, "its heartbeat thread", berr);
     int rc = CRAWL_ENOMEM;
     if ((wk.w = crawl_new(&o))) {
         static const struct crawl_hook relay = { .back = worker_back, .idle = worker_waiting };
@@ -369,9 +467,11 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
         rc = crawl_run(wk.w, &crawl_backend_coro);
         struct crawl_summary s;
         crawl_get_summary(wk.w, &s);
+        beat_stop(&wk);
         pthread_mutex_lock(&wk.lock);
         size_t at = wire_frame_begin(&wk.out, MSG_END);
-        wire_put_u32(&wk.out, (uint32_t)s.threads + 1);     /* its loops and the reader */
+        /* its loops, the reader and the heartbeat */
+        wire_put_u32(&wk.out, (uint32_t)s.threads + 2);
         wire_put_u32(&wk.out, rc == CRAWL_EOUTPUT);         /* its WARC failed */
         worker_frame(&wk, at, 1);
         pthread_mutex_unlock(&wk.lock);

@@ -76,6 +76,10 @@ static const char usage_text[] =
 "      --loops=N          coro: event loops, one thread each (default 1)\n"
 "      --procs=N          procs: worker processes, each with one event loop\n"
 "                         (default: the online CPUs)\n"
+"      --worker-timeout=SECONDS\n"
+"                         procs: a worker process not heard from this long\n"
+"                         (each sends a heartbeat 4 times a second) is\n"
+"                         killed and its URLs go to the others (default 10)\n"
 "      --parse-threads=N  coro and procs: threads that parse pages while the\n"
 "                         event loops fetch (default: the online CPUs the\n"
 "                         loops or processes leave; 0: parse on the loops)\n"
@@ -245,7 +249,7 @@ enum {
     OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_WARC, OPT_WARC_MAX_SIZE, OPT_CDX, OPT_SAVE,
     OPT_NOPROXY, OPT_IGNORE_CRAWL_DELAY, OPT_AUTO_THROTTLE, OPT_SITEMAPS,
     OPT_STATE, OPT_FRONTIER, OPT_LEASE, OPT_FRONTIER_RETRY, OPT_STATUS,
-    OPT_PARSE_THREADS,
+    OPT_PARSE_THREADS, OPT_WORKER_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -273,6 +277,7 @@ static const struct option long_opts[] = {
     {"stack-size", required_argument, 0, OPT_STACK_SIZE},
     {"loops", required_argument, 0, OPT_LOOPS},
     {"procs", required_argument, 0, OPT_PROCS},
+    {"worker-timeout", required_argument, 0, OPT_WORKER_TIMEOUT},
     {"parse-threads", required_argument, 0, OPT_PARSE_THREADS},
     {"format", required_argument, 0, OPT_FORMAT},
     {"order", required_argument, 0, OPT_ORDER},
@@ -480,6 +485,9 @@ static int opt_fetching(struct cli *cli, int ch)
     case OPT_PROCS:
         o->procs = (int)parse_long("--procs", optarg, 1, 256);
         cli->given |= GIVEN_PROCS;
+        return 1;
+    case OPT_WORKER_TIMEOUT:
+        o->worker_timeout = parse_seconds("--worker-timeout", optarg);
         return 1;
     case OPT_PARSE_THREADS:
         o->parse_threads = (int)parse_long("--parse-threads", optarg, 0, 256);
