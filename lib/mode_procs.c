@@ -54,6 +54,7 @@
 #include "parse_pool.h"
 #include "procs.h"
 #include "strbuf.h"
+#include "warc.h"
 #include "wire.h"
 #include "url.h"
 
@@ -877,7 +878,21 @@ static int procs_run(struct crawl *c)
     crawl_set_rss_peak(c, P.rss_peak_kb);
     if (rc == 0 && P.output_failed)
         rc = CRAWL_EOUTPUT;         /* the worker's warning said why */
+    int nworkers = P.n;
     procs_free(&P);
+    /* The workers are reaped, their indexes closed: one index for the
+     * crawl, where --cdx said, as in every model. */
+    const struct crawl_opts *o = crawl_options(c);
+    if (o->warc && o->cdx) {
+        char failed[4200] = "";
+        int mrc = warc_cdx_merge(o->cdx, nworkers, failed, sizeof failed);
+        if (mrc != 0) {
+            crawl_warn(c, "%s: %s (the workers' indexes are left beside it, one a worker)",
+                       failed, strerror(-mrc));
+            if (rc == 0)
+                rc = CRAWL_EOUTPUT;
+        }
+    }
     return rc;
 }
 

@@ -151,7 +151,7 @@ static const char usage_text[] =
 "      --warc-max-size=BYTES  start a new WARC file past BYTES (FILE-00000,\n"
 "                         FILE-00001, ...; suffixes K, M, G)\n"
 "      --cdx=FILE         write a CDXJ index of the WARC's responses to FILE\n"
-"                         (sorted at the end)\n"
+"                         (sorted at the end; procs: the workers' merged)\n"
 "      --save=DIR         write every 2xx body, decoded, as DIR/HOST[:PORT]/PATH\n"
 "                         (index.html for a path ending in /, ?QUERY kept)\n"
 "\n"
