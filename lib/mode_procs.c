@@ -357,40 +357,8 @@ static void take_result(struct procs *P, int i, struct wire_rd *r)
         return;
     struct crawl_job *j = P->slots[id].job;
     struct crawl_result *res = &j->res;
-    double t0 = crawl_started(P->c);
-    free(res->final_url);
-    res->final_url = wire_get_bytes(r, NULL);
-    res->status = (long)wire_get_u64(r);
-    res->length = (curl_off_t)wire_get_u64(r);
-    res->wire_bytes = (curl_off_t)wire_get_u64(r);
-    res->redirects = (long)wire_get_u64(r);
-    res->time_dns = wire_get_f64(r);
-    res->time_connect = wire_get_f64(r);
-    res->time_tls = wire_get_f64(r);
-    res->time_ttfb = wire_get_f64(r);
-    res->time_total = wire_get_f64(r);
-    double start = wire_get_f64(r), end = wire_get_f64(r);
-    res->start = start > 0 ? start - t0 : 0;
-    res->end = end > 0 ? end - t0 : 0;
-    res->worker = i * 1000000 + (int)wire_get_u32(r);
-    double queued = wire_get_f64(r);
-    res->queued = queued > 0 ? queued - t0 : 0;
-    res->flight_start = (int)wire_get_u32(r);
-    res->flight_end = (int)wire_get_u32(r);
-    res->conns_start = (int)wire_get_u32(r);
-    res->conns_end = (int)wire_get_u32(r);
-    enum crawl_fail fail = (enum crawl_fail)wire_get_u32(r);
-    char *error = wire_get_bytes(r, NULL);
-    res->retry_after = wire_get_f64(r);
-    res->nlinks = (size_t)wire_get_u64(r);
-    uint32_t nx = wire_get_u32(r);
-    if (!r->bad && nx > 0 && nx <= r->n / 8 &&
-        (res->extracts = calloc(nx, sizeof *res->extracts))) {
-        for (uint32_t k = 0; k < nx && !r->bad; k++, res->nextracts++) {
-            res->extracts[k].name = wire_get_bytes(r, NULL);
-            res->extracts[k].value = wire_get_bytes(r, NULL);
-        }
-    }
+    procs_result_get(r, res, crawl_started(P->c));
+    res->worker = i * 1000000 + res->worker;
     uint32_t nl = wire_get_u32(r);
     if (!r->bad && nl > 0 && nl <= r->n / 4 && (j->links = calloc(nl, sizeof *j->links))) {
         for (uint32_t k = 0; k < nl && !r->bad; k++) {
@@ -402,9 +370,6 @@ static void take_result(struct procs *P, int i, struct wire_rd *r)
     free(j->body);
     j->body = wire_get_bytes(r, &j->body_len);
     uint64_t conns = wire_get_u64(r);
-    if (fail != CRAWL_FAIL_NONE || error)
-        job_error_set(res, fail, error ? error : job_fail_name(fail));
-    free(error);
     if (r->bad && res->fail == CRAWL_FAIL_NONE)
         job_error_set(res, CRAWL_FAIL_OTHER, "out of memory");
     crawl_count_conns(P->c, (long)conns);

@@ -141,33 +141,7 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     struct strbuf *b = &wk->out;
     size_t at = wire_frame_begin(b, MSG_RESULT);
     wire_put_u64(b, j->seq);
-    wire_put_str(b, r->final_url);
-    wire_put_u64(b, (uint64_t)r->status);
-    wire_put_u64(b, (uint64_t)r->length);
-    wire_put_u64(b, (uint64_t)r->wire_bytes);
-    wire_put_u64(b, (uint64_t)r->redirects);
-    wire_put_f64(b, r->time_dns);
-    wire_put_f64(b, r->time_connect);
-    wire_put_f64(b, r->time_tls);
-    wire_put_f64(b, r->time_ttfb);
-    wire_put_f64(b, r->time_total);
-    wire_put_f64(b, r->start > 0 || r->end > 0 ? t0 + r->start : 0);
-    wire_put_f64(b, r->end > 0 ? t0 + r->end : 0);
-    wire_put_u32(b, (uint32_t)r->worker);
-    wire_put_f64(b, r->queued > 0 ? t0 + r->queued : 0);
-    wire_put_u32(b, (uint32_t)r->flight_start);
-    wire_put_u32(b, (uint32_t)r->flight_end);
-    wire_put_u32(b, (uint32_t)r->conns_start);
-    wire_put_u32(b, (uint32_t)r->conns_end);
-    wire_put_u32(b, (uint32_t)r->fail);
-    wire_put_str(b, r->error);
-    wire_put_f64(b, r->retry_after);
-    wire_put_u64(b, r->nlinks);
-    wire_put_u32(b, (uint32_t)r->nextracts);
-    for (size_t i = 0; i < r->nextracts; i++) {
-        wire_put_str(b, r->extracts[i].name);
-        wire_put_str(b, r->extracts[i].value);
-    }
+    procs_result_put(b, r, t0);
     /* A page's links, but those the coordinator has: links sent before,
      * and all of a page at --depth (it follows none of them). A sitemap's
      * are all sent: they are admitted at depth 0. */
@@ -427,7 +401,8 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     int limit, reuse;
     if (worker_start(fd, &wk.in, &limit, &reuse) != 0)
         _exit(0);
-    struct crawl_opts o = *crawl_options(c);
+    struct crawl_opts o;
+    procs_worker_opts(crawl_options(c), &o);    /* the frontier's options off */
     o.concurrency = limit;
     o.reuse = reuse ? CRAWL_REUSE_ON : CRAWL_REUSE_OFF;
     o.loops = 1;
@@ -436,13 +411,6 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
         int nprocs = o.procs > 0 ? o.procs : parse_pool_default(0);
         o.parse_threads = nprocs > 0 ? parse_pool_default(nprocs) / nprocs : 0;
     }
-    o.robots = 0;               /* the coordinator's frontier applies these */
-    o.per_host = 0;
-    o.delay = 0;
-    o.auto_throttle = 0;
-    o.sitemaps = 0;
-    o.max_pages = 0;
-    o.deadline = 0;
     o.warc_worker = idx;        /* a WARC file of its own */
     wk.fd = fd;
     wk.idx = idx;

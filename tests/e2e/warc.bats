@@ -207,29 +207,25 @@ while True:
 # index_points_home DIR CDXJ: every line of the index points, in the WARC
 # file it names, at the response record of its URL and digest.
 index_points_home() {
-	local key stamp json off len url file head
-	while read -r key stamp json; do
-		off=$(jq -r .offset <<<"$json")
-		len=$(jq -r .length <<<"$json")
-		url=$(jq -r .url <<<"$json")
-		file=$(jq -r .filename <<<"$json")
+	local off len url file digest head
+	while read -r off len url file digest; do
 		head=$(tail -c +$((off + 1)) "$1/$file" | head -c "$len" | zcat | tr -d '\r' | head -12)
 		grep -qx 'WARC-Type: response' <<<"$head" || { echo "$file@$off: not a response" >&2; return 1; }
 		grep -qx "WARC-Target-URI: $url" <<<"$head" || { echo "$file@$off: not $url" >&2; return 1; }
-		grep -qx "WARC-Payload-Digest: $(jq -r .digest <<<"$json")" <<<"$head" || return 1
-	done <"$2"
+		grep -qx "WARC-Payload-Digest: $digest" <<<"$head" || return 1
+	done < <(cut -d' ' -f3- "$2" | jq -r '"\(.offset) \(.length) \(.url) \(.filename) \(.digest)"')
 }
 
 @test "procs --cdx: the workers' indexes merged, sorted in the C locale, each line pointing into its own worker's WARC file" {
 	urls=()
-	for i in $(seq 30); do urls+=("$FIXTURE/bytes/$i" "http://localhost:$FIXTURE_PORT/bytes/$i"); done
+	for i in $(seq 20); do urls+=("$FIXTURE/bytes/$i" "http://localhost:$FIXTURE_PORT/bytes/$i"); done
 	run "$CRAWL" --mode=procs --procs 2 -q --warc "$D/p.warc.gz" --warc-max-size 4K \
 		--cdx "$D/p.cdxj" "${urls[@]}"
 	[ "$status" -eq 0 ]
 	[ ! -e "$D/p-w0.cdxj" ] && [ ! -e "$D/p-w1.cdxj" ]
-	[ "$(wc -l <"$D/p.cdxj")" -eq 60 ]
+	[ "$(wc -l <"$D/p.cdxj")" -eq 40 ]
 	LC_ALL=C sort -c "$D/p.cdxj"
-	[ "$(cut -d' ' -f3- "$D/p.cdxj" | jq -r .url | sort -u | wc -l)" -eq 60 ]
+	[ "$(cut -d' ' -f3- "$D/p.cdxj" | jq -r .url | sort -u | wc -l)" -eq 40 ]
 	# Both workers' files, several parts each, are named.
 	cut -d' ' -f3- "$D/p.cdxj" | jq -r .filename | sort -u >"$D/named"
 	grep -q '^p-w0-0000[0-9]\.warc\.gz$' "$D/named"
@@ -240,7 +236,7 @@ index_points_home() {
 
 @test "procs --cdx with a worker killed mid-crawl: its index is merged too, cut lines dropped, every line pointing home" {
 	list=$D/l.txt
-	for i in $(seq 40); do echo "$FIXTURE/delay/300/k$i"; echo "http://localhost:$FIXTURE_PORT/delay/300/k$i"; done >"$list"
+	for i in $(seq 24); do echo "$FIXTURE/delay/200/k$i"; echo "http://localhost:$FIXTURE_PORT/delay/200/k$i"; done >"$list"
 	"$CRAWL" --mode=procs --procs 2 -c 8 -q --warc "$D/p.warc.gz" --cdx "$D/p.cdxj" "$list" 2>"$D/err" &
 	pid=$!
 	w=
@@ -249,15 +245,15 @@ index_points_home() {
 		[ -n "$w" ] && break
 		sleep 0.05
 	done
-	wait_until 10 answered "$FIXTURE" 12
+	wait_until 10 answered "$FIXTURE" 10
 	kill -KILL "$w"
 	wait $pid
 	grep -q "killed by signal 9" "$D/err"
 	[ ! -e "$D/p-w0.cdxj" ] && [ ! -e "$D/p-w1.cdxj" ]
 	LC_ALL=C sort -c "$D/p.cdxj"
 	cut -d' ' -f3- "$D/p.cdxj" | jq -e . >/dev/null
-	# The survivor's 40-odd, and what the killed one wrote before it died.
-	[ "$(wc -l <"$D/p.cdxj")" -ge 40 ]
+	# The survivor's 24 and more, and what the killed one wrote before it died.
+	[ "$(wc -l <"$D/p.cdxj")" -ge 24 ]
 	index_points_home "$D" "$D/p.cdxj"
 }
 
