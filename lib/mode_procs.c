@@ -123,6 +123,7 @@ struct procs {
     const char *start_what;     /* the call that failed: "fork", "socketpair" */
     double silence;             /* --worker-timeout: a worker silent this long is killed */
     double looked;              /* when the watchdog last looked */
+    double began;               /* when the run began (the workers told to start) */
     int output_failed;          /* a worker's WARC could not be written */
 };
 
@@ -510,11 +511,16 @@ static void watch(struct procs *P, int cancelled)
     double bound = cancelled && P->silence > SILENCE_CANCELLED ? SILENCE_CANCELLED : P->silence;
     for (int i = 0; i < P->n; i++) {
         struct proc *p = &P->p[i];
-        if (p->fd < 0 || p->ended || now - p->heard <= bound)
+        if (p->fd < 0 || p->ended)
             continue;
         char why[96];
-        snprintf(why, sizeof why, "stopped answering (not heard from for %.1f s)",
-                 now - p->heard);
+        if (now - p->heard > bound)
+            snprintf(why, sizeof why, "stopped answering (not heard from for %.1f s)",
+                     now - p->heard);
+        else if (!p->ready && now - P->began > P->silence)
+            snprintf(why, sizeof why, "was not ready after %.1f s", now - P->began);
+        else
+            continue;
         proc_lost(P, i, why);
     }
 }
@@ -733,7 +739,7 @@ static int procs_run(struct crawl *c)
                         P.n, P.start_what, crawl_strerror(rc));
     P.silence = crawl_options(c)->worker_timeout > 0 ? crawl_options(c)->worker_timeout
                                                      : SILENCE_DEFAULT;
-    P.looked = clock_now();
+    P.looked = P.began = clock_now();
     for (int i = 0; i < P.n; i++)
         P.p[i].heard = P.looked;
     int limit = crawl_limit(c);

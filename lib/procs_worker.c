@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@ struct worker {
     pthread_t beat_tid;     /* the heartbeat's */
     pthread_cond_t beat_cond;   /* with lock: wakes the heartbeat to end */
     int beat_stop;
-    int ready;              /* MSG_READY sent (the reader's own) */
+    atomic_int ready;       /* MSG_READY sent (by the core's reader thread) */
 };
 
 /* The coordinator admits a link (its seen set, --include, --exclude, the
@@ -258,11 +259,12 @@ static int worker_input(struct crawl *w, size_t want, void *data)
      * second at a time: the core could not start its reader thread (out
      * of processes). Better no worker than a worker that crawls. (Once
      * cancelled, the core reads what is left on its own thread.) */
-    if (pthread_equal(pthread_self(), wk->main_tid) && !crawl_is_cancelled(w))
-        worker_give_up(wk, "its reader thread", EAGAIN);
-    if (!wk->ready) {
+    if (pthread_equal(pthread_self(), wk->main_tid)) {
+        if (!atomic_load(&wk->ready) && !crawl_is_cancelled(w))
+            worker_give_up(wk, "its reader thread", EAGAIN);
+    } else if (!atomic_load(&wk->ready)) {
         /* The reader is up: the coordinator may send jobs. */
-        wk->ready = 1;
+        atomic_store(&wk->ready, 1);
         pthread_mutex_lock(&wk->lock);
         size_t at = wire_frame_begin(&wk->out, MSG_READY);
         worker_frame(wk, at, 1);
@@ -417,13 +419,13 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     wk.depth = o.depth;
     wk.main_tid = pthread_self();
     pthread_mutex_init(&wk.lock, NULL);
-    /* Started once the coordinator has its own threads (MSG_START comes
-     * after them): out of processes, the coordinator goes first. */
-    int berr = beat_start(&wk);
-    if (berr != 0)
-        worker_give_up(&wk, "its heartbeat thread", berr);
     int rc = CRAWL_ENOMEM;
     if ((wk.w = crawl_new(&o))) {
+        /* Started once the coordinator has its own threads (MSG_START
+         * comes after them): out of processes, the coordinator goes first. */
+        int berr = beat_start(&wk);
+        if (berr != 0)
+            worker_give_up(&wk, "its heartbeat thread", berr);
         static const struct crawl_hook relay = { .back = worker_back, .idle = worker_waiting };
         crawl_hook(wk.w, CRAWL_HOOK_RELAY, &relay, &wk);
         /* Paced jobs' starts go to the coordinator, whose frontier paces. */
