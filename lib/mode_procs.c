@@ -112,9 +112,7 @@ struct procs {
     struct slot *slots;
     size_t nslots, free_slot;   /* free list head; nslots: none */
     size_t in_flight;
-    uint64_t *host_key;         /* host hash -> owning worker, open addressing */
-    int *host_owner;
-    size_t host_cap, host_n;
+    struct hset hosts;          /* host hash -> the worker that owns it */
     int wake[2];                /* the core's waker: jobs came, or a cancel */
     long rss_peak_kb;
     double rss_at;
@@ -184,46 +182,29 @@ static int owner(struct procs *P, const char *url)
     if (P->ready == 0)
         return -1;
     uint64_t h = url_host_hash(url);
-    if (4 * (P->host_n + 1) > 3 * P->host_cap) {
-        size_t cap = P->host_cap ? 2 * P->host_cap : 256;
-        uint64_t *k = calloc(cap, sizeof *k);
-        int *v = calloc(cap, sizeof *v);
-        if (!k || !v) {
-            free(k);
-            free(v);
-            return (int)(h % (uint64_t)P->n);   /* still one owner a host */
-        }
-        for (size_t i = 0; i < P->host_cap; i++) {
-            if (!P->host_key[i])
-                continue;
-            size_t s = P->host_key[i] & (cap - 1);
-            while (k[s])
-                s = (s + 1) & (cap - 1);
-            k[s] = P->host_key[i];
-            v[s] = P->host_owner[i];
-        }
-        free(P->host_key);
-        free(P->host_owner);
-        P->host_key = k;
-        P->host_owner = v;
-        P->host_cap = cap;
+    h = h ? h : 1;              /* hset's empty slot */
+    /* The hash alone names a host: two hosts of one hash share a worker. */
+    struct hset_slot *x = hset_slot(&P->hosts, h, NULL, NULL);
+    if (x && x->h) {
+        int o = (int)(intptr_t)x->item;
+        if (usable(&P->p[o]))
+            return o;
     }
-    size_t s = h & (P->host_cap - 1);
-    while (P->host_key[s] && P->host_key[s] != h)
-        s = (s + 1) & (P->host_cap - 1);
-    if (P->host_key[s] && usable(&P->p[P->host_owner[s]]))
-        return P->host_owner[s];
     int best = -1;
     for (int i = 0; i < P->n; i++)
         if (usable(&P->p[i]) && (best < 0 || P->p[i].hosts < P->p[best].hosts ||
-                                (P->p[i].hosts == P->p[best].hosts &&
-                                 P->p[i].in_flight < P->p[best].in_flight)))
+                                 (P->p[i].hosts == P->p[best].hosts &&
+                                  P->p[i].in_flight < P->p[best].in_flight)))
             best = i;
     /* best is usable: P->ready > 0 */
-    if (!P->host_key[s])
-        P->host_n++;
-    P->host_key[s] = h;
-    P->host_owner[s] = best;
+    if (x && x->h) {
+        x->item = (void *)(intptr_t)best;       /* its owner died */
+    } else if (hset_add(&P->hosts, h, (void *)(intptr_t)best) != 0) {
+        /* Short of memory, the host is not recorded: still one owner a
+         * host, by its hash, while that worker lives. */
+        int o = (int)(h % (uint64_t)P->n);
+        return usable(&P->p[o]) ? o : best;
+    }
     P->p[best].hosts++;
     return best;
 }
@@ -653,8 +634,7 @@ static void procs_free(struct procs *P)
     }
     free(P->p);
     free(P->slots);
-    free(P->host_key);
-    free(P->host_owner);
+    hset_free(&P->hosts);
     if (P->wake[0] >= 0) {
         close(P->wake[0]);
         close(P->wake[1]);
