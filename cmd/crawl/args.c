@@ -488,6 +488,7 @@ static int opt_fetching(struct cli *cli, int ch)
         return 1;
     case OPT_WORKER_TIMEOUT:
         o->worker_timeout = parse_seconds("--worker-timeout", optarg);
+        cli->given |= GIVEN_WTIMEOUT;
         return 1;
     case OPT_PARSE_THREADS:
         o->parse_threads = (int)parse_long("--parse-threads", optarg, 0, 256);
@@ -734,6 +735,7 @@ static void warn_ignored(const struct cli *cli)
         { GIVEN_REPEAT, "--repeat", "it repeats the runs of --mode=all" },
         { GIVEN_LOOPS, "--loops", "it sets the event loops of --mode=coro" },
         { GIVEN_PROCS, "--procs", "it sets the worker processes of --mode=procs" },
+        { GIVEN_WTIMEOUT, "--worker-timeout", "it bounds the worker processes of --mode=procs" },
         { GIVEN_STACK, "--stack-size", "it sizes the coroutines of coro and procs" },
         { GIVEN_PARSE, "--parse-threads", "it sets the parse threads of coro and procs, "
           "which parse pages only with --depth or --extract" },
@@ -748,7 +750,7 @@ static void warn_ignored(const struct cli *cli)
             continue;
         int used = f == GIVEN_MODES || f == GIVEN_REPEAT ? all
                  : f == GIVEN_LOOPS ? RUNS("coro")
-                 : f == GIVEN_PROCS ? RUNS("procs")
+                 : f == GIVEN_PROCS || f == GIVEN_WTIMEOUT ? RUNS("procs")
                  : f == GIVEN_STACK ? RUNS("coro") || RUNS("procs")
                  : f == GIVEN_PARSE ? (RUNS("coro") || RUNS("procs")) &&
                                       (cli->opts.depth > 0 || cli->nextract > 0)

@@ -212,6 +212,9 @@ workers_of() {
 	run "$CRAWL" --mode=procs --worker-timeout 0 "$FIXTURE/bytes/1"
 	[ "$status" -eq 2 ]
 	grep -q -- "--worker-timeout: expected a number of seconds above 0, got '0'" <<<"$output"
+	run "$CRAWL" --mode=coro -q --worker-timeout 3 "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "crawl: warning: --worker-timeout is ignored here: it bounds the worker processes of --mode=procs" ]
 }
 
 @test "a crawl stopped and continued as a whole (^Z, fg) gives up no worker" {
