@@ -661,10 +661,10 @@ static void usage(FILE *f)
             CORO_STACK_DEFAULT / 1024, MAX_RUNS);
 }
 
-int main(int argc, char **argv)
+/* Reads the command line into *o. Returns -1 to go on, or the exit
+ * status (0 after --help, 2 on a usage error). */
+static int parse_args(int argc, char **argv, struct opts *o)
 {
-    struct opts o = {.runs = 5, .target_s = 0.1, .k_threads = 1000, .k_coros = 10000, .csv = false};
-    bool runs_set = false;
     static const struct option longopts[] = {
         {"quick", no_argument, NULL, 'q'},
         {"runs", required_argument, NULL, 'r'},
@@ -672,41 +672,27 @@ int main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct {
-        int row, per_iter;
-        bench_fn fn;
-    } timed[] = {
-        {R_THREAD_CREATE, 1, bench_thread_create},
-        {R_CORO_CREATE, 1, bench_coro_create},
-        {R_CORO_RESET, 1, bench_coro_reset},
-        {R_THREAD_SWITCH_CV, 2, bench_thread_switch_cv},
-        {R_THREAD_SWITCH_PIPE, 2, bench_thread_switch_pipe},
-        {R_CORO_SWITCH, 2, bench_coro_switch},
-        {R_UCONTEXT_SWITCH, 2, bench_ucontext_switch},
-    };
-    int c, rc;
+    bool runs_set = false;
     char *end;
-    cpu_set_t saved;
-    bool have_saved;
-
+    int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'q':
-            o.target_s = 0.01;
-            o.k_threads = 200;
-            o.k_coros = 2000;
+            o->target_s = 0.01;
+            o->k_threads = 200;
+            o->k_coros = 2000;
 #if CRAWL_TSAN
             /* Each TSan thread or fiber holds some 850 KB: keep the quick
              * run quick in the TSan test tree. */
-            o.k_threads = 50;
-            o.k_coros = 200;
+            o->k_threads = 50;
+            o->k_coros = 200;
 #endif
             if (!runs_set)
-                o.runs = 3;
+                o->runs = 3;
             break;
         case 'r':
-            o.runs = (int)strtol(optarg, &end, 10);
-            if (*end != '\0' || o.runs < 1 || o.runs > MAX_RUNS) {
+            o->runs = (int)strtol(optarg, &end, 10);
+            if (*end != '\0' || o->runs < 1 || o->runs > MAX_RUNS) {
                 fprintf(stderr, "crawl-cost: --runs wants 1 to %d\n", MAX_RUNS);
                 return 2;
             }
@@ -714,9 +700,9 @@ int main(int argc, char **argv)
             break;
         case 'f':
             if (strcmp(optarg, "csv") == 0) {
-                o.csv = true;
+                o->csv = true;
             } else if (strcmp(optarg, "table") == 0) {
-                o.csv = false;
+                o->csv = false;
             } else {
                 fprintf(stderr, "crawl-cost: --format is table or csv\n");
                 return 2;
@@ -734,6 +720,30 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = {.runs = 5, .target_s = 0.1, .k_threads = 1000, .k_coros = 10000, .csv = false};
+    struct {
+        int row, per_iter;
+        bench_fn fn;
+    } timed[] = {
+        {R_THREAD_CREATE, 1, bench_thread_create},
+        {R_CORO_CREATE, 1, bench_coro_create},
+        {R_CORO_RESET, 1, bench_coro_reset},
+        {R_THREAD_SWITCH_CV, 2, bench_thread_switch_cv},
+        {R_THREAD_SWITCH_PIPE, 2, bench_thread_switch_pipe},
+        {R_CORO_SWITCH, 2, bench_coro_switch},
+        {R_UCONTEXT_SWITCH, 2, bench_ucontext_switch},
+    };
+    int rc;
+    cpu_set_t saved;
+    bool have_saved;
+
+    if ((rc = parse_args(argc, argv, &o)) >= 0)
+        return rc;
 
     /* Memory first, before the timing loops have filled glibc's stack
      * cache and the heap. */

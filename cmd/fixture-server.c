@@ -46,28 +46,67 @@ static void die_usage(const char *fmt, const char *arg)
     exit(EXIT_USAGE);
 }
 
-int main(int argc, char **argv)
-{
-    enum { OPT_PORT = 256, OPT_PORT_FILE, OPT_STALL_PORT_FILE, OPT_ROOT, OPT_ROBOTS };
-    static const struct option long_opts[] = {
-        { "port",            required_argument, NULL, OPT_PORT },
-        { "port-file",       required_argument, NULL, OPT_PORT_FILE },
-        { "stall-port-file", required_argument, NULL, OPT_STALL_PORT_FILE },
-        { "root",            required_argument, NULL, OPT_ROOT },
-        { "robots",          required_argument, NULL, OPT_ROBOTS },
-        { "quiet",           no_argument,       NULL, 'q' },
-        { "help",            no_argument,       NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
+/* What the command line asked for. */
+struct args {
     struct fixture_opts o;
-    const char *port_file = NULL, *stall_file = NULL;
-    int quiet = 0, root_given = 0;
+    const char *port_file, *stall_file;
+    int quiet, root_given;
+};
 
-    if (argc > 0 && argv[0][0]) {
-        const char *slash = strrchr(argv[0], '/');
-        prog = slash ? slash + 1 : argv[0];
+enum { OPT_PORT = 256, OPT_PORT_FILE, OPT_STALL_PORT_FILE, OPT_ROOT, OPT_ROBOTS };
+static const struct option long_opts[] = {
+    { "port",            required_argument, NULL, OPT_PORT },
+    { "port-file",       required_argument, NULL, OPT_PORT_FILE },
+    { "stall-port-file", required_argument, NULL, OPT_STALL_PORT_FILE },
+    { "root",            required_argument, NULL, OPT_ROOT },
+    { "robots",          required_argument, NULL, OPT_ROBOTS },
+    { "quiet",           no_argument,       NULL, 'q' },
+    { "help",            no_argument,       NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+/* Takes flag ch (its value in optarg) into a; exits on a bad value or
+ * after --help. */
+static void take_flag(struct args *a, int ch)
+{
+    switch (ch) {
+    case OPT_PORT: {
+        char *end;
+        errno = 0;
+        long port = strtol(optarg, &end, 10);
+        if (errno || *optarg == '\0' || *end != '\0' || port < 0 || port > 65535)
+            die_usage("--port: not a port number: '%s'", optarg);
+        a->o.port = (int)port;
+        break;
     }
-    fixture_opts_init(&o);
+    case OPT_PORT_FILE:
+        a->port_file = optarg;
+        break;
+    case OPT_STALL_PORT_FILE:
+        a->stall_file = optarg;
+        a->o.stall = 1;
+        break;
+    case OPT_ROOT:
+        a->o.root = optarg;
+        a->root_given = 1;
+        break;
+    case OPT_ROBOTS:
+        if (optarg[0] != '/' || strncmp(optarg, "/robots.txt", 11) == 0)
+            die_usage("--robots: not a path of another endpoint: '%s'", optarg);
+        a->o.robots = optarg;
+        break;
+    case 'q':
+        a->quiet = 1;
+        break;
+    case 'h':
+        printf(usage_text, prog);
+        fixture_print_endpoints(stdout);
+        exit(0);
+    }
+}
+
+static void parse_args(int argc, char **argv, struct args *a)
+{
     opterr = 0;
     for (;;) {
         /* The argument about to be read, for messages. A flag counts only
@@ -93,54 +132,32 @@ int main(int argc, char **argv)
         } else if (strlen(arg) != 2) {
             die_usage("unknown flag '%s'", arg);
         }
-        switch (ch) {
-        case OPT_PORT: {
-            char *end;
-            errno = 0;
-            long port = strtol(optarg, &end, 10);
-            if (errno || *optarg == '\0' || *end != '\0' || port < 0 || port > 65535)
-                die_usage("--port: not a port number: '%s'", optarg);
-            o.port = (int)port;
-            break;
-        }
-        case OPT_PORT_FILE:
-            port_file = optarg;
-            break;
-        case OPT_STALL_PORT_FILE:
-            stall_file = optarg;
-            o.stall = 1;
-            break;
-        case OPT_ROOT:
-            o.root = optarg;
-            root_given = 1;
-            break;
-        case OPT_ROBOTS:
-            if (optarg[0] != '/' || strncmp(optarg, "/robots.txt", 11) == 0)
-                die_usage("--robots: not a path of another endpoint: '%s'", optarg);
-            o.robots = optarg;
-            break;
-        case 'q':
-            quiet = 1;
-            break;
-        case 'h':
-            printf(usage_text, prog);
-            fixture_print_endpoints(stdout);
-            return 0;
-        }
+        take_flag(a, ch);
     }
     if (optind < argc)
         die_usage("unknown flag '%s'", argv[optind]);
-    if (root_given) {
+    if (a->root_given) {
         struct stat st;
-        if (stat(o.root, &st) < 0 || !S_ISDIR(st.st_mode))
-            die_usage("--root: not a directory: '%s'", o.root);
+        if (stat(a->o.root, &st) < 0 || !S_ISDIR(st.st_mode))
+            die_usage("--root: not a directory: '%s'", a->o.root);
     }
+}
+
+int main(int argc, char **argv)
+{
+    struct args a = { .port_file = NULL };
+    if (argc > 0 && argv[0][0]) {
+        const char *slash = strrchr(argv[0], '/');
+        prog = slash ? slash + 1 : argv[0];
+    }
+    fixture_opts_init(&a.o);
+    parse_args(argc, argv, &a);
 
     signal(SIGPIPE, SIG_IGN);
     struct fixture *fx;
-    int err = fixture_new(&fx, &o);
+    int err = fixture_new(&fx, &a.o);
     if (err == FIXTURE_ELISTEN) {
-        fprintf(stderr, "%s: %s:%d: %s\n", prog, fixture_strerror(err), o.port,
+        fprintf(stderr, "%s: %s:%d: %s\n", prog, fixture_strerror(err), a.o.port,
                 strerror(errno));
         return 1;
     }
@@ -152,17 +169,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s: %s\n", prog, fixture_strerror(err), strerror(errno));
         return 1;
     }
-    if (stall_file && fixture_write_port_file(stall_file, fixture_stall_port(fx)) < 0) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", prog, stall_file, strerror(errno));
+    if (a.stall_file && fixture_write_port_file(a.stall_file, fixture_stall_port(fx)) < 0) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, a.stall_file, strerror(errno));
         fixture_free(fx);
         return 1;
     }
-    if (port_file && fixture_write_port_file(port_file, fixture_port(fx)) < 0) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", prog, port_file, strerror(errno));
+    if (a.port_file && fixture_write_port_file(a.port_file, fixture_port(fx)) < 0) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, a.port_file, strerror(errno));
         fixture_free(fx);
         return 1;
     }
-    if (!quiet) {
+    if (!a.quiet) {
         printf("listening on http://127.0.0.1:%d\n", fixture_port(fx));
         fflush(stdout);
     }

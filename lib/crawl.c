@@ -531,6 +531,7 @@ void crawl__count_row(struct crawl *c, const struct crawl_job *job)
 static void finish(struct crawl *c, struct crawl_job *job)
 {
     int page = job->kind == JOB_PAGE;
+    frontier_prepare(c->fr, job);
     pthread_mutex_lock(&c->lock);
     frontier_done(c->fr, job);
     if (frontier_store_failed(c->fr))
@@ -581,6 +582,7 @@ void crawl_retry(struct crawl *c, struct crawl_job *job, double at)
 
 void crawl_drop(struct crawl *c, struct crawl_job *job)
 {
+    frontier_prepare(c->fr, job);
     pthread_mutex_lock(&c->lock);
     frontier_done(c->fr, job);
     if (frontier_store_failed(c->fr))
@@ -621,6 +623,11 @@ void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
     va_end(ap);
     job->unrun = 1;
     crawl_done(c, job);
+}
+
+void crawl_fail_nomem(struct crawl *c, struct crawl_job *job)
+{
+    crawl_fail(c, job, CRAWL_FAIL_OTHER, "out of memory");
 }
 
 void crawl_cancel(struct crawl *c, enum crawl_cancel_why why)
@@ -837,11 +844,11 @@ static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
     }
 }
 
-int crawl_run(struct crawl *c, const struct crawl_backend *b)
+/* The policies the run starts with, the same for every model: its
+ * transfers in flight at most, and whether connections are reused. */
+static void run_policies(struct crawl *c, const struct crawl_backend *b)
 {
     const struct crawl_opts *o = c->opts;
-    c->backend = b;
-    crawl_prepare(c, b);        /* its failure is the run's to report */
     c->limit = o->concurrency > 0 ? o->concurrency : b->default_concurrency;
     if (b->max_concurrency > 0 && (c->limit == 0 || c->limit > b->max_concurrency))
         c->limit = b->max_concurrency;
@@ -876,20 +883,12 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     c->nofile = nofile_raise();
     limit_by_descriptors(c, b);
-    if (run_headers(c) != 0 || fetch_cookies_open(&c->fx, !c->on_cookies) != 0) {
-        cancel_rest(c);
-        return CRAWL_ENOMEM;
-    }
-    /* A procs coordinator fetches nothing: its workers write the WARC. */
-    if (!b->processes && fetch_keep_open(&c->fx) != 0) {
-        /* Nothing will be fetched: a list is read to its end for its
-         * rows, but a stream (a procs worker's, a pipe) may never end. */
-        if (c->input_streams)
-            crawl_cancel(c, CRAWL_CANCEL_OUTPUT);
-        cancel_rest(c);
-        (void)fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
-        return CRAWL_EOUTPUT;
-    }
+}
+
+/* The clock starts: the deadline, the frontier and the fetch context learn
+ * what the run is. Returns 1 when a streamed list gets a reader thread. */
+static int run_start(struct crawl *c, const struct crawl_backend *b)
+{
     pthread_mutex_lock(&c->lock);
     c->t0 = clock_now();
     c->cancel.deadline_at = c->opts->deadline > 0 ? c->t0 + c->opts->deadline : 0;
@@ -897,7 +896,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     c->fx.reuse = c->reuse;
     c->fx.limit = c->limit;
     c->fx.listed = c->fetchable;
-    c->fx.finds = crawl__finds(o);
+    c->fx.finds = crawl__finds(c->opts);
     c->fx.t0 = c->t0;
     c->fx.transfers = c->live ? &c->live->transfers : NULL;
     c->fetchable_at_start = c->fetchable;
@@ -916,6 +915,29 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         c->input_streams = 0;
         pthread_mutex_unlock(&c->lock);
     }
+    return reader;
+}
+
+int crawl_run(struct crawl *c, const struct crawl_backend *b)
+{
+    c->backend = b;
+    crawl_prepare(c, b);        /* its failure is the run's to report */
+    run_policies(c, b);
+    if (run_headers(c) != 0 || fetch_cookies_open(&c->fx, !c->on_cookies) != 0) {
+        cancel_rest(c);
+        return CRAWL_ENOMEM;
+    }
+    /* A procs coordinator fetches nothing: its workers write the WARC. */
+    if (!b->processes && fetch_keep_open(&c->fx) != 0) {
+        /* Nothing will be fetched: a list is read to its end for its
+         * rows, but a stream (a procs worker's, a pipe) may never end. */
+        if (c->input_streams)
+            crawl_cancel(c, CRAWL_CANCEL_OUTPUT);
+        cancel_rest(c);
+        (void)fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
+        return CRAWL_EOUTPUT;
+    }
+    int reader = run_start(c, b);
     int rc = b->run(c);
     c->wall = clock_now() - c->t0;
     c->st_complete = rc == 0 && !atomic_load(&c->cancel.why) && frontier_queued(c->fr) == 0;

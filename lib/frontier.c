@@ -473,9 +473,18 @@ void frontier_retry(struct frontier *f, struct crawl_job *j, double at)
 static void later_release(struct frontier *f, double *wake)
 {
     double now = f->now();
+    struct crawl_job *due = NULL;
+    /* Popped soonest first, put back latest first: of the retries due
+     * at once, the one due first goes first. */
     while (f->nlater && later_at(f, 0) <= now) {
+        struct crawl_job *j = later_pop(f);
+        j->qnext = due;
+        due = j;
         f->queued--;
-        requeue_front(f, later_pop(f));
+    }
+    for (struct crawl_job *j = due, *jn; j; j = jn) {
+        jn = j->qnext;
+        requeue_front(f, j);
     }
     if (f->nlater && wake && (*wake == 0 || later_at(f, 0) < *wake))
         *wake = later_at(f, 0);
@@ -693,38 +702,107 @@ static int regex_any(const regex_t *v, size_t n, const char *s)
     return 0;
 }
 
+/* The rules a link is held to that need nothing but the configuration: an
+ * http(s) URL, the listed URL's host (unless --span-hosts), --include and
+ * --exclude. Returns 1 with *p filled (the caller frees it), 0 when the link
+ * is not followed, or CRAWL_ENOMEM; *p is empty unless 1. Touches nothing
+ * that changes during a run, so it needs no lock. */
+static int admit_rules(const struct frontier_conf *o, const char *scope, const char *url,
+                       struct url_parts *p)
+{
+    int rc = url_split(url, p);
+    if (rc != 0)
+        return rc == CRAWL_ENOMEM ? rc : 0;
+    if ((!o->span_hosts && scope && strcmp(p->host, scope) != 0) ||
+        (o->ninclude && !regex_any(o->include, o->ninclude, p->href)) ||
+        (o->nexclude && regex_any(o->exclude, o->nexclude, p->href))) {
+        url_parts_free(p);
+        return 0;
+    }
+    return 1;
+}
+
+/* A link past admit_rules joins the crawl unless --max-pages is reached or
+ * it was seen: in the store, the queue or the spill file. p stays the
+ * caller's. Returns 0 or CRAWL_ENOMEM. */
+static int admit_parts(struct frontier *f, const char *scope, const struct url_parts *p,
+                       int depth)
+{
+    const struct frontier_conf *o = &f->conf;
+    int rc;
+    if (o->max_pages > 0 && f->started >= (size_t)o->max_pages)
+        return 0;
+    if (!scope)
+        scope = p->host;
+    if (f->st)
+        return frontier__store_admit(f, p, scope, depth);
+    /* Seen by its normal form; fetched as the page wrote it. */
+    if ((rc = frontier__seen_add(f, p->norm)) <= 0)
+        return rc;
+    if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
+        return spill_push(f, p->href, scope, depth);
+    return frontier__place(f, p, scope, depth, 0);
+}
+
 int frontier__admit(struct frontier *f, const char *scope, const char *url, int depth)
 {
     const struct frontier_conf *o = &f->conf;
     struct url_parts p;
-    int rc = 0;
-
     if (o->max_pages > 0 && f->started >= (size_t)o->max_pages)
         return 0;
-    if ((rc = url_split(url, &p)) != 0)
-        return rc == CRAWL_ENOMEM ? rc : 0;
-    if (!o->span_hosts && scope && strcmp(p.host, scope) != 0)
-        goto out;
-    if (o->ninclude && !regex_any(o->include, o->ninclude, p.href))
-        goto out;
-    if (o->nexclude && regex_any(o->exclude, o->nexclude, p.href))
-        goto out;
-    if (!scope)
-        scope = p.host;
-    if (f->st) {
-        rc = frontier__store_admit(f, &p, scope, depth);
-        goto out;
-    }
-    /* Seen by its normal form; fetched as the page wrote it. */
-    if ((rc = frontier__seen_add(f, p.norm)) <= 0)
-        goto out;
-    if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
-        rc = spill_push(f, p.href, scope, depth);
-    else
-        rc = frontier__place(f, &p, scope, depth, 0);
-out:
+    int rc = admit_rules(o, scope, url, &p);
+    if (rc <= 0)
+        return rc;
+    rc = admit_parts(f, scope, &p, depth);
     url_parts_free(&p);
     return rc;
+}
+
+void frontier_prepare(const struct frontier *f, struct crawl_job *j)
+{
+    if (j->kind == JOB_ROBOTS) {
+        if (!j->rules && j->res.fail == CRAWL_FAIL_NONE && j->res.status >= 200 &&
+            j->res.status < 300)
+            j->rules = robots_parse(j->body ? j->body : "", j->body_len, f->agent);
+        return;
+    }
+    if (j->parts || !j->nlinks || (j->kind == JOB_PAGE && j->depth >= f->conf.depth))
+        return;
+    struct url_parts *v = malloc(j->nlinks * sizeof *v);
+    if (!v)
+        return;     /* frontier_done splits them itself */
+    size_t n = 0;
+    for (size_t i = 0; i < j->nlinks; i++) {
+        if (admit_rules(&f->conf, j->scope, j->links[i], &v[n]) == 1)
+            n++;    /* a link out of memory is lost, as under the lock */
+        free(j->links[i]);
+    }
+    free(j->links);
+    j->links = NULL;
+    j->nlinks = 0;
+    j->parts = v;
+    j->nparts = n;
+}
+
+void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, int cancelled_too)
+{
+    int go = cancelled_too || !frontier__cancelled(f);
+    for (size_t i = 0; i < j->nparts; i++) {
+        if (go)
+            admit_parts(f, j->scope, &j->parts[i], depth);
+        url_parts_free(&j->parts[i]);
+    }
+    free(j->parts);
+    j->parts = NULL;
+    j->nparts = 0;
+    for (size_t i = 0; i < j->nlinks; i++) {
+        if (go)
+            frontier__admit(f, j->scope, j->links[i], depth);
+        free(j->links[i]);
+    }
+    free(j->links);
+    j->links = NULL;
+    j->nlinks = 0;
 }
 
 int frontier__place(struct frontier *f, const struct url_parts *pp, const char *scope, int depth,
@@ -769,10 +847,11 @@ out:
 }
 
 void frontier__robots_rules(struct frontier *f, struct crawl_host *h, enum crawl_fail fail,
-                            const char *error, long st, const char *body, size_t len)
+                            const char *error, long st, const char *body, size_t len,
+                            struct robots *parsed)
 {
     if (fail == CRAWL_FAIL_NONE && st >= 200 && st < 300) {
-        h->robots = robots_parse(body ? body : "", len, f->agent);
+        h->robots = parsed ? parsed : robots_parse(body ? body : "", len, f->agent);
         if (f->robots)
             frontier__crawl_delay(f, h);
     } else if (fail == CRAWL_FAIL_NONE && st >= 400 && st < 500)
@@ -803,7 +882,8 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
     if (f->st && rj->res.fail == CRAWL_FAIL_CANCELLED && frontier__cancelled(f))
         return;
     frontier__robots_rules(f, h, rj->res.fail, rj->res.error, rj->res.status, rj->body,
-                           rj->body_len);
+                           rj->body_len, rj->rules);
+    rj->rules = NULL;   /* the host's now, or never made */
     f->robots_fetched++;
     frontier__store_robots_save(f, rj);
     struct robots *read = NULL;     /* the file as read, for its Sitemap lines */
@@ -888,13 +968,14 @@ void frontier_done(struct frontier *f, struct crawl_job *j)
         frontier__sitemap_done(f, j);
         return;
     }
-    for (size_t i = 0; i < j->nlinks; i++) {
+    if (j->depth < f->conf.depth) {
         /* --state: a page's row commits it, so its links must be in the
          * store even when the crawl is being cancelled. */
-        if (j->depth < f->conf.depth && (f->st || !frontier__cancelled(f)))
-            frontier__admit(f, j->scope, j->links[i], j->depth + 1);
-        free(j->links[i]);
+        frontier__admit_links(f, j, j->depth + 1, f->st != NULL);
+        return;
     }
+    for (size_t i = 0; i < j->nlinks; i++)
+        free(j->links[i]);
     free(j->links);
     j->links = NULL;
     j->nlinks = 0;

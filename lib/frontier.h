@@ -95,6 +95,13 @@ struct crawl_job *frontier_pick(struct frontier *f, double *wake);
  * delay after this one, however long the model took to start it. */
 void frontier_started(struct frontier *f, struct crawl_job *j);
 
+/* Does for finished job j the work of frontier_done that needs none of the
+ * crawl's state, so that it is done without the core's lock: a robots.txt
+ * body is parsed, each found link split and held to depth, scope,
+ * --include and --exclude (kept in j->parts). Reads only f's configuration,
+ * which is fixed before the run starts; safe from any thread at once. */
+void frontier_prepare(const struct frontier *f, struct crawl_job *j);
+
 /* Takes back a job that finished: per-host counts and pace, robots.txt
  * rules, and the links it found (queued as new jobs when they pass depth,
  * scope, --include/--exclude, --max-pages, de-duplication and robots.txt;

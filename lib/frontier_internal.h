@@ -139,6 +139,11 @@ void frontier__host_enqueue(struct frontier *f, struct crawl_host *h, struct cra
  * seen set, --max-pages and robots.txt. Returns 0 or CRAWL_ENOMEM. */
 int frontier__admit(struct frontier *f, const char *scope, const char *url, int depth);
 
+/* Admits j's links at depth, as frontier_prepare left them or as fetch
+ * found them, unless the crawl is being cancelled and cancelled_too is 0;
+ * frees them. */
+void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, int cancelled_too);
+
 /* frontier_pace.c: what the answer to page job j (which ran) tells the
  * pace of its host h (a pause asked for, --auto-throttle). */
 void frontier__observe(struct frontier *f, struct crawl_host *h, const struct crawl_job *j);
@@ -162,7 +167,8 @@ int frontier__place(struct frontier *f, const struct url_parts *p, const char *s
 /* Sets h's rules from its robots.txt: fail (its failure class) and error
  * (its text, or NULL), status and body. */
 void frontier__robots_rules(struct frontier *f, struct crawl_host *h, enum crawl_fail fail,
-                            const char *error, long status, const char *body, size_t len);
+                            const char *error, long status, const char *body, size_t len,
+                            struct robots *parsed);
 
 /* frontier_store.c: --state. */
 

@@ -74,14 +74,7 @@ void frontier__sitemaps_start(struct frontier *f, struct crawl_host *h, const st
  * deeper). */
 void frontier__sitemap_done(struct frontier *f, struct crawl_job *j)
 {
-    for (size_t i = 0; i < j->nlinks; i++) {
-        if (!frontier__cancelled(f))
-            frontier__admit(f, j->scope, j->links[i], 0);
-        free(j->links[i]);
-    }
-    free(j->links);
-    j->links = NULL;
-    j->nlinks = 0;
+    frontier__admit_links(f, j, 0, 0);
     for (char *line = j->body, *nl; line && *line && j->depth == 0 && !frontier__cancelled(f);
          line = nl + 1) {
         if (!(nl = strchr(line, '\n')))

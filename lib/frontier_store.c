@@ -160,7 +160,7 @@ void frontier__store_robots_load(struct frontier *f, struct crawl_host *h)
     size_t len;
     if (state_robots_get(f->st, h->key, &status, &fail, &body, &len) != 1)
         return;
-    frontier__robots_rules(f, h, (enum crawl_fail)fail, NULL, status, body, len);
+    frontier__robots_rules(f, h, (enum crawl_fail)fail, NULL, status, body, len, NULL);
     free(body);
 }
 

@@ -11,6 +11,8 @@
 #include "html.h"
 
 struct crawl_host;
+struct robots;
+struct url_parts;
 
 /* Why a URL failed, in classes that tests and scripts can rely on; the text
  * of the error says the rest. */
@@ -102,6 +104,10 @@ struct crawl_job {
     char  *body;              /* a robots job's body; a sitemap job's: the
                                * sitemap URLs of an index, one a line */
     size_t body_len;
+    struct url_parts *parts;  /* links split and past the rules that need no
+                               * crawl state (frontier_prepare), or NULL */
+    size_t nparts;
+    struct robots *rules;     /* a robots job's body parsed (frontier_prepare) */
     uint64_t mark;            /* --state: its page's id in the store (with
                                * STATE_FETCHED once fetched); 0: none */
     /* Where the job stands, kept by the core and the frontier. */

@@ -271,10 +271,14 @@ static void task_free(struct task *t)
  * (the job is handed back failed). */
 static int start(struct loop *L, struct crawl_job *job)
 {
+    errno = 0;
     struct task *t = task_get(L);
     if (!t) {
-        crawl_fail(L->c, job, CRAWL_FAIL_OTHER, "cannot start a coroutine: %s",
-                   strerror(errno ? errno : ENOMEM));
+        if (errno == 0 || errno == ENOMEM)
+            crawl_fail_nomem(L->c, job);
+        else
+            crawl_fail(L->c, job, CRAWL_FAIL_OTHER, "cannot start a coroutine: %s",
+                       strerror(errno));
         return -1;
     }
     if (coro_status(t->co) == CORO_DEAD)

@@ -321,7 +321,7 @@ static void give(struct procs *P, struct crawl_job *job)
 {
     size_t id = slot_new(P, job);
     if (id == (size_t)-1) {
-        crawl_fail(P->c, job, CRAWL_FAIL_OTHER, "out of memory");
+        crawl_fail_nomem(P->c, job);
         return;
     }
     if (dispatch(P, id) != 0) {
@@ -697,6 +697,119 @@ static int procs_prepare(struct crawl *c)
     return 0;
 }
 
+/* The run begins: what could not be started is said, the watchdog set,
+ * and every worker told to start (with the limit and reuse). */
+static void run_begin(struct procs *P, int limit)
+{
+    struct crawl *c = P->c;
+    int rc = P->start_rc;
+    /* With no worker, the loop fails every job with a row. */
+    if (rc != 0 && P->alive == 0)
+        crawl_warn_once(c, "no worker process could be started: %s: %s; every URL fails",
+                        P->start_what, crawl_strerror(rc));
+    else if (rc != 0)
+        crawl_warn_once(c, "only %d of %d worker processes could be started: %s: %s", P->alive,
+                        P->n, P->start_what, crawl_strerror(rc));
+    P->silence = crawl_options(c)->worker_timeout > 0 ? crawl_options(c)->worker_timeout
+                                                      : SILENCE_DEFAULT;
+    P->looked = P->began = clock_now();
+    for (int i = 0; i < P->n; i++)
+        P->p[i].heard = P->looked;
+    for (int i = 0; i < P->n; i++)
+        if (P->p[i].fd >= 0) {
+            struct strbuf *b = &P->p[i].out;
+            size_t at = wire_frame_begin(b, MSG_START);
+            wire_put_u32(b, (uint32_t)limit);
+            wire_put_u32(b, (uint32_t)crawl_reuse(c));
+            wire_frame_end(b, at);
+        }
+}
+
+/* Nothing more to give: the workers end once their jobs are back (at
+ * once, when cancelled). Returns when the cancel was told, or 0. */
+static double tell_end(struct procs *P)
+{
+    sample_rss(P, 1);
+    if (crawl_is_cancelled(P->c)) {
+        cancel_all(P);
+        return clock_now();
+    }
+    for (int i = 0; i < P->n; i++)
+        if (P->p[i].fd >= 0)
+            shutdown(P->p[i].fd, SHUT_WR);
+    return 0;
+}
+
+/* Waits for a worker, the core's waker, or the moment due (a job comes
+ * due by itself; 0: none), and every RSS_EVERY for the memory figure;
+ * reads what came. pfd has room for every worker and the waker. */
+static void wait_workers(struct procs *P, struct pollfd *pfd, double due)
+{
+    int np = 0;
+    pfd[np++] = (struct pollfd){ .fd = P->wake[0], .events = POLLIN };
+    int map[256 + 1];
+    for (int i = 0; i < P->n && np <= 256; i++)
+        if (P->p[i].fd >= 0) {
+            map[np] = i;
+            pfd[np++] = (struct pollfd){ .fd = P->p[i].fd, .events = POLLIN };
+        }
+    int timeout = (int)(RSS_EVERY * 1000);
+    if (due > 0) {
+        double in = (due - clock_now()) * 1000;
+        if (in < timeout)
+            timeout = in > 0 ? (int)in + 1 : 0;
+    }
+    int ready = poll(pfd, (nfds_t)np, timeout);
+    sample_rss(P, 0);
+    if (ready <= 0)
+        return;
+    if (pfd[0].revents) {
+        char buf[64];
+        while (read(P->wake[0], buf, sizeof buf) > 0)
+            ;
+    }
+    for (int k = 1; k < np; k++)
+        if (pfd[k].revents)
+            proc_read(P, map[k]);
+}
+
+/* The run ends: jobs never handed back (no worker left to run them) are
+ * failed, the figures set, the workers reaped, and their indexes merged
+ * into one for the crawl, where --cdx said, as in every model. Returns
+ * rc, or the output's error. */
+static int run_end(struct procs *P, int rc)
+{
+    struct crawl *c = P->c;
+    sample_rss(P, 1);
+    for (size_t id = 0; id < P->nslots; id++)
+        if (P->slots[id].job) {
+            struct crawl_job *job = P->slots[id].job;
+            slot_free(P, id);
+            crawl_fail(c, job, CRAWL_FAIL_OTHER, "%s", none_left(P));
+        }
+    int threads = 1;
+    for (int i = 0; i < P->n; i++)
+        threads += P->p[i].threads;
+    crawl_set_threads(c, threads);
+    crawl_set_rss_peak(c, P->rss_peak_kb);
+    if (rc == 0 && P->output_failed)
+        rc = CRAWL_EOUTPUT;         /* the worker's warning said why */
+    int nworkers = P->n;
+    procs_free(P);
+    const struct crawl_opts *o = crawl_options(c);
+    if (o->warc && o->cdx) {
+        char failed[4200] = "";
+        int mrc = warc_cdx_merge(o->cdx, nworkers, failed, sizeof failed);
+        if (mrc != 0) {
+            crawl_warn(c, "%s: %s (the workers' indexes are left beside it, one a worker)",
+                       failed, strerror(-mrc));
+            if (rc == 0)
+                rc = CRAWL_EOUTPUT;
+        }
+    }
+    return rc;
+}
+
 static int procs_run(struct crawl *c)
 {
     struct procs *pp = crawl_take_model_data(c);
@@ -709,29 +822,8 @@ static int procs_run(struct crawl *c)
     struct procs P = *pp;
     free(pp);
     P.c = c;
-    int rc = P.start_rc;
-    /* With no worker, the loop below fails every job with a row. */
-    if (rc != 0 && P.alive == 0)
-        crawl_warn_once(c, "no worker process could be started: %s: %s; every URL fails",
-                        P.start_what, crawl_strerror(rc));
-    else if (rc != 0)
-        crawl_warn_once(c, "only %d of %d worker processes could be started: %s: %s", P.alive,
-                        P.n, P.start_what, crawl_strerror(rc));
-    P.silence = crawl_options(c)->worker_timeout > 0 ? crawl_options(c)->worker_timeout
-                                                     : SILENCE_DEFAULT;
-    P.looked = P.began = clock_now();
-    for (int i = 0; i < P.n; i++)
-        P.p[i].heard = P.looked;
-    int limit = crawl_limit(c);
-    for (int i = 0; i < P.n; i++)
-        if (P.p[i].fd >= 0) {
-            struct strbuf *b = &P.p[i].out;
-            size_t at = wire_frame_begin(b, MSG_START);
-            wire_put_u32(b, (uint32_t)limit);
-            wire_put_u32(b, (uint32_t)crawl_reuse(c));
-            wire_frame_end(b, at);
-        }
-    rc = 0;
+    int limit = crawl_limit(c), rc = 0;
+    run_begin(&P, limit);
     crawl_set_waker(c, procs_wake, &P);
     struct pollfd *pfd = calloc((size_t)P.n + 1, sizeof *pfd);
     if (!pfd) {
@@ -759,17 +851,7 @@ static int procs_run(struct crawl *c)
         }
         flush(&P);
         if (!told && (over || crawl_is_cancelled(c))) {
-            sample_rss(&P, 1);
-            /* Nothing more to give: the workers end once their jobs are
-             * back (at once, when cancelled). */
-            if (crawl_is_cancelled(c)) {
-                cancel_all(&P);
-                cancel_at = clock_now();
-            } else {
-                for (int i = 0; i < P.n; i++)
-                    if (P.p[i].fd >= 0)
-                        shutdown(P.p[i].fd, SHUT_WR);
-            }
+            cancel_at = tell_end(&P);
             told = 1;
         }
         if (P.alive == 0) {
@@ -781,70 +863,12 @@ static int procs_run(struct crawl *c)
                 if (P.p[i].fd >= 0)
                     proc_lost(&P, i, "did not hand its URLs back after the cancel");
         watch(&P, cancel_at > 0);
-        if (P.alive == 0)
-            continue;       /* the jobs are failed above, the next time round */
-        int np = 0;
-        pfd[np++] = (struct pollfd){ .fd = P.wake[0], .events = POLLIN };
-        int map[256 + 1];
-        for (int i = 0; i < P.n && np <= 256; i++)
-            if (P.p[i].fd >= 0) {
-                map[np] = i;
-                pfd[np++] = (struct pollfd){ .fd = P.p[i].fd, .events = POLLIN };
-            }
-        /* Woken by a worker, by the core's waker, or when a job comes due
-         * by itself; and every RSS_EVERY for the memory figure. */
-        int timeout = (int)(RSS_EVERY * 1000);
-        if (due > 0) {
-            double in = (due - clock_now()) * 1000;
-            if (in < timeout)
-                timeout = in > 0 ? (int)in + 1 : 0;
-        }
-        int ready = poll(pfd, (nfds_t)np, timeout);
-        sample_rss(&P, 0);
-        if (ready <= 0)
-            continue;
-        if (pfd[0].revents) {
-            char buf[64];
-            while (read(P.wake[0], buf, sizeof buf) > 0)
-                ;
-        }
-        for (int k = 1; k < np; k++)
-            if (pfd[k].revents)
-                proc_read(&P, map[k]);
+        if (P.alive > 0)        /* else the jobs are failed above, next time round */
+            wait_workers(&P, pfd, due);
     }
     free(pfd);
     crawl_set_waker(c, NULL, NULL);
-    sample_rss(&P, 1);
-    /* Jobs never handed back (no worker left to run them) are failed. */
-    for (size_t id = 0; id < P.nslots; id++)
-        if (P.slots[id].job) {
-            struct crawl_job *job = P.slots[id].job;
-            slot_free(&P, id);
-            crawl_fail(c, job, CRAWL_FAIL_OTHER, "%s", none_left(&P));
-        }
-    int threads = 1;
-    for (int i = 0; i < P.n; i++)
-        threads += P.p[i].threads;
-    crawl_set_threads(c, threads);
-    crawl_set_rss_peak(c, P.rss_peak_kb);
-    if (rc == 0 && P.output_failed)
-        rc = CRAWL_EOUTPUT;         /* the worker's warning said why */
-    int nworkers = P.n;
-    procs_free(&P);
-    /* The workers are reaped, their indexes closed: one index for the
-     * crawl, where --cdx said, as in every model. */
-    const struct crawl_opts *o = crawl_options(c);
-    if (o->warc && o->cdx) {
-        char failed[4200] = "";
-        int mrc = warc_cdx_merge(o->cdx, nworkers, failed, sizeof failed);
-        if (mrc != 0) {
-            crawl_warn(c, "%s: %s (the workers' indexes are left beside it, one a worker)",
-                       failed, strerror(-mrc));
-            if (rc == 0)
-                rc = CRAWL_EOUTPUT;
-        }
-    }
-    return rc;
+    return run_end(&P, rc);
 }
 
 const struct crawl_backend crawl_backend_procs = {

@@ -74,7 +74,7 @@ static void *thread_main(void *arg)
         crawl_done(m->c, t->job);
         handle_put(m, x.easy);
     } else {
-        crawl_fail(m->c, t->job, CRAWL_FAIL_OTHER, "out of memory");
+        crawl_fail_nomem(m->c, t->job);
     }
     pthread_mutex_lock(&m->lock);
     m->alive--;
@@ -125,7 +125,7 @@ static int thread_run(struct crawl *c)
             break;
         struct tjob *t = calloc(1, sizeof *t);
         if (!t) {
-            crawl_fail(c, job, CRAWL_FAIL_THREAD, "cannot start a thread: out of memory");
+            crawl_fail_nomem(c, job);
             continue;
         }
         t->m = &m;

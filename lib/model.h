@@ -107,6 +107,11 @@ void crawl_done(struct crawl *c, struct crawl_job *job);
 void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,
                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Hands back a job taken and never fetched because memory ran out: the
+ * one text and class every model gives it (CRAWL_FAIL_OTHER, "out of
+ * memory"). */
+void crawl_fail_nomem(struct crawl *c, struct crawl_job *job);
+
 /* Returns the reason once the crawl was cancelled or its --deadline passed
  * (which cancels it), else 0; and the error text of a job it stopped. */
 int crawl_is_cancelled(struct crawl *c);

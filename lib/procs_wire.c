@@ -81,6 +81,7 @@ const size_t procs_result_nfields = sizeof procs_result_fields / sizeof *procs_r
     X(cookie, KEEP) \
     X(proxy, KEEP) \
     X(noproxy, KEEP) \
+    X(resolve, KEEP) \
     X(stack_size, KEEP) \
     X(loops, OWN) \
     X(procs, KEEP) \

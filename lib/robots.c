@@ -175,18 +175,70 @@ static int names(const char *v, size_t len, const char *agent)
     return n > 0 && k == n && strncasecmp(v, agent, n) == 0;
 }
 
+/* What robots_parse knows as it goes: one set of rules for the groups
+ * naming us, one for "*" (the first is used when any group named us), and
+ * the Sitemap lines, whoever they are for. A group is a run of user-agent
+ * lines, then rules; which of the two sets its rules go to depends on the
+ * agents it names. */
+struct parsing {
+    struct robots *mine, *star, *maps;
+    const char *agent;
+    int named;                  /* a group named us */
+    int in_agents;              /* the last line was a user-agent line */
+    int to_mine, to_star;       /* the current group's rules go there */
+};
+
+/* One "key: value" line, both trimmed. Returns 0 or -1 (out of memory). */
+static int parse_line(struct parsing *ps, const char *key, size_t klen, const char *val,
+                      size_t vlen)
+{
+    if (klen == 10 && strncasecmp(key, "user-agent", 10) == 0) {
+        if (!ps->in_agents) {
+            ps->to_mine = ps->to_star = 0;
+            ps->in_agents = 1;
+        }
+        if (names(val, vlen, ps->agent)) {
+            ps->to_mine = 1;
+            ps->named = 1;
+        } else if (vlen >= 1 && *val == '*' && (vlen == 1 || isspace((unsigned char)val[1]))) {
+            ps->to_star = 1;
+        }
+        return 0;
+    }
+    if (klen == 7 && strncasecmp(key, "sitemap", 7) == 0)
+        return add_sitemap(ps->maps, val, vlen);
+    if (klen == 11 && strncasecmp(key, "crawl-delay", 11) == 0) {
+        /* Part of the group, as a rule is; the first one counts. */
+        double d = crawl_delay_value(val, vlen);
+        ps->in_agents = 0;
+        if (d >= 0 && ps->to_mine && ps->mine->crawl_delay < 0)
+            ps->mine->crawl_delay = d;
+        if (d >= 0 && ps->to_star && ps->star->crawl_delay < 0)
+            ps->star->crawl_delay = d;
+        return 0;
+    }
+    int allow;
+    if (klen == 5 && strncasecmp(key, "allow", 5) == 0)
+        allow = 1;
+    else if (klen == 8 && strncasecmp(key, "disallow", 8) == 0)
+        allow = 0;
+    else
+        return 0;
+    ps->in_agents = 0;
+    if (vlen == 0)
+        return 0;       /* "Disallow:" with no path allows everything */
+    if (ps->to_mine && add_rule(ps->mine, val, vlen, allow) != 0)
+        return -1;
+    if (ps->to_star && add_rule(ps->star, val, vlen, allow) != 0)
+        return -1;
+    return 0;
+}
+
 struct robots *robots_parse(const char *body, size_t len, const char *agent)
 {
-    /* Two passes: one set of rules for the groups naming us, one for "*";
-     * the first is used when it saw any group naming us. */
-    struct robots *mine = robots_new(), *star = robots_new();
-    struct robots *maps = robots_new();     /* the Sitemap lines, whoever they are for */
-    int named = 0;
-    if (!mine || !star || !maps)
+    struct parsing ps = { robots_new(), robots_new(), robots_new(), agent, 0, 0, 0, 0 };
+    if (!ps.mine || !ps.star || !ps.maps)
         goto err;
-    /* A group is a run of user-agent lines, then rules; which of the two
-     * sets its rules go to depends on the agents it names. */
-    int in_agents = 0, to_mine = 0, to_star = 0;
     const char *end = body + len;
     /* The file is UTF-8 (RFC 9309, 2.2), which some editors start with a
      * byte order mark: it is not part of the first line. As in Google's
@@ -210,60 +262,20 @@ struct robots *robots_parse(const char *body, size_t len, const char *agent)
         size_t klen = (size_t)(colon - s), vlen = n - klen - 1;
         trim(&key, &klen);
         trim(&val, &vlen);
-        if (klen == 10 && strncasecmp(key, "user-agent", 10) == 0) {
-            if (!in_agents) {
-                to_mine = to_star = 0;
-                in_agents = 1;
-            }
-            if (names(val, vlen, agent)) {
-                to_mine = 1;
-                named = 1;
-            } else if (vlen >= 1 && *val == '*' && (vlen == 1 || isspace((unsigned char)val[1]))) {
-                to_star = 1;
-            }
-            continue;
-        }
-        if (klen == 7 && strncasecmp(key, "sitemap", 7) == 0) {
-            if (add_sitemap(maps, val, vlen) != 0)
-                goto err;
-            continue;
-        }
-        if (klen == 11 && strncasecmp(key, "crawl-delay", 11) == 0) {
-            /* Part of the group, as a rule is; the first one counts. */
-            double d = crawl_delay_value(val, vlen);
-            in_agents = 0;
-            if (d >= 0 && to_mine && mine->crawl_delay < 0)
-                mine->crawl_delay = d;
-            if (d >= 0 && to_star && star->crawl_delay < 0)
-                star->crawl_delay = d;
-            continue;
-        }
-        int allow;
-        if (klen == 5 && strncasecmp(key, "allow", 5) == 0)
-            allow = 1;
-        else if (klen == 8 && strncasecmp(key, "disallow", 8) == 0)
-            allow = 0;
-        else
-            continue;
-        in_agents = 0;
-        if (vlen == 0)
-            continue;   /* "Disallow:" with no path allows everything */
-        if (to_mine && add_rule(mine, val, vlen, allow) != 0)
-            goto err;
-        if (to_star && add_rule(star, val, vlen, allow) != 0)
+        if (parse_line(&ps, key, klen, val, vlen) != 0)
             goto err;
     }
-    struct robots *r = named ? mine : star;
-    robots_free(named ? star : mine);
-    r->sitemaps = maps->sitemaps;
-    r->nsitemaps = maps->nsitemaps;
-    r->sitemaps_cap = maps->sitemaps_cap;
-    free(maps);
+    struct robots *r = ps.named ? ps.mine : ps.star;
+    robots_free(ps.named ? ps.star : ps.mine);
+    r->sitemaps = ps.maps->sitemaps;
+    r->nsitemaps = ps.maps->nsitemaps;
+    r->sitemaps_cap = ps.maps->sitemaps_cap;
+    free(ps.maps);
     return r;
 err:
-    robots_free(mine);
-    robots_free(star);
-    robots_free(maps);
+    robots_free(ps.mine);
+    robots_free(ps.star);
+    robots_free(ps.maps);
     return NULL;
 }
 

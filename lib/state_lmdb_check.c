@@ -247,6 +247,34 @@ static enum state_lmdb_verdict damaged_page(struct walk *w, uint64_t pg)
     return say(w, STATE_LMDB_BROKEN, "page %llu is damaged", (unsigned long long)pg);
 }
 
+/* A leaf node's value on overflow pages: at (in leaf page pg, read into
+ * p) holds the first page's number, whose header's lower and upper are
+ * their count, then the value's dsize bytes. Marks and counts the pages
+ * into *pages. Returns OK or BROKEN. */
+static enum state_lmdb_verdict walk_overflow(struct walk *w, uint64_t pg, const unsigned char *p,
+                                             size_t at, size_t dsize, uint64_t *pages)
+{
+    uint32_t psize = w->m->psize;
+    size_t first;
+    struct lm_head oh;
+    uint32_t count;
+    if (at + sizeof first > psize)
+        return damaged_page(w, pg);
+    memcpy(&first, p + at, sizeof first);
+    if (first > w->m->last_pg ||
+        pread(w->fd, &oh, sizeof oh, (off_t)(first * psize)) != (ssize_t)sizeof oh)
+        return damaged_page(w, pg);
+    memcpy(&count, (const unsigned char *)&oh + offsetof(struct lm_head, lower), sizeof count);
+    if (oh.pgno != first || !(oh.flags & LM_P_OVERFLOW) ||
+        count < (sizeof oh - 1 + dsize) / psize + 1 || count > w->m->last_pg - first + 1)
+        return damaged_page(w, first);
+    for (size_t k = 0; k < count; k++)
+        if (mark(w, first + k) != 0)
+            return say(w, STATE_LMDB_BROKEN, "page %zu is used twice", first + k);
+    *pages += count;
+    return STATE_LMDB_OK;
+}
+
 /* Walks the tree whose root is pg and whose leaves are depth levels down
  * (1: pg is a leaf), at the page level: every page is read with pread(2)
  * into a buffer of its own and bounds-checked here before a byte of it is
@@ -308,32 +336,7 @@ static enum state_lmdb_verdict walk_tree(struct walk *w, uint64_t pg, unsigned d
             continue;
         }
         if (nd.flags & LM_F_BIGDATA) {
-            /* The value is on overflow pages: a header whose lower and
-             * upper are their count, then the bytes. */
-            size_t first;
-            struct lm_head oh;
-            uint32_t count;
-            if (at + sizeof first > psize) {
-                v = damaged_page(w, pg);
-                break;
-            }
-            memcpy(&first, p + at, sizeof first);
-            if (first > w->m->last_pg ||
-                pread(w->fd, &oh, sizeof oh, (off_t)(first * psize)) != (ssize_t)sizeof oh) {
-                v = damaged_page(w, pg);
-                break;
-            }
-            memcpy(&count, (const unsigned char *)&oh + offsetof(struct lm_head, lower),
-                   sizeof count);
-            if (oh.pgno != first || !(oh.flags & LM_P_OVERFLOW) ||
-                count < (sizeof oh - 1 + dsize) / psize + 1 || count > w->m->last_pg - first + 1) {
-                v = damaged_page(w, first);
-                break;
-            }
-            for (size_t k = 0; k < count && v == STATE_LMDB_OK; k++)
-                if (mark(w, first + k) != 0)
-                    v = say(w, STATE_LMDB_BROKEN, "page %zu is used twice", first + k);
-            *pages += count;
+            v = walk_overflow(w, pg, p, at, dsize, pages);
             continue;
         }
         if (at + ((nd.flags & LM_F_SUBDATA) ? sizeof(struct lm_db) : dsize) > psize) {

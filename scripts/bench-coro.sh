@@ -51,6 +51,7 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-coro.XXXXXX")
 . scripts/fixture-lib.sh
+. scripts/bench-lib.sh
 cleanup() {
 	h2_stop
 	fixture_stop
@@ -104,8 +105,6 @@ measure() {
 	# Connections still closing count as they finish: let them.
 	sleep 0.1
 }
-
-median() { sort -g | awk '{a[NR]=$1} END{print (NR ? a[int((NR+1)/2)] : "-")}'; }
 
 rows=()
 # row CASE WHO N RUNS LIMIT CMD...: measures CMD RUNS times and adds a row

@@ -20,6 +20,7 @@ RUNS=${RUNS:-3}
 [ -x /usr/bin/time ] || { echo "bench-crawl.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
 . scripts/fixture-lib.sh
+. scripts/bench-lib.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-bench-crawl.XXXXXX")
 trap 'fixture_stop; rm -rf "$tmp"' EXIT
 ulimit -n "$(ulimit -Hn)"
@@ -37,12 +38,11 @@ root="$base/graph/$PAGES/$FANOUT/"
 measure() {
 	local walls=() cpus=() pages=0
 	for _ in $(seq "$RUNS"); do
-		timeout 300 /usr/bin/time -f "%U %S" -o "$tmp/time" "$BUILD/crawl" -q --format=jsonl "$@" >"$tmp/out" 2>/dev/null
+		run_timed 300 "$tmp/out" "$BUILD/crawl" -q --format=jsonl "$@"
 		walls+=("$(sed -n 's/.*"wall_s":\([0-9.]*\).*/\1/p' "$tmp/out")")
-		cpus+=("$(awk '{print $1 + $2}' "$tmp/time")")
+		cpus+=("$CPU")
 		pages=$(sed -n 's/.*"ok":\([0-9]*\).*/\1/p' "$tmp/out")
 	done
-	med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 	printf "%.3f %s %s\n" "$(med "${walls[@]}")" "$(med "${cpus[@]}")" "$pages"
 }
 

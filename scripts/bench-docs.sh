@@ -37,6 +37,7 @@
 #   NODEPS=1         do not call scripts/deps.sh
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+. scripts/bench-lib.sh
 export PATH="$PATH:/usr/sbin:/sbin"      # nginx, for a user whose PATH lacks them
 BUILD=${BUILD:-build}
 if [ -n "${QUICK:-}" ]; then
@@ -268,7 +269,6 @@ for r in $(seq "$RUNS"); do
 done
 
 # table TABLE: the medians of each tool's rounds, a row each.
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "nan") }'; }
 col() { awk -F, -v t="$1" -v u="$2" -v k="$3" '$1 == t && $2 == u { print $k }' "$tmp/runs.csv"; }
 declare -A W P
 table() {

@@ -29,6 +29,7 @@ for t in /usr/bin/time redis-server redis-cli; do
 done
 
 . scripts/fixture-lib.sh
+. scripts/bench-lib.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-bench-frontier.XXXXXX")
 trap 'fixture_stop; redis_stop; rm -rf "$tmp"' EXIT
 fixture_start "$tmp" || exit 1
@@ -72,8 +73,6 @@ once() {
 		"$(cat "$tmp"/time.* | awk '{ s += $1 + $2 } END { printf "%.2f", s }')" \
 		"$(awk -v a="$r0" -v b="$r1" -v k="$k" 'BEGIN { printf "%.2f", (k > 0 ? b - a : 0) }')"
 }
-
-med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 {
 	echo "# scripts/bench-frontier.sh: $PAGES pages of /graph/$PAGES/$FANOUT/, depth $depth, --mode=$MODE, medians of $RUNS ($(nproc) cores, redis $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), $(date -u '+%Y-%m-%d %H:%M UTC'))"

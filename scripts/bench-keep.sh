@@ -24,6 +24,7 @@ RUNS=${RUNS:-3}
 [ -x /usr/bin/time ] || { echo "bench-keep.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
 . scripts/fixture-lib.sh
+. scripts/bench-lib.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-bench-keep.XXXXXX")
 trap 'fixture_stop; rm -rf "$tmp"' EXIT
 fixture_start "$tmp" --root testdata/site || exit 1
@@ -44,15 +45,14 @@ measure() {
 	for _ in $(seq "$RUNS"); do
 		rm -rf "$tmp/keep"
 		mkdir -p "$tmp/keep"
-		timeout 300 /usr/bin/time -f "%U %S" -o "$tmp/time" "$BUILD/crawl" -q --format=jsonl \
+		run_timed 300 "$tmp/out" "$BUILD/crawl" -q --format=jsonl \
 			--mode="$MODE" -c "$C" --depth 3 --no-robots --include "^$base/site/" "$@" \
-			"$tmp/list.txt" >"$tmp/out" 2>/dev/null
+			"$tmp/list.txt"
 		walls+=("$(sed -n 's/.*"wall_s":\([0-9.]*\).*/\1/p' "$tmp/out")")
-		cpus+=("$(awk '{print $1 + $2}' "$tmp/time")")
+		cpus+=("$CPU")
 		ok=$(sed -n 's/.*"ok":\([0-9]*\).*/\1/p' "$tmp/out")
 		kept=$(du -sk "$tmp/keep" | awk '{printf "%.1f", $1 / 1024}')
 	done
-	med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 	printf "%s %s %s %s\n" "$(med "${walls[@]}")" "$(med "${cpus[@]}")" "$ok" "$kept"
 }
 

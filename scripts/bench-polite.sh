@@ -12,6 +12,7 @@
 # Only 127.0.0.1 is contacted; every run is under timeout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench-lib.sh
 BUILD=${BUILD:-build}
 : "${BASE:?BASE=path/to/another/crawl is required}"
 N=${N:-20000} ROUNDS=${ROUNDS:-7}
@@ -32,8 +33,6 @@ wall() {
 	out=$(timeout 120 "$@" --mode=coro -c 100 -q "$tmp/list" 2>/dev/null) || { echo fail; return; }
 	sed -n 's/^Use time: \([0-9.]*\)s$/\1/p' <<<"$out"
 }
-
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "none") }'; }
 
 echo "bench-polite: $N URLs, coro -c 100, $ROUNDS runs each, alternating; median wall (s)"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -18,6 +18,7 @@ RUNS=${RUNS:-5}
 make --no-print-directory BUILD="$BUILD" "$BUILD/bench/state_walk" >/dev/null || exit 1
 
 . scripts/fixture-lib.sh
+. scripts/bench-lib.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-bench-state-check.XXXXXX")
 trap 'fixture_stop; rm -rf "$tmp"' EXIT
 fixture_start "$tmp" || exit 1
@@ -31,8 +32,6 @@ crawl() {
 crawl 2>/dev/null
 rows=$(grep -c '"url"' "$tmp/out.jsonl")
 [ "$rows" -eq "$PAGES" ] || { echo "bench-state-check.sh: the crawl wrote $rows rows, not $PAGES" >&2; exit 1; }
-
-med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 cached=() dropped=() finished=()
 for _ in $(seq "$RUNS"); do
 	read -r t pages psize < <("$BUILD/bench/state_walk" "$tmp/s.db") || exit 1

@@ -19,6 +19,7 @@ RUNS=${RUNS:-5}
 [ -x /usr/bin/time ] || { echo "bench-state.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
 . scripts/fixture-lib.sh
+. scripts/bench-lib.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-bench-state.XXXXXX")
 trap 'fixture_stop; rm -rf "$tmp"' EXIT
 fixture_start "$tmp" || exit 1
@@ -29,19 +30,16 @@ root="$FIXTURE_BASE/graph/$PAGES/$FANOUT/"
 # measure MODE ARGS...: runs crawl RUNS times; prints "wall_s rss_kb rows"
 # medians (wall: the process's, from the monotonic clock).
 measure() {
-	local walls=() rss=() rows=0 mode=$1 t0 t1
+	local walls=() rss=() rows=0 mode=$1
 	shift
 	for _ in $(seq "$RUNS"); do
 		rm -f "$tmp"/s.db*
-		t0=$(date +%s%N)
-		timeout 120 /usr/bin/time -f "%M" -o "$tmp/time" "$BUILD/crawl" --mode="$mode" \
-			--depth "$depth" --format=jsonl --no-progress -o "$tmp/out" "$@" "$root" 2>/dev/null
-		t1=$(date +%s%N)
-		walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')")
-		rss+=("$(cat "$tmp/time")")
+		run_timed 120 "$tmp/stdout" "$BUILD/crawl" --mode="$mode" \
+			--depth "$depth" --format=jsonl --no-progress -o "$tmp/out" "$@" "$root"
+		walls+=("$(printf '%.3f' "$WALL")")
+		rss+=("$RSS")
 		rows=$(grep -c '"url"' "$tmp/out")
 	done
-	med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 	echo "$(med "${walls[@]}") $(med "${rss[@]}") $rows"
 }
 

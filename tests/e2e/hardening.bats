@@ -158,7 +158,7 @@ endless_line() {
 		for sig in INT TERM; do
 			endless_line $sig $src
 			[ "$rss_kb" -lt 65536 ]
-			[ "$ms" -lt 1000 ]
+			[ "$ms" -lt "$SECOND_MS" ]
 			if [ $sig = INT ]; then [ "$rc" -eq 130 ]; else [ "$rc" -eq 143 ]; fi
 			# No line ever ended: no row, no message, only the summary.
 			[ "$(grep -c . "$BATS_TEST_TMPDIR/out-$sig-$src")" -eq 2 ]

@@ -264,7 +264,7 @@ peak_kb() {
 		rc=0; wait $pid || rc=$?
 		echo "$sig: rc $rc after $ms ms: $(cat "$BATS_TEST_TMPDIR/err")"
 		if [ $sig = INT ]; then [ "$rc" -eq 130 ]; else [ "$rc" -eq 143 ]; fi
-		[ "$ms" -lt 1000 ]
+		[ "$ms" -lt "$SECOND_MS" ]
 		[ ! -s "$BATS_TEST_TMPDIR/out" ] && [ ! -s "$BATS_TEST_TMPDIR/err" ]
 	done
 	[ "$(stat_of "$FIXTURE" requests)" -eq 0 ]

@@ -1,0 +1,480 @@
+/* Unit tests for the frontier on a clock of the test's own: the order jobs
+ * come out in, hosts' turns, every pacing rule (--delay, Crawl-delay,
+ * Retry-After and its bounds, --per-host), the retries' heap, which links
+ * are admitted (depth, scope, --include, --exclude, seen once, --max-pages,
+ * robots.txt), and the spill file that takes links past the memory bound
+ * and gives them back in order. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontier.h"
+#include "job.h"
+
+static double fake_now;
+
+static double fake_clock(void)
+{
+    return fake_now;
+}
+
+static struct frontier *make(struct frontier_conf conf)
+{
+    conf.now = fake_clock;
+    if (conf.retry_max_delay == 0)
+        conf.retry_max_delay = 600;
+    fake_now = 1000;
+    struct frontier *f = frontier_new(&conf);
+    assert_non_null(f);
+    frontier_start(f, 0, 0, NULL);
+    return f;
+}
+
+static struct crawl_job *job(const char *url)
+{
+    struct crawl_job *j = job_new();
+    assert_non_null(j);
+    j->url = strdup(url);
+    j->res.retry_after = -1;        /* as fetch leaves a job with none */
+    return j;
+}
+
+static void push(struct frontier *f, const char *url)
+{
+    assert_int_equal(frontier_push(f, job(url)), 0);
+}
+
+/* Takes the next job, which must be url's (NULL: none may start now). */
+static struct crawl_job *take(struct frontier *f, const char *url, double *wake)
+{
+    double w = 0;
+    struct crawl_job *j = frontier_pick(f, &w);
+    if (wake)
+        *wake = w;
+    if (!url) {
+        if (j)
+            fail_msg("expected nothing, got %s", j->url);
+        return NULL;
+    }
+    if (!j)
+        fail_msg("expected %s, got nothing", url);
+    assert_string_equal(j->url, url);
+    return j;
+}
+
+/* The end of a page job, as the core does it: links prepared without the
+ * lock (prepared) or left to frontier_done, then the job freed. */
+static void done(struct frontier *f, struct crawl_job *j, int prepared)
+{
+    if (prepared)
+        frontier_prepare(f, j);
+    frontier_done(f, j);
+    if (j->kind != JOB_ROBOTS)
+        job_free(j);
+}
+
+static void give_links(struct crawl_job *j, const char *const *links, size_t n)
+{
+    j->links = calloc(n, sizeof *j->links);
+    assert_non_null(j->links);
+    for (size_t i = 0; i < n; i++)
+        j->links[i] = strdup(links[i]);
+    j->nlinks = n;
+}
+
+static void test_a_plain_list_comes_out_in_the_order_it_went_in(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ 0 });
+    push(f, "http://a/1");
+    push(f, "http://b/1");
+    push(f, "http://a/2");
+    assert_int_equal(frontier_queued(f), 3);
+    done(f, take(f, "http://a/1", NULL), 0);
+    done(f, take(f, "http://b/1", NULL), 0);
+    done(f, take(f, "http://a/2", NULL), 0);
+    take(f, NULL, NULL);
+    assert_int_equal(frontier_queued(f), 0);
+    frontier_free(f);
+}
+
+static void test_hosts_take_turns_and_per_host_bounds_each_one(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .per_host = 2 });
+    push(f, "http://a/1");
+    push(f, "http://a/2");
+    push(f, "http://a/3");
+    push(f, "http://b/1");
+    struct crawl_job *a1 = take(f, "http://a/1", NULL);
+    struct crawl_job *b1 = take(f, "http://b/1", NULL);
+    struct crawl_job *a2 = take(f, "http://a/2", NULL);
+    /* a has two in flight, b none left: nothing may start. */
+    double wake;
+    take(f, NULL, &wake);
+    assert_true(wake == 0);         /* nothing waits for a time, only for a slot */
+    done(f, b1, 0);
+    take(f, NULL, NULL);
+    done(f, a1, 0);
+    struct crawl_job *a3 = take(f, "http://a/3", NULL);
+    done(f, a2, 0);
+    done(f, a3, 0);
+    frontier_free(f);
+}
+
+static void test_a_delay_runs_from_when_the_request_went_out(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .delay = 1.0 });
+    push(f, "http://a/1");
+    push(f, "http://a/2");
+    push(f, "http://b/1");
+    double wake;
+    struct crawl_job *a1 = take(f, "http://a/1", NULL);
+    /* Until a/1's request goes out, a hands out nothing; b is its own. */
+    struct crawl_job *b1 = take(f, "http://b/1", NULL);
+    take(f, NULL, &wake);
+    fake_now += 0.25;               /* the model took a quarter second to start it */
+    frontier_started(f, a1);
+    take(f, NULL, &wake);
+    assert_true(wake == 1001.25);
+    fake_now = 1001.2;
+    take(f, NULL, NULL);
+    fake_now = 1001.25;
+    struct crawl_job *a2 = take(f, "http://a/2", NULL);
+    done(f, a1, 0);
+    done(f, b1, 0);
+    done(f, a2, 0);
+    frontier_free(f);
+}
+
+static void test_a_retry_after_pauses_its_host_and_not_the_others(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .per_host = 4 });
+    push(f, "http://a/1");
+    push(f, "http://a/2");
+    push(f, "http://b/1");
+    struct crawl_job *a1 = take(f, "http://a/1", NULL);
+    a1->res.status = 429;
+    a1->res.retry_after = 5;
+    done(f, a1, 0);
+    double wake;
+    done(f, take(f, "http://b/1", NULL), 0);
+    take(f, NULL, &wake);
+    assert_true(wake == 1005);
+    fake_now = 1005;
+    done(f, take(f, "http://a/2", NULL), 0);
+    frontier_free(f);
+}
+
+static void test_a_pause_lasts_at_most_retry_max_delay_and_never_past_the_deadline(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .per_host = 4, .retry_max_delay = 2 });
+    push(f, "http://a/1");
+    push(f, "http://a/2");
+    push(f, "http://c/1");
+    push(f, "http://c/2");
+    struct crawl_job *a1 = take(f, "http://a/1", NULL);
+    a1->res.retry_after = 100;
+    done(f, a1, 0);
+    double wake;
+    struct crawl_job *c1 = take(f, "http://c/1", NULL);
+    frontier_start(f, 0, 1001, NULL);       /* --deadline one second from now */
+    c1->res.retry_after = 100;
+    done(f, c1, 0);
+    take(f, NULL, &wake);
+    assert_true(wake == 1001);              /* c's pause, cut at the deadline */
+    fake_now = 1001;
+    done(f, take(f, "http://c/2", NULL), 0);
+    take(f, NULL, &wake);
+    assert_true(wake == 1002);              /* a's, cut at --retry-max-delay */
+    fake_now = 1002;
+    done(f, take(f, "http://a/2", NULL), 0);
+    frontier_free(f);
+}
+
+static void test_retries_wait_apart_and_come_back_soonest_first(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ 0 });
+    push(f, "http://a/1");
+    push(f, "http://a/2");
+    push(f, "http://a/3");
+    push(f, "http://a/4");
+    struct crawl_job *j1 = take(f, "http://a/1", NULL);
+    struct crawl_job *j2 = take(f, "http://a/2", NULL);
+    struct crawl_job *j3 = take(f, "http://a/3", NULL);
+    frontier_retry(f, j1, 1003);
+    frontier_retry(f, j2, 1001);
+    frontier_retry(f, j3, 1002);
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.queued, 4);
+    assert_int_equal(n.delayed, 3);
+    done(f, take(f, "http://a/4", NULL), 0);
+    double wake;
+    take(f, NULL, &wake);
+    assert_true(wake == 1001);
+    /* Two come due at once: the one due first goes first. */
+    fake_now = 1002.5;
+    done(f, take(f, "http://a/2", NULL), 0);
+    done(f, take(f, "http://a/3", NULL), 0);
+    take(f, NULL, &wake);
+    assert_true(wake == 1003);
+    fake_now = 1003;
+    done(f, take(f, "http://a/1", NULL), 0);
+    frontier_counts(f, &n);
+    assert_int_equal(n.queued, 0);
+    assert_int_equal(n.delayed, 0);
+    frontier_free(f);
+}
+
+/* Found links in both ways of admitting them: prepared before the core's
+ * lock, or by frontier_done itself. */
+static void links_are_held_to_depth_scope_include_exclude_and_seen_once(int prepared)
+{
+    regex_t ex;
+    assert_int_equal(regcomp(&ex, "skip", REG_EXTENDED | REG_NOSUB), 0);
+    struct frontier *f = make((struct frontier_conf){ .depth = 2, .exclude = &ex, .nexclude = 1 });
+    push(f, "http://a/");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    static const char *const links[] = {
+        "http://a/x", "http://b/y", "http://a/x#part", "http://a/skip/1", "mailto:z@a",
+        "http://A:80/x", "http://a/", "http://a/z",
+    };
+    give_links(p, links, sizeof links / sizeof *links);
+    done(f, p, prepared);
+    struct crawl_job *x = take(f, "http://a/x", NULL);
+    assert_int_equal(x->depth, 1);
+    static const char *const deeper[] = { "http://a/w" };
+    give_links(x, deeper, 1);
+    done(f, x, prepared);
+    struct crawl_job *z = take(f, "http://a/z", NULL);
+    struct crawl_job *w = take(f, "http://a/w", NULL);
+    assert_int_equal(w->depth, 2);
+    static const char *const deepest[] = { "http://a/v" };
+    give_links(w, deepest, 1);      /* depth 2 is the last: not followed */
+    done(f, w, prepared);
+    done(f, z, prepared);
+    take(f, NULL, NULL);
+    frontier_free(f);
+    regfree(&ex);
+}
+
+static void test_found_links_are_admitted_once_by_the_rules_prepared_or_not(void **state)
+{
+    links_are_held_to_depth_scope_include_exclude_and_seen_once(1);
+    links_are_held_to_depth_scope_include_exclude_and_seen_once(0);
+}
+
+static void test_span_hosts_and_include_decide_other_hosts_and_paths(void **state)
+{
+    regex_t in;
+    assert_int_equal(regcomp(&in, "/keep", REG_EXTENDED | REG_NOSUB), 0);
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .span_hosts = 1,
+                                                      .include = &in, .ninclude = 1 });
+    push(f, "http://a/");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    static const char *const links[] = { "http://a/drop", "http://b/keep", "http://a/keep" };
+    give_links(p, links, 3);
+    done(f, p, 1);
+    done(f, take(f, "http://b/keep", NULL), 1);
+    done(f, take(f, "http://a/keep", NULL), 1);
+    take(f, NULL, NULL);
+    frontier_free(f);
+    regfree(&in);
+}
+
+static void test_max_pages_counts_listed_pages_and_drops_later_links_as_left(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .max_pages = 3 });
+    push(f, "http://a/");
+    push(f, "http://a/listed");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    static const char *const links[] = { "http://a/1", "http://a/2", "http://a/3" };
+    give_links(p, links, 3);
+    done(f, p, 1);
+    done(f, take(f, "http://a/listed", NULL), 1);
+    done(f, take(f, "http://a/1", NULL), 1);
+    take(f, NULL, NULL);
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.started, 3);
+    assert_int_equal(n.left, 2);
+    assert_int_equal(n.queued, 0);
+    frontier_free(f);
+}
+
+/* A robots job back with status st and body. */
+static void robots_back(struct frontier *f, long st, const char *body)
+{
+    struct crawl_job *r = frontier_pick(f, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->kind, JOB_ROBOTS);
+    r->res.status = st;
+    r->body = strdup(body);
+    r->body_len = strlen(body);
+    done(f, r, 1);
+}
+
+static void test_robots_txt_goes_first_holds_its_host_and_fails_what_it_forbids(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .robots = 1 });
+    push(f, "http://a/open");
+    push(f, "http://a/private/1");
+    struct crawl_job *r = frontier_pick(f, NULL);
+    assert_string_equal(r->url, "http://a:80/robots.txt");
+    take(f, NULL, NULL);            /* the host waits for its rules */
+    r->res.status = 200;
+    r->body = strdup("User-agent: *\nDisallow: /private\n");
+    r->body_len = strlen(r->body);
+    done(f, r, 1);
+    struct crawl_job *bad = take(f, "http://a/private/1", NULL);
+    assert_true(bad->failed_early);
+    assert_int_equal(bad->res.fail, CRAWL_FAIL_ROBOTS);
+    done(f, bad, 1);
+    struct crawl_job *ok = take(f, "http://a/open", NULL);
+    static const char *const links[] = { "http://a/private/2", "http://a/fine" };
+    give_links(ok, links, 2);
+    done(f, ok, 1);
+    done(f, take(f, "http://a/fine", NULL), 1);
+    take(f, NULL, NULL);
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.robots_fetched, 1);
+    assert_int_equal(n.robots_blocked, 2);
+    frontier_free(f);
+}
+
+static void test_an_unreachable_robots_txt_forbids_its_host_and_says_why(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .robots = 1 });
+    push(f, "http://a/1");
+    robots_back(f, 503, "");
+    struct crawl_job *j = take(f, "http://a/1", NULL);
+    assert_int_equal(j->res.fail, CRAWL_FAIL_ROBOTS);
+    assert_string_equal(j->res.error, "robots.txt unreachable (503): host treated as disallowed");
+    done(f, j, 1);
+    frontier_free(f);
+}
+
+static void test_crawl_delay_spaces_the_host_from_its_robots_request_unless_ignored(void **state)
+{
+    for (int ignore = 0; ignore <= 1; ignore++) {
+        struct frontier *f = make((struct frontier_conf){ .depth = 1, .robots = 1,
+                                                          .ignore_crawl_delay = ignore });
+        push(f, "http://a/1");
+        push(f, "http://a/2");
+        robots_back(f, 200, "User-agent: *\nCrawl-delay: 3\n");
+        double wake;
+        if (!ignore) {
+            take(f, NULL, &wake);
+            assert_true(wake == 1003);  /* three seconds after robots.txt's request */
+            fake_now = 1003;
+        }
+        struct crawl_job *j1 = take(f, "http://a/1", NULL);
+        frontier_started(f, j1);
+        wake = 0;
+        struct crawl_job *j2 = frontier_pick(f, &wake);
+        if (ignore) {
+            assert_non_null(j2);
+        } else {
+            assert_null(j2);
+            assert_true(wake == 1006);
+            fake_now = 1006;
+            j2 = take(f, "http://a/2", NULL);
+        }
+        done(f, j1, 1);
+        done(f, j2, 1);
+        frontier_free(f);
+    }
+}
+
+static void test_the_spill_file_takes_links_past_memory_and_gives_them_back_in_order(void **state)
+{
+    enum { N = 40000 };     /* past the frontier's in-memory bound (32,768) */
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .span_hosts = 1 });
+    push(f, "http://a/");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    p->links = calloc(N, sizeof *p->links);
+    assert_non_null(p->links);
+    for (size_t i = 0; i < N; i++) {
+        char u[64];
+        snprintf(u, sizeof u, "http://h%zu/p%zu", i % 7, i);
+        p->links[i] = strdup(u);
+    }
+    p->nlinks = N;
+    done(f, p, 1);
+    assert_true(frontier_queued(f) < N);    /* the rest wait on disk */
+    /* Hosts take turns, so the order to check is each host's own. */
+    size_t next[7] = { 0 }, seen = 0;
+    for (size_t i = 0; i < 7; i++)
+        next[i] = i;
+    struct crawl_job *j;
+    while ((j = frontier_pick(f, NULL))) {
+        size_t h, k;
+        assert_int_equal(sscanf(j->url, "http://h%zu/p%zu", &h, &k), 2);
+        assert_int_equal(k, next[h]);
+        next[h] += 7;
+        seen++;
+        done(f, j, 1);
+    }
+    assert_int_equal(seen, N);
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.left, 0);
+    assert_int_equal(n.queued, 0);
+    frontier_free(f);
+}
+
+static void test_drain_hands_back_every_queued_page_and_counts_held_links_as_left(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .robots = 1, .span_hosts = 1 });
+    push(f, "http://a/1");
+    push(f, "http://b/1");
+    robots_back(f, 404, "");            /* a's: everything allowed */
+    struct crawl_job *rb = frontier_pick(f, NULL);
+    assert_string_equal(rb->url, "http://b:80/robots.txt");
+    struct crawl_job *a1 = take(f, "http://a/1", NULL);
+    static const char *const links[] = { "http://a/2", "http://b/2" };
+    give_links(a1, links, 2);
+    done(f, a1, 1);
+    /* b's robots.txt is out: b/1 waits in b's queue, b/2 held back. */
+    struct crawl_job *l = frontier_drain(f);
+    size_t pages = 0;
+    for (struct crawl_job *j = l, *jn; j; j = jn) {
+        jn = j->qnext;
+        pages++;
+        job_free(j);
+    }
+    assert_int_equal(pages, 2);         /* a/2 and b/1 */
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.left, 1);        /* b/2, held for b's robots.txt */
+    assert_int_equal(n.queued, 0);
+    frontier_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_plain_list_comes_out_in_the_order_it_went_in),
+        cmocka_unit_test(test_hosts_take_turns_and_per_host_bounds_each_one),
+        cmocka_unit_test(test_a_delay_runs_from_when_the_request_went_out),
+        cmocka_unit_test(test_a_retry_after_pauses_its_host_and_not_the_others),
+        cmocka_unit_test(test_a_pause_lasts_at_most_retry_max_delay_and_never_past_the_deadline),
+        cmocka_unit_test(test_retries_wait_apart_and_come_back_soonest_first),
+        cmocka_unit_test(test_found_links_are_admitted_once_by_the_rules_prepared_or_not),
+        cmocka_unit_test(test_span_hosts_and_include_decide_other_hosts_and_paths),
+        cmocka_unit_test(test_max_pages_counts_listed_pages_and_drops_later_links_as_left),
+        cmocka_unit_test(test_robots_txt_goes_first_holds_its_host_and_fails_what_it_forbids),
+        cmocka_unit_test(test_an_unreachable_robots_txt_forbids_its_host_and_says_why),
+        cmocka_unit_test(test_crawl_delay_spaces_the_host_from_its_robots_request_unless_ignored),
+        cmocka_unit_test(test_the_spill_file_takes_links_past_memory_and_gives_them_back_in_order),
+        cmocka_unit_test(test_drain_hands_back_every_queued_page_and_counts_held_links_as_left),
+    };
+    return cmocka_run_group_tests_name("frontier", tests, NULL, NULL);
+}
