@@ -390,7 +390,7 @@ index_points_home() {
 
 @test "procs --cdx with a worker killed mid-crawl: its index is merged too, cut lines dropped, every line pointing home" {
 	list=$D/l.txt
-	for i in $(seq 24); do echo "$FIXTURE/delay/200/k$i"; echo "http://localhost:$FIXTURE_PORT/delay/200/k$i"; done >"$list"
+	for i in $(seq 24); do echo "$FIXTURE/delay/400/k$i"; echo "http://localhost:$FIXTURE_PORT/delay/400/k$i"; done >"$list"
 	"$CRAWL" --mode=procs --procs 2 -c 8 -q --warc "$D/p.warc.gz" --cdx "$D/p.cdxj" "$list" 2>"$D/err" &
 	pid=$!
 	w=
