@@ -140,6 +140,9 @@ benches: $(BENCHES)
 # test_errors makes the core's copies of error texts fail, through strdup.
 $(BUILD)/tests/test_errors: override LDFLAGS += -Wl,--wrap=strdup
 
+# test_procs_fork makes the procs model's forks fail, as ulimit -u does.
+$(BUILD)/tests/test_procs_fork: override LDFLAGS += -Wl,--wrap=fork
+
 # The dependency step runs first and alone, so that nothing is compiled
 # before the libraries it needs are present.
 deps:
