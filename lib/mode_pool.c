@@ -68,6 +68,34 @@ static void *pool_task(void *arg, int worker)
     return t;
 }
 
+/* Submits job to the pool. Returns its future, or NULL when it could not
+ * be (the job is handed back failed). */
+static struct future *submit(struct pmode *m, struct pool *p, struct crawl_job *job)
+{
+    struct ptask *t = malloc(sizeof *t);
+    if (!t) {
+        crawl_fail_nomem(m->c, job);
+        return NULL;
+    }
+    t->m = m;
+    t->job = job;
+    /* From here until a worker starts it, the job waits in the pool's
+     * queue (a trace shows the wait). */
+    job->res.queued = clock_now() - crawl_started(m->c);
+    pthread_mutex_lock(&m->lock);
+    m->busy++;
+    pthread_mutex_unlock(&m->lock);
+    struct future *f = pool_submit(p, pool_task, t);
+    if (!f) {
+        pthread_mutex_lock(&m->lock);
+        m->busy--;
+        pthread_mutex_unlock(&m->lock);
+        free(t);
+        crawl_fail(m->c, job, CRAWL_FAIL_OTHER, "cannot queue the job");
+    }
+    return f;
+}
+
 static int pool_run(struct crawl *c)
 {
     struct pmode m = { .c = c };
@@ -103,7 +131,8 @@ static int pool_run(struct crawl *c)
     }
 
     for (;;) {
-        /* A job is taken only once a worker is free to start it. */
+        /* A job is taken only once a worker is free to start it (or,
+         * unpaced, once the queue has room). */
         pthread_mutex_lock(&m.lock);
         while (m.busy >= most) {
             m.waiting = 1;
@@ -118,29 +147,9 @@ static int pool_run(struct crawl *c)
             nfut = gather(futs, nfut);
         if ((rc = crawl_take_wait(c, &job)) != 1)
             break;
-        struct ptask *t = malloc(sizeof *t);
-        if (!t) {
-            crawl_fail_nomem(c, job);
-            continue;
-        }
-        t->m = &m;
-        t->job = job;
-        /* From here until a worker starts it, the job waits in the pool's
-         * queue (a trace shows the wait). */
-        job->res.queued = clock_now() - crawl_started(c);
-        pthread_mutex_lock(&m.lock);
-        m.busy++;
-        pthread_mutex_unlock(&m.lock);
-        struct future *f = pool_submit(p, pool_task, t);
-        if (!f) {
-            pthread_mutex_lock(&m.lock);
-            m.busy--;
-            pthread_mutex_unlock(&m.lock);
-            free(t);
-            crawl_fail(c, job, CRAWL_FAIL_OTHER, "cannot queue the job");
-            continue;
-        }
-        futs[nfut++] = f;
+        struct future *f = submit(&m, p, job);
+        if (f)
+            futs[nfut++] = f;
     }
     /* The rest, in submission order. */
     for (size_t i = 0; i < nfut; i++) {
@@ -166,7 +175,8 @@ const struct crawl_backend crawl_backend_pool = {
     .name = "pool",
     .summary = "a pool of -c worker threads (default 10) fed through futures",
     .manual = "A pool of -c worker threads (default 10) fed through futures, a job "
-              "submitted when a worker is free to start it; results are gathered in "
+              "submitted when a worker is free to start it (up to four a worker ahead "
+              "when no per-host rule can hold a job back); results are gathered in "
               "submission order.",
     .default_concurrency = 10,
     .fds_per_transfer = 3,      /* a blocking transfer: its socket, its multi's wakeup pair */
