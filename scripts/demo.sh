@@ -80,6 +80,8 @@ crawl_into() {
 	"$BUILD/crawl" --format=jsonl --no-progress --trace "$tmp/run-$k.json" "$@" \
 		>"$tmp/run-$k.jsonl" || rc=$?
 	[ "$rc" -le 1 ] || { echo "demo.sh: crawl $* exited $rc" >&2; exit "$rc"; }
+	# The summary's fields, one "name value" a line, for summary().
+	jq -r 'select(.summary) | to_entries[] | "\(.key) \(.value)"' "$tmp/run-$k.jsonl" >"$tmp/sum-$k"
 }
 run() {
 	newrun "$1"
@@ -91,10 +93,13 @@ run() {
 label() { sed -n "${1}p" "$tmp/labels"; }
 
 # summary K FIELD: a field of run K's summary.
-summary() { jq -r "select(.summary) | .$2" "$tmp/run-$1.jsonl"; }
+summary() { awk -v f="$2" '$1 == f { print $2; exit }' "$tmp/sum-$1"; }
 
 # picture NAME TITLE: every run of the section in one picture, each run's
-# workers under its label, beside the section's text.
+# workers under its label, beside the section's text. gnuplot draws it while
+# the next section runs (the sections wait on their servers, not on the
+# CPU); the demo waits for every picture at its end.
+PICTURES=()
 picture() {
 	if ! command -v gnuplot >/dev/null 2>&1; then
 		echo "(no picture: gnuplot is not installed; scripts/deps.sh --build installs gnuplot-nox)"
@@ -109,8 +114,12 @@ picture() {
 		| { displayTimeUnit: "ms", traceEvents: [ to_entries[] | .key as $k | .value.traceEvents[]
 			| select(.pid >= 1000) | .pid += $k * 1000
 			| if .ph == "M" and .name == "process_name" and .pid % 1000 == 0
-			  then .args.name = $l[$k] else . end ] }' "${files[@]}" >"$tmp/all.json"
-	scripts/timeline.sh "$tmp/all.json" "$OUT/timeline-$1" "$2" | sed 's/^timeline:/picture:/'
+			  then .args.name = $l[$k] else . end ] }' "${files[@]}" >"$tmp/trace-$1.json"
+	# Not holding the section's pipe open: its tee ends with the section.
+	scripts/timeline.sh "$tmp/trace-$1.json" "$OUT/timeline-$1" "$2" \
+		>"$tmp/picture-$1.log" 2>&1 </dev/null {OUTFD}>&- &
+	PICTURES+=("$!:$1")
+	echo "picture: $OUT/timeline-$1.png $OUT/timeline-$1.svg"
 }
 
 # section NAME TITLE: starts a section.
@@ -321,10 +330,17 @@ first=1
 for e in "$@"; do
 	[ -n "$first" ] || echo
 	first=
+	# The section's text, as it comes, to the terminal and its file.
+	exec {OUTFD}> >(tee "$OUT/demo-$e.txt")
+	teepid=$!
 	rc=0
-	"exp_$e" > >(tee "$OUT/demo-$e.txt") || rc=$?
-	wait $! 2>/dev/null || true
+	"exp_$e" >&"$OUTFD" || rc=$?
+	exec {OUTFD}>&-
+	wait "$teepid" 2>/dev/null || true
 	# compare.sh's status is 0 only when every URL answered; the other
 	# experiments fail URLs on purpose.
 	[ "$rc" -eq 0 ] || { echo "demo.sh: $e failed ($rc)" >&2; exit "$rc"; }
+done
+for p in "${PICTURES[@]}"; do
+	wait "${p%%:*}" || { echo "demo.sh: the picture of ${p#*:} failed:" >&2; cat "$tmp/picture-${p#*:}.log" >&2; exit 1; }
 done
