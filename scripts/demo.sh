@@ -132,9 +132,11 @@ section() {
 # ---- the experiments ---------------------------------------------------------
 
 exp_lightless() {
+	scale 1
 	section lightless "lightless's five URLs"
-	para "The article: lightless, 《Python协程之从放弃到死亡再到重生（续篇）》, fetched five portal home pages four ways: requests.get in a loop 14 to 16 s, a thread per URL 10 s, ThreadPoolExecutor 10 s, asyncio + aiohttp 2 s. Here (scripts/compare.sh): five URLs answering after 1, 2, 3, 4 and 4 s, every model in a process of its own."
-	TIMELINE="$OUT/timeline-demo" BUILD="$BUILD" scripts/compare.sh
+	para "The article: lightless, 《Python协程之从放弃到死亡再到重生（续篇）》, fetched five portal home pages four ways: requests.get in a loop 14 to 16 s, a thread per URL 10 s, ThreadPoolExecutor 10 s, asyncio + aiohttp 2 s. Here (scripts/compare.sh): five URLs answering after $(secs 1), $(secs 2), $(secs 3), $(secs 4) and $(secs 4) s, every model in a process of its own.$([ "$F" = 1 ] || echo " Every delay times $F (factor $F).")"
+	DELAYS="$(ms 1000) $(ms 2000) $(ms 3000) $(ms 4000) $(ms 4000)" TIMELINE="$OUT/timeline-demo" \
+		BUILD="$BUILD" scripts/compare.sh
 }
 
 exp_sleep() {
