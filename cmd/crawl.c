@@ -545,9 +545,10 @@ static int run_child(struct cli *cli, struct crawl *c, const struct child_env *e
     return 0;
 }
 
-static int run_all(struct cli *cli, struct crawl *c)
+/* The models --modes names, into list (room for 16, NULL-terminated).
+ * Returns how many; exits 2 on a name that is none. */
+static int modes_list(const struct cli *cli, const struct crawl_backend **list)
 {
-    const struct crawl_backend *list[16];
     int n = 0;
     char *modes = strdup(cli->modes), *save = NULL;
     for (char *m = strtok_r(modes, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
@@ -570,6 +571,26 @@ static int run_all(struct cli *cli, struct crawl *c)
     list[n] = NULL;
     if (n == 0)
         die_usage("--modes: no model given");
+    return n;
+}
+
+/* The exit status of --mode=all from the models' own. */
+static int all_status(const struct compare_run *res, int n)
+{
+    int status = 0;
+    for (int i = 0; i < n; i++) {
+        if (res[i].status == 130 || res[i].status > 128 || res[i].status == EXIT_OUTPUT)
+            status = res[i].status;
+        else if (res[i].status != 0 && status == 0)
+            status = EXIT_FAILED;
+    }
+    return status;
+}
+
+static int run_all(struct cli *cli, struct crawl *c)
+{
+    const struct crawl_backend *list[16];
+    int n = modes_list(cli, list);
 
     /* Every model runs the whole list, each in a process of its own. The
      * list is read here first, so that a bad line is reported once and the
@@ -624,13 +645,7 @@ static int run_all(struct cli *cli, struct crawl *c)
     char shared[512];
     compare_shared(&cli->opts, res, n, shared, sizeof shared);
     compare_print(out, cli->format, shared, res, minw, maxw, n);
-    int status = 0;
-    for (int i = 0; i < n; i++) {
-        if (res[i].status == 130 || res[i].status > 128 || res[i].status == EXIT_OUTPUT)
-            status = res[i].status;
-        else if (res[i].status != 0 && status == 0)
-            status = EXIT_FAILED;
-    }
+    int status = all_status(res, n);
     int werr = fflush(out) != 0 || ferror(out) ? errno : 0;
     if (out != stdout && fclose(out) != 0 && !werr)
         werr = errno;

@@ -307,6 +307,9 @@ CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share)
     curl_easy_setopt(h, CURLOPT_USERAGENT, o->user_agent);
     if (ctx->headers)
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, ctx->headers);
+    /* Loaded into the handle's DNS cache on its first transfer. */
+    if (o->resolve)
+        curl_easy_setopt(h, CURLOPT_RESOLVE, o->resolve);
     if (bufsize > 0)
         curl_easy_setopt(h, CURLOPT_BUFFERSIZE, bufsize);
     if (o->cacert)
@@ -340,11 +343,10 @@ CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share)
         curl_easy_setopt(h, CURLOPT_COOKIEFILE, "");
     }
     /* --warc archives the body as sent, and every response of a redirect
-     * chain: fetch_keep.c decodes a copy (zlib: gzip and deflate, all that
-     * is asked for) and follows redirects itself. The request head comes
-     * from the debug callback, which libcurl calls only when verbose. */
+     * chain: fetch_keep.c decodes a copy (every coding libcurl decodes and
+     * so offers, decode.c) and follows redirects itself. The request head
+     * comes from the debug callback, which libcurl calls only when verbose. */
     if (ctx->warc) {
-        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip, deflate");
         curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
         curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, keep_on_header);
@@ -686,8 +688,11 @@ static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_resul
     else if (fail == CRAWL_FAIL_CANCELLED)
         snprintf(buf, sizeof buf, "%s", cancel_text(atomic_load(&x->ctx->cancel->why)));
     else if (rc == CURLE_UNSUPPORTED_PROTOCOL && r->status >= 300 && r->status < 400)
-        snprintf(buf, sizeof buf, "redirect refused, only http and https are followed (%s)",
-                 curl_text);
+        /* The effective URL is the target refused: its scheme is the reason
+         * (--warc's own following says the same, fetch_keep.c). */
+        snprintf(buf, sizeof buf, "redirect refused, only http and https are followed (%.*s)",
+                 r->final_url ? (int)strcspn(r->final_url, ":") : (int)strlen(curl_text),
+                 r->final_url ? r->final_url : curl_text);
     else
         snprintf(buf, sizeof buf, "%s", curl_text);
     job_error_set(r, fail, buf);
@@ -754,6 +759,13 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
         rc = take_robots(x, rc);
     else if (x->job->kind == JOB_SITEMAP)
         rc = take_sitemap(x, rc, r);
+    /* A redirect that was being followed when the chain stopped (too many,
+     * a scheme refused) is no page: its body counts as little in wire_bytes
+     * as in length. libcurl reads such a body only when the connection is
+     * to be reused, and --warc reads it for the archive (fetch_keep.c). */
+    if (rc == CURLE_TOO_MANY_REDIRECTS ||
+        (rc == CURLE_UNSUPPORTED_PROTOCOL && r->status >= 300 && r->status < 400))
+        r->wire_bytes = 0;
     if (rc != CURLE_OK) {
         record_failure(x, rc, r);
     } else if (x->ctx->opts->fail_http && r->status >= 400) {

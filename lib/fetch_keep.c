@@ -1,8 +1,9 @@
 /* fetch_keep.c: a transfer kept as it goes, for --warc and --save. With
  * --warc, libcurl hands over the body as sent (transfer coding removed,
  * content coding kept, CURLOPT_HTTP_CONTENT_DECODING off): that goes to the
- * archive, and a copy decoded here with zlib goes on to be counted, parsed
- * and saved, so that the Length column is the decoded length either way.
+ * archive, and a copy decoded here (decode.c: the codings libcurl decodes,
+ * as it decodes them) goes on to be counted, parsed and saved, so that the
+ * row is the one libcurl's own decoding gives, Length the decoded length.
  * Redirects are then followed here rather than by libcurl, which drops
  * the body of a response it follows: the archive keeps every response. */
 #include <errno.h>
@@ -13,10 +14,10 @@
 #include <strings.h>
 
 #include "crawl.h"
+#include "decode.h"
 #include "fetch_keep.h"
+#include "strbuf.h"
 #include "warc.h"
-
-#define ZBUF 16384
 
 static void keep_fail(struct fetch_keep *k, enum crawl_fail fail, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -73,22 +74,59 @@ int keep_on_debug(CURL *h, curl_infotype type, char *p, size_t n, void *data)
     return 0;
 }
 
-/* The content coding of the response, for a --warc transfer: 1 when zlib
- * decodes it (gzip, deflate), 0 for none, -1 for one it cannot. The
- * request asked for gzip and deflate only. */
-static int coding(struct fetch_xfer *x)
+/* The codings this libcurl decodes, which it offers in Accept-Encoding
+ * (CURLOPT_ACCEPT_ENCODING ""): the ones --warc's transfers decode here. */
+static unsigned curl_codings(void)
+{
+    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+    unsigned known = 0;
+    if (v->features & CURL_VERSION_LIBZ)
+        known |= DECODE_DEFLATE | DECODE_GZIP;
+    if (v->features & CURL_VERSION_BROTLI)
+        known |= DECODE_BR;
+    if (v->features & CURL_VERSION_ZSTD)
+        known |= DECODE_ZSTD;
+    return known;
+}
+
+/* The response's Content-Encoding, every line of it joined with ", " as
+ * libcurl stacks them, in b ("" for none). Returns 0 or CRAWL_ENOMEM. */
+static int codings(struct fetch_xfer *x, struct strbuf *b)
 {
     struct curl_header *h;
-    if (curl_easy_header(x->easy, "Content-Encoding", 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
-        return 0;
-    const char *v = h->value + strspn(h->value, " \t");
-    size_t n = strcspn(v, " \t,");
-    if (v[n + strspn(v + n, " \t")] != '\0')
-        return -1;              /* a list of codings */
-    if ((n == 4 && strncasecmp(v, "gzip", 4) == 0) || (n == 6 && strncasecmp(v, "x-gzip", 6) == 0) ||
-        (n == 7 && strncasecmp(v, "deflate", 7) == 0))
-        return 1;
-    return n == 0 || (n == 8 && strncasecmp(v, "identity", 8) == 0) ? 0 : -1;
+    for (size_t i = 0;
+         curl_easy_header(x->easy, "Content-Encoding", i, CURLH_HEADER, -1, &h) == CURLHE_OK; i++) {
+        if (i)
+            sb_adds(b, ", ");
+        sb_adds(b, h->value);
+        if (i + 1 >= h->amount)
+            break;
+    }
+    sb_addc(b, '\0');
+    return b->nomem ? CRAWL_ENOMEM : 0;
+}
+
+/* decode_sink: decoded bytes on to --save and fetch. */
+static int on_decoded(void *data, const char *p, size_t n);
+
+/* Sets up the decoding of the response's body. Returns 0 or -1. */
+static int decode_begin(struct fetch_xfer *x)
+{
+    struct fetch_keep *k = x->keep;
+    struct strbuf b = { 0 };
+    int rc = codings(x, &b);
+    if (rc == 0)
+        rc = decode_new(&k->dec, b.data, curl_codings(), on_decoded, x);
+    sb_free(&b);
+    if (rc == DECODE_EBAD) {
+        keep_fail(k, CRAWL_FAIL_PROTOCOL, "%s", decode_why(k->dec));
+        return -1;
+    }
+    if (rc) {
+        keep_fail(k, CRAWL_FAIL_OTHER, "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
 /* Whether the response is a redirect that --warc's own following takes.
@@ -112,20 +150,8 @@ static int decide(struct fetch_xfer *x)
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     if ((k->skip = will_follow(x, status)))
         return 0;
-    if (x->ctx->warc) {
-        int cd = coding(x);
-        if (cd < 0) {
-            keep_fail(k, CRAWL_FAIL_PROTOCOL, "unrecognized content encoding type");
-            return -1;
-        }
-        if (cd == 1) {
-            if (!(k->zbuf = malloc(ZBUF)) || inflateInit2(&k->z, 15 + 32) != Z_OK) {
-                keep_fail(k, CRAWL_FAIL_OTHER, "out of memory");
-                return -1;
-            }
-            k->inflating = 1;
-        }
-    }
+    if (x->ctx->warc && decode_begin(x) != 0)
+        return -1;
     if (x->ctx->opts->save_dir && status >= 200 && status < 300) {
         curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &url);
         int rc = mirror_begin(&k->file, url ? url : x->job->url);
@@ -154,33 +180,23 @@ static int decoded(struct fetch_xfer *x, const char *p, size_t n)
     return fetch__decoded(x, p, n);
 }
 
-/* Decodes n bytes of a gzip or deflate body and passes them on. */
-static int inflate_on(struct fetch_xfer *x, const char *p, size_t n)
+static int on_decoded(void *data, const char *p, size_t n)
+{
+    return decoded(data, p, n);
+}
+
+/* Decodes n bytes of the body as sent and passes them on. */
+static int decode_on(struct fetch_xfer *x, const char *p, size_t n)
 {
     struct fetch_keep *k = x->keep;
-    k->z.next_in = (unsigned char *)p;
-    k->z.avail_in = (uInt)n;
-    while (k->z.avail_in > 0) {
-        k->z.next_out = k->zbuf;
-        k->z.avail_out = ZBUF;
-        int zr = inflate(&k->z, Z_NO_FLUSH);
-        if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
-            keep_fail(k, CRAWL_FAIL_PROTOCOL, "Error while processing content unencoding: %s",
-                      k->z.msg ? k->z.msg : "invalid data");
-            return -1;
-        }
-        size_t got = ZBUF - k->z.avail_out;
-        if (got && decoded(x, (const char *)k->zbuf, got) != 0)
-            return -1;
-        if (zr == Z_STREAM_END) {
-            if (k->z.avail_in == 0)
-                break;
-            inflateReset(&k->z);        /* another gzip member */
-        } else if (zr == Z_BUF_ERROR && got == 0) {
-            break;
-        }
-    }
-    return 0;
+    int rc = decode_write(k->dec, p, n);
+    if (rc == DECODE_EBAD)
+        keep_fail(k, CRAWL_FAIL_PROTOCOL, "%s", decode_why(k->dec));
+    else if (rc == DECODE_EAFTER)
+        keep_fail(k, CRAWL_FAIL_OTHER, "%s", decode_why(k->dec));
+    else if (rc == DECODE_ENOMEM)
+        keep_fail(k, CRAWL_FAIL_OTHER, "out of memory");
+    return rc ? -1 : 0;
 }
 
 int keep_body(struct fetch_xfer *x, const char *p, size_t n)
@@ -199,7 +215,7 @@ int keep_body(struct fetch_xfer *x, const char *p, size_t n)
     }
     if (k->skip)
         return 0;
-    return k->inflating ? inflate_on(x, p, n) : decoded(x, p, n);
+    return k->dec ? decode_on(x, p, n) : decoded(x, p, n);
 }
 
 /* Writes the records of the transfer that just ended with rc. */
@@ -222,11 +238,10 @@ static void archive(struct fetch_xfer *x, CURLcode rc)
 }
 
 /* Ends the content decoding of one response. */
-static void end_inflate(struct fetch_keep *k)
+static void end_decode(struct fetch_keep *k)
 {
-    if (k->inflating)
-        inflateEnd(&k->z);
-    k->inflating = 0;
+    decode_free(k->dec);
+    k->dec = NULL;
 }
 
 int keep_follow(struct fetch_xfer *x, CURLcode rc)
@@ -248,9 +263,13 @@ int keep_follow(struct fetch_xfer *x, CURLcode rc)
                   x->ctx->opts->max_redirs);
         return 0;
     }
+    /* The row says what libcurl's own following says: the redirect
+     * counted, the URL it named as the final one. */
     if (strncasecmp(loc, "http://", 7) != 0 && strncasecmp(loc, "https://", 8) != 0) {
         keep_fail(k, CRAWL_FAIL_PROTOCOL, "redirect refused, only http and https are "
                   "followed (%.*s)", (int)strcspn(loc, ":"), loc);
+        if (!(k->refused = strdup(loc)))
+            keep_fail(k, CRAWL_FAIL_OTHER, "out of memory");
         return 0;
     }
     char *next = strdup(loc);
@@ -262,7 +281,7 @@ int keep_follow(struct fetch_xfer *x, CURLcode rc)
     k->hop_time += (double)took / 1e6;
     k->hops++;
     k->decided = k->skip = 0;
-    end_inflate(k);
+    end_decode(k);
     warc_capture_reset(k->cap);
     curl_easy_setopt(x->easy, CURLOPT_URL, next);
     free(next);
@@ -280,9 +299,10 @@ void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
         return;
     }
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
-    /* A body of no bytes never met decide(): an empty file all the same. */
-    if (!k->decided && rc == CURLE_OK && x->ctx->opts->save_dir && k->fail == CRAWL_FAIL_NONE &&
-        status >= 200 && status < 300)
+    /* A body of no bytes never met decide(): an empty file all the same,
+     * and codings libcurl refuses before any body (too many) refused. */
+    if (!k->decided && rc == CURLE_OK && k->fail == CRAWL_FAIL_NONE &&
+        (x->ctx->warc || (x->ctx->opts->save_dir && status >= 200 && status < 300)))
         (void)decide(x);
     if (k->saving) {
         if (rc == CURLE_OK && k->fail == CRAWL_FAIL_NONE && r->fail == CRAWL_FAIL_NONE) {
@@ -299,10 +319,20 @@ void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
         r->redirects = k->hops;
         r->time_total += k->hop_time;
     }
+    /* The body of a redirect meant to be followed is no page's (fetch.c
+     * counts it out of wire_bytes in the same words). */
+    if (k->skip)
+        r->wire_bytes = 0;
+    if (k->refused) {
+        r->redirects = k->hops + 1;
+        free(r->final_url);
+        if (!(r->final_url = strdup(k->refused)))
+            keep_fail(k, CRAWL_FAIL_OTHER, "out of memory");
+    }
     if (k->fail != CRAWL_FAIL_NONE)
         job_error_set(r, k->fail, k->why ? k->why : "out of memory");
-    end_inflate(k);
-    free(k->zbuf);
+    end_decode(k);
+    free(k->refused);
     free(k->why);
     warc_capture_free(k->cap);
     free(k);

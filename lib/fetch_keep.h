@@ -3,11 +3,11 @@
 #ifndef CRAWL_FETCH_KEEP_H
 #define CRAWL_FETCH_KEEP_H
 
-#include <zlib.h>
 #include "fetch.h"
 #include "mirror.h"
 
 struct warc_capture;
+struct decode;
 
 struct fetch_keep {
     struct warc_capture *cap; /* --warc: the request and response as they go */
@@ -16,12 +16,12 @@ struct fetch_keep {
     int    decided;           /* the response's first body byte was seen */
     int    skip;              /* a redirect that will be followed: its body is
                                * archived, never counted, parsed or saved */
-    int    inflating;         /* z decodes the content coding (--warc fetches
-                               * bodies as sent) */
-    z_stream z;
-    unsigned char *zbuf;      /* z's output */
+    struct decode *dec;       /* undoes the content coding (--warc fetches
+                               * bodies as sent), or NULL */
     int    hops;              /* redirects followed by fetch itself (--warc) */
     double hop_time;          /* the seconds they took */
+    char  *refused;           /* the target of a redirect refused for its
+                               * scheme, which the row names as final */
     enum crawl_fail fail;     /* why keeping failed the transfer, or NONE */
     char  *why;               /* ... in words */
 };

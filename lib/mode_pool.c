@@ -28,12 +28,9 @@ struct ptask {
 
 
 /* Frees the completed futures among the n in futs, keeping the pending
- * ones in order; with block, waits for the oldest first. Returns how many
- * are left. */
-static size_t gather(struct future **futs, size_t n, int block)
+ * ones in order. Returns how many are left. */
+static size_t gather(struct future **futs, size_t n)
 {
-    if (block && n > 0)
-        future_wait(futs[0]);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (future_done(futs[i])) {
@@ -101,7 +98,11 @@ static int pool_run(struct crawl *c)
         while (m.busy >= size)
             pthread_cond_wait(&m.idle, &m.lock);
         pthread_mutex_unlock(&m.lock);
-        nfut = gather(futs, nfut, nfut == cap);
+        /* Gathered only when there is no room: at most size of the cap's
+         * 2 * size + 1 are busy, so more than half are done by then, and
+         * a scan costs one look per future, not one per job. */
+        if (nfut == cap)
+            nfut = gather(futs, nfut);
         if ((rc = crawl_take_wait(c, &job)) != 1)
             break;
         struct ptask *t = malloc(sizeof *t);

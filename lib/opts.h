@@ -42,6 +42,9 @@ struct crawl_opts {
     const char *noproxy;      /* hosts reached without the proxy, comma-separated
                                * as curl's --noproxy ("*": all); NULL: the
                                * environment's no_proxy */
+    struct curl_slist *resolve;   /* "HOST:PORT:ADDR" entries: connect there
+                               * instead of looking HOST up (CURLOPT_RESOLVE);
+                               * owned by the caller */
     size_t stack_size;        /* coroutine stack bytes; 0: default */
     int    loops;             /* coro: event loops (threads) */
     int    procs;             /* procs: worker processes; 0: the online CPUs */

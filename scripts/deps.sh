@@ -30,6 +30,8 @@ need make                 have_cmd make
 need libcurl4-openssl-dev sh -c 'pkg-config --exists libcurl'
 need libxml2-dev          sh -c 'pkg-config --exists libxml-2.0'
 need zlib1g-dev           sh -c 'pkg-config --exists zlib'
+need libbrotli-dev        sh -c 'pkg-config --exists libbrotlidec libbrotlienc'
+need libzstd-dev          sh -c 'pkg-config --exists libzstd'
 need libicu-dev           sh -c 'pkg-config --exists icu-uc'
 need libev-dev            have_hdr ev.h
 need liblmdb-dev          sh -c 'pkg-config --exists lmdb'
@@ -55,6 +57,7 @@ need groff-base           have_cmd groff
 need man-db               have_cmd man
 need zsh                  have_cmd zsh
 need wget                 have_cmd wget
+need zstd                 have_cmd zstd
 need npm                  have_cmd npm
 fi
 for extra in "$@"; do

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include "cli.h"
 #include "html.h"
@@ -64,6 +65,10 @@ static const char usage_text[] =
 "      --noproxy=LIST     hosts reached directly, comma-separated (a name\n"
 "                         matches its subdomains too; * alone for all),\n"
 "                         instead of no_proxy's list\n"
+"      --resolve=HOST:PORT:ADDR  connect to ADDR (IPv4, or IPv6 in brackets;\n"
+"                         several comma-separated) for HOST on PORT instead\n"
+"                         of looking HOST up, as curl's --resolve\n"
+"                         (repeatable); @FILE: one HOST:PORT:ADDR a line\n"
 "      --fail             HTTP status 400 and above counts as a failure\n"
 "      --max-size=BYTES   largest body accepted, decoded (default 64M;\n"
 "                         suffixes K, M, G; 0 for no limit)\n"
@@ -243,7 +248,7 @@ enum {
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
     OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
     OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_WARC, OPT_WARC_MAX_SIZE, OPT_CDX, OPT_SAVE,
-    OPT_NOPROXY, OPT_IGNORE_CRAWL_DELAY, OPT_AUTO_THROTTLE, OPT_SITEMAPS,
+    OPT_NOPROXY, OPT_RESOLVE, OPT_IGNORE_CRAWL_DELAY, OPT_AUTO_THROTTLE, OPT_SITEMAPS,
     OPT_STATE, OPT_FRONTIER, OPT_LEASE, OPT_FRONTIER_RETRY, OPT_STATUS,
     OPT_PARSE_THREADS,
 };
@@ -265,6 +270,7 @@ static const struct option long_opts[] = {
     {"cookie-jar", required_argument, 0, OPT_COOKIE_JAR},
     {"proxy", required_argument, 0, 'x'},
     {"noproxy", required_argument, 0, OPT_NOPROXY},
+    {"resolve", required_argument, 0, OPT_RESOLVE},
     {"fail", no_argument, 0, OPT_FAIL},
     {"max-size", required_argument, 0, OPT_MAX_SIZE},
     {"buffer-size", required_argument, 0, OPT_BUFFER_SIZE},
@@ -366,6 +372,89 @@ static void compile_regex(const char *flag, const char *pattern, regex_t *re)
     }
 }
 
+/* Is s (n bytes) an address libcurl connects to: IPv4, or IPv6 in
+ * brackets? */
+static int resolve_address(const char *s, size_t n)
+{
+    char buf[64];
+    unsigned char bin[16];
+    if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {
+        if (n - 2 >= sizeof buf)
+            return 0;
+        snprintf(buf, sizeof buf, "%.*s", (int)(n - 2), s + 1);
+        return inet_pton(AF_INET6, buf, bin) == 1;
+    }
+    if (n >= sizeof buf)
+        return 0;
+    snprintf(buf, sizeof buf, "%.*s", (int)n, s);
+    return inet_pton(AF_INET, buf, bin) == 1;
+}
+
+/* Is e a --resolve entry, HOST:PORT:ADDR[,ADDR...]? */
+static int resolve_entry(const char *e)
+{
+    const char *c1 = strchr(e, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c1 || c1 == e || !c2 || c2 == c1 + 1 || !c2[1])
+        return 0;
+    char *end;
+    long port = strtol(c1 + 1, &end, 10);
+    if (end != c2 || port < 1 || port > 65535)
+        return 0;
+    for (const char *a = c2 + 1;;) {
+        const char *comma = strchr(a, ',');
+        size_t n = comma ? (size_t)(comma - a) : strlen(a);
+        if (!resolve_address(a, n))
+            return 0;
+        if (!comma)
+            return 1;
+        a = comma + 1;
+    }
+}
+
+static void resolve_add(struct crawl_opts *o, const char *e)
+{
+    struct curl_slist *l = curl_slist_append(o->resolve, e);
+    if (!l)
+        die_usage("--resolve: out of memory");
+    o->resolve = l;
+}
+
+/* --resolve HOST:PORT:ADDR, or @FILE of them, one a line (blank lines and
+ * lines starting with # skipped). Exits 2 on one that is not. */
+static void opt_resolve(struct crawl_opts *o, const char *arg)
+{
+    if (arg[0] != '@') {
+        if (!resolve_entry(arg))
+            die_usage("--resolve: expected HOST:PORT:ADDRESS, got '%s'", arg);
+        resolve_add(o, arg);
+        return;
+    }
+    FILE *f = fopen(arg + 1, "re");
+    if (!f)
+        die_usage("--resolve: cannot read '%s': %s", arg + 1, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long no = 0;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        no++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
+                           line[len - 1] == ' ' || line[len - 1] == '\t'))
+            line[--len] = '\0';
+        char *e = line + strspn(line, " \t");
+        if (!*e || *e == '#')
+            continue;
+        if (!resolve_entry(e))
+            die_usage("--resolve: %s:%ld: expected HOST:PORT:ADDRESS, got '%s'", arg + 1, no, e);
+        resolve_add(o, e);
+    }
+    int err = ferror(f) ? errno : 0;
+    free(line);
+    fclose(f);
+    if (err)
+        die_usage("--resolve: cannot read '%s': %s", arg + 1, strerror(err));
+}
+
 /* Exits 2 unless the cookie jar can be read (when it exists) and written,
  * which for a directory it never can (access(2) allows root it all): the
  * run would fetch everything to lose the cookies at the end. */
@@ -381,8 +470,8 @@ static void check_jar(const char *path)
         die_usage("--cookie-jar: cannot read and write '%s': %s", path, strerror(errno));
 }
 
-/* Options of the fetch and the model. Returns 1 when ch was one of them. */
-static int opt_fetching(struct cli *cli, int ch)
+/* Options of the model and the run. Returns 1 when ch was one of them. */
+static int opt_model(struct cli *cli, int ch)
 {
     struct crawl_opts *o = &cli->opts;
     char names[256];
@@ -396,6 +485,34 @@ static int opt_fetching(struct cli *cli, int ch)
     case 'c':
         o->concurrency = (int)parse_long("--concurrency", optarg, 1, 1000000);
         return 1;
+    case OPT_STACK_SIZE:
+        o->stack_size = (size_t)parse_size("--stack-size", optarg, 16 * 1024);
+        cli->given |= GIVEN_STACK;
+        return 1;
+    case OPT_LOOPS:
+        o->loops = (int)parse_long("--loops", optarg, 1, 256);
+        cli->given |= GIVEN_LOOPS;
+        return 1;
+    case OPT_PROCS:
+        o->procs = (int)parse_long("--procs", optarg, 1, 256);
+        cli->given |= GIVEN_PROCS;
+        return 1;
+    case OPT_PARSE_THREADS:
+        o->parse_threads = (int)parse_long("--parse-threads", optarg, 0, 256);
+        cli->given |= GIVEN_PARSE;
+        return 1;
+    case OPT_DEADLINE:
+        o->deadline = parse_seconds("--deadline", optarg);
+        return 1;
+    }
+    return 0;
+}
+
+/* Options of each request. Returns 1 when ch was one of them. */
+static int opt_request(struct cli *cli, int ch)
+{
+    struct crawl_opts *o = &cli->opts;
+    switch (ch) {
     case OPT_TIMEOUT:
         o->timeout = parse_seconds("--timeout", optarg);
         return 1;
@@ -447,6 +564,9 @@ static int opt_fetching(struct cli *cli, int ch)
     case OPT_NOPROXY:
         o->noproxy = optarg;
         return 1;
+    case OPT_RESOLVE:
+        opt_resolve(o, optarg);
+        return 1;
     case OPT_FAIL:
         o->fail_http = 1;
         return 1;
@@ -469,25 +589,6 @@ static int opt_fetching(struct cli *cli, int ch)
         o->cacert = optarg;
         return 1;
     }
-    case OPT_STACK_SIZE:
-        o->stack_size = (size_t)parse_size("--stack-size", optarg, 16 * 1024);
-        cli->given |= GIVEN_STACK;
-        return 1;
-    case OPT_LOOPS:
-        o->loops = (int)parse_long("--loops", optarg, 1, 256);
-        cli->given |= GIVEN_LOOPS;
-        return 1;
-    case OPT_PROCS:
-        o->procs = (int)parse_long("--procs", optarg, 1, 256);
-        cli->given |= GIVEN_PROCS;
-        return 1;
-    case OPT_PARSE_THREADS:
-        o->parse_threads = (int)parse_long("--parse-threads", optarg, 0, 256);
-        cli->given |= GIVEN_PARSE;
-        return 1;
-    case OPT_DEADLINE:
-        o->deadline = parse_seconds("--deadline", optarg);
-        return 1;
     }
     return 0;
 }
@@ -769,8 +870,8 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     cli->argv = argv;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":c:A:H:o:x:qkhV", long_opts, NULL)) != -1) {
-        if (opt_fetching(cli, ch) || opt_output(cli, ch) || opt_following(cli, ch) ||
-            opt_keeping(cli, ch))
+        if (opt_model(cli, ch) || opt_request(cli, ch) || opt_output(cli, ch) ||
+            opt_following(cli, ch) || opt_keeping(cli, ch))
             continue;
         switch (ch) {
         case 'h':

@@ -514,3 +514,35 @@ rows() { grep '^Length:' <<<"$output"; }
 	run "$CRAWL" --mode=seq -c 5 --depth 1 --include . -q "$FIXTURE/bytes/1"
 	! grep -q warning <<<"$output"
 }
+
+@test "--resolve connects a name to the address given, from the command line or @FILE, in every model; a bad entry is refused, named by its line" {
+	printf '# names of this test\n\nb.test:%s:127.0.0.1\n  c.test:%s:[::1],127.0.0.1  \n' \
+		"$FIXTURE_PORT" "$FIXTURE_PORT" >"$BATS_TEST_TMPDIR/names"
+	printf '%s\n' "http://a.test:$FIXTURE_PORT/header/Host" "http://b.test:$FIXTURE_PORT/header/Host" \
+		"http://c.test:$FIXTURE_PORT/bytes/7" >"$BATS_TEST_TMPDIR/list"
+	for m in $MODES; do
+		run --separate-stderr "$CRAWL" --mode=$m --format=jsonl --resolve "a.test:$FIXTURE_PORT:127.0.0.1" \
+			--resolve "@$BATS_TEST_TMPDIR/names" "$BATS_TEST_TMPDIR/list"
+		echo "$m $status: $stderr"
+		[ "$status" -eq 0 ]
+		# The Host header names the host as the URL does; the length is
+		# that of "a.test:PORT".
+		[ "$(jq -r 'select(.url) | "\(.status) \(.length)"' <<<"$output" | tr '\n' ' ')" = \
+			"200 $((7 + ${#FIXTURE_PORT})) 200 $((7 + ${#FIXTURE_PORT})) 200 7 " ]
+	done
+	[ "$(stat_of "$FIXTURE" requests)" -eq $((3 * NMODES)) ]
+	run "$CRAWL" --resolve "a.test:$FIXTURE_PORT:localhost" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --resolve: expected HOST:PORT:ADDRESS, got 'a.test:$FIXTURE_PORT:localhost'" ]
+	for bad in "a.test::127.0.0.1" "a.test:70000:127.0.0.1" ":80:127.0.0.1" "a.test:80:" "a.test:80:::1"; do
+		run "$CRAWL" --resolve "$bad" "$FIXTURE/bytes/1"
+		[ "$status" -eq 2 ]
+	done
+	printf 'b.test:%s:127.0.0.1\nb.test:80\n' "$FIXTURE_PORT" >"$BATS_TEST_TMPDIR/bad"
+	run "$CRAWL" --resolve "@$BATS_TEST_TMPDIR/bad" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --resolve: $BATS_TEST_TMPDIR/bad:2: expected HOST:PORT:ADDRESS, got 'b.test:80'" ]
+	run "$CRAWL" --resolve "@$BATS_TEST_TMPDIR/none" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --resolve: cannot read '$BATS_TEST_TMPDIR/none': No such file or directory" ]
+}

@@ -36,7 +36,7 @@ now_ms() {
 @test "--help lists every endpoint" {
 	run "$FIXTURE_SERVER" --help
 	[ "$status" -eq 0 ]
-	for ep in /delay/ /bytes/ /chunked/ /gzip/ /status/ /redirect/ /redirect-loop \
+	for ep in /delay/ /bytes/ /chunked/ /gzip/ /br/ /zstd/ /status/ /redirect/ /redirect-loop \
 		/redirect-to /headers /graph/ /site/ /robots.txt /hang /reset /trickle/ \
 		/garbage /slow/ /robots/bom /robots/cr /robots/huge/ /robots/delay/ /robots/sitemap/ \
 		/sitemap/urls/ /sitemap/index/ /sitemap/big/ /sitemap.xml /deep/ /wide/ /big-header/ /stats; do
@@ -128,6 +128,28 @@ now_ms() {
 	run curl -si -H 'Accept-Encoding: gzip;q=0, identity' "$FIXTURE/gzip/100"
 	[ -z "$(header Content-Encoding)" ]
 	cmp <(curl -s "$FIXTURE/gzip/5000") <(pattern 5000)
+}
+
+@test "/br/N and /zstd/N are brotli and zstd when accepted, plain otherwise, same bytes either way" {
+	for e in br zstd; do
+		run curl -si -H "Accept-Encoding: $e" "$FIXTURE/$e/100000" -o /dev/null -D -
+		[ "$(header Content-Encoding)" = $e ]
+		[ "$(header Transfer-Encoding)" = chunked ]
+		for n in 0 1 100000 3000000; do
+			cmp <(curl -s --compressed -H "Accept-Encoding: $e" "$FIXTURE/$e/$n") <(pattern "$n")
+		done
+		size=$(curl -s -H "Accept-Encoding: $e" -o /dev/null -w '%{size_download}' "$FIXTURE/$e/10000000")
+		[ "$size" -lt 100000 ]
+		run curl -si -H 'Accept-Encoding: gzip' "$FIXTURE/$e/100"
+		[ -z "$(header Content-Encoding)" ]
+		[ "$(header Content-Length)" = 100 ]
+		run curl -si -H "Accept-Encoding: $e;q=0, identity" "$FIXTURE/$e/100"
+		[ -z "$(header Content-Encoding)" ]
+		# HTTP/1.0: the end of the connection ends the body
+		cmp <(curl -s --http1.0 --compressed -H "Accept-Encoding: $e" "$FIXTURE/$e/5000") <(pattern 5000)
+	done
+	# an independent decoder: zstd(1)
+	cmp <(curl -s -H 'Accept-Encoding: zstd' "$FIXTURE/zstd/3000000" | zstd -dc) <(pattern 3000000)
 }
 
 @test "HEAD sends the headers of GET and no body" {

@@ -21,6 +21,7 @@ need_warcio() {
 }
 
 teardown() {
+	if [ -n "${RAW_PID:-}" ]; then kill "$RAW_PID" 2>/dev/null || true; fi
 	h2_stop
 	stop_fixtures
 }
@@ -28,6 +29,24 @@ teardown() {
 # warc_files MODE STEM: the files a run with --warc STEM.warc.gz wrote.
 warc_files() {
 	if [ "$1" = procs ]; then ls "$2"-w*.warc.gz; else ls "$2".warc.gz; fi
+}
+
+# curl_codings: the content codings this machine's libcurl decodes, as it
+# lists them in Accept-Encoding and its errors (curl -V: libz, brotli, zstd).
+curl_codings() {
+	local f l=
+	f=" $(curl -V | sed -n 's/^Features: //p') "
+	[[ $f == *" libz "* ]] && l="deflate, gzip"
+	[[ $f == *" brotli "* ]] && l="${l:+$l, }br"
+	[[ $f == *" zstd "* ]] && l="${l:+$l, }zstd"
+	echo "${l:-identity}"
+}
+
+# rows: the rows of the JSON lines on standard input without their timings
+# and worker (which differ from run to run), keys sorted, in URL order.
+rows() {
+	jq -Sc 'select(.url) | del(.start_s, .time_dns_s, .time_connect_s, .time_tls_s,
+		.time_ttfb_s, .time_total_s, .worker)' | sort
 }
 
 # b32sha1: the sha1: base32 digest of standard input.
@@ -100,27 +119,156 @@ while True:
 	RAW="http://127.0.0.1:$(cat "$D/raw.port")"
 }
 
-@test "a content coding zlib cannot decode, or a corrupt gzip body, fails the row as without --warc" {
-	printf 'HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: 4\r\nConnection: close\r\n\r\nabcd' >"$D/br"
-	raw_server "$D/br"
+# raw_paths DIR: a loopback server of this test's own that answers a
+# request for /NAME with the bytes of DIR/NAME (a whole response) and closes
+# the connection; sets RAW (its base URL).
+raw_paths() {
+	python3 -c '
+import os, socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+open(sys.argv[2], "w").write(str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept()
+    words = c.recv(65536).split(b" ")
+    name = os.path.basename(words[1].decode()) if len(words) > 1 else ""
+    try:
+        c.sendall(open(os.path.join(sys.argv[1], name), "rb").read())
+    except OSError:
+        c.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    c.close()
+' "$1" "$D/raw.port" 3>&- &
+	RAW_PID=$!
+	for _ in $(seq 100); do [ -s "$D/raw.port" ] && break; sleep 0.05; done
+	RAW="http://127.0.0.1:$(cat "$D/raw.port")"
+}
+
+# response NAME HEADERS: DIR $D/raw/NAME, a 200 response with HEADERS (each
+# line ending in \r\n) and standard input as its body.
+response() {
+	mkdir -p "$D/raw"
+	cat >"$D/body"
+	{ printf 'HTTP/1.1 200 OK\r\n%bContent-Length: %d\r\nConnection: close\r\n\r\n' "$2" "$(stat -c %s "$D/body")"
+	  cat "$D/body"; } >"$D/raw/$1"
+}
+
+@test "--warc offers every content coding libcurl decodes, br and zstd included: payload as sent, Length decoded, in every model" {
+	codings=$(curl_codings)
+	echo "libcurl decodes: $codings"
 	for m in $MODES; do
-		run "$CRAWL" --mode=$m --format=jsonl --warc "$D/a.warc.gz" "$RAW/x"
+		rm -f "$D"/a*.warc.gz "$D"/a*.cdx
+		run "$CRAWL" --mode=$m --format=jsonl --warc "$D/a.warc.gz" "$FIXTURE/br/100000" \
+			"$FIXTURE/zstd/100000" "$FIXTURE/gzip/100000" "$FIXTURE/header/Accept-Encoding"
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		[ "$(jq -c 'select(.url | test("/(br|zstd|gzip)/")) | [.status, .length, .fail]' <<<"$output" | sort -u)" = '[200,100000,null]' ]
+		files=$(warc_files $m "$D/a")
+		# what was asked for: every coding libcurl decodes, as without --warc
+		[ "$(python3 "$CHECK" payload "$FIXTURE/header/Accept-Encoding" $files)" = "$codings" ]
+		run python3 "$CHECK" check $files
 		echo "$output"
-		[ "$status" -eq 1 ]
-		[ "$(jq -r 'select(.url) | [.fail, .error] | join("|")' <<<"$output")" = "protocol|unrecognized content encoding type" ]
+		[ "$status" -eq 0 ]
+		for e in br zstd gzip; do
+			[[ ", $codings, " == *", $e, "* ]] || continue
+			# the payload is the body as the server sent it, in its coding
+			[ "$(grep "^$FIXTURE/$e/100000 " <<<"$output" | cut -d' ' -f3)" = \
+				"$(curl -s -H "Accept-Encoding: $e" "$FIXTURE/$e/100000" | b32sha1)" ]
+			zcat $files | grep -aqx "Content-Encoding: $e"$'\r'
+		done
+		# and an independent decoder gets the page back from the archive
+		if [[ $codings == *zstd* ]]; then
+			cmp <(python3 "$CHECK" payload "$FIXTURE/zstd/100000" $files | zstd -dc) <(curl -s "$FIXTURE/bytes/100000")
+		fi
 	done
-	kill "$RAW_PID"; rm -f "$D/raw.port"
-	{ printf 'HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 20\r\nConnection: close\r\n\r\n'
-	  printf '\037\213\010\000\000\000\000\000\000\003garbage!!!'; } >"$D/badgz"
-	raw_server "$D/badgz"
-	run "$CRAWL" --mode=seq --format=jsonl --warc "$D/a.warc.gz" "$RAW/x"
-	echo "$output"
-	[ "$status" -eq 1 ]
-	[ "$(jq -r 'select(.url) | .fail' <<<"$output")" = protocol ]
-	[[ "$(jq -r 'select(.url) | .error' <<<"$output")" == "Error while processing content unencoding: "* ]]
-	run "$CRAWL" --mode=seq --format=jsonl "$RAW/x"
-	[ "$(jq -r 'select(.url) | .fail' <<<"$output")" = protocol ]
-	kill "$RAW_PID"
+	[[ $codings == *br* && $codings == *zstd* ]] || skip "this libcurl decodes only $codings"
+}
+
+@test "a br response forced with -H 'Accept-Encoding: br' is archived as sent and decoded, the row as without --warc" {
+	for m in $MODES; do
+		rm -f "$D"/a*.warc.gz
+		run "$CRAWL" --mode=$m --format=jsonl -H 'Accept-Encoding: br' --warc "$D/a.warc.gz" \
+			"$FIXTURE/br/5000" "$FIXTURE/gzip/5000"
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		with=$(rows <<<"$output")
+		[ "$(jq -c 'select(.url) | [.status, .length, .fail, .error]' <<<"$output" | sort -u)" = '[200,5000,null,null]' ]
+		run "$CRAWL" --mode=$m --format=jsonl -H 'Accept-Encoding: br' "$FIXTURE/br/5000" "$FIXTURE/gzip/5000"
+		[ "$with" = "$(rows <<<"$output")" ]
+		run python3 "$CHECK" check $(warc_files $m "$D/a")
+		[ "$status" -eq 0 ]
+		[ "$(grep "^$FIXTURE/br/5000 " <<<"$output" | cut -d' ' -f3)" = \
+			"$(curl -s -H 'Accept-Encoding: br' "$FIXTURE/br/5000" | b32sha1)" ]
+		# gzip was not asked for: sent plain
+		[ "$(grep "^$FIXTURE/gzip/5000 " <<<"$output" | cut -d' ' -f3)" = "$(curl -s "$FIXTURE/bytes/5000" | b32sha1)" ]
+	done
+}
+
+@test "the rows are those of a crawl without --warc, timings apart: codings, redirects followed, refused and too many, in every model" {
+	urls=("$FIXTURE/br/100000" "$FIXTURE/zstd/100000" "$FIXTURE/gzip/100000" "$FIXTURE/bytes/10"
+		"$FIXTURE/redirect/2" "$FIXTURE/redirect-to?url=file%3A%2F%2F%2Fetc%2Fpasswd"
+		"$FIXTURE/redirect-to?url=ftp%3A%2F%2F127.0.0.1%2Fx" "$FIXTURE/redirect-loop" "$FIXTURE/status/404"
+		"$FIXTURE/header/Accept-Encoding" "$FIXTURE/headers")
+	for m in $MODES; do
+		rm -f "$D"/a*.warc.gz
+		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 "${urls[@]}"
+		[ "$status" -eq 1 ]
+		without=$(rows <<<"$output")
+		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 --warc "$D/a.warc.gz" "${urls[@]}"
+		[ "$status" -eq 1 ]
+		with=$(rows <<<"$output")
+		diff <(echo "$without") <(echo "$with") || { echo "$m: the rows differ (< without, > with --warc)"; return 1; }
+		# the refused redirect, as libcurl's own following reports it
+		[ "$(jq -c 'select(.line == 6) | [.status, .length, .wire_bytes, .redirects, .final_url, .fail, .error]' <<<"$output")" = \
+			'[302,0,0,1,"file:///etc/passwd","protocol","redirect refused, only http and https are followed (file)"]' ]
+		[ "$(jq -c 'select(.line == 8) | [.status, .wire_bytes, .redirects, .final_url, .fail]' <<<"$output")" = \
+			"[302,0,3,\"$FIXTURE/redirect-loop\",\"redirects\"]" ]
+		run python3 "$CHECK" check $(warc_files $m "$D/a")
+		[ "$status" -eq 0 ]
+	done
+}
+
+@test "content codings as libcurl takes them: stacked, unknown, too many, corrupt, cut short, bytes after the end; rows as without --warc, in every model" {
+	printf 'hello\n' | gzip | zstd -q | response stacked 'Content-Encoding: gzip, zstd\r\n'
+	printf 'hello\n' | gzip | gzip | response twolines 'Content-Encoding: gzip\r\nContent-Encoding: x-gzip\r\n'
+	printf 'abcd' | response unknown 'Content-Encoding: compress\r\n'
+	printf 'abcd' | response six 'Content-Encoding: identity, none, identity, identity, identity, identity\r\n'
+	printf 'abcd' | response five 'Content-Encoding: identity, none, identity, IDENTITY, identity\r\n'
+	{ printf '\037\213\010\000\000\000\000\000\000\003garbage!!!'; } | response badgz 'Content-Encoding: gzip\r\n'
+	{ printf 'hello\n' | gzip; printf 'xx'; } | response gzafter 'Content-Encoding: gzip\r\n'
+	python3 -c 'import sys, zlib; c = zlib.compressobj(9, zlib.DEFLATED, -15); sys.stdout.buffer.write(c.compress(b"raw deflate\n") + c.flush())' |
+		response rawdeflate 'Content-Encoding: deflate\r\n'
+	curl -s "$FIXTURE/bytes/100000" | zstd -q | head -c 20 | response zstdcut 'Content-Encoding: zstd\r\n'
+	{ printf 'hello\n' | zstd -q; printf 'xx'; } | response zstdafter 'Content-Encoding: zstd\r\n'
+	curl -s -H 'Accept-Encoding: br' "$FIXTURE/br/100000" | head -c 40 | response brcut 'Content-Encoding: br\r\n'
+	printf 'abcd' | response brbad 'Content-Encoding: br\r\n'
+	printf '' | response sixempty 'Content-Encoding: a, b, c, d, e, f\r\n'
+	raw_paths "$D/raw"
+	names=(stacked twolines unknown six five badgz gzafter rawdeflate zstdcut zstdafter brcut brbad sixempty)
+	urls=("${names[@]/#/$RAW/}")
+	for m in $MODES; do
+		rm -f "$D"/a*.warc.gz
+		run "$CRAWL" --mode=$m --format=jsonl "${urls[@]}"
+		without=$(rows <<<"$output")
+		run "$CRAWL" --mode=$m --format=jsonl --warc "$D/a.warc.gz" "${urls[@]}"
+		echo "$m: $output"
+		with=$(rows <<<"$output")
+		diff <(echo "$without") <(echo "$with") || { echo "$m: the rows differ (< without, > with --warc)"; return 1; }
+		got() { jq -r "select(.url == \"$RAW/$1\") | [.length, .fail, .error] | map(tostring) | join(\"|\")" <<<"$output"; }
+		[ "$(got stacked)" = "6|null|null" ]
+		[ "$(got twolines)" = "6|null|null" ]
+		[ "$(got unknown)" = "0|protocol|Unrecognized content encoding type. libcurl understands $(curl_codings) content encodings." ]
+		[ "$(got six)" = "0|protocol|Reject response due to more than 5 content encodings" ]
+		[ "$(got sixempty)" = "0|protocol|Reject response due to more than 5 content encodings" ]
+		[ "$(got five)" = "4|null|null" ]
+		[[ "$(got badgz)" == "0|protocol|Error while processing content unencoding: "* ]]
+		[ "$(got gzafter)" = "6|other|Failed writing received data to disk/application" ]
+		[ "$(got rawdeflate)" = "12|null|null" ]
+		[ "$(got zstdafter)" = "6|protocol|Unrecognized or bad HTTP Content or Transfer-Encoding" ]
+		[ "$(jq -r "select(.url == \"$RAW/brcut\") | .fail" <<<"$output")" = null ]
+		run python3 "$CHECK" check $(warc_files $m "$D/a")
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[ "$(grep -c " 200 sha1:" <<<"$output")" -eq ${#names[@]} ]
+	done
 }
 
 @test "redirect responses are recorded, each with its own body, and the row is as without --warc" {
@@ -140,20 +288,26 @@ while True:
 }
 
 @test "--max-redirs and refused redirect schemes fail as without --warc, every response recorded" {
+	urls=("$FIXTURE/redirect-loop" "$FIXTURE/redirect-to?url=ftp%3A%2F%2F127.0.0.1%2Fx"
+		"$FIXTURE/redirect-to?url=file%3A%2F%2F%2Fetc%2Fpasswd" "$FIXTURE/redirect/1")
 	for m in $MODES; do
 		rm -f "$D"/a*.warc.gz
-		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 --warc "$D/a.warc.gz" "$FIXTURE/redirect-loop" \
-			"$FIXTURE/redirect-to?url=ftp%3A%2F%2F127.0.0.1%2Fx"
+		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 --warc "$D/a.warc.gz" "${urls[@]}"
 		echo "$output"
 		[ "$status" -eq 1 ]
 		[ "$(jq -r "select(.url == \"$FIXTURE/redirect-loop\") | [.fail, .error] | join(\"|\")" <<<"$output")" = \
 			"redirects|Maximum (3) redirects followed" ]
-		[ "$(jq -r "select(.url | test(\"redirect-to\")) | [.fail, .error] | join(\"|\")" <<<"$output")" = \
-			"protocol|redirect refused, only http and https are followed (ftp)" ]
+		[ "$(jq -r "select(.url | test(\"ftp\")) | [.fail, .error, .redirects, .final_url] | join(\"|\")" <<<"$output")" = \
+			"protocol|redirect refused, only http and https are followed (ftp)|1|ftp://127.0.0.1/x" ]
+		[ "$(jq -r "select(.url | test(\"file\")) | [.fail, .error, .redirects, .final_url] | join(\"|\")" <<<"$output")" = \
+			"protocol|redirect refused, only http and https are followed (file)|1|file:///etc/passwd" ]
+		with=$(rows <<<"$output")
+		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 "${urls[@]}"
+		[ "$with" = "$(rows <<<"$output")" ]
 		run python3 "$CHECK" check $(warc_files $m "$D/a")
 		[ "$status" -eq 0 ]
 		[ "$(grep -c "^$FIXTURE/redirect-loop 302 " <<<"$output")" -eq 4 ]
-		[ "$(grep -c "redirect-to" <<<"$output")" -eq 1 ]
+		[ "$(grep -c "redirect-to" <<<"$output")" -eq 2 ]
 	done
 }
 

@@ -9,6 +9,10 @@ checks what crawl's --warc promises, recomputing every digest.
   warc-check.py list FILE.warc.gz...    any WARC (wget's too): one line per
                                         response record, URI and the SHA-1 of
                                         its payload, recomputed
+  warc-check.py payload URI FILE.warc.gz...  the HTTP body of the last
+                                        response record for URI, as stored
+                                        (content coding kept), on standard
+                                        output; exits 1 when there is none
 
 Rules of check: each gzip member holds exactly one record; WARC/1.1; the
 first record of each file is a warcinfo; every record has a WARC-Record-ID,
@@ -163,7 +167,24 @@ def list_responses(paths):
                 print(f"{uri} {sha1(http_body(block))}")
 
 
+def payload(uri, paths):
+    body = None
+    for path in paths:
+        with open(path, "rb") as f:
+            raw = f.read()
+        data = b"".join(d for _, d in members(raw)) if raw[:2] == b"\x1f\x8b" else raw
+        for _, h, block in parse_records(data, path):
+            if h.get("warc-type") == "response" and h.get("warc-target-uri", "").strip("<>") == uri:
+                body = http_body(block)
+    if body is None:
+        fail(f"no response record for {uri}")
+    sys.stdout.buffer.write(body)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) >= 4 and sys.argv[1] == "payload":
+        payload(sys.argv[2], sys.argv[3:])
+        sys.exit(0)
     if len(sys.argv) < 3 or sys.argv[1] not in ("check", "list"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
