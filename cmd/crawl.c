@@ -146,6 +146,14 @@ static void output_failed(int err, void *data)
     crawl_cancel(data, CRAWL_CANCEL_OUTPUT);
 }
 
+/* The exit status of a run a signal stopped (130 for SIGINT, else 128 and
+ * the signal), or 0 when none did. */
+static int signal_status(void)
+{
+    int sig = signals_caught();
+    return sig == SIGINT ? 130 : sig ? 128 + sig : 0;
+}
+
 /* The exit status of a crawl whose store was lost (crawl_state_lost):
  * unreachable, or lost data. */
 static int lost_status(struct crawl *c)
@@ -272,11 +280,8 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         return output_status(wrc);
     if (trc < 0)
         return write_status(trc, "trace");
-    int sig = signals_caught();
-    if (sig == SIGINT)
-        return 130;
-    if (sig)
-        return 128 + sig;
+    if (signal_status())
+        return signal_status();
     if (crawl_input_error(c))
         return EXIT_USAGE;
     struct crawl_summary sum;
@@ -315,8 +320,11 @@ static void state_options(const struct cli *cli, char *buf, size_t n)
     ADD("excludes=%zu\n", o->nexclude);
     for (size_t i = 0; i < o->nexclude; i++)
         ADD("exclude.%zu=%s\n", i, cli->exclude_src[i]);
-    ADD("follow=%s\nrobots=%d\nrobots-agent=%s\n", cli->follow ? cli->follow : "",
-        o->robots, o->robots_agent ? o->robots_agent : "");
+    /* The default rule spelled out is the default: the crawl is the same. */
+    const char *follow = cli->follow && strcmp(cli->follow, HTML_DEFAULT_FOLLOW) != 0
+                         ? cli->follow : "";
+    ADD("follow=%s\nrobots=%d\nrobots-agent=%s\n", follow, o->robots,
+        o->robots_agent ? o->robots_agent : "");
     ADD("extracts=%d\n", cli->nextract);
     for (int i = 0; i < cli->nextract; i++)
         ADD("extract.%d=%s\n", i, cli->extract[i]);
@@ -325,13 +333,15 @@ static void state_options(const struct cli *cli, char *buf, size_t n)
         buf[n - 1] = '\0';
 }
 
-/* Opens -o FILE for a --state crawl: cut back to the bytes the store
- * says hold the rows of pages done. Exits 2 when the file cannot be made or
- * holds less than that (it is not this crawl's output). */
-static int open_state_output(const struct cli *cli, uint64_t offset)
+/* Opens -o FILE for a --state crawl (fd: a --frontier worker's, opened
+ * already; -1: open it): cut back to the bytes the store says hold the
+ * rows of pages done. Exits 2 when the file cannot be made or holds less
+ * than that (it is not this crawl's output). */
+static int open_state_output(const struct cli *cli, uint64_t offset, int fd)
 {
     struct stat st;
-    int fd = open(cli->output, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+        fd = open(cli->output, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
     if (fd < 0 || fstat(fd, &st) != 0) {
         fprintf(stderr, "crawl: %s: %s\n", cli->output, strerror(errno));
         exit(EXIT_USAGE);
@@ -350,76 +360,156 @@ static int open_state_output(const struct cli *cli, uint64_t offset)
     return fd;
 }
 
-/* A --frontier worker's name: this host and the absolute path of its
- * output, which a worker started again with the same continues. */
-static void worker_name(const struct cli *cli, char *buf, size_t n)
+/* A --frontier worker's output, opened (not written) before the crawl is
+ * joined: its name in the server, this host and the file's own absolute
+ * path (symbolic links resolved), which a worker started again with the
+ * same continues; and what the file is (host:device:inode), so that a
+ * second worker on it under another name (a hard link) is refused too. */
+struct worker_out {
+    int fd;
+    int made;                   /* the file was not there: removed if refused */
+    char path[PATH_MAX];
+    char name[PATH_MAX + 300];
+    char id[320];
+};
+
+/* Opens -o FILE for a worker, making it (empty) when it is not there, the
+ * file a dangling symbolic link names included. Exits 2 when it cannot. */
+static void worker_open(const struct cli *cli, struct worker_out *o)
 {
-    char host[256] = "localhost", dir[PATH_MAX];
+    char host[256] = "localhost";
+    struct stat st;
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
-    const char *slash = strrchr(cli->output, '/');
-    const char *base = slash ? slash + 1 : cli->output;
-    char *d = slash ? strndup(cli->output, (size_t)(slash - cli->output) + 1) : strdup(".");
-    if (d && realpath(d, dir))
-        snprintf(buf, n, "%s:%s/%s", host, strcmp(dir, "/") ? dir : "", base);
-    else
-        snprintf(buf, n, "%s:%s", host, cli->output);
-    free(d);
+    o->made = 0;
+    o->fd = open(cli->output, O_WRONLY | O_CLOEXEC);
+    if (o->fd < 0 && errno == ENOENT) {
+        o->fd = open(cli->output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (o->fd < 0 && errno == EEXIST)   /* O_EXCL refuses any symbolic link */
+            o->fd = open(cli->output, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+        o->made = o->fd >= 0;
+    }
+    if (o->fd < 0 || fstat(o->fd, &st) != 0 || !realpath(cli->output, o->path)) {
+        fprintf(stderr, "crawl: %s: %s\n", cli->output, strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    snprintf(o->name, sizeof o->name, "%s:%s", host, o->path);
+    snprintf(o->id, sizeof o->id, "%s:%llu:%llu", host, (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
 }
 
-/* A --state or --frontier crawl: opens the store, reads the lists into it
- * (or, for a worker that joins a shared crawl, checks them), and runs what
- * is left, unless the crawl there is finished or is another one. */
-static int run_state(struct cli *cli, struct crawl *c)
+/* A worker refused before it wrote a byte: its output as it was. */
+static void worker_leave(struct worker_out *o)
 {
-    char opts[8192], why[512], worker[PATH_MAX + 300];
+    if (o->fd < 0)
+        return;
+    close(o->fd);
+    if (o->made)
+        unlink(o->path);
+    o->fd = -1;
+}
+
+/* state_conf's warn: what in the server's settings puts the crawl at risk. */
+static void frontier_warn(const char *msg, void *data)
+{
+    fprintf(stderr, "crawl: --frontier %s: warning: %s\n", (const char *)data, msg);
+}
+
+/* Opens the store of a --state or --frontier crawl and reads the lists
+ * into it (or, for a worker that joins a shared crawl, checks them).
+ * Returns the phase (>= 0), or an exit status (< 0, negated) after saying
+ * why; the output of a worker refused is left as it was. */
+static int state_begin(struct cli *cli, struct crawl *c, struct worker_out *o)
+{
+    char opts[8192], why[512];
     const char *flag = cli->frontier ? "--frontier" : "--state";
     state_options(cli, opts, sizeof opts);
     struct state_conf conf = { .lease = cli->lease > 0 ? cli->lease : 15,
                                .retry = cli->frontier_retry > 0 ? cli->frontier_retry : 30,
-                               .max_pages = cli->opts.max_pages, .worker = worker };
-    worker_name(cli, worker, sizeof worker);
+                               .max_pages = cli->opts.max_pages, .worker = o->name,
+                               .output_id = o->id, .warn = frontier_warn,
+                               .warn_data = (void *)cli->state };
     int phase = crawl_state_open(c, cli->state, opts, cli->frontier ? &conf : NULL, why,
                                  sizeof why);
-    if (phase == CRAWL_EFRONTIER) {
-        fprintf(stderr, "crawl: --frontier %s: %s\n", cli->state, why);
-        return EXIT_FRONTIER;
-    }
-    /* Not this crawl's store, or not whole: nothing was written to it, nor
-     * to the output, which is not opened. */
-    if (phase == CRAWL_ESTORE) {
+    /* Not this crawl's store, or not whole (ESTORE): nothing was written
+     * to it, nor to the output. */
+    if (phase == CRAWL_EFRONTIER || phase == CRAWL_ESTORE) {
         fprintf(stderr, "crawl: %s %s: %s\n", flag, cli->state, why);
-        return EXIT_STORE;
+        worker_leave(o);
+        return -(signal_status() ? signal_status()
+                 : phase == CRAWL_ESTORE ? EXIT_STORE : EXIT_FRONTIER);
     }
     if (phase >= 0) {
         int rc = crawl_state_seed(c, why, sizeof why);
-        if (rc < 0 && rc != CRAWL_ESTATE)
-            return EXIT_USAGE;      /* the list's error is told already */
+        if (rc < 0 && rc != CRAWL_ESTATE) {
+            worker_leave(o);
+            return -EXIT_USAGE;     /* the list's error is told already */
+        }
         if (rc < 0)
             phase = rc;
     }
     if (phase < 0 && crawl_state_lost(c)) {
         fprintf(stderr, "crawl: %s %s: %s\n", flag, cli->state, why);
-        return lost_status(c);
+        worker_leave(o);
+        return -(signal_status() ? signal_status() : lost_status(c));
     }
     if (phase < 0) {
         fprintf(stderr, "crawl: %s %s: %s; not %s it (give the same list and options, or "
                 "another %s)\n", flag, cli->state, why, cli->frontier ? "joining" : "continuing",
                 cli->frontier ? "NAME" : "state file");
-        return EXIT_USAGE;
+        worker_leave(o);
+        return -EXIT_USAGE;
     }
+    return phase;
+}
+
+/* The end of a --state or --frontier run whose store failed mid-crawl:
+ * says so, cuts a worker's output back to its last commit when the
+ * server refused that one (the rows after it are of pages others hold
+ * now), and returns the exit status. */
+static int state_lost_end(struct cli *cli, struct crawl *c, int fd)
+{
+    const char *flag = cli->frontier ? "--frontier" : "--state";
+    struct stat st;
+    if (crawl_state_cut(c) && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        ftruncate(fd, (off_t)crawl_state_offset(c)) == 0)
+        fprintf(stderr, "crawl: %s %s: %s; %s cut back to %llu bytes, its last commit; "
+                "stopped\n", flag, cli->state, crawl_state_error(c), cli->output,
+                (unsigned long long)crawl_state_offset(c));
+    else
+        fprintf(stderr, "crawl: %s %s: %s; stopped (the rows of the pages done are in %s)\n",
+                flag, cli->state, crawl_state_error(c), cli->output);
+    return signal_status() ? signal_status() : lost_status(c);
+}
+
+/* A --state or --frontier crawl: opens the store, reads the lists into it
+ * (or, for a worker that joins a shared crawl, checks them), and runs what
+ * is left, unless the crawl there is finished or is another one. Signals
+ * cancel the crawl from the start, so that a store waiting for its server
+ * gives up within a second. */
+static int run_state(struct cli *cli, struct crawl *c)
+{
+    struct worker_out o = { .fd = -1 };
+    const char *flag = cli->frontier ? "--frontier" : "--state";
+    signals_watch(c, NULL);
+    if (cli->frontier)
+        worker_open(cli, &o);
+    int phase = state_begin(cli, c, &o);
+    if (phase < 0) {
+        signals_watch(NULL, NULL);
+        return -phase;
+    }
+    uint64_t offset = crawl_state_offset(c);
+    int fd = open_state_output(cli, offset, o.fd);
     if (phase == CRAWL_STATE_FINISHED) {
         /* A worker killed before the end wrote rows past its last commit,
          * whose pages others fetched again: they are cut off. */
-        int fd = open_state_output(cli, crawl_state_offset(c));
         fprintf(stderr, "crawl: %s %s: this crawl is finished (%ld pages fetched); "
                 "nothing to do (%s holds %llu bytes of its rows)\n", flag, cli->state,
-                crawl_state_fetched(c), cli->output,
-                (unsigned long long)crawl_state_offset(c));
+                crawl_state_fetched(c), cli->output, (unsigned long long)offset);
+        signals_watch(NULL, NULL);
         return close(fd) == 0 ? 0 : output_status(-errno);
     }
-    uint64_t offset = crawl_state_offset(c);
-    int fd = open_state_output(cli, offset);
     if (phase == CRAWL_STATE_RESUMED && cli->frontier)
         fprintf(stderr, "crawl: --frontier %s: joining (%ld pages fetched so far; %s cut "
                 "back to %llu bytes)\n", cli->state, crawl_state_fetched(c), cli->output,
@@ -433,16 +523,15 @@ static int run_state(struct cli *cli, struct crawl *c)
     cli->trace_pid = TRACE_PID_STEP;
     int status = run_model(cli, c, crawl_backend_find(cli->mode), fd, cli->format, 0,
                            draw ? &live : NULL, draw);
-    if (close(fd) != 0 && status != EXIT_OUTPUT)
-        status = output_status(-errno);
+    signals_watch(c, NULL);
     if (!crawl_state_lost(c) && status != EXIT_OUTPUT && status != EXIT_PIPE &&
         crawl_state_finish(c) < 0 && !crawl_state_lost(c))
         status = EXIT_FAILED;
-    if (crawl_state_lost(c)) {
-        fprintf(stderr, "crawl: %s %s: %s; stopped (the rows of the pages done are in %s)\n",
-                flag, cli->state, crawl_state_error(c), cli->output);
-        return lost_status(c);
-    }
+    if (crawl_state_lost(c))
+        status = state_lost_end(cli, c, fd);
+    if (close(fd) != 0 && status != EXIT_OUTPUT && !crawl_state_lost(c))
+        status = output_status(-errno);
+    signals_watch(NULL, NULL);
     return status;
 }
 
@@ -656,6 +745,21 @@ static int run_all(struct cli *cli, struct crawl *c)
     return status;
 }
 
+/* --status: prints the shared crawl's progress. Returns the exit status:
+ * 0, EXIT_FRONTIER (unreachable, no reply), EXIT_STORE (no such crawl, or
+ * part of one) or EXIT_USAGE. */
+static int run_status(const struct cli *cli)
+{
+    char why[600];
+    /* Nothing to keep: Ctrl-C ends a --status at once. */
+    signals_default();
+    int rc = state_status(cli->frontier, cli->frontier_retry, STDOUT_FILENO, why, sizeof why);
+    if (rc != 0)
+        fprintf(stderr, "crawl: --frontier %s: %s\n", cli->frontier, why);
+    return rc == 0 ? 0 : rc == STATE_EUNREACHABLE ? EXIT_FRONTIER
+           : rc == STATE_ELOST ? EXIT_STORE : EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     struct cli cli;
@@ -684,12 +788,9 @@ int main(int argc, char **argv)
         cli.child = 1;
     cli_parse(&cli, argc, argv);
     if (cli.status) {
-        char why[600];
-        int rc = state_status(cli.frontier, STDOUT_FILENO, why, sizeof why);
-        if (rc != 0)
-            fprintf(stderr, "crawl: --frontier %s: %s\n", cli.frontier, why);
+        int rc = run_status(&cli);
         curl_global_cleanup();
-        return rc == 0 ? 0 : rc == -2 ? EXIT_FRONTIER : EXIT_USAGE;
+        return rc;
     }
     struct crawl *c = crawl_new(&cli.opts);
     if (!c) {

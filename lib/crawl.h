@@ -161,6 +161,12 @@ int crawl_state_lost(struct crawl *c);
 /* The store's last error text. */
 const char *crawl_state_error(struct crawl *c);
 
+/* 1 when the store refused the last commit as the rows' pages were no
+ * longer this process's (a --frontier worker silent past its lease, whose
+ * pages went to others): the output holds rows past crawl_state_offset
+ * that no commit will have, and is to be cut back to it. */
+int crawl_state_cut(struct crawl *c);
+
 /* Reads the lists into the store (a resumed run checks that they are the
  * ones it was started with). Returns 0, CRAWL_ESTATE with the reason in
  * why, or the lists' negative code. */

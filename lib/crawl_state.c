@@ -24,10 +24,13 @@ void crawl__state_warn(struct crawl *c)
 {
     crawl_warn_once(c, "%s: %s", state_shared(c->st) ? "frontier" : "state",
                     state_error(c->st));
-    /* A shared crawl whose server is gone cannot commit a row, and a file
-     * that failed a read or a write (a full disk, a damaged record) can
-     * keep no promise of every page once: either way the crawl stops. */
-    int why = state_shared(c->st) ? CRAWL_EFRONTIER : CRAWL_ESTORE;
+    /* A shared crawl whose server is gone (or gave this worker's pages to
+     * others) cannot commit a row, and a store that lost the crawl's data
+     * (a file that failed a read or a write, a server that lost its keys
+     * or holds others) can keep no promise of every page once: either way
+     * the crawl stops. */
+    int f = state_failure(c->st);
+    int why = f == STATE_ELOST || (!f && !state_shared(c->st)) ? CRAWL_ESTORE : CRAWL_EFRONTIER;
     int none = 0;
     if (atomic_compare_exchange_strong(&c->st_lost, &none, why))
         crawl_cancel(c, why == CRAWL_EFRONTIER ? CRAWL_CANCEL_FRONTIER : CRAWL_CANCEL_STORE);
@@ -43,6 +46,17 @@ const char *crawl_state_error(struct crawl *c)
     return state_error(c->st);
 }
 
+int crawl_state_cut(struct crawl *c)
+{
+    return c->st && state_failure(c->st) == STATE_ELAPSED;
+}
+
+/* state_conf's cancelled: the store's waits end with the crawl's. */
+static int store_cancelled(void *data)
+{
+    return crawl_is_cancelled(data);
+}
+
 static int store_listed(void *data, struct crawl *c, const char *url, const char *source,
                         long line, const char *problem);
 static int store_back(void *data, struct crawl *c, struct crawl_job *job);
@@ -52,7 +66,13 @@ int crawl_state_open(struct crawl *c, const char *path, const char *opts,
 {
     enum state_phase ph;
     struct state *st;
-    int orc = state_open(&st, path, opts, conf, &ph, why, n);
+    struct state_conf sc;
+    if (conf) {
+        sc = *conf;
+        sc.cancelled = store_cancelled;
+        sc.cancel_data = c;
+    }
+    int orc = state_open(&st, path, opts, conf ? &sc : NULL, &ph, why, n);
     if (orc != 0)
         return orc == STATE_EUNREACHABLE ? CRAWL_EFRONTIER
                : orc == STATE_ELOST      ? CRAWL_ESTORE : CRAWL_ESTATE;
@@ -62,10 +82,11 @@ int crawl_state_open(struct crawl *c, const char *path, const char *opts,
         state_get(st, "seed_hash", &c->seed_hash) != 0 ||
         state_get(st, "seed_done", &c->seed_done) != 0 || fetched < 0) {
         snprintf(why, n, "%s", state_error(st));
-        int shared = state_shared(st);
+        int f = state_shared(st) ? state_failure(st) : STATE_ELOST;
         state_close(st);
-        /* A file that fails a read now holds what the crawl did not write. */
-        return shared ? CRAWL_ESTATE : CRAWL_ESTORE;
+        /* A file that fails a read now holds what the crawl did not write;
+         * a server that fails one lost the crawl or stopped answering. */
+        return f == STATE_ELOST ? CRAWL_ESTORE : f ? CRAWL_EFRONTIER : CRAWL_ESTATE;
     }
     c->st = st;
     c->st_offset = (uint64_t)off;

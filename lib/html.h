@@ -30,6 +30,9 @@ void html_global_cleanup(void);
  * read-only by every thread. */
 struct html_rules;
 
+/* The links followed when no --follow is given. */
+#define HTML_DEFAULT_FOLLOW "//a/@href"
+
 /* follow: an XPath selecting the link values to follow (NULL: "//a/@href",
  * which streams without building a tree). extract: n rules "NAME=XPATH"
  * (NAME: a letter or '_', then letters, digits, '_' or '-'); a rule without a

@@ -5,7 +5,9 @@
 
 #include <libxml/xmlerror.h>
 
-#define DEFAULT_FOLLOW "//a/@href"
+#include "html.h"
+
+#define DEFAULT_FOLLOW HTML_DEFAULT_FOLLOW
 
 struct html_rule {
     char *name;

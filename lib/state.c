@@ -29,6 +29,13 @@ const char *state_error(struct state *st)
     return st ? st->ops->error(st) : "out of memory";
 }
 
+int state_failure(struct state *st)
+{
+    if (!st)
+        return 0;
+    return st->ops->failure ? st->ops->failure(st) : STATE_ELOST;
+}
+
 int state_shared(const struct state *st)
 {
     return st && st->shared;

@@ -46,19 +46,37 @@ struct state_conf {
     const char *worker;         /* who writes this process's rows (host and
                                  * output file): a worker started again
                                  * with the same continues its output */
+    const char *output_id;      /* what its output file is, whatever its name
+                                 * (host:device:inode): two live workers may
+                                 * not share one */
     double lease;               /* seconds a silent worker keeps its pages */
-    double retry;               /* seconds to keep trying an unreachable server */
+    double retry;               /* seconds a request to the server may take,
+                                 * end to end (connecting again included) */
     long max_pages;             /* --max-pages over every worker; 0: none */
+    /* Asked while the store waits for the server: once it says yes, the
+     * store gives a request only a moment more (NULL: never). */
+    int (*cancelled)(void *data);
+    void *cancel_data;
+    /* Told what in the server's settings puts the crawl at risk (an
+     * eviction policy, no persistence); NULL: nobody. */
+    void (*warn)(const char *msg, void *data);
+    void *warn_data;
 };
 
-/* What state_open returns when it opens nothing. */
+/* What state_open returns when it opens nothing, and state_failure once a
+ * call failed. */
 enum {
     STATE_EREFUSED = -1,        /* not for this crawl: other options, in use by
                                  * another crawl, a file that cannot be opened */
-    STATE_EUNREACHABLE = -2,    /* the server cannot be reached */
-    STATE_ELOST = -3            /* the store lost this crawl's data or holds
+    STATE_EUNREACHABLE = -2,    /* the server cannot be reached, or does not
+                                 * answer within the time a request has */
+    STATE_ELOST = -3,           /* the store lost this crawl's data or holds
                                  * another's: not crawl's, another format,
                                  * damaged, truncated, a write that failed */
+    STATE_ELAPSED = -4          /* a shared store gave this process's pages
+                                 * to others (it fell silent past its lease)
+                                 * and refused its last commit: nothing of
+                                 * that commit was applied */
 };
 
 /* Opens the store at path (a file, or redis://HOST:PORT/NAME), making it
@@ -97,9 +115,12 @@ int state_host_take(struct state *st, const char *host, int per_host, double del
 void state_host_give(struct state *st, const char *host);
 
 /* Prints the progress of the shared crawl at url to fd: pages queued,
- * leased, done and failed, and the workers seen lately. Returns 0, or -1
- * (-2: unreachable) with the reason in why. */
-int state_status(const char *url, int fd, char *why, size_t n);
+ * leased, done and failed, and the workers seen lately; waits at most
+ * retry seconds for the server. Returns 0, or with the reason in why:
+ * STATE_EREFUSED (a bad URL, fd not writable), STATE_EUNREACHABLE, or
+ * STATE_ELOST (the server holds no such crawl, or part of one: why says
+ * "no such crawl" for the first). */
+int state_status(const char *url, double retry, int fd, char *why, size_t n);
 
 /* Closes st, dropping what was not committed. NULL is fine. */
 void state_close(struct state *st);
@@ -157,5 +178,11 @@ long state_fetched(struct state *st);
  * every call that reads or writes it (what it holds can no longer be
  * trusted), and its error stays the first. */
 const char *state_error(struct state *st);
+
+/* After a call failed, what failed: STATE_EUNREACHABLE, STATE_ELOST or
+ * STATE_ELAPSED (a shared store fails every call after that); a file
+ * store's failures are all STATE_ELOST. 0 while nothing failed, or when a
+ * call failed for want of memory. */
+int state_failure(struct state *st);
 
 #endif

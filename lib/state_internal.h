@@ -27,6 +27,7 @@ struct state_ops {
                       const char *body, size_t len);
     int (*robots_get)(struct state *st, const char *host, long *status, int *fail,
                       char **body, size_t *len);
+    int (*failure)(struct state *st);   /* NULL: STATE_ELOST */
     /* Shared stores only. */
     long (*elsewhere)(struct state *st);
     int (*host_take)(struct state *st, const char *host, int per_host, double delay,

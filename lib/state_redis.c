@@ -1,36 +1,51 @@
 /* state_redis.c: the store of a crawl shared by many processes
  * (--frontier redis://HOST:PORT/NAME), in a Redis server, through hiredis.
  * Every key of crawl NAME starts with "crawl:NAME:":
+ *   id            the crawl's marker, made with it: every script checks it
  *   meta          hash: the options, the seeding's progress, counters
+ *                 (queued, leased, seen_n: what q, rq, p and seen must
+ *                 hold; gen: the changes made, which never go back)
  *   seen          set of the URL hashes seen (8 bytes each)
  *   p             hash: page id -> record (depth, line, url, scope, source, why)
  *   q, rq         lists of page ids: queued; given back by a silent worker
  *   wl:W          set of the ids worker W holds under its lease
  *   workers       sorted set: worker -> its last heartbeat (ms, server time)
+ *   wsess         hash: worker -> its session, which reaping ends ('0':
+ *                 ended; the hash is gone only when the server lost it)
  *   wreq, woff    hashes: worker -> its last request id; bytes of its output
  *                 that hold committed rows
+ *   wfile         hash: output file (host:device:inode) -> its worker
  *   robots        hash: host -> its robots.txt as fetched
+ *   seedlock      the worker reading the list in
  *   h:HOST:run    hash: worker -> its transfers in flight to HOST
  *   h:HOST:next   the earliest start of HOST's next request (ms)
- * Each change is one Lua script, atomic on the server. A worker that falls
- * silent for longer than its lease (killed, cut off) is reaped by the next
- * script any worker runs: its pages go back to the queue (rq, taken first)
- * and its per-host slots are freed. Requests that change something carry
- * an id that grows, so that a request sent again after a lost connection
- * is not applied twice (a lease sent again returns the same pages).
- * Pages found are sent in batches, pipelined: a page's links reach the
- * server before the commit that marks the page done. */
+ * Each change is one Lua script, atomic on the server, which first checks
+ * that the crawl is there and whole (state_redis_lua.c). A worker that
+ * falls silent for longer than its lease (killed, cut off) is reaped by
+ * the next script any worker runs: its pages go back to the queue (rq,
+ * taken first), its session ends and every later script of it is
+ * refused, its commits first: its rows for pages others now hold are
+ * never committed, and it cuts them off. Requests that change something
+ * carry an id that grows, so that a request sent again after a lost
+ * connection is not applied twice (a lease sent again returns the same
+ * pages). Pages found are sent in batches, pipelined: a page's links reach
+ * the server before the commit that marks the page done. Every request
+ * has --frontier-retry seconds, connecting again included, and gives up
+ * at once (after REDIS_GRACE) when the crawl is cancelled. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/time.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 #include <hiredis/hiredis.h>
 
+#include "clock.h"
 #include "state_redis_internal.h"
 #include "strbuf.h"
 
@@ -44,7 +59,7 @@ struct cmd {
     size_t *len;
 };
 
-/* A connection, with what it needs to reconnect. */
+/* A connection, with the digests of the scripts it loaded. */
 struct conn {
     redisContext *ctx;
     char sha[NSCRIPTS][41];
@@ -57,7 +72,11 @@ struct rs {
     long lease_ms;
     double retry;
     long max_pages;
+    char mark[40];              /* the crawl's marker, from hello */
+    char sess[24];              /* this worker's session */
+    long long gen;              /* the last change of the crawl seen */
     struct conn main, beat;     /* the crawl's; the heartbeat thread's */
+    struct redis_wait w, bw;    /* their requests' time */
     pthread_mutex_t lock;       /* recursive: a loader's callback may look robots.txt up */
     uint64_t req;               /* the last request id sent */
     struct cmd *pend;           /* sent or to send, replies not read yet */
@@ -65,22 +84,19 @@ struct rs {
     struct cmd batch;           /* pages found, not yet a command */
     long elsewhere;
     int seeding;                /* holds the seeding lock */
-    int lost;                   /* the server could not be reached again */
+    int fail;                   /* 0, or the first failure (STATE_E...): every
+                                 * request fails from then on */
+    int want_types;             /* a key of another type: name it */
     int worker_ok;              /* registered: it says goodbye at the end */
+    void (*warn)(const char *msg, void *data);
+    void *warn_data;
     pthread_t beat_tid;
     int beating;
     pthread_mutex_t beat_lock;
     pthread_cond_t beat_cond;
-    int stop;
+    atomic_int stop;
     char err[512];
 };
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void cmd_free(struct cmd *c)
 {
@@ -127,11 +143,14 @@ static int cmd_num(struct cmd *c, long long v)
     return cmd_str(c, b);
 }
 
-/* Starts an EVALSHA of script s with the crawl's prefix and the worker. */
+/* Starts an EVALSHA of script s with the crawl's prefix, the worker, the
+ * crawl's marker, the worker's session and the last change it saw: what
+ * every script but hello checks first. */
 static int cmd_eval(struct rs *r, struct cmd *c, int s)
 {
     return cmd_str(c, "EVALSHA") || cmd_str(c, r->main.sha[s]) || cmd_str(c, "1") ||
-           cmd_str(c, r->a.prefix) || cmd_str(c, r->worker);
+           cmd_str(c, r->a.prefix) || cmd_str(c, r->worker) || cmd_str(c, r->mark) ||
+           cmd_str(c, r->sess) || cmd_num(c, r->gen);
 }
 
 static int failf(struct rs *r, const char *fmt, const char *what)
@@ -140,47 +159,13 @@ static int failf(struct rs *r, const char *fmt, const char *what)
     return -1;
 }
 
-/* Connects cn and loads the scripts. Returns 0 or -1 with the reason in
- * err (size n). */
-static int conn_open(const struct rs *r, struct conn *cn, char *err, size_t n)
+/* Records the first failure: why (STATE_E...) and its text. */
+static void latch(struct rs *r, int why, const char *fmt, const char *what)
 {
-    if (cn->ctx)
-        redisFree(cn->ctx);
-    if (!(cn->ctx = redis_connect(&r->a, err, n)))
-        return -1;
-    for (int i = 0; i < NSCRIPTS; i++) {
-        redisReply *rep = redisCommand(cn->ctx, "SCRIPT LOAD %s", redis_scripts[i]);
-        int ok = rep && rep->type == REDIS_REPLY_STRING && rep->len == 40;
-        if (ok)
-            memcpy(cn->sha[i], rep->str, 41);
-        else
-            snprintf(err, n, "redis at %s:%d: %s", r->a.host, r->a.port,
-                     rep && rep->type == REDIS_REPLY_ERROR ? rep->str
-                     : cn->ctx->err ? cn->ctx->errstr : "cannot load the scripts");
-        if (rep)
-            freeReplyObject(rep);
-        if (!ok) {
-            redisFree(cn->ctx);
-            cn->ctx = NULL;
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Reconnects cn, trying for r->retry seconds with a backoff. */
-static int conn_again(struct rs *r, struct conn *cn)
-{
-    double until = mono() + r->retry, wait = 0.05;
-    for (;;) {
-        if (conn_open(r, cn, r->err, sizeof r->err) == 0)
-            return 0;
-        if (mono() + wait > until)
-            return -1;
-        struct timespec ts = { (time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9) };
-        nanosleep(&ts, NULL);
-        wait = wait * 2 > 2 ? 2 : wait * 2;
-    }
+    if (r->fail)
+        return;
+    r->fail = why;
+    snprintf(r->err, sizeof r->err, fmt, what);
 }
 
 /* Moves the batch of pages found into the pending commands. */
@@ -210,62 +195,219 @@ static int pend_add(struct rs *r, struct cmd *c)
     return batch_close(r);
 }
 
-/* Sends the pending commands and then c (NULL: none), reads their
- * replies, and returns c's (the caller's), or NULL with r->err set. A
- * lost connection is made again and everything not answered sent again. */
-static redisReply *run(struct rs *r, struct cmd *c)
+/* Connects cn within w's time and loads the scripts. Returns 0 or an RW_
+ * code with the reason in err (size n). */
+static int conn_open(const struct rs *r, struct conn *cn, struct redis_wait *w, char *err,
+                     size_t n)
 {
-    if (r->lost || batch_close(r) != 0)
-        return NULL;
-    for (;;) {
-        redisContext *x = r->main.ctx;
-        int bad = !x;
-        redisReply *last = NULL;
-        size_t done = 0;
-        for (size_t i = 0; !bad && i < r->npend; i++)
-            bad = redisAppendCommandArgv(x, r->pend[i].argc, (const char **)r->pend[i].argv,
-                                         r->pend[i].len) != REDIS_OK;
-        if (!bad && c)
-            bad = redisAppendCommandArgv(x, c->argc, (const char **)c->argv, c->len) != REDIS_OK;
-        size_t want = r->npend + (c ? 1 : 0);
-        while (!bad && done < want) {
-            void *rep;
-            if (redisGetReply(x, &rep) != REDIS_OK) {
-                bad = 1;
-                break;
-            }
-            redisReply *y = rep;
-            if (y->type == REDIS_REPLY_ERROR && strncmp(y->str, "NOSCRIPT", 8) == 0) {
-                freeReplyObject(y);
-                bad = 1;            /* a restarted server: load them again */
-                break;
-            }
-            if (y->type == REDIS_REPLY_ERROR)
-                snprintf(r->err, sizeof r->err, "redis: %s", y->str);
-            if (done < r->npend) {
-                freeReplyObject(y);
-                cmd_free(&r->pend[done]);
-            } else {
-                last = y;
-            }
+    if (cn->ctx)
+        redisFree(cn->ctx);
+    cn->ctx = NULL;
+    redisContext *x;
+    int rc = redis_connect(&r->a, w, &x, err, n);
+    if (rc != 0)
+        return rc;
+    for (int i = 0; i < NSCRIPTS && rc == 0; i++)
+        if (redisAppendCommand(x, "SCRIPT LOAD %s", redis_scripts[i]) != REDIS_OK)
+            rc = RW_IO;
+    for (int i = 0; i < NSCRIPTS && rc == 0; i++) {
+        redisReply *y = NULL;
+        rc = redis_read(x, &y, w);
+        if (rc != 0) {
+            redis_wait_text(rc, w, x, &r->a, err, n);
+            break;
+        }
+        if (y->type == REDIS_REPLY_STRING && y->len == 40) {
+            memcpy(cn->sha[i], y->str, 41);
+        } else {
+            snprintf(err, n, "redis at %s:%d: %s", r->a.host, r->a.port,
+                     y->type == REDIS_REPLY_ERROR ? y->str : "cannot load the scripts");
+            rc = RW_IO;
+        }
+        freeReplyObject(y);
+    }
+    if (rc != 0) {
+        redisFree(x);
+        return rc;
+    }
+    cn->ctx = x;
+    return 0;
+}
+
+/* Takes what the error reply s says. A server busy for now (loading its
+ * data, running a long script) returns 1: the request goes again. Else
+ * the failure is latched and -1 returned: the crawl's data lost, keys not
+ * the crawl's (a WRONGTYPE is named afterwards, want_types), this worker
+ * reaped, the server full or any other refusal. */
+static int classify(struct rs *r, const char *s)
+{
+    static const char *const later[] = { "LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN" };
+    for (size_t i = 0; i < sizeof later / sizeof *later; i++)
+        if (strncmp(s, later[i], strlen(later[i])) == 0)
+            return 1;
+    const char *p;
+    char lapsed[300];
+    if ((p = strstr(s, REDIS_LOST))) {
+        latch(r, STATE_ELOST, "the server lost this crawl's data (%s)", p + strlen(REDIS_LOST));
+    } else if ((p = strstr(s, REDIS_FOREIGN))) {
+        latch(r, STATE_ELOST, "the server does not hold this crawl (%s)",
+              p + strlen(REDIS_FOREIGN));
+    } else if (strstr(s, REDIS_REAPED)) {
+        snprintf(lapsed, sizeof lapsed, "this worker's lease lapsed (the server heard nothing "
+                 "from it for --lease %g s): its pages went to the other workers",
+                 (double)r->lease_ms / 1000);
+        latch(r, STATE_ELAPSED, "%s", lapsed);
+    } else if (strstr(s, "WRONGTYPE")) {
+        latch(r, STATE_ELOST, "the server does not hold this crawl (%s)", s);
+        r->want_types = 1;
+    } else if (strncmp(s, "OOM", 3) == 0) {
+        latch(r, STATE_ELOST, "the server's memory is full (%s)", s);
+    } else {
+        latch(r, STATE_ELOST, "redis: %s", s);
+    }
+    return -1;
+}
+
+/* What exchange found. */
+enum { X_DONE, X_AGAIN, X_FAIL };
+
+/* Drops the main connection (its replies can no longer be matched). */
+static void conn_drop(struct conn *cn)
+{
+    if (cn->ctx)
+        redisFree(cn->ctx);
+    cn->ctx = NULL;
+}
+
+/* Sends the pending commands and then c (NULL: none) on the main
+ * connection and reads their replies; the answered ones leave the list.
+ * Returns X_DONE with c's reply in *last (NULL without c), X_AGAIN when
+ * the connection must be made again (lost; a restarted server without the
+ * scripts; a server busy for now) and what is unanswered sent again, or
+ * X_FAIL with the failure latched. */
+static int exchange(struct rs *r, struct cmd *c, redisReply **last)
+{
+    redisContext *x = r->main.ctx;
+    size_t want = r->npend + (c ? 1 : 0), done = 0;
+    int rc = X_DONE;
+    for (size_t i = 0; rc == X_DONE && i < r->npend; i++)
+        if (redisAppendCommandArgv(x, r->pend[i].argc, (const char **)r->pend[i].argv,
+                                   r->pend[i].len) != REDIS_OK)
+            rc = X_AGAIN;
+    if (rc == X_DONE && c &&
+        redisAppendCommandArgv(x, c->argc, (const char **)c->argv, c->len) != REDIS_OK)
+        rc = X_AGAIN;
+    while (rc == X_DONE && done < want) {
+        redisReply *y = NULL;
+        int wrc = redis_read(x, &y, &r->w);
+        if (wrc == RW_IO) {
+            rc = X_AGAIN;
+        } else if (wrc != 0) {
+            redis_wait_text(wrc, &r->w, x, &r->a, r->err, sizeof r->err);
+            r->fail = STATE_EUNREACHABLE;
+            rc = X_FAIL;
+        } else if (y->type == REDIS_REPLY_ERROR) {
+            rc = strncmp(y->str, "NOSCRIPT", 8) == 0 || classify(r, y->str) > 0 ? X_AGAIN
+                                                                                 : X_FAIL;
+            freeReplyObject(y);
+        } else if (done < r->npend) {
+            freeReplyObject(y);
+            cmd_free(&r->pend[done++]);
+        } else {
+            *last = y;
             done++;
         }
-        /* Answered ones are gone from the list. */
-        size_t gone = done < r->npend ? done : r->npend;
-        if (gone) {
-            memmove(r->pend, r->pend + gone, (r->npend - gone) * sizeof *r->pend);
-            r->npend -= gone;
+    }
+    size_t gone = done < r->npend ? done : r->npend;
+    if (gone) {
+        memmove(r->pend, r->pend + gone, (r->npend - gone) * sizeof *r->pend);
+        r->npend -= gone;
+    }
+    if (rc != X_DONE)
+        conn_drop(&r->main);
+    return rc;
+}
+
+/* Makes the main connection again, with a growing pause between tries,
+ * within the request's time. Returns 0, or -1 with the failure latched
+ * (the last attempt's reason: refused, no reply, interrupted). */
+static int reconnect(struct rs *r)
+{
+    double pause = 0.05;
+    char err[512];
+    for (;;) {
+        int rc = conn_open(r, &r->main, &r->w, err, sizeof err);
+        if (rc == 0)
+            return 0;
+        if (rc == RW_IO)
+            rc = redis_nap(&r->w, pause);
+        if (rc == RW_CANCELLED)
+            redis_wait_text(rc, &r->w, NULL, &r->a, err, sizeof err);
+        if (rc != 0) {
+            latch(r, STATE_EUNREACHABLE, "%s", err);
+            return -1;
         }
-        if (!bad)
+        pause = pause * 2 > 2 ? 2 : pause * 2;
+    }
+}
+
+/* After a WRONGTYPE: names the key of another type (the types script),
+ * on a connection of its own, if the server answers in a second. */
+static void name_wrong_key(struct rs *r)
+{
+    struct redis_wait w = r->w;
+    redis_wait_begin(&w, 1);
+    r->want_types = 0;
+    redisContext *x;
+    char err[300];
+    if (redis_connect(&r->a, &w, &x, err, sizeof err) != 0)
+        return;
+    const char *argv[] = { "EVAL", redis_scripts[S_TYPES], "1", r->a.prefix, r->worker,
+                           r->mark, r->sess, "0" };
+    int rc;
+    redisReply *y = redis_call(x, 8, argv, NULL, &w, &rc);
+    const char *p = y && y->type == REDIS_REPLY_ERROR ? strstr(y->str, REDIS_FOREIGN) : NULL;
+    if (p)
+        snprintf(r->err, sizeof r->err, "the server does not hold this crawl (%s)",
+                 p + strlen(REDIS_FOREIGN));
+    if (y)
+        freeReplyObject(y);
+    redisFree(x);
+}
+
+/* Sends the pending commands and then c (NULL: none), reads their
+ * replies, and returns c's (the caller's; never an error reply), or NULL
+ * with the failure latched and r->err saying why. A lost connection is
+ * made again and everything not answered sent again, all within
+ * r->retry seconds of the start. */
+static redisReply *run(struct rs *r, struct cmd *c)
+{
+    if (r->fail || batch_close(r) != 0)
+        return NULL;
+    redis_wait_begin(&r->w, r->retry);
+    double pause = 0;
+    for (;;) {
+        redisReply *last = NULL;
+        int rc = r->main.ctx ? exchange(r, c, &last) : X_AGAIN;
+        if (rc == X_DONE)
             return last;
-        if (last)
-            freeReplyObject(last);
-        if (conn_again(r, &r->main) != 0) {
-            r->lost = 1;
+        if (rc == X_FAIL) {
+            if (r->want_types)
+                name_wrong_key(r);
             return NULL;
         }
-        /* The scripts' digests do not change; a command built before
-         * names them already. */
+        /* The first try again at once (a server restarted); then with a
+         * pause, for a server that says it is busy. */
+        int nrc = pause > 0 ? redis_nap(&r->w, pause) : 0;
+        if (nrc != 0) {
+            char why[200];
+            redis_wait_text(nrc, &r->w, NULL, &r->a, why, sizeof why);
+            latch(r, STATE_EUNREACHABLE, "%s", why);
+            return NULL;
+        }
+        pause = pause == 0 ? 0.05 : pause * 2 > 2 ? 2 : pause * 2;
+        if (reconnect(r) != 0)
+            return NULL;
     }
 }
 
@@ -274,11 +416,6 @@ static redisReply *run_cmd(struct rs *r, struct cmd *c)
 {
     redisReply *rep = run(r, c);
     cmd_free(c);
-    if (rep && rep->type == REDIS_REPLY_ERROR) {
-        snprintf(r->err, sizeof r->err, "redis: %s", rep->str);
-        freeReplyObject(rep);
-        return NULL;
-    }
     return rep;
 }
 
@@ -287,10 +424,27 @@ static const char *rs_error(struct state *st)
     return ((struct rs *)st)->err;
 }
 
+static int rs_failure(struct state *st)
+{
+    struct rs *r = (struct rs *)st;
+    pthread_mutex_lock(&r->lock);
+    int f = r->fail;
+    pthread_mutex_unlock(&r->lock);
+    return f;
+}
+
 /* The next request id. */
 static long long next_req(struct rs *r)
 {
     return (long long)++r->req;
+}
+
+/* Notes a change of the crawl the server reported (a lease's, a
+ * commit's): no later script may find the crawl at an older one. */
+static void saw_change(struct rs *r, long long gen)
+{
+    if (gen > r->gen)
+        r->gen = gen;
 }
 
 /* A page's record: depth, line, url, scope, source and why, each ended by
@@ -343,7 +497,7 @@ static int batch_add(struct rs *r, char kind, uint64_t hash, const struct state_
     if (cmd_arg(&r->batch, h, hn) != 0 ||
         (p ? rec_make(&r->batch, p) : cmd_arg(&r->batch, "", 0)) != 0)
         return failf(r, "%s", "out of memory");
-    if (r->batch.argc >= 2 * BATCH_MAX + 6 && batch_close(r) != 0)
+    if (r->batch.argc >= 2 * BATCH_MAX + 9 && batch_close(r) != 0)
         return -1;
     return 0;
 }
@@ -352,7 +506,7 @@ static int rs_seen_add(struct state *st, uint64_t hash)
 {
     struct rs *r = (struct rs *)st;
     pthread_mutex_lock(&r->lock);
-    int rc = batch_add(r, 'S', hash, NULL);
+    int rc = r->fail ? -1 : batch_add(r, 'S', hash, NULL);
     pthread_mutex_unlock(&r->lock);
     return rc < 0 ? -1 : 1;
 }
@@ -361,7 +515,7 @@ static int rs_queue_add(struct state *st, const struct state_page *p, uint64_t *
 {
     struct rs *r = (struct rs *)st;
     pthread_mutex_lock(&r->lock);
-    int rc = batch_add(r, 'L', 0, p);
+    int rc = r->fail ? -1 : batch_add(r, 'L', 0, p);
     pthread_mutex_unlock(&r->lock);
     *id = 0;
     return rc;
@@ -373,10 +527,41 @@ static int rs_admit(struct state *st, uint64_t hash, const struct state_page *p,
 {
     struct rs *r = (struct rs *)st;
     pthread_mutex_lock(&r->lock);
-    int rc = batch_add(r, 'F', hash, p);
+    int rc = r->fail ? -1 : batch_add(r, 'F', hash, p);
     pthread_mutex_unlock(&r->lock);
     *id = 0;
     return rc;
+}
+
+/* A lease's reply: {change, queued, leased elsewhere, id, record...}; its
+ * pages go to fn. Returns how many, or -1. */
+static int lease_read(struct rs *r, const redisReply *rep,
+                      void (*fn)(uint64_t id, const struct state_page *p, void *data),
+                      void *data)
+{
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ||
+        rep->element[0]->type != REDIS_REPLY_INTEGER ||
+        rep->element[1]->type != REDIS_REPLY_INTEGER ||
+        rep->element[2]->type != REDIS_REPLY_INTEGER) {
+        latch(r, STATE_ELOST, "%s", "redis: an unexpected reply to a lease");
+        return -1;
+    }
+    saw_change(r, rep->element[0]->integer);
+    r->elsewhere = (long)(rep->element[1]->integer + rep->element[2]->integer);
+    int n = 0;
+    for (size_t i = 3; i + 1 < rep->elements; i += 2) {
+        redisReply *k = rep->element[i], *v = rep->element[i + 1];
+        struct state_page p;
+        if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
+            rec_read(v->str, v->len, &p) != 0) {
+            latch(r, STATE_ELOST, "the server lost this crawl's data (%s)",
+                  "a leased page's record is damaged");
+            return -1;
+        }
+        fn(strtoull(k->str, NULL, 10), &p, data);
+        n++;
+    }
+    return n;
 }
 
 static int rs_queue_load(struct state *st, uint64_t after, size_t max,
@@ -394,24 +579,7 @@ static int rs_queue_load(struct state *st, uint64_t after, size_t max,
         return failf(r, "%s", "out of memory");
     }
     redisReply *rep = run_cmd(r, &c);
-    int n = -1;
-    if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2 &&
-        rep->element[0]->type == REDIS_REPLY_INTEGER &&
-        rep->element[1]->type == REDIS_REPLY_INTEGER) {
-        r->elsewhere = (long)(rep->element[0]->integer + rep->element[1]->integer);
-        n = 0;
-        for (size_t i = 2; i + 1 < rep->elements; i += 2) {
-            redisReply *k = rep->element[i], *v = rep->element[i + 1];
-            struct state_page p;
-            if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
-                rec_read(v->str, v->len, &p) != 0)
-                continue;
-            fn(strtoull(k->str, NULL, 10), &p, data);
-            n++;
-        }
-    } else if (rep) {
-        failf(r, "%s", "redis: an unexpected reply to a lease");
-    }
+    int n = rep ? lease_read(r, rep, fn, data) : -1;
     if (rep)
         freeReplyObject(rep);
     pthread_mutex_unlock(&r->lock);
@@ -427,14 +595,12 @@ static long rs_elsewhere(struct state *st)
     return n;
 }
 
-/* HGET of the crawl's key k (under the prefix) field f, as a number; *v
- * is left alone when there is none. Returns 0 or -1. */
-static int hget_num(struct rs *r, const char *k, const char *f, int64_t *v)
+/* A named value of the crawl (the get script) as a number; *v is left
+ * alone when there is none. Returns 0 or -1. */
+static int get_num(struct rs *r, const char *name, int64_t *v)
 {
     struct cmd c = { 0 };
-    char key[400];
-    snprintf(key, sizeof key, "%s%s", r->a.prefix, k);
-    if (cmd_str(&c, "HGET") || cmd_str(&c, key) || cmd_str(&c, f)) {
+    if (cmd_eval(r, &c, S_GET) || cmd_str(&c, name)) {
         cmd_free(&c);
         return failf(r, "%s", "out of memory");
     }
@@ -451,8 +617,7 @@ static int rs_get(struct state *st, const char *key, int64_t *v)
 {
     struct rs *r = (struct rs *)st;
     pthread_mutex_lock(&r->lock);
-    int rc = strcmp(key, "offset") == 0 ? hget_num(r, "woff", r->worker, v)
-                                        : hget_num(r, "meta", key, v);
+    int rc = get_num(r, key, v);
     pthread_mutex_unlock(&r->lock);
     return rc;
 }
@@ -461,40 +626,42 @@ static int rs_set(struct state *st, const char *key, int64_t v)
 {
     struct rs *r = (struct rs *)st;
     struct cmd c = { 0 };
-    char k[400];
-    int rc = 0;
     pthread_mutex_lock(&r->lock);
-    snprintf(k, sizeof k, "%smeta", r->a.prefix);
-    if (cmd_str(&c, "HSET") || cmd_str(&c, k) || cmd_str(&c, key) || cmd_num(&c, v) ||
-        pend_add(r, &c) != 0)
+    int rc = r->fail ? -1 : 0;
+    if (rc == 0 && (cmd_eval(r, &c, S_SET) || cmd_str(&c, key) || cmd_num(&c, v) ||
+                    pend_add(r, &c) != 0))
         rc = failf(r, "%s", "out of memory");
-    /* The seeding is over: the next worker need not wait for it. */
-    if (rc == 0 && strcmp(key, "seed_done") == 0 && v && r->seeding) {
-        snprintf(k, sizeof k, "%sseedlock", r->a.prefix);
-        if (cmd_str(&c, "DEL") || cmd_str(&c, k) || pend_add(r, &c) != 0)
-            rc = failf(r, "%s", "out of memory");
+    /* The seeding is over (the script lets go of the lock). */
+    if (rc == 0 && strcmp(key, "seed_done") == 0 && v)
         r->seeding = 0;
-    }
     cmd_free(&c);
     pthread_mutex_unlock(&r->lock);
     return rc;
 }
 
+/* A script with no argument of its own whose reply is an integer:
+ * returns it, or -1. */
+static long long run_int(struct rs *r, int script)
+{
+    struct cmd c = { 0 };
+    if (cmd_eval(r, &c, script)) {
+        cmd_free(&c);
+        return failf(r, "%s", "out of memory");
+    }
+    redisReply *rep = run_cmd(r, &c);
+    long long n = rep && rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
+    if (rep && rep->type != REDIS_REPLY_INTEGER)
+        latch(r, STATE_ELOST, "%s", "redis: an unexpected reply");
+    if (rep)
+        freeReplyObject(rep);
+    return n;
+}
+
 static long rs_queue_left(struct state *st)
 {
     struct rs *r = (struct rs *)st;
-    struct cmd c = { 0 };
-    long n = -1;
     pthread_mutex_lock(&r->lock);
-    if (!(cmd_str(&c, "EVAL") || cmd_str(&c, redis_lua_left) || cmd_str(&c, "1") ||
-          cmd_str(&c, r->a.prefix))) {
-        redisReply *rep = run_cmd(r, &c);
-        if (rep && rep->type == REDIS_REPLY_INTEGER)
-            n = (long)rep->integer;
-        if (rep)
-            freeReplyObject(rep);
-    }
-    cmd_free(&c);
+    long n = (long)run_int(r, S_LEFT);
     pthread_mutex_unlock(&r->lock);
     return n;
 }
@@ -504,7 +671,7 @@ static long rs_fetched(struct state *st)
     struct rs *r = (struct rs *)st;
     int64_t v = 0;
     pthread_mutex_lock(&r->lock);
-    int rc = hget_num(r, "meta", "fetched", &v);
+    int rc = get_num(r, "fetched", &v);
     pthread_mutex_unlock(&r->lock);
     return rc ? -1 : (long)v;
 }
@@ -531,10 +698,12 @@ static int rs_drop(struct state *st, uint64_t id)
     struct rs *r = (struct rs *)st;
     struct cmd c = { 0 };
     pthread_mutex_lock(&r->lock);
-    int rc = commit_cmd(r, &c, &id, 1, NULL, 'd') || pend_add(r, &c);
+    int rc = r->fail ? -1 : 0;
+    if (rc == 0 && (commit_cmd(r, &c, &id, 1, NULL, 'd') || pend_add(r, &c)))
+        rc = failf(r, "%s", "out of memory");
     cmd_free(&c);
     pthread_mutex_unlock(&r->lock);
-    return rc ? failf(r, "%s", "out of memory") : 0;
+    return rc;
 }
 
 static int rs_commit(struct state *st, const uint64_t *marks, size_t n, uint64_t offset)
@@ -550,10 +719,14 @@ static int rs_commit(struct state *st, const uint64_t *marks, size_t n, uint64_t
         failf(r, "%s", "out of memory");
     } else {
         redisReply *rep = run_cmd(r, &c);
-        if (rep) {
-            freeReplyObject(rep);
+        if (rep && rep->type == REDIS_REPLY_INTEGER) {
+            saw_change(r, rep->integer);
             rc = 0;
+        } else if (rep) {
+            latch(r, STATE_ELOST, "%s", "redis: an unexpected reply to a commit");
         }
+        if (rep)
+            freeReplyObject(rep);
     }
     pthread_mutex_unlock(&r->lock);
     return rc;
@@ -564,17 +737,16 @@ static int rs_robots_put(struct state *st, const char *host, long status, int fa
 {
     struct rs *r = (struct rs *)st;
     struct cmd c = { 0 };
-    char k[400], head[48];
+    char head[48];
     int hn = snprintf(head, sizeof head, "%ld %d\n", status, fail);
-    snprintf(k, sizeof k, "%srobots", r->a.prefix);
     pthread_mutex_lock(&r->lock);
-    int rc = 0;
+    int rc = r->fail ? -1 : 0;
     struct strbuf b = { 0 };
     sb_add(&b, head, (size_t)hn);
     if (len)
         sb_add(&b, body, len);
-    if (b.nomem || cmd_str(&c, "HSET") || cmd_str(&c, k) || cmd_str(&c, host) ||
-        cmd_arg(&c, b.data, b.len) || pend_add(r, &c))
+    if (rc == 0 && (b.nomem || cmd_eval(r, &c, S_ROBOTS_PUT) || cmd_str(&c, host) ||
+                    cmd_arg(&c, b.data, b.len) || pend_add(r, &c)))
         rc = failf(r, "%s", "out of memory");
     sb_free(&b);
     cmd_free(&c);
@@ -587,11 +759,9 @@ static int rs_robots_get(struct state *st, const char *host, long *status, int *
 {
     struct rs *r = (struct rs *)st;
     struct cmd c = { 0 };
-    char k[400];
-    snprintf(k, sizeof k, "%srobots", r->a.prefix);
     pthread_mutex_lock(&r->lock);
     int rc = -1;
-    if (cmd_str(&c, "HGET") || cmd_str(&c, k) || cmd_str(&c, host)) {
+    if (cmd_eval(r, &c, S_ROBOTS_GET) || cmd_str(&c, host)) {
         cmd_free(&c);
         failf(r, "%s", "out of memory");
         goto out;
@@ -634,6 +804,8 @@ static int rs_host_take(struct state *st, const char *host, int per_host, double
         if (rep && rep->type == REDIS_REPLY_INTEGER) {
             rc = rep->integer == 0;
             *wait = rep->integer < 0 ? 0.02 : (double)rep->integer / 1000;
+        } else if (rep) {
+            latch(r, STATE_ELOST, "%s", "redis: an unexpected reply to a host's turn");
         }
         if (rep)
             freeReplyObject(rep);
@@ -647,10 +819,49 @@ static void rs_host_give(struct state *st, const char *host)
     struct rs *r = (struct rs *)st;
     struct cmd c = { 0 };
     pthread_mutex_lock(&r->lock);
-    if (cmd_eval(r, &c, S_GIVE) || cmd_str(&c, host) || pend_add(r, &c) != 0)
+    if (!r->fail && (cmd_eval(r, &c, S_GIVE) || cmd_str(&c, host) || pend_add(r, &c) != 0))
         failf(r, "%s", "out of memory");
     cmd_free(&c);
     pthread_mutex_unlock(&r->lock);
+}
+
+/* Whether a heartbeat's error reply s means the end: this worker reaped,
+ * the crawl lost or not the crawl's. */
+static int beat_over(const char *s)
+{
+    return strstr(s, REDIS_LOST) || strstr(s, REDIS_FOREIGN) || strstr(s, REDIS_REAPED) ||
+           strstr(s, "WRONGTYPE");
+}
+
+/* The heartbeat thread's wait ends as soon as the store closes. */
+static int beat_stopping(void *data)
+{
+    return atomic_load(&((struct rs *)data)->stop);
+}
+
+/* One heartbeat, on the beat thread's own connection (made again when
+ * lost). Returns 1 when the server says the worker is gone or the crawl
+ * is: no more beats then (the main connection learns of it on its next
+ * request). */
+static int beat_once(struct rs *r)
+{
+    char err[512], lease[32];
+    double budget = (double)r->lease_ms / 4000;
+    redis_wait_begin(&r->bw, budget > 0.5 ? budget : 0.5);
+    if (!r->beat.ctx && conn_open(r, &r->beat, &r->bw, err, sizeof err) != 0)
+        return 0;
+    snprintf(lease, sizeof lease, "%ld", r->lease_ms);
+    const char *argv[] = { "EVALSHA", r->beat.sha[S_BEAT], "1", r->a.prefix, r->worker,
+                           r->mark, r->sess, "0", lease };
+    int rc, over = 0;
+    redisReply *rep = redis_call(r->beat.ctx, 9, argv, NULL, &r->bw, &rc);
+    if (rep && rep->type == REDIS_REPLY_ERROR)
+        over = beat_over(rep->str);
+    if (!rep || rep->type == REDIS_REPLY_ERROR)
+        conn_drop(&r->beat);
+    if (rep)
+        freeReplyObject(rep);
+    return over;
 }
 
 static void *beat_main(void *arg)
@@ -658,31 +869,16 @@ static void *beat_main(void *arg)
     struct rs *r = arg;
     double every = (double)r->lease_ms / 4000;
     pthread_mutex_lock(&r->beat_lock);
-    while (!r->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        double at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + every;
-        ts.tv_sec = (time_t)at;
-        ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
+    while (!atomic_load(&r->stop)) {
+        struct timespec ts = clock_timespec(clock_now() + every);
         pthread_cond_timedwait(&r->beat_cond, &r->beat_lock, &ts);
-        if (r->stop)
+        if (atomic_load(&r->stop))
             break;
         pthread_mutex_unlock(&r->beat_lock);
-        char err[512];
-        if (r->beat.ctx || conn_open(r, &r->beat, err, sizeof err) == 0) {
-            char lease[32];
-            snprintf(lease, sizeof lease, "%ld", r->lease_ms);
-            const char *argv[] = { "EVALSHA", r->beat.sha[S_BEAT], "1", r->a.prefix, r->worker,
-                                   lease };
-            redisReply *rep = redisCommandArgv(r->beat.ctx, 6, argv, NULL);
-            if (rep)
-                freeReplyObject(rep);
-            if (!rep || r->beat.ctx->err) {
-                redisFree(r->beat.ctx);
-                r->beat.ctx = NULL;
-            }
-        }
+        int over = beat_once(r);
         pthread_mutex_lock(&r->beat_lock);
+        if (over)
+            break;
     }
     pthread_mutex_unlock(&r->beat_lock);
     return NULL;
@@ -693,30 +889,26 @@ static void rs_close(struct state *st)
     struct rs *r = (struct rs *)st;
     if (r->beating) {
         pthread_mutex_lock(&r->beat_lock);
-        r->stop = 1;
+        atomic_store(&r->stop, 1);
         pthread_cond_signal(&r->beat_cond);
         pthread_mutex_unlock(&r->beat_lock);
         pthread_join(r->beat_tid, NULL);
     }
-    if (r->main.ctx && !r->lost && r->worker_ok) {
+    /* A worker that ends gives back what it holds, at once. */
+    if (r->worker_ok && !r->fail) {
+        r->retry = r->retry < 2 ? r->retry : 2;
         struct cmd c = { 0 };
-        if (!(cmd_str(&c, "EVAL") || cmd_str(&c, redis_lua_bye) || cmd_str(&c, "1") ||
-              cmd_str(&c, r->a.prefix) || cmd_str(&c, r->worker))) {
-            r->retry = r->retry < 2 ? r->retry : 2;
-            redisReply *rep = run_cmd(r, &c);
-            if (rep)
-                freeReplyObject(rep);
-        }
+        redisReply *rep = cmd_eval(r, &c, S_BYE) ? NULL : run(r, &c);
+        if (rep)
+            freeReplyObject(rep);
         cmd_free(&c);
     }
     for (size_t i = 0; i < r->npend; i++)
         cmd_free(&r->pend[i]);
     free(r->pend);
     cmd_free(&r->batch);
-    if (r->main.ctx)
-        redisFree(r->main.ctx);
-    if (r->beat.ctx)
-        redisFree(r->beat.ctx);
+    conn_drop(&r->main);
+    conn_drop(&r->beat);
     pthread_mutex_destroy(&r->lock);
     pthread_mutex_destroy(&r->beat_lock);
     pthread_cond_destroy(&r->beat_cond);
@@ -739,6 +931,7 @@ static const struct state_ops rs_ops = {
     .commit = rs_commit,
     .robots_put = rs_robots_put,
     .robots_get = rs_robots_get,
+    .failure = rs_failure,
     .elsewhere = rs_elsewhere,
     .host_take = rs_host_take,
     .host_give = rs_host_give,
@@ -759,34 +952,191 @@ static void first_difference(const char *had, const char *now, char *why, size_t
     snprintf(why, n, "started with other options");
 }
 
+/* A new crawl's marker: 16 random bytes in hex (the clock and the process
+ * when there is no randomness to be had). */
+static void new_marker(char *out, size_t n)
+{
+    unsigned char b[16];
+    if (getrandom(b, sizeof b, GRND_NONBLOCK) != (ssize_t)sizeof b) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t v[2] = { (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+                          (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL };
+        memcpy(b, v, sizeof b);
+    }
+    for (size_t i = 0; i < sizeof b && 2 * i + 2 < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+/* The hello script's reply, {"ok", last request, marker, session, change,
+ * made}, read into r. Returns 1 when this worker made the crawl, 0, or
+ * -1 for a reply of another shape. */
+static int hello_read(struct rs *r, const redisReply *y)
+{
+    for (size_t i = 1; i < 6; i++)
+        if (y->element[i]->type != REDIS_REPLY_STRING)
+            return -1;
+    if (y->element[2]->len >= sizeof r->mark || y->element[3]->len >= sizeof r->sess)
+        return -1;
+    r->req = strtoull(y->element[1]->str, NULL, 10);
+    memcpy(r->mark, y->element[2]->str, y->element[2]->len + 1);
+    memcpy(r->sess, y->element[3]->str, y->element[3]->len + 1);
+    r->gen = strtoll(y->element[4]->str, NULL, 10);
+    return strcmp(y->element[5]->str, "1") == 0;
+}
+
+/* Registers this worker with the crawl (making it when the server holds
+ * none): options opts, output output_id. Returns 1 when it made the
+ * crawl, 0, or a STATE_E... code with why (size n). A crawl refused
+ * because its keys are not whole or not the crawl's is left as it was. */
+static int hello(struct rs *r, const char *opts, const char *output_id, char *why, size_t n)
+{
+    char mark[40] = "", lease[32];
+    new_marker(mark, sizeof mark);
+    snprintf(lease, sizeof lease, "%ld", r->lease_ms);
+    struct cmd c = { 0 };
+    const char *argv[] = { "EVALSHA", r->main.sha[S_HELLO], "1", r->a.prefix, r->worker, mark,
+                           opts, lease, output_id ? output_id : r->worker };
+    for (size_t i = 0; i < sizeof argv / sizeof *argv; i++)
+        if (cmd_str(&c, argv[i])) {
+            cmd_free(&c);
+            snprintf(why, n, "out of memory");
+            return STATE_EREFUSED;
+        }
+    redisReply *y = run_cmd(r, &c);
+    if (!y) {
+        snprintf(why, n, "%s%s", r->err, r->fail == STATE_ELOST ? "; left as it was" : "");
+        return r->fail == STATE_ELOST ? STATE_ELOST : STATE_EUNREACHABLE;
+    }
+    int rc = STATE_ELOST;
+    const char *st = y->type == REDIS_REPLY_ARRAY && y->elements >= 2 &&
+                     y->element[0]->type == REDIS_REPLY_STRING ? y->element[0]->str : "";
+    const char *v = *st && y->element[1]->type == REDIS_REPLY_STRING ? y->element[1]->str : "";
+    if (strcmp(st, "opts") == 0) {
+        first_difference(v, opts, why, n);
+        rc = STATE_EREFUSED;
+    } else if (strcmp(st, "busy") == 0) {
+        snprintf(why, n, "another worker writing %s is running (or was killed less than "
+                 "--lease seconds ago)", v);
+        rc = STATE_EREFUSED;
+    } else if (strcmp(st, "ok") == 0 && y->elements == 6 && (rc = hello_read(r, y)) >= 0) {
+        r->worker_ok = 1;
+    } else {
+        snprintf(why, n, "redis at %s:%d: an unexpected reply", r->a.host, r->a.port);
+        rc = STATE_ELOST;
+    }
+    freeReplyObject(y);
+    return rc;
+}
+
+/* The value of the server's setting name, from CONFIG GET, into out; ""
+ * when the server does not say (CONFIG renamed or refused). */
+static void config_get(struct rs *r, const char *name, char *out, size_t n)
+{
+    const char *argv[] = { "CONFIG", "GET", name };
+    int rc;
+    *out = '\0';
+    redisReply *y = r->main.ctx ? redis_call(r->main.ctx, 3, argv, NULL, &r->w, &rc) : NULL;
+    if (y && y->type == REDIS_REPLY_ARRAY && y->elements == 2 &&
+        y->element[1]->type == REDIS_REPLY_STRING)
+        snprintf(out, n, "%s", y->element[1]->str);
+    else if (!y)
+        conn_drop(&r->main);        /* made again by the next request */
+    if (y)
+        freeReplyObject(y);
+}
+
+/* Warns of the server's settings that put a shared crawl at risk: an
+ * eviction policy that may drop its keys, and, to the worker that made
+ * the crawl, a server that keeps nothing on disk. */
+static void check_settings(struct rs *r, int made)
+{
+    char policy[64], save[256], aof[16], msg[300];
+    if (!r->warn)
+        return;
+    redis_wait_begin(&r->w, r->retry < 2 ? r->retry : 2);
+    config_get(r, "maxmemory-policy", policy, sizeof policy);
+    if (*policy && strcmp(policy, "noeviction") != 0) {
+        snprintf(msg, sizeof msg, "the server's maxmemory-policy is %s: it may evict this "
+                 "crawl's keys when its memory is full (a shared crawl needs noeviction)", policy);
+        r->warn(msg, r->warn_data);
+    }
+    if (!made)
+        return;
+    config_get(r, "save", save, sizeof save);
+    config_get(r, "appendonly", aof, sizeof aof);
+    if (r->main.ctx && !*save && strcmp(aof, "no") == 0)
+        r->warn("the server keeps nothing on disk (save \"\", appendonly no): if it "
+                "restarts, this crawl is lost", r->warn_data);
+}
+
+/* Whether the crawl was cancelled (the store's conf says). */
+static int cancelled(struct rs *r)
+{
+    return r->w.cancelled && r->w.cancelled(r->w.data);
+}
+
 /* Takes the seeding lock, or waits until whoever holds it has seeded.
- * Returns 1 when this worker seeds, 0 when the seeding is done, -1. */
+ * Returns 1 when this worker seeds, 0 when the seeding is done, -1 (the
+ * lock not a worker's, the server lost, interrupted). */
 static int seed_turn(struct rs *r)
 {
-    char lease[32], key[400];
-    snprintf(lease, sizeof lease, "%ld", r->lease_ms);
-    snprintf(key, sizeof key, "%sseedlock", r->a.prefix);
+    double pause = 0.01;
     for (;;) {
-        int64_t done = 0;
-        if (hget_num(r, "meta", "seed_done", &done) != 0)
-            return -1;
-        if (done)
-            return 0;
         struct cmd c = { 0 };
-        if (cmd_str(&c, "SET") || cmd_str(&c, key) || cmd_str(&c, r->worker) ||
-            cmd_str(&c, "NX") || cmd_str(&c, "PX") || cmd_str(&c, lease)) {
+        if (cmd_eval(r, &c, S_SEED) || cmd_num(&c, r->lease_ms)) {
             cmd_free(&c);
             return failf(r, "%s", "out of memory");
         }
         redisReply *rep = run_cmd(r, &c);
         if (!rep)
             return -1;
-        int got = rep->type == REDIS_REPLY_STATUS;
+        long long v = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -2;
         freeReplyObject(rep);
-        if (got)
-            return 1;
-        nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+        if (v >= 0)
+            return (int)v;
+        if (v != -1) {
+            latch(r, STATE_ELOST, "%s", "redis: an unexpected reply to the seeding's turn");
+            return -1;
+        }
+        /* Another worker reads the list in. */
+        struct redis_wait w = r->w;
+        redis_wait_begin(&w, pause + 1);
+        if (cancelled(r) || redis_nap(&w, pause) != 0) {
+            latch(r, STATE_EUNREACHABLE, "%s", "interrupted while another worker read the "
+                  "list in");
+            return -1;
+        }
+        pause = pause * 2 > 0.2 ? 0.2 : pause * 2;
     }
+}
+
+/* What state_redis_open returns for the failure latched in r. */
+static int open_failed(struct rs *r, char *why, size_t n)
+{
+    snprintf(why, n, "%s", r->err);
+    return r->fail == STATE_ELOST ? STATE_ELOST : STATE_EUNREACHABLE;
+}
+
+/* Where the crawl stands for this worker: finished, or to seed (the
+ * lock taken) or to join. Returns 0 with *phase set, or -1. */
+static int find_phase(struct rs *r, enum state_phase *phase)
+{
+    int64_t finished = 0, seeded = 0;
+    if (get_num(r, "finished", &finished) != 0)
+        return -1;
+    if (finished) {
+        *phase = STATE_FINISHED;
+        return 0;
+    }
+    int s = seed_turn(r);
+    if (s < 0)
+        return -1;
+    r->seeding = s;
+    if (get_num(r, "seed_n", &seeded) != 0)
+        return -1;
+    *phase = s && !seeded ? STATE_NEW : STATE_RESUMED;
+    return 0;
 }
 
 int state_redis_open(struct state **out, const char *url, const char *opts,
@@ -796,7 +1146,7 @@ int state_redis_open(struct state **out, const char *url, const char *opts,
     struct rs *r = calloc(1, sizeof *r);
     if (!r) {
         snprintf(why, n, "out of memory");
-        return -1;
+        return STATE_EREFUSED;
     }
     r->base.ops = &rs_ops;
     r->base.shared = 1;
@@ -806,73 +1156,44 @@ int state_redis_open(struct state **out, const char *url, const char *opts,
     pthread_mutex_init(&r->lock, &a);
     pthread_mutexattr_destroy(&a);
     pthread_mutex_init(&r->beat_lock, NULL);
-    pthread_cond_init(&r->beat_cond, NULL);
-    int rc = -1;
+    clock_cond_init(&r->beat_cond);
+    atomic_init(&r->stop, 0);
+    int rc = STATE_EREFUSED;
     r->lease_ms = conf && conf->lease > 0 ? (long)(conf->lease * 1000) : 15000;
-    r->retry = conf ? conf->retry : 0;
+    r->retry = conf && conf->retry > 0 ? conf->retry : 30;
     r->max_pages = conf ? conf->max_pages : 0;
+    r->w = (struct redis_wait){ .grace = REDIS_GRACE, .cancelled = conf ? conf->cancelled : NULL,
+                                .data = conf ? conf->cancel_data : NULL };
+    r->bw = (struct redis_wait){ .grace = 0, .cancelled = beat_stopping, .data = r };
+    r->warn = conf ? conf->warn : NULL;
+    r->warn_data = conf ? conf->warn_data : NULL;
     if (redis_parse_url(&r->a, url, why, n) != 0)
         goto fail;
     if (!(r->worker = strdup(conf && conf->worker ? conf->worker : "-"))) {
         snprintf(why, n, "out of memory");
         goto fail;
     }
-    if (conn_open(r, &r->main, r->err, sizeof r->err) != 0) {
-        snprintf(why, n, "%s", r->err);
-        rc = -2;
+    /* One try: a server that cannot be reached at the start is said so. */
+    redis_wait_begin(&r->w, r->retry);
+    if (conn_open(r, &r->main, &r->w, why, n) != 0) {
+        rc = STATE_EUNREACHABLE;
         goto fail;
     }
-    char lease[32];
-    snprintf(lease, sizeof lease, "%ld", r->lease_ms);
-    const char *argv[] = { "EVALSHA", r->main.sha[S_HELLO], "1", r->a.prefix, r->worker, opts,
-                           lease };
-    redisReply *rep = redisCommandArgv(r->main.ctx, 7, argv, NULL);
-    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
-        rep->element[0]->type != REDIS_REPLY_STRING) {
-        snprintf(why, n, "redis at %s:%d: %s", r->a.host, r->a.port,
-                 rep && rep->type == REDIS_REPLY_ERROR ? rep->str : "no answer");
-        if (rep)
-            freeReplyObject(rep);
-        rc = rep ? -1 : -2;
+    int made = hello(r, opts, conf ? conf->output_id : NULL, why, n);
+    if (made < 0) {
+        rc = made;
         goto fail;
     }
-    const char *st = rep->element[0]->str, *v = rep->element[1]->str;
-    if (strcmp(st, "opts") == 0)
-        first_difference(v ? v : "", opts, why, n);
-    else if (strcmp(st, "busy") == 0)
-        snprintf(why, n, "another worker writing %s is running (or was killed less than "
-                 "--lease seconds ago)", r->worker);
-    else
-        r->req = strtoull(v ? v : "0", NULL, 10);
-    int ok = strcmp(st, "ok") == 0;
-    freeReplyObject(rep);
-    if (!ok)
-        goto fail;
-    r->worker_ok = 1;
+    check_settings(r, made);
     if (pthread_create(&r->beat_tid, NULL, beat_main, r) == 0)
         r->beating = 1;
-    int64_t finished = 0;
-    if (hget_num(r, "meta", "finished", &finished) != 0)
-        goto lost;
-    if (finished) {
-        *phase = STATE_FINISHED;
-    } else {
-        int s = seed_turn(r);
-        if (s < 0)
-            goto lost;
-        r->seeding = s;
-        int64_t seeded = 0;
-        if (hget_num(r, "meta", "seed_n", &seeded) != 0)
-            goto lost;
-        *phase = s && !seeded ? STATE_NEW : STATE_RESUMED;
+    if (find_phase(r, phase) != 0) {
+        rc = open_failed(r, why, n);
+        goto fail;
     }
     *out = &r->base;
     return 0;
-lost:
-    snprintf(why, n, "%s", r->err);
-    rc = -2;
 fail:
     rs_close(&r->base);
     return rc;
 }
-

@@ -1,5 +1,6 @@
 /* state_redis_internal.h: what the files of the --frontier store share
  * (state_redis.c: the store; state_redis_lua.c: its scripts;
+ * state_redis_conn.c: a connection with a deadline on every wait;
  * state_redis_status.c: the server's address and --status) and nothing
  * else includes. */
 #ifndef CRAWL_STATE_REDIS_INTERNAL_H
@@ -10,8 +11,14 @@
 
 #include "state_internal.h"
 
-/* Seconds to wait for one reply before the connection counts as lost. */
-#define REPLY_TIMEOUT 10
+/* A wait on the server's socket lasts at most this long before the
+ * deadline and the cancellation are looked at again. */
+#define REDIS_SLICE 0.1
+
+/* Once the crawl is cancelled, a request gets this long more: enough for
+ * a server that answers to take the last commit and the goodbye, little
+ * enough that a stalled one does not hold up Ctrl-C. */
+#define REDIS_GRACE 0.5
 
 /* A --frontier URL, read. */
 struct redis_addr {
@@ -25,18 +32,77 @@ struct redis_addr {
  * -1 with the reason in why (size n). */
 int redis_parse_url(struct redis_addr *r, const char *url, char *why, size_t n);
 
-/* Connects to r's server, logged in when its URL has a password. Returns
- * the connection, or NULL with the reason in err (size n). */
-redisContext *redis_connect(const struct redis_addr *r, char *err, size_t n);
+/* How long a request may wait for the server. until: the deadline, on
+ * clock_now's clock, that the request began with (start); cancelled
+ * (NULL: nothing cancels) is asked at least every REDIS_SLICE seconds,
+ * and once it says yes the request has grace seconds more from when that
+ * was first seen (or from its start, if later): cancel_at keeps that
+ * moment from one request to the next. */
+struct redis_wait {
+    double start, until;
+    double grace;
+    double cancel_at;           /* 0: not cancelled yet */
+    int (*cancelled)(void *data);
+    void *data;
+};
+
+/* What a wait or a connection attempt ends with, besides 0. */
+enum {
+    RW_IO = -1,                 /* the connection failed: closed, reset, refused */
+    RW_TIMEOUT = -2,            /* the deadline passed */
+    RW_CANCELLED = -3,          /* cancelled, and its grace is over */
+    RW_AUTH = -4                /* the server refused the password */
+};
+
+/* Starts a request of budget seconds on w (its cancellation kept). */
+void redis_wait_begin(struct redis_wait *w, double budget);
+
+/* Sleeps for seconds, or less when w's deadline or grace ends first.
+ * Returns 0, RW_TIMEOUT or RW_CANCELLED. */
+int redis_nap(struct redis_wait *w, double seconds);
+
+/* Connects to r's server within w's time, logged in when its URL has a
+ * password. Returns 0 with the connection in *out (the caller's, to
+ * redisFree), or an RW_ code with the reason in err (size n). */
+int redis_connect(const struct redis_addr *r, struct redis_wait *w, redisContext **out,
+                  char *err, size_t n);
+
+/* Sends what x has appended (redisAppendCommand...) within w's time.
+ * Returns 0 or an RW_ code. */
+int redis_flush(redisContext *x, struct redis_wait *w);
+
+/* Reads the next reply into *out (the caller's) within w's time, sending
+ * what is still unsent first. Returns 0 or an RW_ code. */
+int redis_read(redisContext *x, redisReply **out, struct redis_wait *w);
+
+/* One command (argv, lengths len; NULL: strlen of each) on x within w's
+ * time. Returns its reply (an error reply too), or NULL with the RW_ code
+ * in *rc. */
+redisReply *redis_call(redisContext *x, int argc, const char **argv, const size_t *len,
+                       struct redis_wait *w, int *rc);
+
+/* The reason a request failed with code rc (RW_TIMEOUT: "no reply in N
+ * s", N the budget; RW_CANCELLED; RW_IO with x's error) into err. */
+void redis_wait_text(int rc, const struct redis_wait *w, const redisContext *x,
+                     const struct redis_addr *r, char *err, size_t n);
 
 /* The scripts the store loads, by their index. */
-enum { S_HELLO, S_BEAT, S_ADMIT, S_LEASE, S_COMMIT, S_HOST, S_GIVE, NSCRIPTS };
+enum {
+    S_HELLO, S_BEAT, S_ADMIT, S_LEASE, S_COMMIT, S_HOST, S_GIVE, S_GET, S_SET,
+    S_ROBOTS_GET, S_ROBOTS_PUT, S_LEFT, S_SEED, S_BYE, S_TYPES, NSCRIPTS
+};
 extern const char *const redis_scripts[NSCRIPTS];
 
-/* Run with EVAL: a worker that ends gives back what it holds; the pages
- * queued or leased; --status's figures. */
-extern const char redis_lua_bye[];
-extern const char redis_lua_left[];
+/* Run with EVAL by --status: the crawl's figures, or an error reply. */
 extern const char redis_lua_status[];
+
+/* The error replies of the scripts that say the crawl cannot be trusted:
+ * its data is lost (CRAWLLOST why), the keys are not a crawl's
+ * (CRAWLFOREIGN why), this worker's lease lapsed (CRAWLREAPED), the
+ * server holds no such crawl (CRAWLNONE, --status). */
+#define REDIS_LOST "CRAWLLOST "
+#define REDIS_FOREIGN "CRAWLFOREIGN "
+#define REDIS_REAPED "CRAWLREAPED"
+#define REDIS_NONE "CRAWLNONE"
 
 #endif

@@ -1,120 +1,245 @@
 /* state_redis_lua.c: the Lua scripts the --frontier store runs in the
  * Redis server (state_redis.c says what the keys hold). Each runs
- * atomically; KEYS[1] is the crawl's prefix, ARGV[1] mostly the worker. */
+ * atomically. KEYS[1] is the crawl's prefix; every script but hello takes
+ * ARGV worker, marker, session and the last change the worker saw, and
+ * first checks that the server still holds the crawl the worker joined
+ * (check): its marker, its meta, no going back to an older copy, and for
+ * a script that changes the crawl, the worker's session, which ends when
+ * the worker is reaped. A script that finds the data of the crawl not
+ * whole says so before it changes anything: nothing the server holds is
+ * taken on trust. */
 #include "state_redis_internal.h"
 
-/* The scripts' common part: the server's clock, and the reaping of
- * silent workers. */
+/* The scripts' common part: the arguments, the server's clock, the
+ * checks, the change counter, the reaping of silent workers. */
 #define LUA_PRELUDE                                                                     \
-    "local K = KEYS[1]\n"                                                               \
+    "local K, w, mark, sess, seen = KEYS[1], ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])\n" \
     "local function now() local t = redis.call('TIME')\n"                               \
     "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) end\n"          \
-    "local function reap(t, lease)\n"                                                   \
+    "local function lost(why) return redis.error_reply('" REDIS_LOST "' .. why) end\n"   \
+    "local function foreign(why) return redis.error_reply('" REDIS_FOREIGN "' .. why) end\n" \
+    "local function num(k, f) return tonumber(redis.call('HGET', K..k, f) or '0') end\n" \
+    "local function session()\n"                                                       \
+    "  if redis.call('HGET', K..'wsess', w) ~= sess then\n"                             \
+    "    if redis.call('EXISTS', K..'wsess') == 0 then return lost(K..'wsess is gone') end\n" \
+    "    return redis.error_reply('" REDIS_REAPED "') end\n"                             \
+    "  if not redis.call('ZSCORE', K..'workers', w) then\n"                             \
+    "    return lost(K..'workers lacks this worker, '..w) end\n"                        \
+    "end\n"                                                                             \
+    "local function check(mine)\n"                                                      \
+    "  local m = redis.call('GET', K..'id')\n"                                          \
+    "  if not m then return lost(K..'id, its marker, is gone') end\n"                   \
+    "  if m ~= mark then return lost(K..'id, its marker, is another crawl\\'s now') end\n" \
+    "  if redis.call('HEXISTS', K..'meta', 'opts') == 0 then\n"                         \
+    "    return lost(K..'meta is gone') end\n"                                          \
+    "  local gen = num('meta', 'gen')\n"                                                \
+    "  if gen < seen then return lost('the server went back to an older copy of it: '..\n" \
+    "    'change '..gen..', after this worker saw change '..seen) end\n"                \
+    "  if mine then return session() end\n"                                           \
+    "end\n"                                                                             \
+    "local function intact()\n"                                                        \
+    "  local had, n = num('meta', 'seen_n'), redis.call('SCARD', K..'seen')\n"          \
+    "  if n ~= had then return lost(K..'seen holds '..n..' of the '..had..' URLs seen') end\n" \
+    "  local queued, leased = num('meta', 'queued'), num('meta', 'leased')\n"           \
+    "  local inq, recs = redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq'),\n"  \
+    "    redis.call('HLEN', K..'p')\n"                                                  \
+    "  if inq ~= queued then return lost(K..'q and '..K..'rq hold '..inq..' pages of the '..\n" \
+    "    queued..' queued') end\n"                                                      \
+    "  if recs ~= queued + leased then return lost(K..'p holds '..recs..' records of the '..\n" \
+    "    (queued + leased)..' pages queued or leased') end\n"                           \
+    "  local ws, held = redis.call('HGETALL', K..'wsess'), 0\n"                         \
+    "  for i = 1, #ws, 2 do\n"                                                          \
+    "    if ws[i + 1] ~= '0' then\n"                                                    \
+    "      if not redis.call('ZSCORE', K..'workers', ws[i]) then\n"                     \
+    "        return lost(K..'workers lacks worker '..ws[i]) end\n"                      \
+    "      held = held + redis.call('SCARD', K..'wl:'..ws[i])\n"                         \
+    "    end\n"                                                                         \
+    "  end\n"                                                                           \
+    "  if held ~= leased then return lost(K..'wl:* hold '..held..' of the '..leased..\n" \
+    "    ' pages leased') end\n"                                                        \
+    "end\n"                                                                             \
+    "local function bump() return redis.call('HINCRBY', K..'meta', 'gen', 1) end\n"     \
+    "local function done_req(req) return req <= num('wreq', w) end\n"                   \
+    "local function take_req(req) redis.call('HSET', K..'wreq', w, req) end\n"          \
+    "local function reap(t, lease, heard)\n"                                            \
+    "  local last = tonumber(redis.call('HGET', K..'meta', 'tick') or t)\n"             \
+    "  redis.call('HSET', K..'meta', 'tick', t)\n"                                      \
+    "  if heard and t - last > lease / 2 then\n"                                        \
+    "    for _, x in ipairs(redis.call('ZRANGE', K..'workers', 0, -1)) do\n"            \
+    "      redis.call('ZINCRBY', K..'workers', t - last, x) end\n"                      \
+    "  end\n"                                                                           \
     "  local dead = redis.call('ZRANGEBYSCORE', K..'workers', '-inf', t - lease)\n"     \
-    "  for _, w in ipairs(dead) do\n"                                                   \
-    "    local ids = redis.call('SMEMBERS', K..'wl:'..w)\n"                             \
+    "  for _, d in ipairs(dead) do\n"                                                   \
+    "    local ids = redis.call('SMEMBERS', K..'wl:'..d)\n"                             \
     "    for _, id in ipairs(ids) do redis.call('RPUSH', K..'rq', id) end\n"            \
     "    if #ids > 0 then redis.call('HINCRBY', K..'meta', 'leased', -#ids)\n"          \
+    "      redis.call('HINCRBY', K..'meta', 'queued', #ids)\n"                          \
     "      redis.call('HINCRBY', K..'meta', 'returned', #ids) end\n"                    \
-    "    redis.call('DEL', K..'wl:'..w, K..'wlast:'..w)\n"                              \
-    "    redis.call('ZREM', K..'workers', w)\n"                                         \
+    "    redis.call('DEL', K..'wl:'..d, K..'wlast:'..d)\n"                              \
+    "    redis.call('ZREM', K..'workers', d)\n"                                         \
+    "    redis.call('HSET', K..'wsess', d, '0')\n"                                      \
+    "    if redis.call('GET', K..'seedlock') == d then redis.call('DEL', K..'seedlock') end\n" \
     "  end\n"                                                                           \
-    "end\n"                                                                             \
-    "local function fresh(w, req)\n"                                                    \
-    "  local last = tonumber(redis.call('HGET', K..'wreq', w) or '0')\n"                \
-    "  if req <= last then return false end\n"                                          \
-    "  redis.call('HSET', K..'wreq', w, req)\n"                                         \
-    "  return true\n"                                                                   \
     "end\n"
 
-/* hello: ARGV worker, options, lease ms. Registers the worker unless a
- * live one has its name. Returns {status, text}: "ok" with the last
- * request id, "opts" with the options the crawl was made with, "busy". */
-static const char LUA_HELLO[] = LUA_PRELUDE
-    "local w, opts, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])\n"
-    "local t = now()\n"
-    "reap(t, lease)\n"
-    "local had = redis.call('HGET', K..'meta', 'opts')\n"
-    "if not had then redis.call('HSET', K..'meta', 'opts', opts, 'version', '1')\n"
-    "elseif had ~= opts then return {'opts', had} end\n"
-    "if redis.call('ZSCORE', K..'workers', w) then return {'busy', ''} end\n"
-    "redis.call('ZADD', K..'workers', t, w)\n"
-    "return {'ok', redis.call('HGET', K..'wreq', w) or '0'}\n";
+/* The reaping, explained: a worker silent for a whole lease (its last
+ * heartbeat in workers older than that) loses its pages to rq and its
+ * session. But when nobody at all was heard for more than half a lease
+ * (every worker beats four times a lease) and the silence ends with a
+ * script of a live worker (heard: its session checked), the server
+ * itself, or every worker's link to it, was stopped: nobody could have
+ * taken anyone's pages meanwhile, so that time counts against nobody and
+ * every heartbeat moves on by it (tick: the last time a script reaped).
+ * A silence that ends with a hello is not one: a worker started again
+ * where the only one was killed finds it reaped once its lease is over. */
 
-/* beat: ARGV worker, lease ms. The worker's heartbeat; it keeps the
- * seeding lock while it holds it. Returns 0, or 1 when the worker had
- * been reaped (its pages given back). */
-static const char LUA_BEAT[] = LUA_PRELUDE
-    "local w, lease = ARGV[1], tonumber(ARGV[2])\n"
+/* The keys of a crawl, with the type each must have. */
+#define LUA_TYPES                                                                       \
+    "local SHAPE = {id = 'string', meta = 'hash', seen = 'set', p = 'hash', q = 'list',\n" \
+    "  rq = 'list', workers = 'zset', wreq = 'hash', woff = 'hash', wsess = 'hash',\n"  \
+    "  wfile = 'hash', robots = 'hash', seedlock = 'string'}\n"                         \
+    "local ORDER = {'id', 'meta', 'seen', 'p', 'q', 'rq', 'workers', 'wreq', 'woff',\n" \
+    "  'wsess', 'wfile', 'robots', 'seedlock'}\n"                                       \
+    "local NAMES = {string = 'a string', hash = 'a hash', set = 'a set', list = 'a list',\n" \
+    "  zset = 'a sorted set', stream = 'a stream'}\n"                                   \
+    "local function shape_of(k, want)\n"                                                \
+    "  local t = redis.call('TYPE', k).ok\n"                                            \
+    "  if t ~= 'none' and t ~= want then\n"                                             \
+    "    return foreign(k..' is '..(NAMES[t] or t)..', not '..NAMES[want]) end\n"       \
+    "end\n"                                                                             \
+    "local function types(w)\n"                                                         \
+    "  for _, s in ipairs(ORDER) do\n"                                                  \
+    "    local e = shape_of(K..s, SHAPE[s]) if e then return e end end\n"               \
+    "  return shape_of(K..'wl:'..w, 'set') or shape_of(K..'wlast:'..w, 'list')\n"       \
+    "end\n"
+
+/* hello: ARGV worker, a new marker, options, lease ms, the output's
+ * identity (host:device:inode). Makes the crawl when the server holds
+ * none of its keys (with the new marker), and registers the worker
+ * with a new session unless a live worker has its name or its output.
+ * Returns {status, text...}: "ok" with the last request id, the marker,
+ * the session, the last change and 1 when it made the crawl; "opts" with
+ * the options the crawl was made with; "busy" with the worker's name. Or
+ * an error reply, before it changed anything: a crawl there that is not
+ * whole is not joined, nor reported busy or finished. */
+static const char LUA_HELLO[] = LUA_PRELUDE LUA_TYPES
+    "local cand, opts, lease, ident = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]\n"
+    "local e = types(w) if e then return e end\n"
+    "local had, m, made = redis.call('HGET', K..'meta', 'opts'), redis.call('GET', K..'id'), 0\n"
+    "if not had then\n"
+    "  if m then return lost(K..'meta is gone') end\n"
+    "  for _, s in ipairs(ORDER) do\n"
+    "    if redis.call('EXISTS', K..s) == 1 then\n"
+    "      return foreign(K..s..' is there, but not the crawl\\'s marker, '..K..'id') end\n"
+    "  end\n"
+    "  redis.call('SET', K..'id', cand)\n"
+    "  redis.call('HSET', K..'meta', 'opts', opts, 'version', '2', 'gen', 0, 'tick', now())\n"
+    "  m, made = cand, 1\n"
+    "elseif not m then\n"
+    "  if redis.call('HGET', K..'meta', 'version') == '1' then\n"
+    "    return foreign(K..'meta is an older crawl\\'s, which kept no marker') end\n"
+    "  return lost(K..'id, its marker, is gone')\n"
+    "elseif had ~= opts then return {'opts', had}\n"
+    "else e = intact() if e then return e end end\n"
     "local t = now()\n"
-    "local known = redis.call('ZSCORE', K..'workers', w)\n"
-    "reap(t, lease)\n"
-    "known = known and redis.call('ZSCORE', K..'workers', w)\n"
+    "reap(t, lease, false)\n"
+    "if redis.call('ZSCORE', K..'workers', w) then return {'busy', w} end\n"
+    "local holder = redis.call('HGET', K..'wfile', ident)\n"
+    "if holder and holder ~= w and redis.call('ZSCORE', K..'workers', holder) then\n"
+    "  return {'busy', holder} end\n"
+    "redis.call('HSET', K..'wfile', ident, w)\n"
+    "local s = redis.call('HINCRBY', K..'meta', 'sessions', 1)\n"
+    "redis.call('HSET', K..'wsess', w, s)\n"
+    "redis.call('ZADD', K..'workers', t, w)\n"
+    "return {'ok', redis.call('HGET', K..'wreq', w) or '0', m, tostring(s),\n"
+    "  tostring(num('meta', 'gen')), tostring(made)}\n";
+
+/* beat: ARGV lease ms. The worker's heartbeat; it keeps the seeding lock
+ * while it holds it. Returns 0, or CRAWLREAPED when the worker was
+ * reaped (its pages given back). */
+static const char LUA_BEAT[] = LUA_PRELUDE
+    "local lease = tonumber(ARGV[5])\n"
+    "local e = check(true) if e then return e end\n"
+    "local t = now()\n"
+    "reap(t, lease, true)\n"
+    "if redis.call('HGET', K..'wsess', w) ~= sess then\n"
+    "  return redis.error_reply('" REDIS_REAPED "') end\n"
     "redis.call('ZADD', K..'workers', t, w)\n"
     "if redis.call('GET', K..'seedlock') == w then\n"
     "  redis.call('PEXPIRE', K..'seedlock', lease) end\n"
-    "if known then return 0 end\n"
-    "return 1\n";
+    "return 0\n";
 
-/* admit: ARGV worker, request id, then pairs (kind..hash, record):
- * kind S adds the hash to the seen set; L queues the record (and adds
- * its hash when there is one); F queues it when its hash is new. */
+/* admit: ARGV request id, then pairs (kind..hash, record): kind S adds
+ * the hash to the seen set; L queues the record (and adds its hash when
+ * there is one); F queues it when its hash is new. The seen set must
+ * hold as many hashes as were added (seen_n). */
 static const char LUA_ADMIT[] = LUA_PRELUDE
-    "local w, req = ARGV[1], tonumber(ARGV[2])\n"
-    "if not fresh(w, req) then return 0 end\n"
-    "local n = 0\n"
-    "for i = 3, #ARGV, 2 do\n"
+    "local req = tonumber(ARGV[5])\n"
+    "local e = check(true) if e then return e end\n"
+    "if done_req(req) then return 0 end\n"
+    "e = intact() if e then return e end\n"
+    "take_req(req)\n"
+    "bump()\n"
+    "local added, q = 0, 0\n"
+    "for i = 6, #ARGV, 2 do\n"
     "  local kind, hash = string.sub(ARGV[i], 1, 1), string.sub(ARGV[i], 2)\n"
     "  local new = 1\n"
-    "  if hash ~= '' then new = redis.call('SADD', K..'seen', hash) end\n"
+    "  if hash ~= '' then new = redis.call('SADD', K..'seen', hash) added = added + new end\n"
     "  if kind == 'L' or (kind == 'F' and new == 1) then\n"
     "    local id = redis.call('HINCRBY', K..'meta', 'next_id', 1)\n"
     "    redis.call('HSET', K..'p', id, ARGV[i + 1])\n"
     "    redis.call('RPUSH', K..'q', id)\n"
-    "    n = n + 1\n"
+    "    q = q + 1\n"
     "  end\n"
     "end\n"
-    "return n\n";
+    "if added > 0 then redis.call('HINCRBY', K..'meta', 'seen_n', added) end\n"
+    "if q > 0 then redis.call('HINCRBY', K..'meta', 'queued', q) end\n"
+    "return q\n";
 
-/* lease: ARGV worker, request id, pages wanted, lease ms, --max-pages.
- * Takes pages for the worker, the given-back ones first; a page found
- * past --max-pages is dropped. Returns {queued, leased elsewhere, id,
- * record, id, record...}. */
+/* lease: ARGV request id, pages wanted, lease ms, --max-pages. Takes
+ * pages for the worker, the given-back ones first; a page found past
+ * --max-pages is dropped. The queue must hold as many pages as were
+ * queued, and p a record of each page queued or leased. Returns {change,
+ * queued, leased elsewhere, id, record, id, record...}. */
 static const char LUA_LEASE[] = LUA_PRELUDE
-    "local w, req, want, lease, max = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]),\n"
-    "  tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+    "local req, want, lease, max = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]),\n"
+    "  tonumber(ARGV[8])\n"
+    "local e = check(true) if e then return e end\n"
     "local t = now()\n"
-    "reap(t, lease)\n"
+    "reap(t, lease, true)\n"
+    "if redis.call('HGET', K..'wsess', w) ~= sess then\n"
+    "  return redis.error_reply('" REDIS_REAPED "') end\n"
     "redis.call('ZADD', K..'workers', t, w)\n"
+    "e = intact() if e then return e end\n"
     "local ids = {}\n"
-    "if fresh(w, req) then\n"
+    "if not done_req(req) then\n"
+    "  take_req(req)\n"
+    "  bump()\n"
     "  redis.call('DEL', K..'wlast:'..w)\n"
     "  while #ids < want do\n"
     "    local again, id = true, redis.call('LPOP', K..'rq')\n"
     "    if not id then again, id = false, redis.call('LPOP', K..'q') end\n"
     "    if not id then break end\n"
+    "    redis.call('HINCRBY', K..'meta', 'queued', -1)\n"
     "    local rec = redis.call('HGET', K..'p', id)\n"
-    "    if rec then\n"
-    "      local depth = tonumber(string.match(rec, '^(%d+)'))\n"
-    "      local started = tonumber(redis.call('HGET', K..'meta', 'started') or '0')\n"
-    "      if not again and max > 0 and depth > 0 and started >= max then\n"
-    "        redis.call('HDEL', K..'p', id)\n"
-    "        redis.call('HINCRBY', K..'meta', 'dropped', 1)\n"
-    "      else\n"
-    "        if not again then redis.call('HINCRBY', K..'meta', 'started', 1) end\n"
-    "        redis.call('SADD', K..'wl:'..w, id)\n"
-    "        redis.call('HINCRBY', K..'meta', 'leased', 1)\n"
-    "        redis.call('RPUSH', K..'wlast:'..w, id)\n"
-    "        ids[#ids + 1] = id\n"
-    "      end\n"
+    "    if not rec then return lost(K..'p has no record of page '..id) end\n"
+    "    local depth = tonumber(string.match(rec, '^(%d+)'))\n"
+    "    if not again and max > 0 and depth > 0 and num('meta', 'started') >= max then\n"
+    "      redis.call('HDEL', K..'p', id)\n"
+    "      redis.call('HINCRBY', K..'meta', 'dropped', 1)\n"
+    "    else\n"
+    "      if not again then redis.call('HINCRBY', K..'meta', 'started', 1) end\n"
+    "      redis.call('SADD', K..'wl:'..w, id)\n"
+    "      redis.call('HINCRBY', K..'meta', 'leased', 1)\n"
+    "      redis.call('RPUSH', K..'wlast:'..w, id)\n"
+    "      ids[#ids + 1] = id\n"
     "    end\n"
     "  end\n"
     "else\n"
     "  ids = redis.call('LRANGE', K..'wlast:'..w, 0, -1)\n"
     "end\n"
-    "local out = {redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq'),\n"
-    "  tonumber(redis.call('HGET', K..'meta', 'leased') or '0') -\n"
-    "  redis.call('SCARD', K..'wl:'..w)}\n"
+    "local out = {num('meta', 'gen'), redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq'),\n"
+    "  num('meta', 'leased') - redis.call('SCARD', K..'wl:'..w)}\n"
     "for _, id in ipairs(ids) do\n"
     "  if redis.call('SISMEMBER', K..'wl:'..w, id) == 1 then\n"
     "    out[#out + 1] = id\n"
@@ -123,36 +248,54 @@ static const char LUA_LEASE[] = LUA_PRELUDE
     "end\n"
     "return out\n";
 
-/* commit: ARGV worker, request id, output offset ('' to keep it), then
- * marks: id with a suffix, f fetched, x fetched and failed, d dropped,
- * nothing done. The first commit of a page wins; a later one (a page its
- * worker held past its lease, fetched again elsewhere) counts as twice. */
+/* commit: ARGV request id, output offset ('' to keep it), then marks: id
+ * with a suffix, f fetched, x fetched and failed, d dropped, nothing
+ * done. Only pages the worker holds under its lease, each with its
+ * record, are committed: a worker reaped while its rows were on their way
+ * is refused (CRAWLREAPED, its pages are others' now) and commits
+ * nothing. Returns the change it made. */
 static const char LUA_COMMIT[] = LUA_PRELUDE
-    "local w, req, off = ARGV[1], tonumber(ARGV[2]), ARGV[3]\n"
-    "if not fresh(w, req) then return 0 end\n"
-    "for i = 4, #ARGV do\n"
+    "local req, off = tonumber(ARGV[5]), ARGV[6]\n"
+    "local e = check(false) if e then return e end\n"
+    "if done_req(req) then return num('meta', 'gen') end\n"
+    "e = session()\n"
+    "if e then\n"
+    "  if e.err == '" REDIS_REAPED "' and #ARGV > 6 then\n"
+    "    redis.call('HINCRBY', K..'meta', 'refused', #ARGV - 6) end\n"
+    "  return e end\n"
+    "local ids, hows = {}, {}\n"
+    "for i = 7, #ARGV do\n"
     "  local id, how = string.match(ARGV[i], '^(%d+)(%a?)$')\n"
     "  if id then\n"
-    "    local mine = redis.call('SREM', K..'wl:'..w, id)\n"
-    "    if mine == 1 then redis.call('HINCRBY', K..'meta', 'leased', -1) end\n"
-    "    if redis.call('HDEL', K..'p', id) == 1 then\n"
-    "      if mine == 0 then redis.call('LREM', K..'rq', 0, id) end\n"
-    "      if how == 'd' then redis.call('HINCRBY', K..'meta', 'dropped', 1)\n"
-    "      else redis.call('HINCRBY', K..'meta', 'done', 1) end\n"
-    "      if how == 'f' or how == 'x' then redis.call('HINCRBY', K..'meta', 'fetched', 1) end\n"
-    "      if how == 'x' then redis.call('HINCRBY', K..'meta', 'failed', 1) end\n"
-    "    elseif how ~= 'd' then redis.call('HINCRBY', K..'meta', 'twice', 1) end\n"
+    "    if redis.call('SISMEMBER', K..'wl:'..w, id) == 0 then\n"
+    "      return lost(K..'wl:'..w..' lacks page '..id..', which this worker leased') end\n"
+    "    if redis.call('HEXISTS', K..'p', id) == 0 then\n"
+    "      return lost(K..'p has no record of page '..id) end\n"
+    "    ids[#ids + 1], hows[#ids + 1] = id, how\n"
     "  end\n"
+    "end\n"
+    "take_req(req)\n"
+    "local gen = bump()\n"
+    "for i, id in ipairs(ids) do\n"
+    "  local how = hows[i]\n"
+    "  redis.call('SREM', K..'wl:'..w, id)\n"
+    "  redis.call('HDEL', K..'p', id)\n"
+    "  redis.call('HINCRBY', K..'meta', 'leased', -1)\n"
+    "  if how == 'd' then redis.call('HINCRBY', K..'meta', 'dropped', 1)\n"
+    "  else redis.call('HINCRBY', K..'meta', 'done', 1) end\n"
+    "  if how == 'f' or how == 'x' then redis.call('HINCRBY', K..'meta', 'fetched', 1) end\n"
+    "  if how == 'x' then redis.call('HINCRBY', K..'meta', 'failed', 1) end\n"
     "end\n"
     "if off ~= '' then redis.call('HSET', K..'woff', w, off) end\n"
     "redis.call('ZADD', K..'workers', now(), w)\n"
-    "return 1\n";
+    "return gen\n";
 
-/* host: ARGV worker, host, per-host bound, delay ms. Takes a slot of the
- * host (the counts of reaped workers are freed) and its next start.
- * Returns 0 when taken, -1 when its slots are full, else the ms to wait. */
+/* host: ARGV host, per-host bound, delay ms. Takes a slot of the host
+ * (the counts of reaped workers are freed) and its next start. Returns 0
+ * when taken, -1 when its slots are full, else the ms to wait. */
 static const char LUA_HOST[] = LUA_PRELUDE
-    "local w, host, per, delay = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+    "local host, per, delay = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])\n"
+    "local e = check(true) if e then return e end\n"
     "local hk = K..'h:'..host\n"
     "if per > 0 then\n"
     "  local run, sum = redis.call('HGETALL', hk..':run'), 0\n"
@@ -170,36 +313,107 @@ static const char LUA_HOST[] = LUA_PRELUDE
     "if per > 0 then redis.call('HINCRBY', hk..':run', w, 1) end\n"
     "return 0\n";
 
-/* give: ARGV worker, host. Gives a slot back. */
-static const char LUA_GIVE[] =
-    "local hk = KEYS[1]..'h:'..ARGV[2]..':run'\n"
-    "if redis.call('HINCRBY', hk, ARGV[1], -1) <= 0 then redis.call('HDEL', hk, ARGV[1]) end\n"
+/* give: ARGV host. Gives a slot back. */
+static const char LUA_GIVE[] = LUA_PRELUDE
+    "local e = check(false) if e then return e end\n"
+    "local hk = K..'h:'..ARGV[5]..':run'\n"
+    "if redis.call('HINCRBY', hk, w, -1) <= 0 then redis.call('HDEL', hk, w) end\n"
     "return 0\n";
 
-const char *const redis_scripts[NSCRIPTS] = {
-    LUA_HELLO, LUA_BEAT, LUA_ADMIT, LUA_LEASE, LUA_COMMIT, LUA_HOST, LUA_GIVE,
-};
+/* get: ARGV name. A value of the crawl's meta, or "offset": the bytes of
+ * the worker's output that hold committed rows. Returns it, or nil. */
+static const char LUA_GET[] = LUA_PRELUDE
+    "local e = check(false) if e then return e end\n"
+    "if ARGV[5] == 'offset' then return redis.call('HGET', K..'woff', w) end\n"
+    "return redis.call('HGET', K..'meta', ARGV[5])\n";
 
-/* bye: ARGV worker. A worker that ends gives back what it still holds. */
-const char redis_lua_bye[] =
-    "local K, w = KEYS[1], ARGV[1]\n"
-    "local ids = redis.call('SMEMBERS', K..'wl:'..w)\n"
-    "for _, id in ipairs(ids) do redis.call('RPUSH', K..'rq', id) end\n"
-    "if #ids > 0 then redis.call('HINCRBY', K..'meta', 'leased', -#ids) end\n"
-    "redis.call('DEL', K..'wl:'..w, K..'wlast:'..w)\n"
-    "redis.call('ZREM', K..'workers', w)\n"
-    "return #ids\n";
+/* set: ARGV name, value. Sets a value of the crawl's meta; a seeding
+ * done lets go of the seeding lock. */
+static const char LUA_SET[] = LUA_PRELUDE
+    "local e = check(true) if e then return e end\n"
+    "redis.call('HSET', K..'meta', ARGV[5], ARGV[6])\n"
+    "bump()\n"
+    "if ARGV[5] == 'seed_done' and ARGV[6] ~= '0' and\n"
+    "  redis.call('GET', K..'seedlock') == w then redis.call('DEL', K..'seedlock') end\n"
+    "return 0\n";
+
+/* robots_get: ARGV host. Its robots.txt as stored, or nil. */
+static const char LUA_ROBOTS_GET[] = LUA_PRELUDE
+    "local e = check(false) if e then return e end\n"
+    "return redis.call('HGET', K..'robots', ARGV[5])\n";
+
+/* robots_put: ARGV host, robots.txt as stored. */
+static const char LUA_ROBOTS_PUT[] = LUA_PRELUDE
+    "local e = check(true) if e then return e end\n"
+    "redis.call('HSET', K..'robots', ARGV[5], ARGV[6])\n"
+    "return 0\n";
 
 /* left: the pages queued and leased, by every worker. */
-const char redis_lua_left[] =
-    "local K = KEYS[1]\n"
-    "return redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq') +\n"
-    "  tonumber(redis.call('HGET', K..'meta', 'leased') or '0')\n";
+static const char LUA_LEFT[] = LUA_PRELUDE
+    "local e = check(false) if e then return e end\n"
+    "return redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq') + num('meta', 'leased')\n";
+
+/* seed: ARGV lease ms. The seeding's turn: 0 when the list is in, 1 when
+ * this worker now holds the lock (and reads the list in), -1 while a live
+ * worker holds it. A lock held by anything else (a value that names no
+ * worker of the crawl, or one without an expiry, which workers always
+ * set) is not the crawl's. */
+static const char LUA_SEED[] = LUA_PRELUDE
+    "local lease = tonumber(ARGV[5])\n"
+    "local e = check(true) if e then return e end\n"
+    "reap(now(), lease, true)\n"
+    "if redis.call('HGET', K..'meta', 'seed_done') == '1' then return 0 end\n"
+    "local holder = redis.call('GET', K..'seedlock')\n"
+    "if not holder or holder == w then\n"
+    "  redis.call('SET', K..'seedlock', w, 'PX', lease)\n"
+    "  return 1\n"
+    "end\n"
+    "if not redis.call('ZSCORE', K..'workers', holder) then\n"
+    "  return foreign(K..'seedlock is held by \\''..holder..'\\', which is no worker of this crawl') end\n"
+    "if redis.call('PTTL', K..'seedlock') < 0 then\n"
+    "  return foreign(K..'seedlock is held by \\''..holder..'\\' for good, as no worker holds it') end\n"
+    "return -1\n";
+
+/* bye: a worker that ends gives back what it still holds, and the
+ * seeding lock. Nothing when it was reaped: that gave its pages back. */
+static const char LUA_BYE[] = LUA_PRELUDE
+    "local e = check(false) if e then return e end\n"
+    "if redis.call('HGET', K..'wsess', w) ~= sess then return 0 end\n"
+    "local ids = redis.call('SMEMBERS', K..'wl:'..w)\n"
+    "for _, id in ipairs(ids) do redis.call('RPUSH', K..'rq', id) end\n"
+    "if #ids > 0 then redis.call('HINCRBY', K..'meta', 'leased', -#ids)\n"
+    "  redis.call('HINCRBY', K..'meta', 'queued', #ids) end\n"
+    "redis.call('DEL', K..'wl:'..w, K..'wlast:'..w)\n"
+    "redis.call('ZREM', K..'workers', w)\n"
+    "redis.call('HDEL', K..'wsess', w)\n"
+    "if redis.call('GET', K..'seedlock') == w then redis.call('DEL', K..'seedlock') end\n"
+    "return #ids\n";
+
+/* types: the first of the crawl's keys (and the worker's) that holds a
+ * value of another type than the crawl's, as a CRAWLFOREIGN error; 0
+ * when there is none. */
+static const char LUA_TYPES_CHECK[] = LUA_PRELUDE LUA_TYPES
+    "return types(w) or 0\n";
+
+const char *const redis_scripts[NSCRIPTS] = {
+    [S_HELLO] = LUA_HELLO, [S_BEAT] = LUA_BEAT, [S_ADMIT] = LUA_ADMIT,
+    [S_LEASE] = LUA_LEASE, [S_COMMIT] = LUA_COMMIT, [S_HOST] = LUA_HOST,
+    [S_GIVE] = LUA_GIVE, [S_GET] = LUA_GET, [S_SET] = LUA_SET,
+    [S_ROBOTS_GET] = LUA_ROBOTS_GET, [S_ROBOTS_PUT] = LUA_ROBOTS_PUT, [S_LEFT] = LUA_LEFT,
+    [S_SEED] = LUA_SEED, [S_BYE] = LUA_BYE, [S_TYPES] = LUA_TYPES_CHECK,
+};
 
 /* status: the crawl's counters, the server's time, the workers with their
- * last heartbeat and committed bytes. */
+ * last heartbeat and committed bytes; CRAWLNONE when the server holds no
+ * such crawl, CRAWLLOST when it holds part of one without its marker. */
 const char redis_lua_status[] =
     "local K = KEYS[1]\n"
+    "if not redis.call('GET', K..'id') then\n"
+    "  if redis.call('EXISTS', K..'meta') == 0 then return redis.error_reply('" REDIS_NONE "') end\n"
+    "  return redis.error_reply('" REDIS_LOST "'..K..'id, its marker, is gone')\n"
+    "end\n"
+    "if redis.call('HEXISTS', K..'meta', 'opts') == 0 then\n"
+    "  return redis.error_reply('" REDIS_LOST "'..K..'meta is gone') end\n"
     "local m = redis.call('HGETALL', K..'meta')\n"
     "local t = redis.call('TIME')\n"
     "local out = {redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq'),\n"

@@ -1,6 +1,5 @@
-/* state_redis_status.c: the --frontier server's address (its URL, a
- * connection to it) and --status, which reads a shared crawl's progress
- * from it. */
+/* state_redis_status.c: the --frontier server's address (its URL) and
+ * --status, which reads a shared crawl's progress from it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,42 +66,6 @@ bad:
     return -1;
 }
 
-/* Connects to r's server, logged in when its URL has a password. Returns
- * the connection, or NULL with the reason in err (size n). */
-redisContext *redis_connect(const struct redis_addr *r, char *err, size_t n)
-{
-    struct timeval tv = { 2, 0 };
-    redisContext *x = redisConnectWithTimeout(r->host, r->port, tv);
-    if (!x || x->err) {
-        snprintf(err, n, "cannot reach redis at %s:%d: %s", r->host, r->port,
-                 x ? x->errstr : "out of memory");
-        if (x)
-            redisFree(x);
-        return NULL;
-    }
-    tv.tv_sec = REPLY_TIMEOUT;
-    redisSetTimeout(x, tv);
-    if (*r->pass) {
-        const char *argv[3] = { "AUTH" };
-        int argc = 1;
-        if (*r->user)
-            argv[argc++] = r->user;
-        argv[argc++] = r->pass;
-        redisReply *y = redisCommandArgv(x, argc, argv, NULL);
-        int ok = y && y->type == REDIS_REPLY_STATUS;
-        if (!ok)
-            snprintf(err, n, "redis at %s:%d refused the password: %s", r->host, r->port,
-                     y && y->type == REDIS_REPLY_ERROR ? y->str : x->errstr);
-        if (y)
-            freeReplyObject(y);
-        if (!ok) {
-            redisFree(x);
-            return NULL;
-        }
-    }
-    return x;
-}
-
 /* A reply's integer, from an integer or a number as text (0 otherwise). */
 static long long num(const redisReply *y)
 {
@@ -113,29 +76,15 @@ static long long num(const redisReply *y)
     return y->type == REDIS_REPLY_STRING ? strtoll(y->str, NULL, 10) : 0;
 }
 
-int state_status(const char *url, int fd, char *why, size_t n)
+/* Prints the status script's reply y for the crawl at r: {queued, the
+ * server's time, the number of meta's entries, its names and values...,
+ * then per worker its name, last heartbeat, committed bytes, pages held}. */
+static void status_print(FILE *f, const struct redis_addr *r, const redisReply *y)
 {
-    struct redis_addr r = { 0 };
-    if (redis_parse_url(&r, url, why, n) != 0)
-        return -1;
-    redisContext *x = redis_connect(&r, why, n);
-    if (!x)
-        return -2;
-    const char *argv[] = { "EVAL", redis_lua_status, "1", r.prefix };
-    redisReply *y = redisCommandArgv(x, 4, argv, NULL);
-    if (!y || y->type != REDIS_REPLY_ARRAY || y->elements < 3) {
-        snprintf(why, n, "redis at %s:%d: %s", r.host, r.port,
-                 y && y->type == REDIS_REPLY_ERROR ? y->str : x->err ? x->errstr : "no answer");
-        if (y)
-            freeReplyObject(y);
-        redisFree(x);
-        return -2;
-    }
     long long queued = num(y->element[0]), t = num(y->element[1]);
     size_t nm = (size_t)num(y->element[2]), at = 3;
-    long long leased = 0, done = 0, fetched = 0, failed = 0, dropped = 0, twice = 0;
+    long long leased = 0, done = 0, fetched = 0, failed = 0, dropped = 0, refused = 0;
     long long returned = 0, finished = 0, seeded = 0, seed_done = 0;
-    int known = nm > 0;
     for (size_t i = 0; i + 1 < nm && at + i + 1 < y->elements; i += 2) {
         const char *k = y->element[at + i]->str;
         long long v = num(y->element[at + i + 1]);
@@ -146,43 +95,91 @@ int state_status(const char *url, int fd, char *why, size_t n)
         else if (!strcmp(k, "fetched")) fetched = v;
         else if (!strcmp(k, "failed")) failed = v;
         else if (!strcmp(k, "dropped")) dropped = v;
-        else if (!strcmp(k, "twice")) twice = v;
+        else if (!strcmp(k, "refused")) refused = v;
         else if (!strcmp(k, "returned")) returned = v;
         else if (!strcmp(k, "finished")) finished = v;
         else if (!strcmp(k, "seed_n")) seeded = v;
         else if (!strcmp(k, "seed_done")) seed_done = v;
     }
     at += nm;
-    FILE *f = fdopen(dup(fd), "w");
-    if (!f) {
-        snprintf(why, n, "%s", strerror(errno));
-        freeReplyObject(y);
-        redisFree(x);
-        return -1;
-    }
-    fprintf(f, "crawl %.*s at %s:%d: %s\n", (int)strlen(r.prefix) - 7, r.prefix + 6, r.host,
-            r.port, !known ? "no such crawl" : finished ? "finished"
-            : !seed_done ? "seeding" : queued + leased ? "running" : "idle");
-    fprintf(f, "  listed    %lld%s\n", seeded, seed_done || !known ? "" : " so far");
+    fprintf(f, "crawl %.*s at %s:%d: %s\n", (int)strlen(r->prefix) - 7, r->prefix + 6, r->host,
+            r->port, finished ? "finished" : !seed_done ? "seeding"
+            : queued + leased ? "running" : "idle");
+    fprintf(f, "  listed    %lld%s\n", seeded, seed_done ? "" : " so far");
     fprintf(f, "  queued    %lld\n", queued);
     fprintf(f, "  leased    %lld\n", leased);
     fprintf(f, "  done      %lld (fetched %lld, failed %lld)\n", done, fetched, failed);
     fprintf(f, "  dropped   %lld (robots.txt, --max-pages)\n", dropped);
     fprintf(f, "  given back %lld (by workers that fell silent)\n", returned);
-    fprintf(f, "  fetched twice %lld\n", twice);
+    fprintf(f, "  refused   %lld (rows of workers whose lease had lapsed, cut off)\n", refused);
     size_t nw = (y->elements - at) / 4;
     fprintf(f, "  workers   %zu\n", nw);
     for (size_t i = 0; i < nw; i++, at += 4) {
-        redisReply *w = y->element[at];
+        const redisReply *w = y->element[at];
         fprintf(f, "    %.*s  seen %.1f s ago, %lld pages held, %lld bytes of rows committed\n",
                 w->str ? (int)w->len : 1, w->str ? w->str : "?",
                 (double)(t - num(y->element[at + 1])) / 1000, num(y->element[at + 3]),
                 num(y->element[at + 2]));
     }
-    int rc = fclose(f) == 0 ? 0 : -1;
+}
+
+/* Asks the server at r for the crawl's figures, within retry seconds.
+ * Returns the reply (an array), or NULL with a STATE_E... code in *rc and
+ * the reason in why. */
+static redisReply *status_ask(const struct redis_addr *r, double retry, int *rc, char *why,
+                              size_t n)
+{
+    struct redis_wait w = { .grace = 0 };
+    redisContext *x;
+    redis_wait_begin(&w, retry);
+    *rc = STATE_EUNREACHABLE;
+    if (redis_connect(r, &w, &x, why, n) != 0)
+        return NULL;
+    const char *argv[] = { "EVAL", redis_lua_status, "1", r->prefix };
+    int wrc;
+    redisReply *y = redis_call(x, 4, argv, NULL, &w, &wrc);
+    const char *e = y && y->type == REDIS_REPLY_ERROR ? y->str : NULL;
+    if (!y) {
+        redis_wait_text(wrc, &w, x, r, why, n);
+    } else if (e && strstr(e, REDIS_NONE)) {
+        snprintf(why, n, "no such crawl");
+        *rc = STATE_ELOST;
+    } else if (e && strstr(e, REDIS_LOST)) {
+        snprintf(why, n, "the server lost this crawl's data (%s)",
+                 strstr(e, REDIS_LOST) + strlen(REDIS_LOST));
+        *rc = STATE_ELOST;
+    } else if (y->type != REDIS_REPLY_ARRAY || y->elements < 3) {
+        snprintf(why, n, "redis at %s:%d: %s", r->host, r->port, e ? e : "an unexpected reply");
+        *rc = STATE_ELOST;
+    } else {
+        redisFree(x);
+        return y;
+    }
+    if (y)
+        freeReplyObject(y);
+    redisFree(x);
+    return NULL;
+}
+
+int state_status(const char *url, double retry, int fd, char *why, size_t n)
+{
+    struct redis_addr r = { 0 };
+    if (redis_parse_url(&r, url, why, n) != 0)
+        return STATE_EREFUSED;
+    int arc;
+    redisReply *y = status_ask(&r, retry > 0 ? retry : 30, &arc, why, n);
+    if (!y)
+        return arc;
+    FILE *f = fdopen(dup(fd), "w");
+    if (!f) {
+        snprintf(why, n, "%s", strerror(errno));
+        freeReplyObject(y);
+        return STATE_EREFUSED;
+    }
+    status_print(f, &r, y);
+    int rc = fclose(f) == 0 ? 0 : STATE_EREFUSED;
     if (rc)
         snprintf(why, n, "%s", strerror(errno));
     freeReplyObject(y);
-    redisFree(x);
     return rc;
 }

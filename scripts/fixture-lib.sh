@@ -78,14 +78,15 @@ h2_stop() {
 # redis_start DIR [ARGS...]: a throwaway redis-server on a free loopback
 # port, with nothing saved to disk (its working folder is DIR) and ARGS
 # added to its command line; sets REDIS_PID and REDIS_ADDR (127.0.0.1:PORT).
-# A port taken by another process makes it try the next.
+# A port taken by another process makes it try the next; with REDIS_PORT
+# set, that port only (a server started again where one was killed).
 redis_start() {
 	local dir=$1 port auth=()
 	shift
 	# A server that asks for a password is asked with it.
 	[ "${1:-}" = --requirepass ] && auth=(-a "$2" --no-auth-warning)
 	for _ in $(seq 20); do
-		port=$((20000 + RANDOM % 30000))
+		port=${REDIS_PORT:-$((20000 + RANDOM % 30000))}
 		redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
 			--dir "$dir" --logfile "$dir/redis.log" "$@" </dev/null >/dev/null 2>&1 &
 		REDIS_PID=$!

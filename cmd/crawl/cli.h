@@ -77,6 +77,10 @@ struct report;
  * so in every thread started after), and ignores SIGPIPE: call it first. */
 void signals_block(void);
 
+/* Unblocks them again, to their default action (the process ends): for a
+ * run with nothing to keep (--status), called before any thread starts. */
+void signals_default(void);
+
 /* Starts the thread that takes those signals. Returns 0, or -1 when no
  * thread could be started. */
 int signals_start(void);

@@ -67,6 +67,17 @@ void signals_block(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+void signals_default(void)
+{
+    sigset_t set;
+    taken(&set);
+    /* Blocked, they were taken even where the shell that started crawl in
+     * the background ignores them; so they are here too. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
 int signals_start(void)
 {
     pthread_t tid;

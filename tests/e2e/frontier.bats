@@ -4,7 +4,12 @@
 # each page once over the union of the workers' outputs, whatever model
 # each runs, with one of them killed; per-host bounds and --max-pages over
 # all of them; a server down at the start or lost mid-crawl; --status.
-# Each test has a fixture of its own and a crawl NAME of its own.
+# And a server that cannot be trusted: one killed and started again
+# without its data, keys evicted or of another type, a server or a worker
+# stopped (SIGSTOP), settings that may drop keys; a test that does such
+# things to its server has one of its own (own_redis), which teardown
+# stops whatever happened. Each test has a fixture of its own and a crawl
+# NAME of its own.
 
 load helpers
 
@@ -17,6 +22,74 @@ setup_file() {
 teardown_file() {
 	redis_stop
 }
+
+# own_redis [ARGS...]: a redis-server of this test's own, to kill, stop or
+# start again (ARGS: redis-server's); sets OWN (127.0.0.1:PORT) and
+# OWN_PID, and makes it the server front() names. teardown stops it.
+own_redis() {
+	mkdir -p "$BATS_TEST_TMPDIR/r"
+	(
+		redis_start "$BATS_TEST_TMPDIR/r" "$@" || exit 1
+		echo "$REDIS_ADDR $REDIS_PID" >"$BATS_TEST_TMPDIR/r/addr"
+	) || return 1
+	read -r OWN OWN_PID <"$BATS_TEST_TMPDIR/r/addr"
+	echo "$OWN_PID" >>"$BATS_TEST_TMPDIR/r/pids"
+	REDIS_ADDR=$OWN
+}
+
+# own_redis_again [ARGS...]: a new server on the port of the one own_redis
+# started (killed by now): what a server started again without its data is.
+own_redis_again() {
+	local port=${OWN##*:}
+	(
+		REDIS_PORT=$port redis_start "$BATS_TEST_TMPDIR/r" "$@" || exit 1
+		echo "$REDIS_ADDR $REDIS_PID" >"$BATS_TEST_TMPDIR/r/addr"
+	) || return 1
+	read -r OWN OWN_PID <"$BATS_TEST_TMPDIR/r/addr"
+	echo "$OWN_PID" >>"$BATS_TEST_TMPDIR/r/pids"
+}
+
+teardown() {
+	local pid
+	if [ -f "$BATS_TEST_TMPDIR/r/pids" ]; then
+		while read -r pid; do
+			kill -CONT "$pid" 2>/dev/null
+			kill -KILL "$pid" 2>/dev/null
+		done <"$BATS_TEST_TMPDIR/r/pids"
+	fi
+	stop_fixtures
+}
+
+# rcli ARGS...: redis-cli on the server front() names.
+rcli() { redis-cli -p "${REDIS_ADDR##*:}" "$@"; }
+
+# since T0: seconds from T0 (date +%s.%N) to now.
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f\n", b - a }'; }
+
+# exits_within SECONDS PID: waits for PID (a child) to end, and fails
+# (killing it) when it is still running after SECONDS; its status goes to
+# $rc.
+exits_within() {
+	local t=$1 pid=$2
+	wait_until "$t" eval "! kill -0 $pid 2>/dev/null" || { kill -KILL "$pid"; wait "$pid"; rc=timeout; return 1; }
+	rc=0; wait "$pid" || rc=$?
+}
+
+# within_a_second T: T seconds (a signal's effect, measured from outside)
+# is within a second (SECOND_MS: longer under a sanitizer), and the 0.2 s
+# that starting and ending a process adds.
+within_a_second() {
+	awk -v t="$1" -v l="$SECOND_MS" 'BEGIN { exit !(t * 1000 < l + 200) }'
+}
+
+# whole K: worker K's output holds whole JSON lines, each page once.
+whole() {
+	jq -e . "$BATS_TEST_TMPDIR/out.$1.jsonl" >/dev/null
+	[ "$(jq -r 'select(.url) | .url' "$BATS_TEST_TMPDIR/out.$1.jsonl" | sort | uniq -d | wc -l)" -eq 0 ]
+}
+
+# given_back: true once the crawl gave a silent worker's pages back.
+given_back() { "$CRAWL" --frontier "$(front)" --status 2>/dev/null | grep -q "^  given back [1-9]"; }
 
 # The graph most tests crawl: 600 pages, fan-out 4, all within depth 5.
 N=600
@@ -129,6 +202,23 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	twice=$(jq -r "select(.path | startswith(\"/graph/$N/4/\")) | select(.count == 2) | .path" "$BATS_TEST_TMPDIR/counts" | wc -l)
 	echo "$twice pages fetched twice"
 	[ "$twice" -lt $N ]
+}
+
+@test "a lone worker killed with SIGKILL and started again long after its lease: its pages are its own again, every page once" {
+	start_private_fixture
+	N=200
+	(worker 1 --delay 10 -c 2 --lease 1) &
+	p=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
+	kill -KILL $p
+	wait $p || true
+	# Longer than a lease, with nobody heard: not a stopped server.
+	sleep 2
+	run worker 1 --lease 1
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$status" -eq 0 ]
+	grep -q "^crawl: --frontier $(front): joining ([0-9]* pages fetched so far; " "$BATS_TEST_TMPDIR/err.1"
+	diff <(union | sort) <(expected | sort)
 }
 
 @test "a worker stopped with Ctrl-C exits 130, writes no cancelled rows and gives its pages back at once" {
@@ -299,4 +389,336 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	run "$CRAWL" --frontier "redis://$REDIS_ADDR/bad name" -o "$BATS_TEST_TMPDIR/o" --format=jsonl "$FIXTURE/bytes/1"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"not redis://[[USER]:PASSWORD@]HOST[:PORT]/NAME (NAME: letters, digits, '.', '_', '-')"* ]]
+}
+
+@test "a server killed and started again without its data: the worker exits 8, the server lost this crawl's data, its rows whole; the next run starts the crawl again, not as finished" {
+	start_private_fixture
+	own_redis
+	N=200
+	(worker 1 --delay 10 -c 2) &
+	p=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
+	kill -KILL "$OWN_PID"
+	own_redis_again
+	exits_within 10 $p
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$rc" -eq 8 ]
+	grep -qxF "crawl: --frontier $(front): the server lost this crawl's data (crawl:t$BATS_TEST_NUMBER:id, its marker, is gone); stopped (the rows of the pages done are in $BATS_TEST_TMPDIR/out.1.jsonl)" "$BATS_TEST_TMPDIR/err.1"
+	whole 1
+	[ "$(union | wc -l)" -gt 0 ]
+	[ "$(union | wc -l)" -lt $N ]
+	# Nothing of it is left in the server: the same command again makes a
+	# new crawl, which fetches every page.
+	run worker 1 --delay 1 -c 2
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$status" -eq 0 ]
+	! grep -q "finished" "$BATS_TEST_TMPDIR/err.1"
+	diff <(union | sort) <(expected | sort)
+}
+
+@test "a key of the crawl gone mid-crawl, as an eviction drops it (marker, meta, queue, records, seen set, sessions, heartbeats): the worker exits 8 naming it, its rows whole, each model in turn" {
+	start_private_fixture
+	local modes=($MODES) i=0
+	for key in id meta q p seen wsess workers; do
+		m=${modes[i++ % ${#modes[@]}]}
+		rm -f "$BATS_TEST_TMPDIR"/out.* "$BATS_TEST_TMPDIR"/err.*
+		(worker 1 --mode=$m --delay 10 -c 2 --frontier "$(front $key)") &
+		p=$!
+		wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
+		[ "$(rcli DEL "crawl:t$BATS_TEST_NUMBER$key:$key")" -eq 1 ]
+		exits_within 10 $p
+		echo "$key, $m:"; cat "$BATS_TEST_TMPDIR/err.1"
+		[ "$rc" -eq 8 ]
+		grep -q "^crawl: --frontier $(front $key): the server lost this crawl's data (.*crawl:t$BATS_TEST_NUMBER$key:$key[ ,].*); stopped (the rows of the pages done are in " "$BATS_TEST_TMPDIR/err.1"
+		whole 1
+	done
+}
+
+@test "a server whose memory fills under maxmemory-policy allkeys-lru evicts a key of the crawl: the worker exits 8, the server lost this crawl's data, its rows whole" {
+	start_private_fixture
+	own_redis --maxmemory-policy allkeys-lru
+	(LIST="$PFIX/graph/30000/8/" worker 1 --depth 9 --delay 5 -c 2) &
+	p=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
+	# Room for a little more than the server holds now: the crawl's own
+	# keys, the only ones, are what it evicts as the crawl grows.
+	used=$(rcli INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }')
+	[ "$(rcli CONFIG SET maxmemory $((used + 50000)))" = OK ]
+	exits_within 15 $p
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$rc" -eq 8 ]
+	[ "$(rcli INFO stats | tr -d '\r' | awk -F: '$1 == "evicted_keys" { print $2 }')" -gt 0 ]
+	grep -q "^crawl: --frontier $(front): the server lost this crawl's data (crawl:t$BATS_TEST_NUMBER:.*); stopped (the rows of the pages done are in $BATS_TEST_TMPDIR/out.1.jsonl)$" "$BATS_TEST_TMPDIR/err.1"
+	! grep -q "finished" "$BATS_TEST_TMPDIR/err.1"
+	whole 1
+	# Run again, it does not take what is left for a finished crawl.
+	run worker 1 --depth 9
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$status" -eq 8 ]
+	! grep -q "finished" "$BATS_TEST_TMPDIR/err.1"
+}
+
+@test "a server whose memory fills under noeviction refuses a write: the worker exits 8, memory full, rows whole; given room, the same command continues, every page once" {
+	start_private_fixture
+	own_redis
+	(LIST="$PFIX/graph/30000/8/" worker 1 --depth 9 --delay 5 -c 2 --lease 1 --max-pages 400) &
+	p=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
+	used=$(rcli INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }')
+	[ "$(rcli CONFIG SET maxmemory $((used + 50000)))" = OK ]
+	exits_within 15 $p
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$rc" -eq 8 ]
+	grep -q "^crawl: --frontier $(front): the server's memory is full (OOM command not allowed .*); stopped (the rows of the pages done are in $BATS_TEST_TMPDIR/out.1.jsonl)$" "$BATS_TEST_TMPDIR/err.1"
+	whole 1
+	[ "$(union | wc -l)" -lt 400 ]
+	[ "$(rcli CONFIG SET maxmemory 0)" = OK ]
+	# Its pages are given back after its lease; then it joins again.
+	sleep 1.5
+	LIST="$PFIX/graph/30000/8/" run worker 1 --depth 9 --lease 1 --max-pages 400
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$status" -eq 0 ]
+	whole 1
+	[ "$(union | sort -u | wc -l)" -eq 400 ]
+	[ "$(union | wc -l)" -eq 400 ]
+}
+
+@test "a server that may evict the crawl's keys (maxmemory-policy not noeviction) or keeps nothing on disk is warned of" {
+	own_redis --maxmemory 64mb --maxmemory-policy allkeys-lru
+	run "$CRAWL" --depth 1 --format=jsonl --no-progress --frontier "$(front)" \
+		-o "$BATS_TEST_TMPDIR/o.jsonl" "$FIXTURE/bytes/1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "crawl: --frontier $(front): warning: the server's maxmemory-policy is allkeys-lru: it may evict this crawl's keys when its memory is full (a shared crawl needs noeviction)" ]
+	[ "${lines[1]}" = "crawl: --frontier $(front): warning: the server keeps nothing on disk (save \"\", appendonly no): if it restarts, this crawl is lost" ]
+	[ "${#lines[@]}" -eq 2 ]
+	# A worker that joins the crawl is not told of persistence again.
+	run "$CRAWL" --depth 1 --format=jsonl --no-progress --frontier "$(front)" \
+		-o "$BATS_TEST_TMPDIR/o2.jsonl" "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "crawl: --frontier $(front): warning: the server's maxmemory-policy is allkeys-lru: it may evict this crawl's keys when its memory is full (a shared crawl needs noeviction)" ]
+	[ "${lines[1]}" = "crawl: --frontier $(front): this crawl is finished (1 pages fetched); nothing to do ($BATS_TEST_TMPDIR/o2.jsonl holds 0 bytes of its rows)" ]
+}
+
+@test "a server stopped (SIGSTOP) for longer than --frontier-retry: a worker of each model stops after it with exit 7, no reply in N s, its rows whole" {
+	alone
+	start_private_fixture
+	own_redis
+	local m end
+	# Each worker's status and the moment it ended, in end.MODEL.
+	for m in $MODES; do
+		( rc=0
+		  (worker $m --mode=$m --delay 10 -c 2 --frontier-retry 2 --frontier "$(front $m)") || rc=$?
+		  echo "$rc $(date +%s.%N)" >"$BATS_TEST_TMPDIR/end.$m" ) &
+	done
+	for m in $MODES; do
+		wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.$m.jsonl" 10
+	done
+	kill -STOP "$OWN_PID"
+	t0=$(date +%s.%N)
+	for m in $MODES; do
+		wait_until 12 test -s "$BATS_TEST_TMPDIR/end.$m"
+	done
+	kill -CONT "$OWN_PID"
+	for m in $MODES; do
+		read -r rc end <"$BATS_TEST_TMPDIR/end.$m"
+		t=$(awk -v a="$t0" -v b="$end" 'BEGIN { printf "%.2f\n", b - a }')
+		cat "$BATS_TEST_TMPDIR/err.$m"
+		echo "$m: exit $rc after $t s"
+		[ "$rc" -eq 7 ]
+		grep -qxF "crawl: --frontier $(front $m): no reply in 2 s; stopped (the rows of the pages done are in $BATS_TEST_TMPDIR/out.$m.jsonl)" "$BATS_TEST_TMPDIR/err.$m"
+		! grep -q "Resource temporarily unavailable" "$BATS_TEST_TMPDIR/err.$m"
+		# 2 s and what a loaded machine adds; never the old 10 s a wait.
+		awk -v t="$t" 'BEGIN { exit !(t >= 1.5 && t < 4.5) }'
+		whole $m
+	done
+}
+
+@test "SIGTERM and SIGINT are obeyed within a second while the server is stopped (SIGSTOP), in every model: exit 143 and 130, rows whole" {
+	alone
+	start_private_fixture
+	own_redis
+	for m in $MODES; do
+		for sig in TERM INT; do
+			(worker $m$sig --mode=$m --delay 10 -c 2 --frontier "$(front $m$sig)") &
+			p=$!
+			wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.$m$sig.jsonl" 10
+			kill -STOP "$OWN_PID"
+			t0=$(date +%s.%N)
+			kill -$sig $p
+			exits_within 10 $p
+			t=$(since "$t0")
+			kill -CONT "$OWN_PID"
+			cat "$BATS_TEST_TMPDIR/err.$m$sig"
+			echo "$m, SIG$sig: exit $rc after $t s"
+			want=143
+			[ $sig = TERM ] || want=130
+			[ "$rc" -eq $want ]
+			within_a_second "$t"
+			whole $m$sig
+		done
+	done
+}
+
+@test "a server stopped (SIGSTOP) before a worker or --status asks it: --frontier-retry bounds them (exit 7, no reply in 1 s), SIGTERM and SIGINT end them within a second" {
+	alone
+	start_private_fixture
+	own_redis
+	kill -STOP "$OWN_PID"
+	t0=$(date +%s.%N)
+	run "$CRAWL" --frontier "$(front)" --status --frontier-retry 1
+	t=$(since "$t0")
+	echo "$output; $t s"
+	[ "$status" -eq 7 ]
+	[ "$output" = "crawl: --frontier $(front): no reply in 1 s" ]
+	awk -v t="$t" 'BEGIN { exit !(t >= 0.9 && t < 2.5) }'
+	run worker 1 --frontier-retry 1
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$status" -eq 7 ]
+	grep -qxF "crawl: --frontier $(front): no reply in 1 s" "$BATS_TEST_TMPDIR/err.1"
+	[ ! -e "$BATS_TEST_TMPDIR/out.1.jsonl" ]
+	for sig in TERM INT; do
+		(worker $sig) &
+		p=$!
+		(exec "$CRAWL" --frontier "$(front)" --status >/dev/null 2>&1) &
+		q=$!
+		sleep 0.3
+		t0=$(date +%s.%N)
+		kill -$sig $p $q
+		exits_within 5 $p
+		rp=$rc
+		exits_within 5 $q
+		rq=$rc
+		t=$(since "$t0")
+		echo "SIG$sig: worker $rp, --status $rq, after $t s"
+		want=143
+		[ $sig = TERM ] || want=130
+		[ "$rp" -eq $want ]
+		[ "$rq" -eq $want ]
+		within_a_second "$t"
+		[ ! -e "$BATS_TEST_TMPDIR/out.$sig.jsonl" ]
+	done
+}
+
+@test "a server stopped (SIGSTOP) for longer than --lease but not --frontier-retry: the worker carries on and fetches every page once" {
+	start_private_fixture
+	own_redis
+	N=200
+	(worker 1 --delay 10 -c 2 --lease 1 --frontier-retry 20) &
+	p=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
+	kill -STOP "$OWN_PID"
+	# The time stopped is what is tested: more than a lease.
+	sleep 2.5
+	kill -CONT "$OWN_PID"
+	exits_within 20 $p
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$rc" -eq 0 ]
+	diff <(union | sort) <(expected | sort)
+	curl -s "$PFIX/stats?paths" >"$BATS_TEST_TMPDIR/counts"
+	[ "$(jq -r "select(.path | startswith(\"/graph/$N/4/\")) | select(.count > 1) | .path" "$BATS_TEST_TMPDIR/counts" | wc -l)" -eq 0 ]
+}
+
+@test "a worker stopped (SIGSTOP) past its --lease loses its pages to another and, woken, writes no row for them: exit 7, its output cut back to its last commit, the union every page once" {
+	start_private_fixture
+	(worker 1 --delay 10 --lease 1) &
+	p1=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
+	kill -STOP $p1
+	(worker 2 --delay 10 --lease 1) &
+	p2=$!
+	wait_until 10 given_back
+	kill -CONT $p1
+	exits_within 10 $p1
+	rc1=$rc
+	exits_within 20 $p2
+	rc2=$rc
+	cat "$BATS_TEST_TMPDIR"/err.*
+	[ "$rc1" -eq 7 ]
+	grep -q "^crawl: --frontier $(front): this worker's lease lapsed (the server heard nothing from it for --lease 1 s): its pages went to the other workers; $BATS_TEST_TMPDIR/out.1.jsonl cut back to [0-9]* bytes, its last commit; stopped$" "$BATS_TEST_TMPDIR/err.1"
+	[ "$rc2" -eq 0 ]
+	whole 1
+	diff <(union | sort) <(expected | sort)
+}
+
+@test "keys under the crawl's name that are not the crawl's (another type, a seeding lock no worker holds) are refused with exit 8, naming the key, and left as they were" {
+	start_private_fixture
+	k=crawl:t$BATS_TEST_NUMBER
+	rcli SET "${k}a:seen" x >/dev/null
+	rcli RPUSH "${k}b:p" x >/dev/null
+	rcli SET "${k}c:seedlock" someone >/dev/null
+	for c in "a:seen is a string, not a set" "b:p is a list, not a hash" \
+		"c:seedlock is there, but not the crawl's marker, ${k}c:id"; do
+		n=${c%%:*}
+		rm -f "$BATS_TEST_TMPDIR"/err.*
+		run timeout 10 "$CRAWL" --depth 5 --format=jsonl --no-progress --frontier "$(front $n)" \
+			-o "$BATS_TEST_TMPDIR/out.$n.jsonl" "$(graph)"
+		echo "$output"
+		[ "$status" -eq 8 ]
+		[ "$output" = "crawl: --frontier $(front $n): the server does not hold this crawl ($k$c); left as it was" ]
+		[ ! -e "$BATS_TEST_TMPDIR/out.$n.jsonl" ]
+	done
+	[ "$(rcli GET "${k}a:seen")" = x ]
+	[ "$(rcli LRANGE "${k}b:p" 0 -1)" = x ]
+	[ "$(rcli GET "${k}c:seedlock")" = someone ]
+	# A crawl still seeding whose lock a value that is no worker holds.
+	LIST="$PFIX/bytes/1" run worker d --depth 0 --frontier "$(front d)"
+	[ "$status" -eq 0 ]
+	rcli HDEL "${k}d:meta" seed_done finished >/dev/null
+	rcli SET "${k}d:seedlock" someone PX 100000 >/dev/null
+	run timeout 10 "$CRAWL" --depth 0 --format=jsonl --no-progress --frontier "$(front d)" \
+		-o "$BATS_TEST_TMPDIR/out.d2.jsonl" "$PFIX/bytes/1"
+	echo "$output"
+	[ "$status" -eq 8 ]
+	[ "$output" = "crawl: --frontier $(front d): the server does not hold this crawl (${k}d:seedlock is held by 'someone', which is no worker of this crawl)" ]
+	# A key that turns into another type mid-crawl.
+	(worker e --delay 10 -c 2 --frontier "$(front e)") &
+	p=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.e.jsonl" 20
+	rcli EVAL "redis.call('DEL', KEYS[1]) return redis.call('SET', KEYS[1], 'x')" 1 "${k}e:seen" >/dev/null
+	exits_within 10 $p
+	cat "$BATS_TEST_TMPDIR/err.e"
+	[ "$rc" -eq 8 ]
+	grep -qxF "crawl: --frontier $(front e): the server does not hold this crawl (${k}e:seen is a string, not a set); stopped (the rows of the pages done are in $BATS_TEST_TMPDIR/out.e.jsonl)" "$BATS_TEST_TMPDIR/err.e"
+	whole e
+}
+
+@test "two workers on one output through a symlink or a hard link: the second is refused with exit 2 before it touches the file" {
+	start_private_fixture
+	(worker 1 --delay 20) &
+	p=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 5
+	ln -s out.1.jsonl "$BATS_TEST_TMPDIR/out.link"
+	ln "$BATS_TEST_TMPDIR/out.1.jsonl" "$BATS_TEST_TMPDIR/out.hard"
+	real=$(realpath "$BATS_TEST_TMPDIR/out.1.jsonl")
+	for o in out.link out.hard; do
+		before=$(stat -c %s "$BATS_TEST_TMPDIR/out.1.jsonl")
+		run "$CRAWL" --depth 5 --format=jsonl --no-progress --frontier "$(front)" \
+			-o "$BATS_TEST_TMPDIR/$o" --delay 20 "$(graph)"
+		echo "$output"
+		[ "$status" -eq 2 ]
+		[[ "$output" == "crawl: --frontier $(front): another worker writing $(hostname):$real is running"* ]]
+		[ "$(stat -c %s "$BATS_TEST_TMPDIR/out.1.jsonl")" -ge "$before" ]
+	done
+	kill $p
+	wait $p || true
+	whole 1
+	[ "$(union | wc -l)" -gt 5 ]
+}
+
+@test "--status of a crawl the server does not hold: no such crawl, exit 8" {
+	run "$CRAWL" --frontier "$(front)" --status
+	[ "$status" -eq 8 ]
+	[ "$output" = "crawl: --frontier $(front): no such crawl" ]
+}
+
+@test "--follow //a/@href spelled out is the default: a worker given it joins a crawl started without it" {
+	start_private_fixture
+	N=100
+	run worker 1
+	[ "$status" -eq 0 ]
+	run worker 2 --follow //a/@href
+	cat "$BATS_TEST_TMPDIR/err.2"
+	[ "$status" -eq 0 ]
+	grep -q "this crawl is finished ($N pages fetched); nothing to do" "$BATS_TEST_TMPDIR/err.2"
 }
