@@ -4,7 +4,9 @@
 #                   libcrawl.a from lib/, the fixture server's libfixture.a
 #                   from fixture/, each program from cmd/)
 #   make check      install missing Debian packages, build, run every test
-#   make demo       install missing Debian packages, run the article experiment
+#   make demo       install missing Debian packages, run every experiment of
+#                   the seed articles (scripts/demo.sh); EXPERIMENT=NAME
+#                   runs one (lightless sleep gather queue cinema status)
 #   make sanitize   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan       the threaded end-to-end tests under ThreadSanitizer
 #   make check-model  a sixth model (tests/model/) built in and tested
@@ -140,12 +142,16 @@ benches: $(BENCHES)
 # test_errors makes the core's copies of error texts fail, through strdup.
 $(BUILD)/tests/test_errors: override LDFLAGS += -Wl,--wrap=strdup
 
+# test_procs_fork makes the procs model's forks fail, as ulimit -u does.
+$(BUILD)/tests/test_procs_fork: override LDFLAGS += -Wl,--wrap=fork
+
 # The dependency step runs first and alone, so that nothing is compiled
 # before the libraries it needs are present.
 deps:
 	$(Q)scripts/deps.sh
 
-# What building needs, and no test tool: the demo's set-up.
+# What building and the demo's pictures need (gnuplot-nox, jq), and no test
+# tool: the demo's set-up.
 deps-build:
 	$(Q)scripts/deps.sh --build
 
@@ -155,9 +161,10 @@ check: deps
 check-run: all units layers lengths
 	$(Q)BUILD=$(BUILD) tests/run.sh
 
+EXPERIMENT ?=
 demo: deps-build
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)BUILD=$(BUILD) scripts/compare.sh
+	$(Q)BUILD=$(BUILD) scripts/demo.sh $(EXPERIMENT)
 
 sanitize: deps
 	$(Q)UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1 $(UBSAN_OPTIONS)" $(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined CFLAGS="-O1 -g" check-run

@@ -160,6 +160,11 @@ int crawl_reuse(const struct crawl *c)
     return c->reuse;
 }
 
+int crawl_paced(const struct crawl *c)
+{
+    return frontier_paced(c->fr);
+}
+
 const struct crawl_opts *crawl_options(const struct crawl *c)
 {
     return c->opts;

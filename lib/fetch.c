@@ -859,6 +859,25 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
     return later;
 }
 
+/* A blocking fetch hears of --deadline only in its progress callback, which
+ * libcurl calls about once a second while no byte comes: its time limit is
+ * cut to what is left of the run, so that it ends at the deadline rather
+ * than up to a second after (the coro model's loop has a timer for it). */
+static int limit_to_deadline(struct fetch_xfer *x, const struct fetch_ctx *ctx)
+{
+    double ms = ctx->opts->timeout * 1000;
+    int cut = 0;
+    if (ctx->cancel->deadline_at > 0) {
+        double left = (ctx->cancel->deadline_at - clock_now()) * 1000 + 1;
+        if (left < ms) {
+            ms = left < 1 ? 1 : left;
+            cut = 1;
+        }
+    }
+    curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)ms);
+    return cut;
+}
+
 void fetch_perform(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job *job,
                    int worker)
 {
@@ -872,7 +891,17 @@ void fetch_perform(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job
     curl_easy_setopt(x->easy, CURLOPT_XFERINFODATA, x);
     curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 0L);
     CURLcode rc;
-    while (fetch_follow(x, rc = curl_easy_perform(x->easy))) {
+    for (;;) {
+        int cut = limit_to_deadline(x, ctx);
+        rc = curl_easy_perform(x->easy);
+        /* A limit the deadline cut is the deadline's cancellation, even
+         * when libcurl's millisecond clock ran out a moment before it. */
+        if (rc == CURLE_OPERATION_TIMEDOUT && (cancel_why(ctx->cancel) || cut)) {
+            cancel_set(ctx->cancel, CRAWL_CANCEL_DEADLINE);
+            rc = CURLE_ABORTED_BY_CALLBACK;
+        }
+        if (!fetch_follow(x, rc))
+            break;
         if (cancel_why(ctx->cancel)) {
             rc = CURLE_ABORTED_BY_CALLBACK;     /* between two hops */
             break;

@@ -270,6 +270,11 @@ void frontier_free(struct frontier *f)
     free(f);
 }
 
+int frontier_paced(const struct frontier *f)
+{
+    return f->per_host_queues;
+}
+
 size_t frontier_queued(const struct frontier *f)
 {
     return f ? f->queued : 0;

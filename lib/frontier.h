@@ -124,6 +124,11 @@ void frontier_observe(struct frontier *f, const struct crawl_job *j);
  * goes back to the front of its queue when its time comes. */
 void frontier_retry(struct frontier *f, struct crawl_job *j, double at);
 
+/* Returns 1 when a job's start may be held back by its host (per-host
+ * queues: links, robots.txt, --per-host, a pace), else 0: then nothing but
+ * its turn decides when a job starts. */
+int frontier_paced(const struct frontier *f);
+
 /* Returns the number of jobs queued and not yet handed out (waiting retries
  * included). */
 size_t frontier_queued(const struct frontier *f);

@@ -4,7 +4,10 @@
  * gathered as they complete. Unlike executor.map, which submits the whole
  * list at once, a job is taken and submitted only when a worker is free to
  * start it: no job waits in the pool's queue, so that it starts when the
- * frontier said it may (a host's pace), not some jobs later. */
+ * frontier said it may (a host's pace), not some jobs later. When no rule
+ * can hold a job back (crawl_paced), up to POOL_AHEAD a worker are
+ * submitted, so that a worker that is done starts the next at once
+ * instead of waiting for the submitting thread to wake. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,12 +16,15 @@
 #include "fetch.h"
 #include "pool.h"
 
+#define POOL_AHEAD 4
+
 struct pmode {
     struct crawl *c;
     struct fetch_xfer *xfers;   /* one per worker: its handle keeps its connections */
     pthread_mutex_t lock;       /* guards busy */
     pthread_cond_t idle;        /* signalled when a worker is done with a job */
     int busy;                   /* jobs submitted and not yet done */
+    int waiting;                /* the submitting thread waits on idle */
 };
 
 struct ptask {
@@ -56,9 +62,38 @@ static void *pool_task(void *arg, int worker)
     }
     pthread_mutex_lock(&m->lock);
     m->busy--;
-    pthread_cond_signal(&m->idle);
+    if (m->waiting)
+        pthread_cond_signal(&m->idle);
     pthread_mutex_unlock(&m->lock);
     return t;
+}
+
+/* Submits job to the pool. Returns its future, or NULL when it could not
+ * be (the job is handed back failed). */
+static struct future *submit(struct pmode *m, struct pool *p, struct crawl_job *job)
+{
+    struct ptask *t = malloc(sizeof *t);
+    if (!t) {
+        crawl_fail_nomem(m->c, job);
+        return NULL;
+    }
+    t->m = m;
+    t->job = job;
+    /* From here until a worker starts it, the job waits in the pool's
+     * queue (a trace shows the wait). */
+    job->res.queued = clock_now() - crawl_started(m->c);
+    pthread_mutex_lock(&m->lock);
+    m->busy++;
+    pthread_mutex_unlock(&m->lock);
+    struct future *f = pool_submit(p, pool_task, t);
+    if (!f) {
+        pthread_mutex_lock(&m->lock);
+        m->busy--;
+        pthread_mutex_unlock(&m->lock);
+        free(t);
+        crawl_fail(m->c, job, CRAWL_FAIL_OTHER, "cannot queue the job");
+    }
+    return f;
 }
 
 static int pool_run(struct crawl *c)
@@ -85,49 +120,36 @@ static int pool_run(struct crawl *c)
     }
     for (int i = 0; i < size; i++)
         m.xfers[i].easy = fetch_easy_new(crawl_fetch_ctx(c), NULL);
-    /* A future outlives its job by a moment: room for twice the workers. */
-    cap = 2 * (size_t)size + 1;
+    /* Jobs submitted at most: one a worker, or POOL_AHEAD a worker when
+     * nothing paces. */
+    int most = crawl_paced(c) ? size : POOL_AHEAD * size;
+    /* A future outlives its job by a moment: room for as many again. */
+    cap = 2 * (size_t)most + 1;
     if (!(futs = malloc(cap * sizeof *futs))) {
         rc = CRAWL_ENOMEM;
         goto out;
     }
 
     for (;;) {
-        /* A job is taken only once a worker is free to start it. */
+        /* A job is taken only once a worker is free to start it (or,
+         * unpaced, once the queue has room). */
         pthread_mutex_lock(&m.lock);
-        while (m.busy >= size)
+        while (m.busy >= most) {
+            m.waiting = 1;
             pthread_cond_wait(&m.idle, &m.lock);
+            m.waiting = 0;
+        }
         pthread_mutex_unlock(&m.lock);
-        /* Gathered only when there is no room: at most size of the cap's
-         * 2 * size + 1 are busy, so more than half are done by then, and
-         * a scan costs one look per future, not one per job. */
+        /* Gathered only when there is no room: at most `most` of the
+         * cap's 2 * most + 1 are busy, so more than half are done by then,
+         * and a scan costs one look per future, not one per job. */
         if (nfut == cap)
             nfut = gather(futs, nfut);
         if ((rc = crawl_take_wait(c, &job)) != 1)
             break;
-        struct ptask *t = malloc(sizeof *t);
-        if (!t) {
-            crawl_fail_nomem(c, job);
-            continue;
-        }
-        t->m = &m;
-        t->job = job;
-        /* From here until a worker starts it, the job waits in the pool's
-         * queue (a trace shows the wait). */
-        job->res.queued = clock_now() - crawl_started(c);
-        pthread_mutex_lock(&m.lock);
-        m.busy++;
-        pthread_mutex_unlock(&m.lock);
-        struct future *f = pool_submit(p, pool_task, t);
-        if (!f) {
-            pthread_mutex_lock(&m.lock);
-            m.busy--;
-            pthread_mutex_unlock(&m.lock);
-            free(t);
-            crawl_fail(c, job, CRAWL_FAIL_OTHER, "cannot queue the job");
-            continue;
-        }
-        futs[nfut++] = f;
+        struct future *f = submit(&m, p, job);
+        if (f)
+            futs[nfut++] = f;
     }
     /* The rest, in submission order. */
     for (size_t i = 0; i < nfut; i++) {
@@ -153,7 +175,8 @@ const struct crawl_backend crawl_backend_pool = {
     .name = "pool",
     .summary = "a pool of -c worker threads (default 10) fed through futures",
     .manual = "A pool of -c worker threads (default 10) fed through futures, a job "
-              "submitted when a worker is free to start it; results are gathered in "
+              "submitted when a worker is free to start it (up to four a worker ahead "
+              "when no per-host rule can hold a job back); results are gathered in "
               "submission order.",
     .default_concurrency = 10,
     .fds_per_transfer = 3,      /* a blocking transfer: its socket, its multi's wakeup pair */

@@ -25,7 +25,13 @@
  *
  * A worker that dies (killed, crashed) does not hang the run: the jobs it
  * had are given once to another worker, and fail with a row saying why when
- * that one dies too or none is left. */
+ * that one dies too or none is left. Nor does one that lives but no longer
+ * answers (stopped by SIGSTOP, frozen, never scheduled): every worker sends
+ * a heartbeat (procs_worker.c), and one not heard from for --worker-timeout
+ * seconds is killed and lost the same way; once the crawl is cancelled,
+ * a second of silence is enough, so that SIGTERM and --deadline are obeyed
+ * at once. A worker that cannot be forked leaves the crawl to those that
+ * could; with none, every URL fails with a row saying so. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -34,7 +40,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,23 +51,46 @@
 #include "crawl.h"
 #include "hset.h"
 #include "html.h"
+#include "parse_pool.h"
 #include "procs.h"
 #include "strbuf.h"
+#include "warc.h"
 #include "wire.h"
 #include "url.h"
 
 /* How often the coordinator samples its workers' resident sets. */
 #define RSS_EVERY 0.05
 
-/* How long workers have to hand back cancelled jobs before they are killed. */
-#define CANCEL_GRACE 10.0
+/* How long workers have to hand back cancelled jobs before they are killed
+ * (a worker hands them back within milliseconds; what a kill loses is the
+ * tail of its WARC file, never a row: the coordinator writes those). */
+#define CANCEL_GRACE 2.0
+
+/* The default of --worker-timeout: a worker heard from not at all for this
+ * long is given up. Its heartbeat comes every PROCS_HEARTBEAT (procs.h)
+ * from a thread of its own, whatever its transfers are doing, so a slow
+ * worker is heard from as often as a quick one; the bound is there for a
+ * machine so loaded that a process goes unscheduled for seconds. */
+#define SILENCE_DEFAULT 10.0
+
+/* Once the crawl is cancelled, the silence after which a worker is killed:
+ * four heartbeats missed. */
+#define SILENCE_CANCELLED 1.0
+
+/* The coordinator itself may not listen for a while (its output blocked,
+ * the whole process group stopped by ^Z): a gap longer than this between
+ * two looks does not count as the workers' silence. */
+#define LOOK_GAP 0.5
 
 /* ---- the coordinator ------------------------------------------------------ */
 
 struct proc {
     pid_t pid;
     int fd;                 /* -1 once it is closed */
+    int started;            /* it was forked */
+    int ready;              /* it sent MSG_READY: it has its threads */
     int ended;              /* it sent MSG_END: a clean end */
+    double heard;           /* when it last sent anything (clock_now) */
     int hosts;              /* hosts it owns */
     size_t in_flight;       /* jobs it has */
     int threads;
@@ -76,18 +108,20 @@ struct slot {
 struct procs {
     struct crawl *c;
     struct proc *p;
-    int n, alive;
+    int n, alive, ready;        /* workers; alive; alive and ready */
     struct slot *slots;
     size_t nslots, free_slot;   /* free list head; nslots: none */
     size_t in_flight;
-    uint64_t *host_key;         /* host hash -> owning worker, open addressing */
-    int *host_owner;
-    size_t host_cap, host_n;
+    struct hset hosts;          /* host hash -> the worker that owns it */
     int wake[2];                /* the core's waker: jobs came, or a cancel */
     long rss_peak_kb;
     double rss_at;
     long page_kb;
     int start_rc;               /* why a worker could not be forked, or 0 */
+    const char *start_what;     /* the call that failed: "fork", "socketpair" */
+    double silence;             /* --worker-timeout: a worker silent this long is killed */
+    double looked;              /* when the watchdog last looked */
+    double began;               /* when the run began (the workers told to start) */
     int output_failed;          /* a worker's WARC could not be written */
 };
 
@@ -134,54 +168,43 @@ static void sample_rss(struct procs *P, int force)
         P->rss_peak_kb = sum;
 }
 
+/* Whether worker p takes jobs: alive, and it said it can (MSG_READY). */
+static int usable(const struct proc *p)
+{
+    return p->fd >= 0 && p->ready;
+}
+
 /* Returns the worker that owns url's host, giving the host to the live
  * worker with the fewest hosts when it has none (or its owner died);
- * -1 when no worker is alive. */
+ * -1 when no worker is usable. */
 static int owner(struct procs *P, const char *url)
 {
-    if (P->alive == 0)
+    if (P->ready == 0)
         return -1;
     uint64_t h = url_host_hash(url);
-    if (4 * (P->host_n + 1) > 3 * P->host_cap) {
-        size_t cap = P->host_cap ? 2 * P->host_cap : 256;
-        uint64_t *k = calloc(cap, sizeof *k);
-        int *v = calloc(cap, sizeof *v);
-        if (!k || !v) {
-            free(k);
-            free(v);
-            return (int)(h % (uint64_t)P->n);   /* still one owner a host */
-        }
-        for (size_t i = 0; i < P->host_cap; i++) {
-            if (!P->host_key[i])
-                continue;
-            size_t s = P->host_key[i] & (cap - 1);
-            while (k[s])
-                s = (s + 1) & (cap - 1);
-            k[s] = P->host_key[i];
-            v[s] = P->host_owner[i];
-        }
-        free(P->host_key);
-        free(P->host_owner);
-        P->host_key = k;
-        P->host_owner = v;
-        P->host_cap = cap;
+    h = h ? h : 1;              /* hset's empty slot */
+    /* The hash alone names a host: two hosts of one hash share a worker. */
+    struct hset_slot *x = hset_slot(&P->hosts, h, NULL, NULL);
+    if (x && x->h) {
+        int o = (int)(intptr_t)x->item;
+        if (usable(&P->p[o]))
+            return o;
     }
-    size_t s = h & (P->host_cap - 1);
-    while (P->host_key[s] && P->host_key[s] != h)
-        s = (s + 1) & (P->host_cap - 1);
-    if (P->host_key[s] && P->p[P->host_owner[s]].fd >= 0)
-        return P->host_owner[s];
     int best = -1;
     for (int i = 0; i < P->n; i++)
-        if (P->p[i].fd >= 0 && (best < 0 || P->p[i].hosts < P->p[best].hosts ||
-                                (P->p[i].hosts == P->p[best].hosts &&
-                                 P->p[i].in_flight < P->p[best].in_flight)))
+        if (usable(&P->p[i]) && (best < 0 || P->p[i].hosts < P->p[best].hosts ||
+                                 (P->p[i].hosts == P->p[best].hosts &&
+                                  P->p[i].in_flight < P->p[best].in_flight)))
             best = i;
-    /* best is alive: P->alive > 0 */
-    if (!P->host_key[s])
-        P->host_n++;
-    P->host_key[s] = h;
-    P->host_owner[s] = best;
+    /* best is usable: P->ready > 0 */
+    if (x && x->h) {
+        x->item = (void *)(intptr_t)best;       /* its owner died */
+    } else if (hset_add(&P->hosts, h, (void *)(intptr_t)best) != 0) {
+        /* Short of memory, the host is not recorded: still one owner a
+         * host, by its hash, while that worker lives. */
+        int o = (int)(h % (uint64_t)P->n);
+        return usable(&P->p[o]) ? o : best;
+    }
     P->p[best].hosts++;
     return best;
 }
@@ -195,7 +218,7 @@ static int pick(struct procs *P, const char *url)
         return -1;
     int m = i;
     for (int k = 0; k < P->n; k++)
-        if (P->p[k].fd >= 0 && P->p[k].in_flight < P->p[m].in_flight)
+        if (usable(&P->p[k]) && P->p[k].in_flight < P->p[m].in_flight)
             m = k;
     return P->p[i].in_flight > P->p[m].in_flight + 1 ? m : i;
 }
@@ -230,7 +253,16 @@ static void slot_free(struct procs *P, size_t id)
     P->free_slot = id;
 }
 
-static void proc_lost(struct procs *P, int i);
+static void proc_lost(struct procs *P, int i, const char *why);
+
+/* The error of a job no worker is left for. */
+static const char *none_left(const struct procs *P)
+{
+    for (int i = 0; i < P->n; i++)
+        if (P->p[i].started)
+            return "no worker process left";
+    return "no worker process could be started";
+}
 
 /* Queues the job in slot id for the worker that owns its host; flush
  * sends it. Returns 0, or -1 when no worker is alive or memory is short
@@ -276,7 +308,7 @@ static void flush(struct procs *P)
             int rc = wire_send_all(p->fd, &p->out);
             sb_reset(&p->out);
             if (rc != 0) {
-                proc_lost(P, i);
+                proc_lost(P, i, NULL);
                 again = 1;
             }
         }
@@ -294,7 +326,7 @@ static void give(struct procs *P, struct crawl_job *job)
     }
     if (dispatch(P, id) != 0) {
         slot_free(P, id);
-        crawl_fail(P->c, job, CRAWL_FAIL_OTHER, "no worker process left");
+        crawl_fail(P->c, job, CRAWL_FAIL_OTHER, "%s", none_left(P));
         return;
     }
 }
@@ -307,40 +339,8 @@ static void take_result(struct procs *P, int i, struct wire_rd *r)
         return;
     struct crawl_job *j = P->slots[id].job;
     struct crawl_result *res = &j->res;
-    double t0 = crawl_started(P->c);
-    free(res->final_url);
-    res->final_url = wire_get_bytes(r, NULL);
-    res->status = (long)wire_get_u64(r);
-    res->length = (curl_off_t)wire_get_u64(r);
-    res->wire_bytes = (curl_off_t)wire_get_u64(r);
-    res->redirects = (long)wire_get_u64(r);
-    res->time_dns = wire_get_f64(r);
-    res->time_connect = wire_get_f64(r);
-    res->time_tls = wire_get_f64(r);
-    res->time_ttfb = wire_get_f64(r);
-    res->time_total = wire_get_f64(r);
-    double start = wire_get_f64(r), end = wire_get_f64(r);
-    res->start = start > 0 ? start - t0 : 0;
-    res->end = end > 0 ? end - t0 : 0;
-    res->worker = i * 1000000 + (int)wire_get_u32(r);
-    double queued = wire_get_f64(r);
-    res->queued = queued > 0 ? queued - t0 : 0;
-    res->flight_start = (int)wire_get_u32(r);
-    res->flight_end = (int)wire_get_u32(r);
-    res->conns_start = (int)wire_get_u32(r);
-    res->conns_end = (int)wire_get_u32(r);
-    enum crawl_fail fail = (enum crawl_fail)wire_get_u32(r);
-    char *error = wire_get_bytes(r, NULL);
-    res->retry_after = wire_get_f64(r);
-    res->nlinks = (size_t)wire_get_u64(r);
-    uint32_t nx = wire_get_u32(r);
-    if (!r->bad && nx > 0 && nx <= r->n / 8 &&
-        (res->extracts = calloc(nx, sizeof *res->extracts))) {
-        for (uint32_t k = 0; k < nx && !r->bad; k++, res->nextracts++) {
-            res->extracts[k].name = wire_get_bytes(r, NULL);
-            res->extracts[k].value = wire_get_bytes(r, NULL);
-        }
-    }
+    procs_result_get(r, res, crawl_started(P->c));
+    res->worker = i * 1000000 + res->worker;
     uint32_t nl = wire_get_u32(r);
     if (!r->bad && nl > 0 && nl <= r->n / 4 && (j->links = calloc(nl, sizeof *j->links))) {
         for (uint32_t k = 0; k < nl && !r->bad; k++) {
@@ -352,9 +352,6 @@ static void take_result(struct procs *P, int i, struct wire_rd *r)
     free(j->body);
     j->body = wire_get_bytes(r, &j->body_len);
     uint64_t conns = wire_get_u64(r);
-    if (fail != CRAWL_FAIL_NONE || error)
-        job_error_set(res, fail, error ? error : job_fail_name(fail));
-    free(error);
     if (r->bad && res->fail == CRAWL_FAIL_NONE)
         job_error_set(res, CRAWL_FAIL_OTHER, "out of memory");
     crawl_count_conns(P->c, (long)conns);
@@ -371,9 +368,11 @@ static void proc_read(struct procs *P, int i)
     struct proc *p = &P->p[i];
     ssize_t got = wire_fill(p->fd, &p->in);
     if (got == 0 || (got < 0 && got != -EINTR && got != -EAGAIN)) {
-        proc_lost(P, i);
+        proc_lost(P, i, NULL);
         return;
     }
+    if (got > 0)
+        p->heard = clock_now();
     size_t at = 0;
     struct wire_rd r;
     char type;
@@ -396,6 +395,12 @@ static void proc_read(struct procs *P, int i)
             if (line && crawl_add_cookie(P->c, line) != 0)
                 crawl_warn_once(P->c, "--cookie-jar: out of memory: a cookie is not saved");
             free(line);
+        } else if (type == MSG_READY) {
+            if (!p->ready)
+                P->ready++;
+            p->ready = 1;
+        } else if (type == MSG_ALIVE) {
+            /* Only the time it came, above. */
         } else if (type == MSG_END) {
             p->threads = (int)wire_get_u32(&r);
             if (wire_get_u32(&r) && !r.bad)
@@ -422,9 +427,10 @@ static void reap(pid_t pid, int ended, char *buf, size_t n)
         snprintf(buf, n, "ended");
 }
 
-/* Worker i's socket closed: it ended or died. Its jobs still out are given
+/* Worker i's socket closed (it ended or died), or, with why, it is given
+ * up (why says what it did: it is killed). Its jobs still out are given
  * once to another worker, or failed with the reason. */
-static void proc_lost(struct procs *P, int i)
+static void proc_lost(struct procs *P, int i, const char *why)
 {
     struct proc *p = &P->p[i];
     if (p->fd < 0)
@@ -432,13 +438,22 @@ static void proc_lost(struct procs *P, int i)
     close(p->fd);
     p->fd = -1;
     P->alive--;
+    if (p->ready)
+        P->ready--;
+    p->ready = 0;
     char how[96];
-    reap(p->pid, p->ended, how, sizeof how);
+    reap(p->pid, p->ended && !why, how, sizeof how);
+    if (why)
+        snprintf(how, sizeof how, "%s", why);
     p->pid = 0;
+    int cancelled = crawl_is_cancelled(P->c);
+    if (why && !cancelled)
+        crawl_warn(P->c, "worker process %d %s: killed, with %zu URLs in flight: %s", i, how,
+                   p->in_flight, p->in_flight == 0 ? "none lost"
+                   : P->alive ? "they go to another worker" : "no worker is left");
     if (p->in_flight == 0)
         return;
-    int cancelled = crawl_is_cancelled(P->c);
-    if (!cancelled)
+    if (!cancelled && !why)
         crawl_warn(P->c, "worker process %d %s with %zu URLs in flight: %s", i, how,
                    p->in_flight, P->alive ? "they go to another worker" : "no worker is left");
     for (size_t id = 0; id < P->nslots; id++) {
@@ -464,12 +479,42 @@ static void proc_lost(struct procs *P, int i)
     }
 }
 
-/* Forks worker i. Returns 0 or -errno. */
+/* The watchdog: gives up every worker not heard from for the bound (a
+ * second once the crawl is cancelled). Time the coordinator spent not
+ * listening is not held against them. */
+static void watch(struct procs *P, int cancelled)
+{
+    double now = clock_now();
+    if (now - P->looked > LOOK_GAP)
+        for (int i = 0; i < P->n; i++)
+            P->p[i].heard += now - P->looked;
+    P->looked = now;
+    double bound = cancelled && P->silence > SILENCE_CANCELLED ? SILENCE_CANCELLED : P->silence;
+    for (int i = 0; i < P->n; i++) {
+        struct proc *p = &P->p[i];
+        if (p->fd < 0 || p->ended)
+            continue;
+        char why[96];
+        if (now - p->heard > bound)
+            snprintf(why, sizeof why, "stopped answering (not heard from for %.1f s)",
+                     now - p->heard);
+        else if (!p->ready && now - P->began > P->silence)
+            snprintf(why, sizeof why, "was not ready after %.1f s", now - P->began);
+        else
+            continue;
+        proc_lost(P, i, why);
+    }
+}
+
+/* Forks worker i. Returns 0 or -errno, with the call that failed in
+ * P->start_what. */
 static int proc_start(struct procs *P, int i)
 {
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        P->start_what = "socketpair";
         return -errno;
+    }
     pid_t coordinator = getpid();
     fflush(NULL);
     pid_t pid = fork();
@@ -477,6 +522,7 @@ static int proc_start(struct procs *P, int i)
         int e = errno;
         close(sv[0]);
         close(sv[1]);
+        P->start_what = "fork";
         return -e;
     }
     if (pid == 0) {
@@ -491,6 +537,7 @@ static int proc_start(struct procs *P, int i)
     close(sv[1]);
     P->p[i].pid = pid;
     P->p[i].fd = sv[0];
+    P->p[i].started = 1;
     P->alive++;
     return 0;
 }
@@ -517,6 +564,63 @@ static int online_cpus(void)
     return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
+/* Returns the tasks (threads) that processes of real user uid have now,
+ * read from /proc, or -1. */
+static long uid_tasks(uid_t uid)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -1;
+    long n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[300], buf[2048];
+        snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t got = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (got <= 0)
+            continue;
+        buf[got] = '\0';
+        const char *u = strstr(buf, "\nUid:"), *t = strstr(buf, "\nThreads:");
+        if (u && t && strtoul(u + 6, NULL, 10) == (unsigned long)uid)
+            n += strtol(t + 9, NULL, 10);
+    }
+    closedir(d);
+    return n;
+}
+
+/* Returns how many of n workers fit under the process limit (ulimit -u,
+ * which counts threads: a worker is a process with a reader thread and a
+ * heartbeat thread, and its parse threads if pages are parsed), with room left for the
+ * coordinator's own threads (signals, output, progress) started after it
+ * forks: a fork that succeeds takes a place one of them then misses, and
+ * the crawl would end without a row. */
+static int procs_fit(const struct crawl_opts *o, int n)
+{
+    struct rlimit rl;
+    if (geteuid() == 0 || getrlimit(RLIMIT_NPROC, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return n;       /* root is not held to it */
+    int parses = o->rules && (o->depth > 0 || html_rules_nextract(o->rules) > 0);
+    int parse = !parses ? 0 : o->parse_threads >= 0 ? o->parse_threads
+                                                    : parse_pool_default(n) / n;
+    long each = 3 + parse, want = n * each + 3;
+    struct sysinfo si;
+    /* Every task of the system is fewer than the limit leaves: room. */
+    if (sysinfo(&si) == 0 && (rlim_t)si.procs + (rlim_t)want < rl.rlim_cur)
+        return n;
+    long used = uid_tasks(getuid());
+    if (used < 0)
+        return n;
+    long room = (long)rl.rlim_cur - used - 3;
+    long fit = room > 0 ? room / each : 0;
+    return fit < n ? (int)fit : n;
+}
+
 static void procs_free(struct procs *P)
 {
     for (int i = 0; i < P->n; i++) {
@@ -530,8 +634,7 @@ static void procs_free(struct procs *P)
     }
     free(P->p);
     free(P->slots);
-    free(P->host_key);
-    free(P->host_owner);
+    hset_free(&P->hosts);
     if (P->wake[0] >= 0) {
         close(P->wake[0]);
         close(P->wake[1]);
@@ -569,11 +672,142 @@ static int procs_prepare(struct crawl *c)
     }
     for (int i = 0; i < P->n; i++)
         P->p[i].fd = -1;
-    for (int i = 0; i < P->n; i++)
+    int fit = procs_fit(o, P->n);
+    for (int i = 0; i < fit; i++)
         if ((P->start_rc = proc_start(P, i)) != 0)
             break;
+    if (fit < P->n && P->start_rc == 0) {
+        P->start_rc = -EAGAIN;
+        P->start_what = "the process limit (ulimit -u) leaves room for no more: fork";
+    }
+    /* Out of processes all the same (another process of the user took
+     * the room): the coordinator still starts threads of its own after
+     * this, and its workers theirs. One worker fewer leaves room for them;
+     * a worker that cannot start its threads gives its jobs back anyway. */
+    if (fit == P->n && P->start_rc == -EAGAIN && P->alive > 1) {
+        struct proc *p = &P->p[P->alive - 1];
+        close(p->fd);
+        p->fd = -1;
+        char how[96];
+        reap(p->pid, 0, how, sizeof how);
+        p->pid = 0;
+        P->alive--;
+    }
     crawl_set_model_data(c, P, procs_done);
     return 0;
+}
+
+/* The run begins: what could not be started is said, the watchdog set,
+ * and every worker told to start (with the limit and reuse). */
+static void run_begin(struct procs *P, int limit)
+{
+    struct crawl *c = P->c;
+    int rc = P->start_rc;
+    /* With no worker, the loop fails every job with a row. */
+    if (rc != 0 && P->alive == 0)
+        crawl_warn_once(c, "no worker process could be started: %s: %s; every URL fails",
+                        P->start_what, crawl_strerror(rc));
+    else if (rc != 0)
+        crawl_warn_once(c, "only %d of %d worker processes could be started: %s: %s", P->alive,
+                        P->n, P->start_what, crawl_strerror(rc));
+    P->silence = crawl_options(c)->worker_timeout > 0 ? crawl_options(c)->worker_timeout
+                                                      : SILENCE_DEFAULT;
+    P->looked = P->began = clock_now();
+    for (int i = 0; i < P->n; i++)
+        P->p[i].heard = P->looked;
+    for (int i = 0; i < P->n; i++)
+        if (P->p[i].fd >= 0) {
+            struct strbuf *b = &P->p[i].out;
+            size_t at = wire_frame_begin(b, MSG_START);
+            wire_put_u32(b, (uint32_t)limit);
+            wire_put_u32(b, (uint32_t)crawl_reuse(c));
+            wire_frame_end(b, at);
+        }
+}
+
+/* Nothing more to give: the workers end once their jobs are back (at
+ * once, when cancelled). Returns when the cancel was told, or 0. */
+static double tell_end(struct procs *P)
+{
+    sample_rss(P, 1);
+    if (crawl_is_cancelled(P->c)) {
+        cancel_all(P);
+        return clock_now();
+    }
+    for (int i = 0; i < P->n; i++)
+        if (P->p[i].fd >= 0)
+            shutdown(P->p[i].fd, SHUT_WR);
+    return 0;
+}
+
+/* Waits for a worker, the core's waker, or the moment due (a job comes
+ * due by itself; 0: none), and every RSS_EVERY for the memory figure;
+ * reads what came. pfd has room for every worker and the waker. */
+static void wait_workers(struct procs *P, struct pollfd *pfd, double due)
+{
+    int np = 0;
+    pfd[np++] = (struct pollfd){ .fd = P->wake[0], .events = POLLIN };
+    int map[256 + 1];
+    for (int i = 0; i < P->n && np <= 256; i++)
+        if (P->p[i].fd >= 0) {
+            map[np] = i;
+            pfd[np++] = (struct pollfd){ .fd = P->p[i].fd, .events = POLLIN };
+        }
+    int timeout = (int)(RSS_EVERY * 1000);
+    if (due > 0) {
+        double in = (due - clock_now()) * 1000;
+        if (in < timeout)
+            timeout = in > 0 ? (int)in + 1 : 0;
+    }
+    int ready = poll(pfd, (nfds_t)np, timeout);
+    sample_rss(P, 0);
+    if (ready <= 0)
+        return;
+    if (pfd[0].revents) {
+        char buf[64];
+        while (read(P->wake[0], buf, sizeof buf) > 0)
+            ;
+    }
+    for (int k = 1; k < np; k++)
+        if (pfd[k].revents)
+            proc_read(P, map[k]);
+}
+
+/* The run ends: jobs never handed back (no worker left to run them) are
+ * failed, the figures set, the workers reaped, and their indexes merged
+ * into one for the crawl, where --cdx said, as in every model. Returns
+ * rc, or the output's error. */
+static int run_end(struct procs *P, int rc)
+{
+    struct crawl *c = P->c;
+    sample_rss(P, 1);
+    for (size_t id = 0; id < P->nslots; id++)
+        if (P->slots[id].job) {
+            struct crawl_job *job = P->slots[id].job;
+            slot_free(P, id);
+            crawl_fail(c, job, CRAWL_FAIL_OTHER, "%s", none_left(P));
+        }
+    int threads = 1;
+    for (int i = 0; i < P->n; i++)
+        threads += P->p[i].threads;
+    crawl_set_threads(c, threads);
+    crawl_set_rss_peak(c, P->rss_peak_kb);
+    if (rc == 0 && P->output_failed)
+        rc = CRAWL_EOUTPUT;         /* the worker's warning said why */
+    int nworkers = P->n;
+    procs_free(P);
+    const struct crawl_opts *o = crawl_options(c);
+    if (o->warc && o->cdx) {
+        char failed[4200] = "";
+        int mrc = warc_cdx_merge(o->cdx, nworkers, failed, sizeof failed);
+        if (mrc != 0) {
+            crawl_warn(c, "%s: %s (the workers' indexes are left beside it, one a worker)",
+                       failed, strerror(-mrc));
+            if (rc == 0)
+                rc = CRAWL_EOUTPUT;
+        }
+    }
+    return rc;
 }
 
 static int procs_run(struct crawl *c)
@@ -588,24 +822,8 @@ static int procs_run(struct crawl *c)
     struct procs P = *pp;
     free(pp);
     P.c = c;
-    int rc = P.start_rc;
-    if (P.alive == 0) {
-        procs_free(&P);
-        return rc ? rc : CRAWL_ETHREAD;
-    }
-    if (rc != 0)
-        crawl_warn_once(c, "only %d of %d worker processes could be started: %s", P.alive,
-                        P.n, crawl_strerror(rc));
-    int limit = crawl_limit(c);
-    for (int i = 0; i < P.n; i++)
-        if (P.p[i].fd >= 0) {
-            struct strbuf *b = &P.p[i].out;
-            size_t at = wire_frame_begin(b, MSG_START);
-            wire_put_u32(b, (uint32_t)limit);
-            wire_put_u32(b, (uint32_t)crawl_reuse(c));
-            wire_frame_end(b, at);
-        }
-    rc = 0;
+    int limit = crawl_limit(c), rc = 0;
+    run_begin(&P, limit);
     crawl_set_waker(c, procs_wake, &P);
     struct pollfd *pfd = calloc((size_t)P.n + 1, sizeof *pfd);
     if (!pfd) {
@@ -616,7 +834,11 @@ static int procs_run(struct crawl *c)
     double cancel_at = 0;
     while (pfd) {
         double due = 0;
-        while (!over && !told && (limit == 0 || P.in_flight < (size_t)limit)) {
+        /* Jobs wait until the workers are ready (their threads started:
+         * one that cannot start them ends, MSG_READY otherwise comes in
+         * milliseconds), so that hosts are shared among them all. */
+        while (!over && !told && P.ready == P.alive &&
+               (limit == 0 || P.in_flight < (size_t)limit)) {
             struct crawl_job *job;
             int n = crawl_take(c, &job, &due);
             if (n == 1) {
@@ -629,75 +851,24 @@ static int procs_run(struct crawl *c)
         }
         flush(&P);
         if (!told && (over || crawl_is_cancelled(c))) {
-            sample_rss(&P, 1);
-            /* Nothing more to give: the workers end once their jobs are
-             * back (at once, when cancelled). */
-            if (crawl_is_cancelled(c)) {
-                cancel_all(&P);
-                cancel_at = clock_now();
-            } else {
-                for (int i = 0; i < P.n; i++)
-                    if (P.p[i].fd >= 0)
-                        shutdown(P.p[i].fd, SHUT_WR);
-            }
+            cancel_at = tell_end(&P);
             told = 1;
         }
         if (P.alive == 0) {
-            crawl_abandon(c, "no worker process left");
+            crawl_abandon(c, none_left(&P));
             break;
         }
         if (cancel_at > 0 && clock_now() - cancel_at > CANCEL_GRACE)
             for (int i = 0; i < P.n; i++)
                 if (P.p[i].fd >= 0)
-                    proc_lost(&P, i);
-        int np = 0;
-        pfd[np++] = (struct pollfd){ .fd = P.wake[0], .events = POLLIN };
-        int map[256 + 1];
-        for (int i = 0; i < P.n && np <= 256; i++)
-            if (P.p[i].fd >= 0) {
-                map[np] = i;
-                pfd[np++] = (struct pollfd){ .fd = P.p[i].fd, .events = POLLIN };
-            }
-        /* Woken by a worker, by the core's waker, or when a job comes due
-         * by itself; and every RSS_EVERY for the memory figure. */
-        int timeout = (int)(RSS_EVERY * 1000);
-        if (due > 0) {
-            double in = (due - clock_now()) * 1000;
-            if (in < timeout)
-                timeout = in > 0 ? (int)in + 1 : 0;
-        }
-        int ready = poll(pfd, (nfds_t)np, timeout);
-        sample_rss(&P, 0);
-        if (ready <= 0)
-            continue;
-        if (pfd[0].revents) {
-            char buf[64];
-            while (read(P.wake[0], buf, sizeof buf) > 0)
-                ;
-        }
-        for (int k = 1; k < np; k++)
-            if (pfd[k].revents)
-                proc_read(&P, map[k]);
+                    proc_lost(&P, i, "did not hand its URLs back after the cancel");
+        watch(&P, cancel_at > 0);
+        if (P.alive > 0)        /* else the jobs are failed above, next time round */
+            wait_workers(&P, pfd, due);
     }
     free(pfd);
     crawl_set_waker(c, NULL, NULL);
-    sample_rss(&P, 1);
-    /* Jobs never handed back (no worker left to run them) are failed. */
-    for (size_t id = 0; id < P.nslots; id++)
-        if (P.slots[id].job) {
-            struct crawl_job *job = P.slots[id].job;
-            slot_free(&P, id);
-            crawl_fail(c, job, CRAWL_FAIL_OTHER, "no worker process left");
-        }
-    int threads = 1;
-    for (int i = 0; i < P.n; i++)
-        threads += P.p[i].threads;
-    crawl_set_threads(c, threads);
-    crawl_set_rss_peak(c, P.rss_peak_kb);
-    if (rc == 0 && P.output_failed)
-        rc = CRAWL_EOUTPUT;         /* the worker's warning said why */
-    procs_free(&P);
-    return rc;
+    return run_end(&P, rc);
 }
 
 const struct crawl_backend crawl_backend_procs = {

@@ -7,7 +7,9 @@
  *      for a model that may block. Every pacing rule (--per-host, --delay,
  *      Crawl-delay, --auto-throttle, Retry-After pauses, retries' times)
  *      was decided by the frontier before the job was handed out, the same
- *      way for every model.
+ *      way for every model. Only when crawl_paced says no rule can hold a
+ *      job back may a model with a queue of its own take ahead of its
+ *      free workers.
  *   2. Fetch it through fetch.h with crawl_fetch_ctx(c): fetch_perform
  *      (blocking), or fetch_prepare, the easy handle run on a multi handle
  *      (multi_ev.h drives one on libev), fetch_follow while it asks, then
@@ -133,6 +135,10 @@ struct fetch_ctx *crawl_fetch_ctx(struct crawl *c);
  * are reused, the options. */
 int crawl_limit(const struct crawl *c);
 int crawl_reuse(const struct crawl *c);
+
+/* Returns 1 when a job's start may be held back by its host (a pace,
+ * --per-host, robots.txt, links followed), 0 when only its turn decides. */
+int crawl_paced(const struct crawl *c);
 const struct crawl_opts *crawl_options(const struct crawl *c);
 
 /* Monotonic seconds at which the run started, or 0 before it has. */

@@ -48,6 +48,8 @@ struct crawl_opts {
     size_t stack_size;        /* coroutine stack bytes; 0: default */
     int    loops;             /* coro: event loops (threads) */
     int    procs;             /* procs: worker processes; 0: the online CPUs */
+    double worker_timeout;    /* procs: seconds a worker may go unheard from
+                               * before it is killed; 0: the default (10) */
     int    parse_threads;     /* coro, procs: threads that parse pages off the
                                * event loops; -1: the online CPUs the loops
                                * (procs: the worker processes) leave */

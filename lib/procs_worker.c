@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,11 @@ struct worker {
     uint64_t *scopes;       /* by job id: the hash of the job's scope */
     size_t nscopes;
     struct hset64 sent;     /* links sent, hashed with their page's scope */
+    pthread_t main_tid;     /* the thread of the loop */
+    pthread_t beat_tid;     /* the heartbeat's */
+    pthread_cond_t beat_cond;   /* with lock: wakes the heartbeat to end */
+    int beat_stop;
+    atomic_int ready;       /* MSG_READY sent (by the core's reader thread) */
 };
 
 /* The coordinator admits a link (its seen set, --include, --exclude, the
@@ -136,33 +142,7 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     struct strbuf *b = &wk->out;
     size_t at = wire_frame_begin(b, MSG_RESULT);
     wire_put_u64(b, j->seq);
-    wire_put_str(b, r->final_url);
-    wire_put_u64(b, (uint64_t)r->status);
-    wire_put_u64(b, (uint64_t)r->length);
-    wire_put_u64(b, (uint64_t)r->wire_bytes);
-    wire_put_u64(b, (uint64_t)r->redirects);
-    wire_put_f64(b, r->time_dns);
-    wire_put_f64(b, r->time_connect);
-    wire_put_f64(b, r->time_tls);
-    wire_put_f64(b, r->time_ttfb);
-    wire_put_f64(b, r->time_total);
-    wire_put_f64(b, r->start > 0 || r->end > 0 ? t0 + r->start : 0);
-    wire_put_f64(b, r->end > 0 ? t0 + r->end : 0);
-    wire_put_u32(b, (uint32_t)r->worker);
-    wire_put_f64(b, r->queued > 0 ? t0 + r->queued : 0);
-    wire_put_u32(b, (uint32_t)r->flight_start);
-    wire_put_u32(b, (uint32_t)r->flight_end);
-    wire_put_u32(b, (uint32_t)r->conns_start);
-    wire_put_u32(b, (uint32_t)r->conns_end);
-    wire_put_u32(b, (uint32_t)r->fail);
-    wire_put_str(b, r->error);
-    wire_put_f64(b, r->retry_after);
-    wire_put_u64(b, r->nlinks);
-    wire_put_u32(b, (uint32_t)r->nextracts);
-    for (size_t i = 0; i < r->nextracts; i++) {
-        wire_put_str(b, r->extracts[i].name);
-        wire_put_str(b, r->extracts[i].value);
-    }
+    procs_result_put(b, r, t0);
     /* A page's links, but those the coordinator has: links sent before,
      * and all of a page at --depth (it follows none of them). A sitemap's
      * are all sent: they are admitted at depth 0. */
@@ -229,9 +209,9 @@ static void worker_warn(const char *msg, uint64_t once, void *data)
     pthread_mutex_unlock(&wk->lock);
 }
 
-/* The worker crawl's input (a streamed one, read by the core's reader
- * thread): jobs and the cancel from the socket. Returns 1 while more may
- * come, 0 when the coordinator has shut its side. */
+static void worker_give_up(struct worker *wk, const char *what, int err)
+    __attribute__((noreturn));
+
 /* Acts on the whole frames wk->in holds. Returns how many there were, or
  * CRAWL_ENOMEM. */
 static int worker_frames(struct crawl *w, struct worker *wk)
@@ -275,6 +255,21 @@ static int worker_input(struct crawl *w, size_t want, void *data)
 {
     struct worker *wk = data;
     (void)want;
+    /* Called on the loop's own thread, this input would hold the loop a
+     * second at a time: the core could not start its reader thread (out
+     * of processes). Better no worker than a worker that crawls. (Once
+     * cancelled, the core reads what is left on its own thread.) */
+    if (pthread_equal(pthread_self(), wk->main_tid)) {
+        if (!atomic_load(&wk->ready) && !crawl_is_cancelled(w))
+            worker_give_up(wk, "its reader thread", EAGAIN);
+    } else if (!atomic_load(&wk->ready)) {
+        /* The reader is up: the coordinator may send jobs. */
+        atomic_store(&wk->ready, 1);
+        pthread_mutex_lock(&wk->lock);
+        size_t at = wire_frame_begin(&wk->out, MSG_READY);
+        worker_frame(wk, at, 1);
+        pthread_mutex_unlock(&wk->lock);
+    }
     /* Frames that came with MSG_START are already here. */
     int n = worker_frames(w, wk);
     if (n != 0)
@@ -291,6 +286,79 @@ static int worker_input(struct crawl *w, size_t want, void *data)
         return got == -EINTR || got == -EAGAIN ? 1 : (int)got;
     n = worker_frames(w, wk);
     return n < 0 ? n : 1;
+}
+
+/* The heartbeat: a MSG_ALIVE every PROCS_HEARTBEAT until told to stop. A
+ * thread of its own, so that nothing the loop does (a transfer that waits
+ * minutes for its server, a long parse) keeps it from the coordinator,
+ * which gives up a worker it does not hear from. */
+static void *beat_main(void *arg)
+{
+    struct worker *wk = arg;
+    pthread_mutex_lock(&wk->lock);
+    while (!wk->beat_stop) {
+        struct timespec at;
+        clock_gettime(CLOCK_MONOTONIC, &at);
+        long ns = at.tv_nsec + (long)(PROCS_HEARTBEAT * 1e9);
+        at.tv_sec += ns / 1000000000L;
+        at.tv_nsec = ns % 1000000000L;
+        if (pthread_cond_timedwait(&wk->beat_cond, &wk->lock, &at) != ETIMEDOUT || wk->beat_stop)
+            continue;
+        size_t fr = wire_frame_begin(&wk->out, MSG_ALIVE);
+        worker_frame(wk, fr, 1);
+    }
+    pthread_mutex_unlock(&wk->lock);
+    return NULL;
+}
+
+/* Starts the heartbeat. Returns 0 or a positive errno. */
+static int beat_start(struct worker *wk)
+{
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca) != 0)
+        return ENOMEM;
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(&wk->beat_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if (rc != 0)
+        return rc;
+    pthread_attr_t a;
+    if ((rc = pthread_attr_init(&a)) != 0) {
+        pthread_cond_destroy(&wk->beat_cond);
+        return rc;
+    }
+    pthread_attr_setstacksize(&a, 64 * 1024);   /* it holds nothing */
+    rc = pthread_create(&wk->beat_tid, &a, beat_main, wk);
+    pthread_attr_destroy(&a);
+    if (rc != 0)
+        pthread_cond_destroy(&wk->beat_cond);
+    return rc;
+}
+
+static void beat_stop(struct worker *wk)
+{
+    pthread_mutex_lock(&wk->lock);
+    wk->beat_stop = 1;
+    pthread_cond_signal(&wk->beat_cond);
+    pthread_mutex_unlock(&wk->lock);
+    pthread_join(wk->beat_tid, NULL);
+    pthread_cond_destroy(&wk->beat_cond);
+}
+
+/* Says why worker wk cannot work, and ends it: the coordinator gives its
+ * jobs to the others. */
+static void worker_give_up(struct worker *wk, const char *what, int err)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "worker process %d: cannot start %s: %s", wk->idx, what,
+             strerror(err));
+    struct strbuf b = { 0 };
+    size_t at = wire_frame_begin(&b, MSG_WARN);
+    wire_put_u64(&b, 0);
+    wire_put_str(&b, msg);
+    if (wire_frame_end(&b, at) == 0)
+        (void)wire_send_all(wk->fd, &b);
+    _exit(3);
 }
 
 /* Waits for the coordinator's MSG_START, which comes when the run begins
@@ -335,7 +403,8 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     int limit, reuse;
     if (worker_start(fd, &wk.in, &limit, &reuse) != 0)
         _exit(0);
-    struct crawl_opts o = *crawl_options(c);
+    struct crawl_opts o;
+    procs_worker_opts(crawl_options(c), &o);    /* the frontier's options off */
     o.concurrency = limit;
     o.reuse = reuse ? CRAWL_REUSE_ON : CRAWL_REUSE_OFF;
     o.loops = 1;
@@ -344,20 +413,19 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
         int nprocs = o.procs > 0 ? o.procs : parse_pool_default(0);
         o.parse_threads = nprocs > 0 ? parse_pool_default(nprocs) / nprocs : 0;
     }
-    o.robots = 0;               /* the coordinator's frontier applies these */
-    o.per_host = 0;
-    o.delay = 0;
-    o.auto_throttle = 0;
-    o.sitemaps = 0;
-    o.max_pages = 0;
-    o.deadline = 0;
     o.warc_worker = idx;        /* a WARC file of its own */
     wk.fd = fd;
     wk.idx = idx;
     wk.depth = o.depth;
+    wk.main_tid = pthread_self();
     pthread_mutex_init(&wk.lock, NULL);
     int rc = CRAWL_ENOMEM;
     if ((wk.w = crawl_new(&o))) {
+        /* Started once the coordinator has its own threads (MSG_START
+         * comes after them): out of processes, the coordinator goes first. */
+        int berr = beat_start(&wk);
+        if (berr != 0)
+            worker_give_up(&wk, "its heartbeat thread", berr);
         static const struct crawl_hook relay = { .back = worker_back, .idle = worker_waiting };
         crawl_hook(wk.w, CRAWL_HOOK_RELAY, &relay, &wk);
         /* Paced jobs' starts go to the coordinator, whose frontier paces. */
@@ -369,9 +437,11 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
         rc = crawl_run(wk.w, &crawl_backend_coro);
         struct crawl_summary s;
         crawl_get_summary(wk.w, &s);
+        beat_stop(&wk);
         pthread_mutex_lock(&wk.lock);
         size_t at = wire_frame_begin(&wk.out, MSG_END);
-        wire_put_u32(&wk.out, (uint32_t)s.threads + 1);     /* its loops and the reader */
+        /* its loops, the reader and the heartbeat */
+        wire_put_u32(&wk.out, (uint32_t)s.threads + 2);
         wire_put_u32(&wk.out, rc == CRAWL_EOUTPUT);         /* its WARC failed */
         worker_frame(&wk, at, 1);
         pthread_mutex_unlock(&wk.lock);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -489,11 +490,19 @@ const char *warc_file_name(const struct warc *w)
     return w->name;
 }
 
-/* Sorts the index in place with sort(1), which spills to disk for any
- * size: CDXJ readers (pywb, warcio's) look lines up by binary search. */
-static int sort_index(const char *path)
+/* Sorts the lines of the n files in into out (which may be one of them)
+ * with sort(1), which spills to disk for any size, in the C locale:
+ * CDXJ readers (pywb, warcio's) look lines up by binary search. Returns 0
+ * or -errno (-EIO: sort failed). */
+static int sort_files(const char *out, char *const *in, size_t n)
 {
-    char *const argv[] = { "sort", "-o", (char *)path, (char *)path, NULL };
+    char **argv = calloc(n + 4, sizeof *argv);
+    if (!argv)
+        return -ENOMEM;
+    argv[0] = "sort";
+    argv[1] = "-o";
+    argv[2] = (char *)out;
+    memcpy(argv + 3, in, n * sizeof *in);
     char *const env[] = { "LC_ALL=C", NULL };
     pid_t pid;
     int st;
@@ -503,18 +512,28 @@ static int sort_index(const char *path)
     sigset_t none;
     sigemptyset(&none);
     int rc = posix_spawnattr_init(&attr);
-    if (rc)
+    if (rc) {
+        free(argv);
         return -rc;
+    }
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
     rc = posix_spawnp(&pid, "sort", NULL, &attr, argv, env);
     posix_spawnattr_destroy(&attr);
+    free(argv);
     if (rc)
         return -rc;
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR)
             return -errno;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+/* Sorts the index in place. */
+static int sort_index(const char *path)
+{
+    char *const in[] = { (char *)path };
+    return sort_files(path, in, 1);
 }
 
 int warc_close(struct warc *w)
@@ -661,5 +680,67 @@ int warc_write(struct warc *w, struct warc_capture *cap, const char *uri,
     if (rc && !w->err)
         w->err = rc;
     pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+/* Cuts path after its last newline: a worker killed mid-write leaves a
+ * line cut short, which is no index line. Returns 0 or -errno. */
+static int drop_cut_line(const char *path, off_t size)
+{
+    char buf[4096];
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    off_t end = size;
+    int rc = 0;
+    while (end > 0) {
+        off_t at = end > (off_t)sizeof buf ? end - (off_t)sizeof buf : 0;
+        ssize_t got = pread(fd, buf, (size_t)(end - at), at);
+        if (got <= 0) {
+            rc = got < 0 ? -errno : -EIO;
+            break;
+        }
+        char *nl = memrchr(buf, '\n', (size_t)got);
+        if (nl) {
+            end = at + (nl - buf) + 1;
+            break;
+        }
+        end = at;
+    }
+    if (!rc && end < size && ftruncate(fd, end) != 0)
+        rc = -errno;
+    close(fd);
+    return rc;
+}
+
+int warc_cdx_merge(const char *cdx, int nworkers, char *failed, size_t n)
+{
+    char **in = calloc((size_t)nworkers + 1, sizeof *in);
+    size_t k = 0;
+    int rc = in ? 0 : -ENOMEM;
+    for (int i = 0; i < nworkers && !rc; i++) {
+        char suf[32];
+        snprintf(suf, sizeof suf, "-w%d", i);
+        char *p = with_suffix(cdx, ".cdxj", suf, 1);
+        struct stat st;
+        if (!p)
+            rc = -ENOMEM;
+        else if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
+            free(p);        /* a worker that opened no index, or was refused it */
+        else if (!(rc = drop_cut_line(p, st.st_size)))
+            in[k++] = p;
+        else
+            snprintf(failed, n, "--cdx: cannot read %s", p);
+    }
+    if (!rc && k > 0 && (rc = sort_files(cdx, in, k)) != 0)
+        snprintf(failed, n, "--cdx: cannot write %s", cdx);
+    for (size_t i = 0; i < k; i++) {
+        if (!rc)
+            unlink(in[i]);
+        free(in[i]);
+    }
+    free(in);
+    if (rc == -ENOMEM && n)
+        snprintf(failed, n, "--cdx: cannot write %s", cdx);
     return rc;
 }

@@ -31,6 +31,15 @@ int warc_open(struct warc **out, const struct warc_conf *conf, char *failed, siz
  * C locale). Returns 0 or the first error any write met (-errno); frees w. */
 int warc_close(struct warc *w);
 
+/* The index of a procs crawl: merges the indexes its nworkers workers
+ * wrote (cdx with -wN before ".cdxj", each line naming its worker's WARC
+ * file) into one sorted file, cdx (sort(1), C locale), and removes them.
+ * A worker's index that is missing or not a file is left out; one a
+ * killed worker cut short loses its last, partial line. Returns 0, or
+ * -errno with what failed in failed (size n), "--cdx: cannot write FILE",
+ * the workers' indexes then left as they are. */
+int warc_cdx_merge(const char *cdx, int nworkers, char *failed, size_t n);
+
 /* Returns the name of the file being written, owned by w. */
 const char *warc_file_name(const struct warc *w);
 

@@ -2,7 +2,8 @@
 # Installs the Debian packages that building and testing crawl need, when
 # they are missing. As root it runs apt-get; otherwise it names the packages
 # and stops. Extra package names on the command line are checked too.
-#   scripts/deps.sh --build [EXTRA...]   only what building needs (make demo)
+#   scripts/deps.sh --build [EXTRA...]   what building and the demo need
+#                                        (make deps-build, make demo)
 #   scripts/deps.sh [EXTRA...]           that and what the tests need
 set -eu
 
@@ -36,6 +37,10 @@ need libev-dev            have_hdr ev.h
 need liblmdb-dev          sh -c 'pkg-config --exists lmdb'
 need libhiredis-dev      sh -c 'pkg-config --exists hiredis'
 need libssl-dev           sh -c 'pkg-config --exists libcrypto'
+# The demo's pictures (scripts/timeline.sh): gnuplot draws them from the
+# trace jq reads; jq also reads the demo's rows.
+need gnuplot-nox          have_cmd gnuplot
+need jq                   have_cmd jq
 if [ -z "$build_only" ]; then
 need libcmocka-dev        sh -c 'pkg-config --exists cmocka'
 need libjansson-dev       sh -c 'pkg-config --exists jansson'
@@ -43,7 +48,6 @@ need bats                 have_cmd bats
 need parallel             have_cmd parallel
 need redis-server         have_cmd redis-server
 need curl                 have_cmd curl
-need jq                   have_cmd jq
 need python3              test -x /usr/bin/python3
 need time                 test -x /usr/bin/time
 need valgrind             have_cmd valgrind

@@ -81,6 +81,10 @@ static const char usage_text[] =
 "      --loops=N          coro: event loops, one thread each (default 1)\n"
 "      --procs=N          procs: worker processes, each with one event loop\n"
 "                         (default: the online CPUs)\n"
+"      --worker-timeout=SECONDS\n"
+"                         procs: a worker process not heard from this long\n"
+"                         (each sends a heartbeat 4 times a second) is\n"
+"                         killed and its URLs go to the others (default 10)\n"
 "      --parse-threads=N  coro and procs: threads that parse pages while the\n"
 "                         event loops fetch (default: the online CPUs the\n"
 "                         loops or processes leave; 0: parse on the loops)\n"
@@ -157,7 +161,7 @@ static const char usage_text[] =
 "      --warc-max-size=BYTES  start a new WARC file past BYTES (FILE-00000,\n"
 "                         FILE-00001, ...; suffixes K, M, G)\n"
 "      --cdx=FILE         write a CDXJ index of the WARC's responses to FILE\n"
-"                         (sorted at the end)\n"
+"                         (sorted at the end; procs: the workers' merged)\n"
 "      --save=DIR         write every 2xx body, decoded, as DIR/HOST[:PORT]/PATH\n"
 "                         (index.html for a path ending in /, ?QUERY kept)\n"
 "\n"
@@ -257,7 +261,7 @@ enum {
     OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_WARC, OPT_WARC_MAX_SIZE, OPT_CDX, OPT_SAVE,
     OPT_NOPROXY, OPT_RESOLVE, OPT_IGNORE_CRAWL_DELAY, OPT_AUTO_THROTTLE, OPT_SITEMAPS,
     OPT_STATE, OPT_FRONTIER, OPT_LEASE, OPT_FRONTIER_RETRY, OPT_STATUS,
-    OPT_PARSE_THREADS, OPT_MAX_QUEUE,
+    OPT_PARSE_THREADS, OPT_WORKER_TIMEOUT, OPT_MAX_QUEUE,
 };
 
 static const struct option long_opts[] = {
@@ -286,6 +290,7 @@ static const struct option long_opts[] = {
     {"stack-size", required_argument, 0, OPT_STACK_SIZE},
     {"loops", required_argument, 0, OPT_LOOPS},
     {"procs", required_argument, 0, OPT_PROCS},
+    {"worker-timeout", required_argument, 0, OPT_WORKER_TIMEOUT},
     {"parse-threads", required_argument, 0, OPT_PARSE_THREADS},
     {"format", required_argument, 0, OPT_FORMAT},
     {"order", required_argument, 0, OPT_ORDER},
@@ -504,6 +509,10 @@ static int opt_model(struct cli *cli, int ch)
     case OPT_PROCS:
         o->procs = (int)parse_long("--procs", optarg, 1, 256);
         cli->given |= GIVEN_PROCS;
+        return 1;
+    case OPT_WORKER_TIMEOUT:
+        o->worker_timeout = parse_seconds("--worker-timeout", optarg);
+        cli->given |= GIVEN_WTIMEOUT;
         return 1;
     case OPT_PARSE_THREADS:
         o->parse_threads = (int)parse_long("--parse-threads", optarg, 0, 256);
@@ -839,6 +848,7 @@ static void warn_ignored(const struct cli *cli)
         { GIVEN_REPEAT, "--repeat", "it repeats the runs of --mode=all" },
         { GIVEN_LOOPS, "--loops", "it sets the event loops of --mode=coro" },
         { GIVEN_PROCS, "--procs", "it sets the worker processes of --mode=procs" },
+        { GIVEN_WTIMEOUT, "--worker-timeout", "it bounds the worker processes of --mode=procs" },
         { GIVEN_STACK, "--stack-size", "it sizes the coroutines of coro and procs" },
         { GIVEN_PARSE, "--parse-threads", "it sets the parse threads of coro and procs, "
           "which parse pages only with --depth or --extract" },
@@ -855,7 +865,7 @@ static void warn_ignored(const struct cli *cli)
             continue;
         int used = f == GIVEN_MODES || f == GIVEN_REPEAT ? all
                  : f == GIVEN_LOOPS ? RUNS("coro")
-                 : f == GIVEN_PROCS ? RUNS("procs")
+                 : f == GIVEN_PROCS || f == GIVEN_WTIMEOUT ? RUNS("procs")
                  : f == GIVEN_STACK ? RUNS("coro") || RUNS("procs")
                  : f == GIVEN_PARSE ? (RUNS("coro") || RUNS("procs")) &&
                                       (cli->opts.depth > 0 || cli->nextract > 0)

@@ -38,7 +38,7 @@ now_ms() {
 	[ "$status" -eq 0 ]
 	for ep in /delay/ /bytes/ /chunked/ /gzip/ /br/ /zstd/ /status/ /redirect/ /redirect-loop \
 		/redirect-to /headers /graph/ /site/ /robots.txt /hang /reset /trickle/ \
-		/garbage /robots/bom /robots/cr /robots/huge/ /robots/delay/ /robots/sitemap/ \
+		/garbage /slow/ /robots/bom /robots/cr /robots/huge/ /robots/delay/ /robots/sitemap/ \
 		/sitemap/urls/ /sitemap/index/ /sitemap/big/ /sitemap.xml /deep/ /wide/ /big-header/ /lengths/ /stats; do
 		[[ "$output" == *"$ep"* ]] || { echo "missing $ep"; return 1; }
 	done
@@ -176,6 +176,31 @@ now_ms() {
 	[ "$a" = "$b" ]
 	[ "$(curl -s "$FIXTURE/delay/0/x" | wc -c)" -eq 100 ]
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "$FIXTURE/delay/abc")" = 404 ]
+}
+
+@test "/slow/MS/PATH answers as /PATH after MS ms: a site page, a failure, nested delays added" {
+	t=$(curl -s -o "$BATS_TEST_TMPDIR/page" -w '%{http_code} %{time_total}' "$FIXTURE/slow/300/site/cinema/film/3.html")
+	echo "$t"
+	awk -v t="${t#* }" 'BEGIN { exit !(t >= 0.3 && t < 2) }'
+	[ "${t% *}" = 200 ]
+	cmp "$BATS_TEST_TMPDIR/page" testdata/site/cinema/film/3.html
+	t=$(curl -s -o "$BATS_TEST_TMPDIR/page" -w '%{http_code} %{time_total}' "$FIXTURE/slow/200/slow/100/status/500")
+	awk -v t="${t#* }" 'BEGIN { exit !(t >= 0.3 && t < 2) }'
+	[ "${t% *}" = 500 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/page")" = "500 Internal Server Error" ]
+	# Counted once, under the path as sent.
+	[ "$(curl -s "$FIXTURE/stats?path=/slow/300/site/cinema/film/3.html")" = '{"path":"/slow/300/site/cinema/film/3.html","count":1}' ]
+	# The request is answered as sent: its query, its HEAD, its Connection: close.
+	[ "$(curl -s "$FIXTURE/slow/10/site/cinema/film/1.html?charset=latin1" -o /dev/null -w '%{content_type}')" = "text/html; charset=latin1" ]
+	run curl -sI "$FIXTURE/slow/10/bytes/7"
+	[ "$(header Content-Length)" = 7 ]
+	run raw 'GET /slow/100/bytes/3 HTTP/1.1\r\n\r\nGET /slow/50/bytes/2 HTTP/1.1\r\nConnection: close\r\n\r\n'
+	[ "$(grep -o 'HTTP/1.1 200 OK' <<<"$output" | wc -l)" -eq 2 ]
+	[[ "$output" == *$'\r\n\r\nabcHTTP/1.1 200 OK'* ]]
+	[[ "$output" == *$'Connection: close\r\n\r\nab<EOF>' ]]
+	for bad in /slow/abc/bytes/1 /slow/100 /slow/100/slow/x/bytes/1; do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' "$FIXTURE$bad")" = 404 ]
+	done
 }
 
 @test "/delay runs concurrently: 100 parallel /delay/500 finish in under 3 s" {

@@ -272,6 +272,20 @@ endless_line() {
 	done
 }
 
+@test "--deadline ends a transfer in flight at the deadline, not at libcurl's next progress call" {
+	# A blocking fetch heard of the deadline only when libcurl called its
+	# progress callback, about once a second while no byte came: 1.0 to
+	# 1.2 s for a 0.3 s deadline.
+	for m in $MODES; do
+		run timeout 10 "$CRAWL" --mode=$m --deadline 0.3 --format=jsonl "$FIXTURE/hang" "$FIXTURE/delay/5000/b"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.url) | .error' <<<"$output" | sort -u)" = "cancelled: --deadline reached" ]
+		wall=$(jq -r 'select(.summary) | .wall_s' <<<"$output")
+		echo "$m: $wall s"
+		awk -v t="$wall" 'BEGIN { exit !(t >= 0.29 && t < 0.8) }'
+	done
+}
+
 @test "--mode=all stops after SIGINT and prints what ran" {
 	"$CRAWL" --mode=all -q "$FIXTURE/delay/3000/a" >"$BATS_TEST_TMPDIR/out" 2>&1 &
 	pid=$!

@@ -208,10 +208,11 @@ expected_graph() {
 			--extract 'name=//h1' --extract 'date=//span[@class="date"]' --extract 'poster=//img/@src' \
 			"$FIXTURE/site/cinema/"
 		[ "$status" -eq 0 ]
-		[ "$(grep -c '^Length:' <<<"$output")" -eq 9 ]
+		[ "$(grep -c '^Length:' <<<"$output")" -eq 23 ]
 		grep -qx "Length:   454   URL: $FIXTURE/site/cinema/film/1.html name=The Lighthouse Keeper's Daughter date=2025-07-04 poster=/site/cinema/posters/1.jpg" <<<"$output"
 		grep -qx "Length:   413   URL: $FIXTURE/site/cinema/film/8.html name=The Last Cartographer date=2025-08-22 poster=/site/cinema/posters/8.jpg" <<<"$output"
-		[ "$(grep -c ' poster=/site/cinema/posters/[1-8].jpg$' <<<"$output")" -eq 8 ]
+		grep -qx "Length:   416   URL: $FIXTURE/site/cinema/film/22.html name=Northbound Night Train date=2025-11-28 poster=/site/cinema/posters/22.jpg" <<<"$output"
+		[ "$(grep -c ' poster=/site/cinema/posters/[0-9]*.jpg$' <<<"$output")" -eq 22 ]
 	done
 	run "$CRAWL" --depth 1 --follow '//div[@id="showing-soon"]//a/@href' --extract 'poster=//img/@src' --format=jsonl "$FIXTURE/site/cinema/"
 	[ "$(jq -r 'select(.extract) | .extract.poster[0]' <<<"$output" | sort | head -1)" = "/site/cinema/posters/1.jpg" ]

@@ -27,7 +27,7 @@ workers_of() {
 	run "$CRAWL" --mode=procs --procs 3 --format=jsonl \
 		"$FIXTURE/bytes/1" "http://localhost:$FIXTURE_PORT/bytes/2" "$FIXTURE/bytes/3"
 	[ "$status" -eq 0 ]
-	[ "$(jq -r 'select(.summary) | .threads' <<<"$output")" -eq 7 ]     # 1 + 3 x (loop + reader)
+	[ "$(jq -r 'select(.summary) | .threads' <<<"$output")" -eq 10 ]    # 1 + 3 x (loop + reader + heartbeat)
 	# Two hosts: two processes, each the owner of one.
 	[ "$(jq -r 'select(.url) | (.worker / 1000000 | floor)' <<<"$output" | sort -u | wc -l)" -eq 2 ]
 	jq -s -e 'map(select(.url) | .worker >= 0) | all' <<<"$output" >/dev/null
@@ -166,9 +166,156 @@ workers_of() {
 	[ "$status" -eq 0 ]
 	grep -q '^procs: user_s, sys_s, vcsw, ivcsw and threads summed over its processes' <<<"$output"
 	run "$CRAWL" --mode=all -q --modes coro,procs --procs 2 --format=jsonl "$FIXTURE/bytes/1"
-	[ "$(jq -r 'select(.mode == "procs") | .threads' <<<"$output")" -eq 5 ]
+	[ "$(jq -r 'select(.mode == "procs") | .threads' <<<"$output")" -eq 7 ]
 	# Three processes' resident sets: more than coro's one.
 	jq -s -e '(.[] | select(.mode == "procs") | .rss_mb) > (.[] | select(.mode == "coro") | .rss_mb)' <<<"$output"
 	run "$CRAWL" --mode=all -q --modes coro,seq "$FIXTURE/bytes/1"
 	! grep -q '^procs:' <<<"$output"
+}
+
+@test "a worker stopped with SIGSTOP is given up after --worker-timeout: its URLs go to the others, one row each" {
+	# Eight at a time, half a second each: the crawl outlasts the stop.
+	list 40 "$BATS_TEST_TMPDIR/l.txt" "delay/500/s"
+	out="$BATS_TEST_TMPDIR/out.jsonl"
+	timeout 30 "$CRAWL" --mode=procs --procs 2 -c 8 --worker-timeout 1 --format=jsonl -o "$out" \
+		"$BATS_TEST_TMPDIR/l.txt" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	w=$(workers_of "$(crawl_under $pid)" 2)
+	[ "$(wc -w <<<"$w")" -eq 2 ]
+	wait_until 10 requests_seen "$FIXTURE" 1
+	stopped=${w%% *}
+	kill -STOP $stopped
+	start=$(date +%s%N)
+	rc=0
+	wait $pid || rc=$?
+	end=$(date +%s%N)
+	kill -CONT $stopped 2>/dev/null || true
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$rc" -eq 0 ]
+	grep -q "^crawl: worker process [01] stopped answering (not heard from for 1\.[0-9] s): killed, with [0-9]* URLs in flight: they go to another worker$" "$BATS_TEST_TMPDIR/err"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -eq 1 ]
+	[ "$(jq -c 'select(.url)' "$out" | wc -l)" -eq 40 ]
+	[ "$(jq -r 'select(.url) | .url' "$out" | sort -u | wc -l)" -eq 40 ]
+	jq -s -e 'map(select(.url) | .status == 200 and .length == 100) | all' "$out" >/dev/null
+	# Rows in input order are not held behind it: its jobs ran again once
+	# it had been silent a second, and the crawl ended (2.5 s of fetches).
+	[ $(((end - start) / 1000000)) -lt 10000 ]
+	# It is gone, not left stopped.
+	! kill -0 $stopped 2>/dev/null
+}
+
+@test "a slow worker is not given up: its heartbeat goes on while a transfer takes three times --worker-timeout" {
+	run "$CRAWL" --mode=procs --procs 2 --worker-timeout 1 --format=jsonl \
+		"$FIXTURE/delay/3000/a" "$FIXTURE/delay/3000/b" "$FIXTURE/bytes/5"
+	[ "$status" -eq 0 ]
+	! grep -q "stopped answering" <<<"$output"
+	[ "$(jq -r 'select(.url) | .status' <<<"$output" | tr '\n' ' ')" = "200 200 200 " ]
+	run "$CRAWL" --mode=procs --worker-timeout 0 "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	grep -q -- "--worker-timeout: expected a number of seconds above 0, got '0'" <<<"$output"
+	run "$CRAWL" --mode=coro -q --worker-timeout 3 "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "crawl: warning: --worker-timeout is ignored here: it bounds the worker processes of --mode=procs" ]
+}
+
+@test "a crawl stopped and continued as a whole (^Z, fg) gives up no worker" {
+	# Two at a time, 0.8 s each: the crawl outlasts the stop's start.
+	list 10 "$BATS_TEST_TMPDIR/l.txt" "delay/800/z"
+	out="$BATS_TEST_TMPDIR/out.jsonl"
+	timeout 30 "$CRAWL" --mode=procs --procs 2 -c 2 --worker-timeout 1 --format=jsonl -o "$out" \
+		"$BATS_TEST_TMPDIR/l.txt" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	cpid=$(crawl_under $pid)
+	w=$(workers_of $cpid 2)
+	wait_until 10 requests_seen "$FIXTURE" 1
+	kill -STOP $cpid $w
+	sleep 2.5
+	kill -CONT $w $cpid
+	rc=0
+	wait $pid || rc=$?
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$rc" -eq 0 ]
+	[ ! -s "$BATS_TEST_TMPDIR/err" ]
+	[ "$(jq -c 'select(.url and .status == 200)' "$out" | wc -l)" -eq 10 ]
+}
+
+@test "SIGTERM, SIGINT and --deadline with a stopped worker are obeyed within a second: a cancelled row each" {
+	list 20 "$BATS_TEST_TMPDIR/l.txt" "delay/5000/t"
+	out="$BATS_TEST_TMPDIR/out.jsonl"
+	for sig in TERM INT; do
+		timeout 30 "$CRAWL" --mode=procs --procs 2 --format=jsonl -o "$out" \
+			"$BATS_TEST_TMPDIR/l.txt" 2>"$BATS_TEST_TMPDIR/err" &
+		pid=$!
+		cpid=$(crawl_under $pid)
+		w=$(workers_of $cpid 2)
+		wait_until 10 requests_seen "$FIXTURE" 2
+		kill -STOP ${w%% *}
+		start=$(date +%s%N)
+		kill -$sig $cpid
+		rc=0
+		wait $pid || rc=$?
+		end=$(date +%s%N)
+		[ "$rc" -eq $([ $sig = TERM ] && echo 143 || echo 130) ]
+		[ $(((end - start) / 1000000)) -lt $((SECOND_MS + 800)) ]
+		[ "$(jq -c 'select(.url)' "$out" | wc -l)" -eq 20 ]
+		[ "$(jq -r 'select(.url) | .error' "$out" | sort -u)" = "cancelled: interrupted" ]
+		! kill -0 ${w%% *} 2>/dev/null
+	done
+
+	timeout 30 "$CRAWL" --mode=procs --procs 2 --deadline 1.5 --format=jsonl -o "$out" \
+		"$BATS_TEST_TMPDIR/l.txt" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	start=$(date +%s%N)
+	w=$(workers_of "$(crawl_under $pid)" 2)
+	kill -STOP ${w%% *}
+	rc=0
+	wait $pid || rc=$?
+	end=$(date +%s%N)
+	[ "$rc" -eq 1 ]
+	[ $(((end - start) / 1000000)) -lt $((1500 + SECOND_MS + 800)) ]
+	[ "$(jq -c 'select(.url)' "$out" | wc -l)" -eq 20 ]
+	[ "$(jq -r 'select(.url) | .error' "$out" | sort -u)" = "cancelled: --deadline reached" ]
+}
+
+# crawl_under PID: the crawl that timeout PID runs, once it is started.
+crawl_under() {
+	local c
+	for _ in $(seq 100); do
+		c=$(pgrep -P "$1") && break
+		sleep 0.02
+	done
+	echo "$c"
+}
+
+# as_user LIMIT CMD...: runs CMD as a user of its own (no other process:
+# root ignores ulimit -u) under ulimit -u LIMIT.
+as_user() {
+	local limit=$1 uid=$((61000 + RANDOM % 4000))
+	shift
+	setpriv --reuid=$uid --regid=$uid --clear-groups bash -c "ulimit -u $limit; exec \"\$@\"" _ "$@"
+}
+
+@test "workers that cannot be forked (ulimit -u): the crawl goes on with those that could, every row written; with none, every URL fails with a row" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run as a user of its own"
+	command -v setpriv >/dev/null || skip "needs setpriv"
+	case "$BUILD" in *tsan*) skip "ThreadSanitizer's own thread counts against ulimit -u" ;; esac
+	urls=()
+	for i in $(seq 40); do urls+=("$FIXTURE/bytes/$i"); done
+	# The crawl, 3 threads of its own, and one worker of 3 (its loop,
+	# reader and heartbeat): room for one of 4.
+	run timeout 30 bash -c "$(declare -f as_user); as_user 7 \"\$@\" 2>&1 >/dev/null" _ \
+		"$CRAWL" --mode=procs --procs 4 -q "${urls[@]}"
+	[ "$status" -eq 0 ]
+	[ "$output" = "crawl: only 1 of 4 worker processes could be started: the process limit (ulimit -u) leaves room for no more: fork: Resource temporarily unavailable" ]
+	run timeout 30 bash -c "$(declare -f as_user); as_user 7 \"\$@\" 2>/dev/null" _ \
+		"$CRAWL" --mode=procs --procs 4 --format=jsonl "${urls[@]}"
+	[ "$status" -eq 0 ]
+	[ "$(jq -c 'select(.url and .status == 200)' <<<"$output" | wc -l)" -eq 40 ]
+	# No room for a worker: a row for every URL, and why.
+	run timeout 30 bash -c "$(declare -f as_user); as_user 5 \"\$@\" 2>&1" _ \
+		"$CRAWL" --mode=procs --procs 4 --format=jsonl "${urls[@]}"
+	[ "$status" -eq 1 ]
+	grep -qx "crawl: no worker process could be started: the process limit (ulimit -u) leaves room for no more: fork: Resource temporarily unavailable; every URL fails" <<<"$output"
+	[ "$(jq -c 'select(.url)' <<<"$(grep '^{' <<<"$output")" | wc -l)" -eq 40 ]
+	[ "$(grep '^{' <<<"$output" | jq -r 'select(.url) | "\(.fail) \(.error)"' | sort -u)" = "other no worker process could be started" ]
 }

@@ -83,8 +83,9 @@ transfers() { jq -c '.traceEvents[] | select(.ph == "X" and .cat == "transfer")'
 	done
 }
 
-@test "the pool takes a job only when a worker is free: the wait in its queue is none" {
-	run "$CRAWL" --mode=pool -c 2 -q --trace "$trace" "$demo"
+@test "the pool takes a job only when a worker is free where a pace may hold jobs back, and queues ahead where none can" {
+	# --per-host keeps hosts apart: a job is taken only for a free worker.
+	run "$CRAWL" --mode=pool -c 2 --per-host 5 -q --trace "$trace" "$demo"
 	[ "$status" -eq 0 ]
 	[ "$(jq '[.traceEvents[] | select(.cat == "queue" and .ph == "b")] | length' "$trace")" -eq 5 ]
 	[ "$(jq '[.traceEvents[] | select(.cat == "queue" and .ph == "e")] | length' "$trace")" -eq 5 ]
@@ -92,6 +93,13 @@ transfers() { jq -c '.traceEvents[] | select(.ph == "X" and .cat == "transfer")'
 	# is taken then, not queued for a worker meanwhile.
 	transfers | jq -s -e 'map(select(.args.url | endswith("/3")))[0].ts >= 150000' >/dev/null
 	transfers | jq -s -e 'map(.args.queued_ms) | max < 50' >/dev/null
+	jq -e '[.traceEvents[] | select(.name == "transfers in flight") | .args.transfers] | max == 2' "$trace"
+	# A plain list: nothing can hold a job back, and the pool's queue
+	# holds the next ones (the executor's way), so a worker that is done
+	# starts one at once; the third URL waited there for a worker.
+	run "$CRAWL" --mode=pool -c 2 -q --trace "$trace" "$demo"
+	[ "$status" -eq 0 ]
+	transfers | jq -s -e 'map(select(.args.url | endswith("/3")))[0].args.queued_ms >= 150' >/dev/null
 	jq -e '[.traceEvents[] | select(.name == "transfers in flight") | .args.transfers] | max == 2' "$trace"
 }
 

@@ -346,16 +346,69 @@ response() {
 	[ "$(jq -r 'select(.url | test("redirect/1")) | .status' < <(cut -d' ' -f3- "$D/a.cdxj"))" = 302 ]
 }
 
-@test "procs writes one WARC file (and index) per worker process, named so" {
+@test "procs writes one WARC file per worker process, named so, and one index of the whole crawl" {
 	run "$CRAWL" --mode=procs --procs 2 -q --warc "$D/p.warc.gz" --cdx "$D/p.cdxj" \
 		"$FIXTURE/bytes/1" "http://localhost:$FIXTURE_PORT/bytes/2" "$FIXTURE/bytes/3" \
 		"http://localhost:$FIXTURE_PORT/bytes/4"
 	[ "$status" -eq 0 ]
-	[ "$(cd "$D" && ls p* | tr '\n' ' ')" = "p-w0.cdxj p-w0.warc.gz p-w1.cdxj p-w1.warc.gz " ]
+	[ "$(cd "$D" && ls p* | tr '\n' ' ')" = "p-w0.warc.gz p-w1.warc.gz p.cdxj " ]
 	run python3 "$CHECK" check "$D"/p-w0.warc.gz "$D"/p-w1.warc.gz
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = "ok: 10 records" ]
-	[ "$(cat "$D"/p-w*.cdxj | wc -l)" -eq 4 ]
+	[ "$(wc -l <"$D/p.cdxj")" -eq 4 ]
+}
+
+# index_points_home DIR CDXJ: every line of the index points, in the WARC
+# file it names, at the response record of its URL and digest.
+index_points_home() {
+	local off len url file digest head
+	while read -r off len url file digest; do
+		head=$(tail -c +$((off + 1)) "$1/$file" | head -c "$len" | zcat | tr -d '\r' | head -12)
+		grep -qx 'WARC-Type: response' <<<"$head" || { echo "$file@$off: not a response" >&2; return 1; }
+		grep -qx "WARC-Target-URI: $url" <<<"$head" || { echo "$file@$off: not $url" >&2; return 1; }
+		grep -qx "WARC-Payload-Digest: $digest" <<<"$head" || return 1
+	done < <(cut -d' ' -f3- "$2" | jq -r '"\(.offset) \(.length) \(.url) \(.filename) \(.digest)"')
+}
+
+@test "procs --cdx: the workers' indexes merged, sorted in the C locale, each line pointing into its own worker's WARC file" {
+	urls=()
+	for i in $(seq 20); do urls+=("$FIXTURE/bytes/$i" "http://localhost:$FIXTURE_PORT/bytes/$i"); done
+	run "$CRAWL" --mode=procs --procs 2 -q --warc "$D/p.warc.gz" --warc-max-size 4K \
+		--cdx "$D/p.cdxj" "${urls[@]}"
+	[ "$status" -eq 0 ]
+	[ ! -e "$D/p-w0.cdxj" ] && [ ! -e "$D/p-w1.cdxj" ]
+	[ "$(wc -l <"$D/p.cdxj")" -eq 40 ]
+	LC_ALL=C sort -c "$D/p.cdxj"
+	[ "$(cut -d' ' -f3- "$D/p.cdxj" | jq -r .url | sort -u | wc -l)" -eq 40 ]
+	# Both workers' files, several parts each, are named.
+	cut -d' ' -f3- "$D/p.cdxj" | jq -r .filename | sort -u >"$D/named"
+	grep -q '^p-w0-0000[0-9]\.warc\.gz$' "$D/named"
+	grep -q '^p-w1-0000[0-9]\.warc\.gz$' "$D/named"
+	[ "$(wc -l <"$D/named")" -gt 2 ]
+	index_points_home "$D" "$D/p.cdxj"
+}
+
+@test "procs --cdx with a worker killed mid-crawl: its index is merged too, cut lines dropped, every line pointing home" {
+	list=$D/l.txt
+	for i in $(seq 24); do echo "$FIXTURE/delay/400/k$i"; echo "http://localhost:$FIXTURE_PORT/delay/400/k$i"; done >"$list"
+	"$CRAWL" --mode=procs --procs 2 -c 8 -q --warc "$D/p.warc.gz" --cdx "$D/p.cdxj" "$list" 2>"$D/err" &
+	pid=$!
+	w=
+	for _ in $(seq 100); do
+		w=$(pgrep -P $pid | head -1)
+		[ -n "$w" ] && break
+		sleep 0.05
+	done
+	wait_until 10 answered "$FIXTURE" 10
+	kill -KILL "$w"
+	wait $pid
+	grep -q "killed by signal 9" "$D/err"
+	[ ! -e "$D/p-w0.cdxj" ] && [ ! -e "$D/p-w1.cdxj" ]
+	LC_ALL=C sort -c "$D/p.cdxj"
+	cut -d' ' -f3- "$D/p.cdxj" | jq -e . >/dev/null
+	# The survivor's 24 and more, and what the killed one wrote before it died.
+	[ "$(wc -l <"$D/p.cdxj")" -ge 24 ]
+	index_points_home "$D" "$D/p.cdxj"
 }
 
 @test "wget 1.21 --warc-file on the same crawl of the fixture site gives the same URIs and payload digests" {
