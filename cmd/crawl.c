@@ -843,6 +843,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < cli.opts.nexclude; i++)
         regfree(&cli.exclude[i]);
     curl_slist_free_all(cli.opts.headers);
+    curl_slist_free_all(cli.opts.resolve);
     curl_global_cleanup();
     if (fflush(stdout) != 0 && status != EXIT_OUTPUT && status != EXIT_PIPE)
         status = output_status(-errno);
