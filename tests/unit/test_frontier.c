@@ -2,8 +2,9 @@
  * come out in, hosts' turns, every pacing rule (--delay, Crawl-delay,
  * Retry-After and its bounds, --per-host), the retries' heap, which links
  * are admitted (depth, scope, --include, --exclude, seen once, --max-pages,
- * robots.txt), and the spill file that takes links past the memory bound
- * and gives them back in order. */
+ * robots.txt), the spill file that takes links past the memory bound
+ * and gives them back in order, and a store's errors, latched for the
+ * core to read once. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 
 #include "frontier.h"
 #include "job.h"
+#include "state_internal.h"
 
 static double fake_now;
 
@@ -458,6 +460,79 @@ static void test_drain_hands_back_every_queued_page_and_counts_held_links_as_lef
     frontier_free(f);
 }
 
+/* A store of the test's own: pages admitted get ids; what the test asks
+ * fails, with its error text. */
+struct fake_store {
+    struct state st;
+    int fail_admit;             /* admit fails (-EIO) for URLs with "bad" */
+    int fail_load;              /* the queue cannot be read */
+    int loads;                  /* queue_load calls */
+    uint64_t next_id;
+};
+
+static const char *fake_error(struct state *st)
+{
+    return "the fake store failed";
+}
+
+static int fake_admit(struct state *st, uint64_t hash, const struct state_page *p, uint64_t *id)
+{
+    struct fake_store *fs = (struct fake_store *)st;
+    if (fs->fail_admit && strstr(p->url, "bad"))
+        return -5;
+    *id = ++fs->next_id;
+    return 1;
+}
+
+static int fake_load(struct state *st, uint64_t after, size_t max,
+                     void (*fn)(uint64_t id, const struct state_page *p, void *data), void *data)
+{
+    struct fake_store *fs = (struct fake_store *)st;
+    fs->loads++;
+    return fs->fail_load ? -5 : 0;
+}
+
+static int fake_drop(struct state *st, uint64_t id)
+{
+    return 0;
+}
+
+static const struct state_ops fake_ops = {
+    .error = fake_error, .admit = fake_admit, .queue_load = fake_load, .drop = fake_drop,
+};
+
+static void test_a_store_error_is_latched_for_the_core_to_read_once(void **state)
+{
+    struct fake_store fs = { .st = { .ops = &fake_ops }, .fail_admit = 1 };
+    struct frontier *f = make((struct frontier_conf){ .depth = 1 });
+    frontier_use_store(f, &fs.st, 0);
+    assert_int_equal(frontier_store_failed(f), 0);
+    push(f, "http://a/");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    assert_int_equal(fs.loads, 1);          /* the store's head was asked for */
+    static const char *const links[] = { "http://a/good", "http://a/bad", "http://a/bad2" };
+    give_links(p, links, 3);
+    done(f, p, 1);
+    /* Two failures, one latch: said once, then clear until the next. */
+    assert_int_equal(frontier_store_failed(f), 1);
+    assert_int_equal(frontier_store_failed(f), 0);
+    assert_int_equal(fs.next_id, 1);        /* the good link is in the store */
+    frontier_free(f);
+}
+
+static void test_a_store_that_cannot_be_read_is_latched_and_asked_no_more(void **state)
+{
+    struct fake_store fs = { .st = { .ops = &fake_ops }, .fail_load = 1 };
+    struct frontier *f = make((struct frontier_conf){ .depth = 1 });
+    frontier_use_store(f, &fs.st, 0);
+    take(f, NULL, NULL);
+    assert_int_equal(frontier_store_failed(f), 1);
+    take(f, NULL, NULL);
+    assert_int_equal(fs.loads, 1);
+    assert_int_equal(frontier_store_failed(f), 0);
+    frontier_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -475,6 +550,8 @@ int main(void)
         cmocka_unit_test(test_crawl_delay_spaces_the_host_from_its_robots_request_unless_ignored),
         cmocka_unit_test(test_the_spill_file_takes_links_past_memory_and_gives_them_back_in_order),
         cmocka_unit_test(test_drain_hands_back_every_queued_page_and_counts_held_links_as_left),
+        cmocka_unit_test(test_a_store_error_is_latched_for_the_core_to_read_once),
+        cmocka_unit_test(test_a_store_that_cannot_be_read_is_latched_and_asked_no_more),
     };
     return cmocka_run_group_tests_name("frontier", tests, NULL, NULL);
 }
