@@ -547,14 +547,17 @@ static void finish(struct crawl *c, struct crawl_job *job)
 {
     int page = job->kind == JOB_PAGE;
     frontier_prepare(c->fr, job);
-    pthread_mutex_lock(&c->lock);
-    frontier_done(c->fr, job);
-    if (frontier_store_failed(c->fr))
-        crawl__state_warn(c);
-    int full = frontier_queue_full(c->fr);
-    pthread_mutex_unlock(&c->lock);
-    if (full)
-        queue_full_warn(c);
+    /* A plain list's page needs nothing of the frontier: no lock. */
+    if (!frontier_done_is_noop(c->fr, job)) {
+        pthread_mutex_lock(&c->lock);
+        frontier_done(c->fr, job);
+        if (frontier_store_failed(c->fr))
+            crawl__state_warn(c);
+        int full = frontier_queue_full(c->fr);
+        pthread_mutex_unlock(&c->lock);
+        if (full)
+            queue_full_warn(c);
+    }
     if (page)
         for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
             if (c->hooks[k].h.row)

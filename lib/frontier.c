@@ -1063,6 +1063,12 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
     robots_free(read);
 }
 
+int frontier_done_is_noop(const struct frontier *f, const struct crawl_job *j)
+{
+    return j->kind == JOB_PAGE && !j->host && !j->pace_start && !j->nlinks && !j->nparts &&
+           !f->st;
+}
+
 void frontier_done(struct frontier *f, struct crawl_job *j)
 {
     struct crawl_host *h = j->host;

@@ -107,6 +107,12 @@ void frontier_started(struct frontier *f, struct crawl_job *j);
  * which is fixed before the run starts; safe from any thread at once. */
 void frontier_prepare(const struct frontier *f, struct crawl_job *j);
 
+/* Returns 1 when frontier_done would do nothing for finished job j (a
+ * page of a plain list: no host kept, no pace, no links, no store), so
+ * that the core need not take its lock for it. Reads only j and what is
+ * fixed before the run. */
+int frontier_done_is_noop(const struct frontier *f, const struct crawl_job *j);
+
 /* Takes back a job that finished: per-host counts and pace, robots.txt
  * rules, and the links it found (queued as new jobs when they pass depth,
  * scope, --include/--exclude, --max-pages, de-duplication and robots.txt;
