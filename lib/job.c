@@ -29,19 +29,8 @@ void job_free(struct crawl_job *j)
 {
     if (!j)
         return;
+    job_clear(j);
     free(j->url);
-    free(j->res.final_url);
-    job_error_free(j->res.error);
-    for (size_t i = 0; i < j->res.nextracts; i++) {
-        free(j->res.extracts[i].name);
-        free(j->res.extracts[i].value);
-    }
-    free(j->res.extracts);
-    for (size_t i = 0; i < j->nlinks; i++)
-        free(j->links[i]);
-    free(j->links);
-    prepared_free(j);
-    free(j->body);
     free(j->scope);
     free(j);
 }
