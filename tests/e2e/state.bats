@@ -108,6 +108,8 @@ page_requests() {
 		crawl_state --mode=$m -c 4 2>>"$BATS_TEST_TMPDIR/err" || { cat "$BATS_TEST_TMPDIR/err"; false; }
 		diff <(urls | sort) <(expected | sort)
 		[ "$(urls | sort | uniq -d | wc -l)" -eq 0 ]
+		# Each page found says on which: the queue in the store keeps it.
+		parents_hold "$BATS_TEST_TMPDIR/out.jsonl"
 		# A page whose row was committed is never fetched again: only the
 		# ones in flight, or whose rows waited in the output's buffer
 		# (50 ms), at a kill are.
@@ -182,6 +184,12 @@ page_requests() {
 	run crawl_state --max-pages 10
 	[ "$status" -eq 2 ]
 	[ "$output" = "crawl: --state $s: started with max-pages=0, not max-pages=10$tail" ]
+	run crawl_state --canonical
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: --state $s: started with canonical=0, not canonical=1$tail" ]
+	run crawl_state --strip-query 'utm_.*'
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: --state $s: started with strip-queries=0, not strip-queries=1$tail" ]
 	[ "$(md5sum <"$BATS_TEST_TMPDIR/out.jsonl")" = "$sum" ]
 	# The model and the concurrency may change between runs.
 	run crawl_state --mode=pool -c 3
