@@ -225,6 +225,38 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	diff <(union | sort) <(expected | sort)
 }
 
+@test "a shared crawl's page records written without a parent, as before pages kept one, are read with none: the crawl goes on to every page once" {
+	start_private_fixture
+	(worker 1 --delay 10 -c 2 --lease 1) &
+	p=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
+	kill -KILL $p
+	wait $p || true
+	# Every record cut after its sixth field (why), the parent gone.
+	cut=$(rcli EVAL "local n = 0
+		for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
+			local v = redis.call('HGET', KEYS[1], f)
+			local at = 0
+			for _ = 1, 6 do at = string.find(v, '\0', at + 1, true) end
+			if at < #v then redis.call('HSET', KEYS[1], f, string.sub(v, 1, at)); n = n + 1 end
+		end
+		return n" 1 "crawl:t$BATS_TEST_NUMBER:p")
+	echo "$cut records cut"
+	[ "$cut" -gt 0 ]
+	sleep 2     # past its lease: its pages are anyone's
+	run worker 1 --lease 1
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$status" -eq 0 ]
+	diff <(union | sort) <(expected | sort)
+	whole 1
+	# The pages of the records cut have no parent; those found since, theirs.
+	none=$(jq -r 'select(.url and .depth > 0 and .parent == null) | .url' "$BATS_TEST_TMPDIR/out.1.jsonl" | wc -l)
+	echo "$none found pages without a parent"
+	[ "$none" -gt 0 ]
+	[ "$none" -le "$cut" ]
+	[ "$(jq -r 'select(.url and .depth > 0 and .parent != null) | .url' "$BATS_TEST_TMPDIR/out.1.jsonl" | wc -l)" -gt 0 ]
+}
+
 @test "a worker stopped with Ctrl-C exits 130, writes no cancelled rows and gives its pages back at once" {
 	start_private_fixture
 	(worker 1 --delay 2 --lease 600) &
