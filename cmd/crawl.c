@@ -27,6 +27,7 @@
 #include "crawl.h"
 #include "fetch.h"
 #include "html.h"
+#include "linkfile.h"
 #include "progress.h"
 #include "report.h"
 #include "retry.h"
@@ -209,6 +210,42 @@ static int trace_close(struct cli *cli, int status)
     return rc < 0 && status != EXIT_OUTPUT ? write_status(rc, "trace") : status;
 }
 
+/* Opens --links-out FILE (into *fd) and attaches its writer to c; NULL
+ * without --links-out. Exits 2 when the file cannot be made, as -o;
+ * interrupted while FILE, a FIFO, waits for its reader, 130 or 143. */
+static struct linkfile *links_open(const struct cli *cli, struct crawl *c, int *fd)
+{
+    struct linkfile *l = NULL;
+    *fd = -1;
+    if (!cli->links_out)
+        return NULL;
+    *fd = open_wait(cli->links_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (*fd < 0) {
+        fprintf(stderr, "crawl: %s: %s\n", cli->links_out, strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    int rc = linkfile_new(&l, *fd, FLUSH_MS, output_failed, c);
+    if (rc < 0) {
+        fprintf(stderr, "crawl: --links-out %s: %s\n", cli->links_out, strerror(-rc));
+        exit(EXIT_FAILED);
+    }
+    linkfile_attach(l, c);
+    return l;
+}
+
+/* Ends --links-out's file: returns 0, or -errno when it could not be
+ * written (all of it, or closed). */
+static int links_close(struct crawl *c, struct linkfile *l, int fd)
+{
+    if (!l)
+        return 0;
+    linkfile_attach(NULL, c);
+    int rc = linkfile_free(l);
+    if (close(fd) != 0 && rc == 0)
+        rc = -errno;
+    return rc;
+}
+
 /* Whether to draw the progress line. */
 static int want_progress(const struct cli *cli)
 {
@@ -247,6 +284,8 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         report_free(rep);
         return write_status(trc, "trace");
     }
+    int lfd;
+    struct linkfile *links = links_open(cli, c, &lfd);
     crawl_on_warn(c, warn_stderr, NULL);
     report_attach(rep, c);
     trace_attach(trace, c);
@@ -272,6 +311,7 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     report_attach(NULL, c);
     trace_attach(NULL, c);
     trc = trace_free(trace);
+    int lrc = links_close(c, links, lfd);
     /* A lost store (a --frontier server gone, a --state file on a full
      * disk) fails the commits, not the writes: the caller says so. */
     if (wrc < 0 && crawl_state_lost(c))
@@ -280,6 +320,8 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
         return output_status(wrc);
     if (trc < 0)
         return write_status(trc, "trace");
+    if (lrc < 0)
+        return write_status(lrc, cli->links_out);
     if (signal_status())
         return signal_status();
     if (crawl_input_error(c))
@@ -328,6 +370,10 @@ static void state_options(const struct cli *cli, char *buf, size_t n)
     ADD("extracts=%d\n", cli->nextract);
     for (int i = 0; i < cli->nextract; i++)
         ADD("extract.%d=%s\n", i, cli->extract[i]);
+    /* The seen set's key: another would fetch again what was fetched. */
+    ADD("canonical=%d\nstrip-queries=%zu\n", o->canonical, o->nstrip_query);
+    for (size_t i = 0; i < o->nstrip_query; i++)
+        ADD("strip-query.%zu=%s\n", i, cli->strip_src[i]);
     #undef ADD
     if (k >= n)
         buf[n - 1] = '\0';
@@ -842,6 +888,8 @@ int main(int argc, char **argv)
         regfree(&cli.include[i]);
     for (size_t i = 0; i < cli.opts.nexclude; i++)
         regfree(&cli.exclude[i]);
+    for (size_t i = 0; i < cli.opts.nstrip_query; i++)
+        regfree(&cli.strip[i]);
     curl_slist_free_all(cli.opts.headers);
     curl_slist_free_all(cli.opts.resolve);
     curl_global_cleanup();

@@ -72,6 +72,8 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
         .per_host = o->per_host, .delay = o->delay, .ignore_crawl_delay = o->ignore_crawl_delay,
         .auto_throttle = o->auto_throttle, .sitemaps = o->sitemaps,
         .retry_max_delay = o->retry_max_delay,
+        .canonical = o->canonical, .strip = o->strip_query, .nstrip = o->nstrip_query,
+        .verdicts = o->links_out != NULL,
     };
     if (!(c->fr = frontier_new(&fc))) {
         pthread_cond_destroy(&c->cond);

@@ -150,9 +150,12 @@ static int store_listed(void *data, struct crawl *c, const char *url, const char
         if (src == CRAWL_ENOMEM)
             return src;
         if (src == 0) {
-            src = state_seen_add(c->st, frontier_hash_url(u.norm));
+            uint64_t hash;
+            src = frontier_seen_hash(c->fr, u.norm, &hash);
             url_parts_free(&u);
             if (src < 0)
+                return src;
+            if (state_seen_add(c->st, hash) < 0)
                 goto err;
         }
     }

@@ -485,8 +485,9 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
     if (job->kind == JOB_SITEMAP)
         x->sitemap = sitemap_new(job->url);     /* NULL: the fetch fails, out of memory */
     const struct crawl_opts *o = ctx->opts;
+    /* --links-out reports the links of every page, those at --depth too. */
     if (job->kind == JOB_PAGE && o->rules &&
-        (job->depth < o->depth || html_rules_nextract(o->rules) > 0))
+        (job->depth < o->depth || html_rules_nextract(o->rules) > 0 || o->links_out))
         x->page = html_page_new(o->rules, job->url);   /* NULL: no parsing */
     /* The tree XPath rules need may hold 20 or more times the body's bytes
      * (a 43 MB page of links: 868 MB): --max-size bounds it as well. */
@@ -641,7 +642,7 @@ static void end_page(struct fetch_xfer *x, struct crawl_result *r)
     if (html_page_finish(x->page, r->final_url, &l) == 0) {
         r->nlinks = l.nlinks;
         warn_stopped(x, l.stopped);
-        if (x->job->depth < x->ctx->opts->depth) {
+        if (x->job->depth < x->ctx->opts->depth || x->ctx->opts->links_out) {
             x->job->links = l.links;
             x->job->nlinks = l.nlinks;
             l.links = NULL;

@@ -26,11 +26,15 @@
 #include "url.h"
 #include "vec.h"
 
-/* A spilled link: this header, then the scope and the URL. */
+/* A spilled link: this header, then the scope, the URL and its parent,
+ * unless parent_len is SPILL_SAME_PARENT: then its parent is the link's
+ * before it (a page's links are spilled in a row, and read back in
+ * order), which costs no bytes. */
 struct spilled {
     int32_t depth;
-    uint32_t scope_len, url_len;
+    uint32_t scope_len, url_len, parent_len;
 };
+#define SPILL_SAME_PARENT UINT32_MAX
 
 static void spill_refill(struct frontier *f);
 static void started(struct frontier *f, struct crawl_job *j, int sent);
@@ -59,6 +63,32 @@ uint64_t frontier_hash_url(const char *s)
 int frontier__seen_add(struct frontier *f, const char *url)
 {
     int rc = hset64_add(&f->seen, frontier_hash_url(url));
+    return rc < 0 ? CRAWL_ENOMEM : rc;
+}
+
+int frontier_seen_hash(const struct frontier *f, const char *norm, uint64_t *hash)
+{
+    const struct frontier_conf *o = &f->conf;
+    char *canon;
+    if (!o->canonical && !o->nstrip) {
+        *hash = frontier_hash_url(norm);
+        return 0;
+    }
+    if (url_canonical(norm, o->canonical, o->strip, o->nstrip, &canon) != 0)
+        return CRAWL_ENOMEM;
+    *hash = frontier_hash_url(canon);
+    free(canon);
+    return 0;
+}
+
+/* Adds the page of normal form norm by its seen-set key; returns 1 when it
+ * was new, 0 when seen before, CRAWL_ENOMEM. */
+static int seen_add_norm(struct frontier *f, const char *norm)
+{
+    uint64_t hash;
+    if (frontier_seen_hash(f, norm, &hash) != 0)
+        return CRAWL_ENOMEM;
+    int rc = hset64_add(&f->seen, hash);
     return rc < 0 ? CRAWL_ENOMEM : rc;
 }
 
@@ -232,6 +262,7 @@ void frontier_free(struct frontier *f)
                 pn = p->next;
                 free(p->url);
                 free(p->scope);
+                free(p->parent);
                 free(p);
             }
             for (struct crawl_job *j = h->head, *jn; j; j = jn) {
@@ -265,6 +296,8 @@ void frontier_free(struct frontier *f)
     spool_free(f->spill);
     free(f->spill_w);
     free(f->spill_r);
+    free(f->spill_w_parent);
+    free(f->spill_r_parent);
     free(f->st_seen);
     free(f->agent);
     free(f);
@@ -348,7 +381,7 @@ int frontier_push(struct frontier *f, struct crawl_job *j)
         }
         if (f->follow || f->sitemaps) {
             /* With --state, the listed URLs were seen as the list was read. */
-            if ((!f->st && frontier__seen_add(f, p.norm) < 0) || !(j->scope = strdup(p.host)))
+            if ((!f->st && seen_add_norm(f, p.norm) < 0) || !(j->scope = strdup(p.host)))
                 rc = CRAWL_ENOMEM;
         }
         if (rc == 0 && f->per_host_queues) {
@@ -645,18 +678,30 @@ static int spill_flush(struct frontier *f)
     return rc ? CRAWL_ENOMEM : 0;
 }
 
-/* Appends a link to the spill file (held back until SPILL_IO bytes wait).
- * Returns 0 or CRAWL_ENOMEM (the link is lost, as when memory runs out). */
-static int spill_push(struct frontier *f, const char *url, const char *scope, int depth)
+/* Appends a link (found on page parent, or NULL) to the spill file (held
+ * back until SPILL_IO bytes wait). Returns 0 or CRAWL_ENOMEM (the link is
+ * lost, as when memory runs out). */
+static int spill_push(struct frontier *f, const char *url, const char *scope,
+                      const char *parent, int depth)
 {
-    struct spilled r = { depth, (uint32_t)strlen(scope), (uint32_t)strlen(url) };
-    size_t n = sizeof r + r.scope_len + r.url_len;
+    int same = parent && f->spill_w_parent && strcmp(parent, f->spill_w_parent) == 0;
+    struct spilled r = { depth, (uint32_t)strlen(scope), (uint32_t)strlen(url),
+                         same ? SPILL_SAME_PARENT : parent ? (uint32_t)strlen(parent) : 0 };
+    size_t plen = same ? 0 : r.parent_len;
+    size_t n = sizeof r + r.scope_len + r.url_len + plen;
     if (vec_reserve(&f->spill_w, &f->spill_w_cap, f->spill_w_len + n, 1, SPILL_IO) != 0)
         return CRAWL_ENOMEM;
+    if (!same) {
+        free(f->spill_w_parent);
+        /* NULL, out of memory: the next link writes its parent out. */
+        f->spill_w_parent = parent ? strdup(parent) : NULL;
+    }
     char *w = f->spill_w + f->spill_w_len;
     memcpy(w, &r, sizeof r);
     memcpy(w + sizeof r, scope, r.scope_len);
     memcpy(w + sizeof r + r.scope_len, url, r.url_len);
+    if (plen)
+        memcpy(w + sizeof r + r.scope_len + r.url_len, parent, plen);
     f->spill_w_len += n;
     f->spilled++;
     return f->spill_w_len >= SPILL_IO ? spill_flush(f) : 0;
@@ -695,6 +740,9 @@ static void spill_clear(struct frontier *f)
         spool_reset(f->spill);
     f->spill_at = 0;
     f->spill_w_len = f->spill_r_len = 0;
+    free(f->spill_w_parent);
+    free(f->spill_r_parent);
+    f->spill_w_parent = f->spill_r_parent = NULL;
 }
 
 /* Moves what is left to read of the spill file to a new one, once the part
@@ -742,19 +790,30 @@ static void spill_refill(struct frontier *f)
         if (!p)
             goto lost;
         memcpy(&r, p, sizeof r);
-        size_t len = (size_t)r.scope_len + r.url_len + 2;
-        if (vec_reserve(&buf, &cap, len, 1, 256) != 0 ||
-            !(p = spill_get(f, f->spill_at + sizeof r, (size_t)r.scope_len + r.url_len)))
+        int same = r.parent_len == SPILL_SAME_PARENT;
+        size_t plen = same ? 0 : r.parent_len;
+        size_t body = (size_t)r.scope_len + r.url_len + plen;
+        if (vec_reserve(&buf, &cap, body + 3, 1, 256) != 0 ||
+            !(p = spill_get(f, f->spill_at + sizeof r, body)))
             goto lost;
-        char *scope = buf, *url = buf + r.scope_len + 1;
+        char *scope = buf, *url = buf + r.scope_len + 1, *parent = url + r.url_len + 1;
         memcpy(scope, p, r.scope_len);
         memcpy(url, p + r.scope_len, r.url_len);
-        scope[r.scope_len] = url[r.url_len] = '\0';
-        f->spill_at += sizeof r + r.scope_len + r.url_len;
+        if (plen)
+            memcpy(parent, p + r.scope_len + r.url_len, plen);
+        scope[r.scope_len] = url[r.url_len] = parent[plen] = '\0';
+        f->spill_at += sizeof r + body;
         f->spilled--;
+        if (!same) {
+            free(f->spill_r_parent);
+            f->spill_r_parent = plen ? strdup(parent) : NULL;
+        }
+        const char *from = same || plen ? f->spill_r_parent : NULL;
         struct url_parts u;
-        if (url_split(url, &u) == 0) {
-            frontier__place(f, &u, scope, r.depth, 0);
+        if ((same || plen) && !from) {
+            f->left++;   /* out of memory: its parent is lost */
+        } else if (url_split(url, &u) == 0) {
+            frontier__place(f, &u, scope, from, r.depth, 0);
             url_parts_free(&u);
         } else {
             f->left++;   /* out of memory */
@@ -774,16 +833,15 @@ lost:
     free(buf);
 }
 
-/* Creates a job for a link that passed every test but robots.txt's. */
+/* Creates a job for a link, found on page parent (or NULL), that passed
+ * every test but robots.txt's. Returns 0 or CRAWL_ENOMEM. */
 static int add_link_job(struct frontier *f, struct crawl_host *h, const char *url,
-                        const char *scope, int depth, uint64_t mark)
+                        const char *scope, const char *parent, int depth, uint64_t mark)
 {
     struct crawl_job *j = job_new();
-    if (!j || !(j->url = strdup(url)) || !(j->scope = strdup(scope))) {
-        if (j) {
-            free(j->url);
-            free(j);
-        }
+    if (!j || !(j->url = strdup(url)) || !(j->scope = strdup(scope)) ||
+        (parent && !(j->parent = strdup(parent)))) {
+        job_free(j);
         return CRAWL_ENOMEM;
     }
     j->depth = depth;
@@ -809,68 +867,126 @@ static int regex_any(const regex_t *v, size_t n, const char *s)
 
 /* The rules a link is held to that need nothing but the configuration: an
  * http(s) URL, the listed URL's host (unless --span-hosts), --include and
- * --exclude. Returns 1 with *p filled (the caller frees it), 0 when the link
- * is not followed, or CRAWL_ENOMEM; *p is empty unless 1. Touches nothing
- * that changes during a run, so it needs no lock. */
-static int admit_rules(const struct frontier_conf *o, const char *scope, const char *url,
-                       struct url_parts *p)
+ * --exclude. Returns JOB_LINK_PENDING with *p filled (the caller frees it),
+ * or why the link is not followed (JOB_LINK_NOT_HTTP, _SCOPE, _EXCLUDED,
+ * _NOMEM); *p is empty unless JOB_LINK_PENDING. Touches nothing that
+ * changes during a run, so it needs no lock. */
+static enum job_verdict admit_rules(const struct frontier_conf *o, const char *scope,
+                                    const char *url, struct url_parts *p)
 {
     int rc = url_split(url, p);
     if (rc != 0)
-        return rc == CRAWL_ENOMEM ? rc : 0;
-    if ((!o->span_hosts && scope && strcmp(p->host, scope) != 0) ||
-        (o->ninclude && !regex_any(o->include, o->ninclude, p->href)) ||
-        (o->nexclude && regex_any(o->exclude, o->nexclude, p->href))) {
+        return rc == CRAWL_ENOMEM ? JOB_LINK_NOMEM : JOB_LINK_NOT_HTTP;
+    enum job_verdict v = JOB_LINK_PENDING;
+    if (!o->span_hosts && scope && strcmp(p->host, scope) != 0)
+        v = JOB_LINK_SCOPE;
+    else if ((o->ninclude && !regex_any(o->include, o->ninclude, p->href)) ||
+             (o->nexclude && regex_any(o->exclude, o->nexclude, p->href)))
+        v = JOB_LINK_EXCLUDED;
+    if (v != JOB_LINK_PENDING)
         url_parts_free(p);
-        return 0;
-    }
-    return 1;
+    return v;
 }
 
-/* A link past admit_rules joins the crawl unless --max-pages is reached, it
- * was seen (in the store, the queue or the spill file), or the queue holds
- * --max-queue links. p stays the
- * caller's. Returns 0 or CRAWL_ENOMEM. */
-static int admit_parts(struct frontier *f, const char *scope, const struct url_parts *p,
-                       int depth)
+/* A link past admit_rules, found on page parent, joins the crawl unless
+ * --max-pages is reached, it was seen (in the store, the queue or the
+ * spill file), or the queue holds --max-queue links. p stays the caller's.
+ * Returns its verdict. */
+static enum job_verdict admit_parts(struct frontier *f, const char *scope, const char *parent,
+                                    const struct url_parts *p, int depth)
 {
     const struct frontier_conf *o = &f->conf;
+    uint64_t hash;
     int rc;
     if (o->max_pages > 0 && f->started >= (size_t)o->max_pages)
-        return 0;
+        return JOB_LINK_MAX_PAGES;
     if (!scope)
         scope = p->host;
+    /* Seen by its normal form (or its canonical one); fetched as the page
+     * wrote it. */
+    if (frontier_seen_hash(f, p->norm, &hash) != 0)
+        return JOB_LINK_NOMEM;
     if (f->st)
-        return frontier__store_admit(f, p, scope, depth);
+        return frontier__store_admit(f, p, scope, parent, depth, hash);
     /* Past --max-queue, a link new to the crawl is dropped and not kept in
      * the seen set: that set then grows with the links queued, not with
      * every link found (50 a page on an endless site), and a link dropped
      * may be queued when found again with room. */
     if (o->max_queue && f->queued + f->pending + f->spilled >= o->max_queue) {
-        if (!hset64_has(&f->seen, frontier_hash_url(p->norm)))
-            f->dropped++;
-        return 0;
+        if (hset64_has(&f->seen, hash))
+            return JOB_LINK_SEEN;
+        f->dropped++;
+        return JOB_LINK_QUEUE_FULL;
     }
-    /* Seen by its normal form; fetched as the page wrote it. */
-    if ((rc = frontier__seen_add(f, p->norm)) <= 0)
-        return rc;
+    if ((rc = hset64_add(&f->seen, hash)) <= 0)
+        return rc < 0 ? JOB_LINK_NOMEM : JOB_LINK_SEEN;
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
-        return spill_push(f, p->href, scope, depth);
-    return frontier__place(f, p, scope, depth, 0);
+        return spill_push(f, p->href, scope, parent, depth) ? JOB_LINK_NOMEM : JOB_LINK_ADMITTED;
+    return frontier__place(f, p, scope, parent, depth, 0);
 }
 
-int frontier__admit(struct frontier *f, const char *scope, const char *url, int depth)
+/* Admits url as a page at depth, found on page parent from a listed URL
+ * of host scope (NULL: its own host), when it passes scope, --include,
+ * --exclude, the seen set, --max-pages and robots.txt. Returns its
+ * verdict. */
+static enum job_verdict admit(struct frontier *f, const char *scope, const char *parent,
+                              const char *url, int depth)
 {
     const struct frontier_conf *o = &f->conf;
     struct url_parts p;
     if (o->max_pages > 0 && f->started >= (size_t)o->max_pages)
-        return 0;
-    int rc = admit_rules(o, scope, url, &p);
-    if (rc <= 0)
-        return rc;
-    rc = admit_parts(f, scope, &p, depth);
+        return JOB_LINK_MAX_PAGES;
+    enum job_verdict v = admit_rules(o, scope, url, &p);
+    if (v != JOB_LINK_PENDING)
+        return v;
+    v = admit_parts(f, scope, parent, &p, depth);
     url_parts_free(&p);
-    return rc;
+    return v;
+}
+
+/* ---- the verdicts of a page's links (--links-out) ------------------------- */
+
+/* Whether j's links are kept with their verdicts. */
+static int keeps_verdicts(const struct frontier *f, const struct crawl_job *j)
+{
+    return f->conf.verdicts && j->kind == JOB_PAGE;
+}
+
+/* Moves j's links into j->verdicts, each undecided. Short of memory, j is
+ * left as it was: its links go without verdicts. */
+static void verdicts_take(struct crawl_job *j)
+{
+    if (j->verdicts || !j->nlinks)
+        return;
+    struct job_link *v = malloc(j->nlinks * sizeof *v);
+    if (!v)
+        return;
+    for (size_t i = 0; i < j->nlinks; i++)
+        v[i] = (struct job_link){ j->links[i], JOB_LINK_PENDING };
+    free(j->links);
+    j->links = NULL;
+    j->verdicts = v;
+    j->nverdicts = j->nlinks;
+    j->nlinks = 0;
+}
+
+/* Gives every link of j not decided yet verdict v. */
+static void verdicts_all(struct crawl_job *j, enum job_verdict v)
+{
+    for (size_t i = 0; i < j->nverdicts; i++)
+        if (j->verdicts[i].verdict == JOB_LINK_PENDING)
+            j->verdicts[i].verdict = v;
+}
+
+/* Gives the first undecided link of j from *at on verdict v, and moves *at
+ * past it: the links frontier_prepare split are the undecided ones, in
+ * their order. */
+static void verdict_next(struct crawl_job *j, size_t *at, enum job_verdict v)
+{
+    while (*at < j->nverdicts && j->verdicts[*at].verdict != JOB_LINK_PENDING)
+        (*at)++;
+    if (*at < j->nverdicts)
+        j->verdicts[(*at)++].verdict = v;
 }
 
 void frontier_prepare(const struct frontier *f, struct crawl_job *j)
@@ -881,16 +997,29 @@ void frontier_prepare(const struct frontier *f, struct crawl_job *j)
             j->rules = robots_parse(j->body ? j->body : "", j->body_len, f->agent);
         return;
     }
-    if (j->parts || !j->nlinks || (j->kind == JOB_PAGE && j->depth >= f->conf.depth))
+    if (keeps_verdicts(f, j))
+        verdicts_take(j);
+    struct job_link *kept = j->verdicts;
+    size_t nl = kept ? j->nverdicts : j->nlinks;
+    if (j->parts || !nl)
         return;
-    struct url_parts *v = malloc(j->nlinks * sizeof *v);
+    if (j->kind == JOB_PAGE && j->depth >= f->conf.depth) {
+        verdicts_all(j, JOB_LINK_DEPTH);
+        return;
+    }
+    struct url_parts *v = malloc(nl * sizeof *v);
     if (!v)
         return;     /* frontier_done splits them itself */
     size_t n = 0;
-    for (size_t i = 0; i < j->nlinks; i++) {
-        if (admit_rules(&f->conf, j->scope, j->links[i], &v[n]) == 1)
+    for (size_t i = 0; i < nl; i++) {
+        enum job_verdict d = admit_rules(&f->conf, j->scope, kept ? kept[i].url : j->links[i],
+                                         &v[n]);
+        if (d == JOB_LINK_PENDING)
             n++;    /* a link out of memory is lost, as under the lock */
-        free(j->links[i]);
+        if (kept)
+            kept[i].verdict = d;
+        else
+            free(j->links[i]);
     }
     free(j->links);
     j->links = NULL;
@@ -902,17 +1031,26 @@ void frontier_prepare(const struct frontier *f, struct crawl_job *j)
 void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, int cancelled_too)
 {
     int go = cancelled_too || !frontier__cancelled(f);
+    const char *parent = j->res.final_url ? j->res.final_url : j->url;
+    size_t at = 0;
+    if (keeps_verdicts(f, j))
+        verdicts_take(j);
     for (size_t i = 0; i < j->nparts; i++) {
-        if (go)
-            admit_parts(f, j->scope, &j->parts[i], depth);
+        verdict_next(j, &at, go ? admit_parts(f, j->scope, parent, &j->parts[i], depth)
+                                : JOB_LINK_CANCELLED);
         url_parts_free(&j->parts[i]);
     }
     free(j->parts);
     j->parts = NULL;
     j->nparts = 0;
+    /* Those frontier_prepare did not split (it was short of memory). */
+    for (; at < j->nverdicts; at++)
+        if (j->verdicts[at].verdict == JOB_LINK_PENDING)
+            j->verdicts[at].verdict = go ? admit(f, j->scope, parent, j->verdicts[at].url, depth)
+                                         : JOB_LINK_CANCELLED;
     for (size_t i = 0; i < j->nlinks; i++) {
         if (go)
-            frontier__admit(f, j->scope, j->links[i], depth);
+            admit(f, j->scope, parent, j->links[i], depth);
         free(j->links[i]);
     }
     free(j->links);
@@ -920,22 +1058,25 @@ void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, i
     j->nlinks = 0;
 }
 
-int frontier__place(struct frontier *f, const struct url_parts *pp, const char *scope, int depth,
-                    uint64_t mark)
+enum job_verdict frontier__place(struct frontier *f, const struct url_parts *pp, const char *scope,
+                                 const char *parent, int depth, uint64_t mark)
 {
     const struct url_parts p = *pp;
     int rc = 0;
     struct crawl_host *h = NULL;
     if (f->per_host_queues && !(h = frontier__host_get(f, p.key)))
-        return CRAWL_ENOMEM;
+        return JOB_LINK_NOMEM;
     if (h && f->robots) {
         if (h->robots_state == ROBOTS_NONE && (rc = robots_start(f, h)) != 0)
             goto out;
         if (h->robots_state == ROBOTS_PENDING) {
             struct pending *pe = calloc(1, sizeof *pe);
-            if (!pe || !(pe->url = strdup(p.href)) || !(pe->scope = strdup(scope))) {
-                if (pe)
+            if (!pe || !(pe->url = strdup(p.href)) || !(pe->scope = strdup(scope)) ||
+                (parent && !(pe->parent = strdup(parent)))) {
+                if (pe) {
                     free(pe->url);
+                    free(pe->scope);
+                }
                 free(pe);
                 rc = CRAWL_ENOMEM;
                 goto out;
@@ -953,12 +1094,12 @@ int frontier__place(struct frontier *f, const struct url_parts *pp, const char *
         if (!robots_allowed(h->robots, p.path)) {
             f->robots_blocked++;
             frontier__store_drop(f, mark);
-            goto out;
+            return JOB_LINK_ROBOTS;
         }
     }
-    rc = add_link_job(f, h, p.href, scope, depth, mark);
+    rc = add_link_job(f, h, p.href, scope, parent, depth, mark);
 out:
-    return rc;
+    return rc ? JOB_LINK_NOMEM : JOB_LINK_ADMITTED;
 }
 
 void frontier__robots_rules(struct frontier *f, struct crawl_host *h, enum crawl_fail fail,
@@ -1043,7 +1184,7 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
         struct url_parts p;
         if (url_split(pe->url, &p) == 0) {
             if (robots_allowed(h->robots, p.path)) {
-                add_link_job(f, h, pe->url, pe->scope, pe->depth, pe->mark);
+                add_link_job(f, h, pe->url, pe->scope, pe->parent, pe->depth, pe->mark);
             } else {
                 f->robots_blocked++;
                 frontier__store_drop(f, pe->mark);
@@ -1055,6 +1196,7 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
         f->pending--;
         free(pe->url);
         free(pe->scope);
+        free(pe->parent);
         free(pe);
     }
     h->pend = h->pend_tail = NULL;
@@ -1065,8 +1207,10 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
 
 int frontier_done_is_noop(const struct frontier *f, const struct crawl_job *j)
 {
+    /* Verdicts but no parts: frontier_prepare was short of memory, and
+     * frontier_done splits the links. */
     return j->kind == JOB_PAGE && !j->host && !j->pace_start && !j->nlinks && !j->nparts &&
-           !f->st;
+           !(j->verdicts && !j->parts) && !f->st;
 }
 
 void frontier_done(struct frontier *f, struct crawl_job *j)
@@ -1094,6 +1238,10 @@ void frontier_done(struct frontier *f, struct crawl_job *j)
          * store even when the crawl is being cancelled. */
         frontier__admit_links(f, j, j->depth + 1, f->st != NULL);
         return;
+    }
+    if (keeps_verdicts(f, j)) {
+        verdicts_take(j);
+        verdicts_all(j, JOB_LINK_DEPTH);
     }
     for (size_t i = 0; i < j->nlinks; i++)
         free(j->links[i]);
@@ -1138,6 +1286,7 @@ struct crawl_job *frontier_drain(struct frontier *f)
                 pn = p->next;
                 free(p->url);
                 free(p->scope);
+                free(p->parent);
                 free(p);
                 f->left++;
             }

@@ -42,6 +42,13 @@ struct frontier_conf {
     int    auto_throttle;     /* each host's delay follows its latency and errors */
     int    sitemaps;          /* the listed hosts' sitemaps add their URLs at depth 0 */
     double retry_max_delay;   /* the longest pause a 429's or 503's Retry-After buys */
+    int    canonical;         /* the seen set keys on a URL with its query's
+                               * arguments sorted by name (url_canonical) */
+    const regex_t *strip;     /* ... and without the arguments whose whole name
+                               * one of these matches */
+    size_t nstrip;
+    int    verdicts;          /* a page's links are kept with what became of
+                               * each (j->verdicts), for --links-out */
     double (*now)(void);      /* the clock (monotonic seconds); NULL: clock_now */
 };
 
@@ -158,5 +165,11 @@ struct crawl_job *frontier_drain(struct frontier *f);
 /* A second, independent 64-bit hash of URL s (its normal form), for the
  * seen set. */
 uint64_t frontier_hash_url(const char *s);
+
+/* The seen set's key of the URL whose normal form is norm: its hash
+ * (frontier_hash_url), of its canonical form when f's configuration asks
+ * for one (canonical, strip). Returns 0 with *hash set, or CRAWL_ENOMEM.
+ * Reads only the configuration. */
+int frontier_seen_hash(const struct frontier *f, const char *norm, uint64_t *hash);
 
 #endif

@@ -21,6 +21,7 @@ struct name {                   /* an input file name, kept for its jobs */
 struct pending {                /* a link waiting for its host's robots.txt */
     char *url;
     char *scope;
+    char *parent;               /* the page it was found on, or NULL */
     int depth;
     uint64_t mark;              /* its id in the --state store; 0: none */
     struct pending *next;
@@ -92,6 +93,8 @@ struct frontier {
     char  *spill_r;             /* the file's bytes from spill_r_at, read ahead */
     size_t spill_r_len, spill_r_cap;
     uint64_t spill_r_at;
+    char  *spill_w_parent;      /* the parent of the last link written there, */
+    char  *spill_r_parent;      /* ... and of the last read back (or NULL) */
     struct crawl_job **later;   /* retries waiting for their time: a binary
                                  * heap on not_before, soonest first */
     size_t nlater, later_cap;
@@ -147,14 +150,10 @@ struct crawl_host *frontier__host_get(struct frontier *f, const char *key);
 /* Puts job j at the end of host h's queue (h takes its turns). */
 void frontier__host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_job *j);
 
-/* Admits url as a page at depth, found from a listed URL of host scope
- * (NULL: its own host), when it passes scope, --include, --exclude, the
- * seen set, --max-pages and robots.txt. Returns 0 or CRAWL_ENOMEM. */
-int frontier__admit(struct frontier *f, const char *scope, const char *url, int depth);
-
 /* Admits j's links at depth, as frontier_prepare left them or as fetch
- * found them, unless the crawl is being cancelled and cancelled_too is 0;
- * frees them. */
+ * found them, unless the crawl is being cancelled and cancelled_too is 0,
+ * each with j's final URL for its parent; frees them, but those kept
+ * with their verdicts (j->verdicts). */
 void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, int cancelled_too);
 
 /* frontier_pace.c: what the answer to page job j (which ran) tells the
@@ -171,11 +170,12 @@ void frontier__sitemaps_start(struct frontier *f, struct crawl_host *h, const st
 /* frontier_sitemap.c: sitemap job j is back: its URLs join the crawl. */
 void frontier__sitemap_done(struct frontier *f, struct crawl_job *j);
 
-/* Queues an admitted link p (mark: its store id, or 0) on its host, held
- * back while the host's robots.txt is on its way. Returns 0 or
- * CRAWL_ENOMEM. */
-int frontier__place(struct frontier *f, const struct url_parts *p, const char *scope, int depth,
-                    uint64_t mark);
+/* Queues an admitted link p (found on page parent, or NULL; mark: its
+ * store id, or 0) on its host, held back while the host's robots.txt is on
+ * its way. Returns JOB_LINK_ADMITTED (queued, or held back),
+ * JOB_LINK_ROBOTS (robots.txt forbids it) or JOB_LINK_NOMEM. */
+enum job_verdict frontier__place(struct frontier *f, const struct url_parts *p, const char *scope,
+                                 const char *parent, int depth, uint64_t mark);
 
 /* Sets h's rules from its robots.txt: fail (its failure class) and error
  * (its text, or NULL), status and body. */
@@ -185,11 +185,14 @@ void frontier__robots_rules(struct frontier *f, struct crawl_host *h, enum crawl
 
 /* frontier_store.c: --state. */
 
-/* Admits link p, new to memory's knowledge: adds it to the store's seen
- * set and queue, and to memory's queue when that holds the store's head.
- * Returns 0 or CRAWL_ENOMEM. */
-int frontier__store_admit(struct frontier *f, const struct url_parts *p, const char *scope,
-                          int depth);
+/* Admits link p (found on page parent; hash: its seen-set key), new to
+ * memory's knowledge: adds it to the store's seen set and queue, and to
+ * memory's queue when that holds the store's head. Returns its verdict:
+ * JOB_LINK_ADMITTED, JOB_LINK_SEEN, JOB_LINK_ROBOTS, JOB_LINK_STORE or
+ * JOB_LINK_NOMEM. */
+enum job_verdict frontier__store_admit(struct frontier *f, const struct url_parts *p,
+                                       const char *scope, const char *parent, int depth,
+                                       uint64_t hash);
 
 /* Takes queued pages from the store into memory while memory's queue is
  * less than half full; from a shared store, leases a batch the size of

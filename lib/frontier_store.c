@@ -69,7 +69,8 @@ static void load_one(uint64_t id, const struct state_page *p, void *data)
         f->left++;
         return;
     }
-    if (frontier__place(f, &u, p->scope ? p->scope : u.host, p->depth, id) != 0)
+    if (frontier__place(f, &u, p->scope ? p->scope : u.host, p->parent, p->depth, id) ==
+        JOB_LINK_NOMEM)
         f->left++;
     url_parts_free(&u);
 }
@@ -118,38 +119,41 @@ void frontier__store_refill(struct frontier *f)
     }
 }
 
-int frontier__store_admit(struct frontier *f, const struct url_parts *p, const char *scope,
-                          int depth)
+enum job_verdict frontier__store_admit(struct frontier *f, const struct url_parts *p,
+                                       const char *scope, const char *parent, int depth,
+                                       uint64_t hash)
 {
-    struct state_page sp = { .url = p->href, .scope = scope, .depth = depth };
-    uint64_t id, hash = frontier_hash_url(p->norm);
+    struct state_page sp = { .url = p->href, .scope = scope, .parent = parent, .depth = depth };
+    uint64_t id;
     if (!f->st_seen)
         f->st_seen = calloc(FRONTIER_SEEN_CACHE, sizeof *f->st_seen);
     uint64_t *slot = f->st_seen ? &f->st_seen[hash % FRONTIER_SEEN_CACHE] : NULL;
     if (slot && *slot == hash)
-        return 0;
+        return JOB_LINK_SEEN;
     int rc = state_admit(f->st, hash, &sp, &id);
     if (rc >= 0 && slot)
         *slot = hash;
-    if (state_shared(f->st)) {
-        /* Sent to the shared queue: whoever leases it next fetches it. */
+    /* Sent to the shared queue: whoever leases it next fetches it. */
+    if (state_shared(f->st))
         f->sh_found = 1;
-        goto out;
+    if (rc < 0) {
+        frontier__store_fail(f);
+        return JOB_LINK_STORE;
     }
-    if (rc <= 0)
-        goto out;
+    /* The server keeps it once, which it says only later, in the batch's
+     * reply: sent is admitted. */
+    if (state_shared(f->st))
+        return JOB_LINK_ADMITTED;
+    if (rc == 0)
+        return JOB_LINK_SEEN;
     /* Memory holds the store's head: a link joins it only when every page
      * before it is in memory too, and there is room. */
     if (f->st_more || f->queued + f->pending >= FRONTIER_MEM_JOBS) {
         f->st_more = 1;
-        return 0;
+        return JOB_LINK_ADMITTED;
     }
     f->st_cursor = id;
-    return frontier__place(f, p, scope, depth, id);
-out:
-    if (rc < 0)
-        frontier__store_fail(f);
-    return 0;
+    return frontier__place(f, p, scope, parent, depth, id);
 }
 
 void frontier__store_robots_load(struct frontier *f, struct crawl_host *h)

@@ -9,7 +9,7 @@
  * --retry (which takes a transient failure with tries left), then the
  * store (which takes a page the cancellation stopped: the next run's);
  * a job no hook took goes back to the frontier, and then its row is
- * written by the output and then the trace. */
+ * written by the output, its links by --links-out, and then the trace. */
 #ifndef CRAWL_HOOKS_H
 #define CRAWL_HOOKS_H
 
@@ -20,6 +20,7 @@ enum crawl_hook_slot {
     CRAWL_HOOK_RETRY,           /* --retry */
     CRAWL_HOOK_STORE,           /* --state, --frontier */
     CRAWL_HOOK_OUTPUT,          /* the report: the row */
+    CRAWL_HOOK_LINKS,           /* --links-out: the page's links and their verdicts */
     CRAWL_HOOK_TRACE,           /* --trace */
     CRAWL_HOOK_SLOTS
 };

@@ -32,6 +32,7 @@ void job_free(struct crawl_job *j)
     job_clear(j);
     free(j->url);
     free(j->scope);
+    free(j->parent);
     free(j);
 }
 
@@ -57,6 +58,11 @@ void job_clear(struct crawl_job *j)
     free(j->links);
     j->links = NULL;
     j->nlinks = 0;
+    for (size_t i = 0; i < j->nverdicts; i++)
+        free(j->verdicts[i].url);
+    free(j->verdicts);
+    j->verdicts = NULL;
+    j->nverdicts = 0;
     prepared_free(j);
     free(j->body);
     j->body = NULL;
@@ -80,6 +86,19 @@ const char *job_fail_name(enum crawl_fail f)
     if ((unsigned)f < sizeof names / sizeof names[0] && names[f])
         return names[f];
     return "other";
+}
+
+const char *job_verdict_reason(enum job_verdict v)
+{
+    static const char *const reasons[] = {
+        [JOB_LINK_SEEN] = "seen",             [JOB_LINK_SCOPE] = "out of scope",
+        [JOB_LINK_EXCLUDED] = "excluded",     [JOB_LINK_ROBOTS] = "robots",
+        [JOB_LINK_DEPTH] = "depth",           [JOB_LINK_NOT_HTTP] = "not http",
+        [JOB_LINK_QUEUE_FULL] = "queue full", [JOB_LINK_MAX_PAGES] = "max pages",
+        [JOB_LINK_CANCELLED] = "cancelled",   [JOB_LINK_STORE] = "store failed",
+        [JOB_LINK_NOMEM] = "out of memory",
+    };
+    return (unsigned)v < sizeof reasons / sizeof *reasons ? reasons[v] : NULL;
 }
 
 /* The error of a failure whose text could not be copied, per class. */

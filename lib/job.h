@@ -81,6 +81,37 @@ struct crawl_result {
 };
 
 
+/* What became of a link a page gave, as the frontier decided it (kept for
+ * --links-out): admitted, or why not. */
+enum job_verdict {
+    JOB_LINK_PENDING = 0,     /* not decided yet (between frontier_prepare and
+                               * frontier_done) */
+    JOB_LINK_ADMITTED,        /* queued as a page to fetch */
+    JOB_LINK_SEEN,            /* seen before: listed, queued or fetched already */
+    JOB_LINK_SCOPE,           /* on another host than the listed URL's */
+    JOB_LINK_EXCLUDED,        /* --include matched none of it, or --exclude did */
+    JOB_LINK_ROBOTS,          /* its host's robots.txt disallows it */
+    JOB_LINK_DEPTH,           /* found on a page at --depth, whose links are not followed */
+    JOB_LINK_NOT_HTTP,        /* no http or https URL the frontier can split */
+    JOB_LINK_QUEUE_FULL,      /* the queue held --max-queue links */
+    JOB_LINK_MAX_PAGES,       /* --max-pages pages were started already */
+    JOB_LINK_CANCELLED,       /* found as the crawl was being cancelled */
+    JOB_LINK_STORE,           /* the --state or --frontier store failed */
+    JOB_LINK_NOMEM            /* out of memory */
+};
+
+/* Returns the reason a link was not admitted ("seen", "out of scope",
+ * "excluded", "robots", "depth", "not http", "queue full", "max pages",
+ * "cancelled", "store failed", "out of memory"), or NULL for one that was
+ * (and for one not decided). */
+const char *job_verdict_reason(enum job_verdict v);
+
+/* A link a page gave and its verdict; url is owned. */
+struct job_link {
+    char *url;
+    enum job_verdict verdict;
+};
+
 /* A page is a row of the output; a robots job fetches a host's robots.txt
  * for the core, a sitemap job a sitemap (--sitemaps), and neither is
  * shown. */
@@ -125,6 +156,12 @@ struct crawl_job {
                                * (frontier_started) */
     struct crawl_host *host;  /* its per-host queue, when the frontier keeps them */
     char  *scope;             /* host name of the listed URL it was reached from */
+    char  *parent;            /* the final URL of the page (or the sitemap) it was
+                               * found on; NULL for a listed URL */
+    struct job_link *verdicts;  /* --links-out: every link the page gave, in its
+                               * order, with its verdict (the frontier's); the
+                               * links are these then, not links */
+    size_t nverdicts;
     struct crawl_job *qnext;  /* next job in its queue */
     double not_before;        /* a retry's earliest start (monotonic seconds) */
 };

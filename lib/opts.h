@@ -68,6 +68,14 @@ struct crawl_opts {
     size_t ninclude;
     const regex_t *exclude;   /* ... and none of these */
     size_t nexclude;
+    int    canonical;         /* a URL's query arguments sorted by name for the
+                               * seen set (--canonical) */
+    const regex_t *strip_query;   /* query arguments whose whole name one of
+                               * these matches are not in the seen set's key
+                               * (--strip-query; REG_EXTENDED, not REG_NOSUB) */
+    size_t nstrip_query;
+    const char *links_out;    /* --links-out: every link of a parsed page and
+                               * its verdict go to this file; NULL: none */
     const struct html_rules *rules; /* what to follow and extract; NULL: no parsing */
     int    robots;            /* obey robots.txt when following links */
     const char *robots_agent; /* the product token robots.txt is read for; NULL:

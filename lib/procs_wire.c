@@ -60,7 +60,10 @@ const size_t procs_result_nfields = sizeof procs_result_fields / sizeof *procs_r
 
 /* Every field of struct crawl_opts, in declaration order, with what a
  * worker does with it:
- *   KEEP  applied as given (the transfer's settings, what is kept)
+ *   KEEP  applied as given (the transfer's settings, what is kept;
+ *         links_out: the worker sends every link of a page, those it sent
+ *         before and those of a page at --depth too, for the coordinator's
+ *         frontier to give each its verdict; the file is the coordinator's)
  *   OFF   the coordinator's frontier applies it, once for the crawl: off
  *         (zero) in a worker, or it would apply twice
  *   OWN   the worker sets its own value (procs_worker_opts) */
@@ -99,6 +102,10 @@ const size_t procs_result_nfields = sizeof procs_result_fields / sizeof *procs_r
     X(ninclude, KEEP) \
     X(exclude, KEEP) \
     X(nexclude, KEEP) \
+    X(canonical, OFF) \
+    X(strip_query, OFF) \
+    X(nstrip_query, OFF) \
+    X(links_out, KEEP) \
     X(rules, KEEP) \
     X(robots, OFF) \
     X(robots_agent, KEEP) \

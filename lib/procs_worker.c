@@ -36,6 +36,8 @@ struct worker {
     pthread_mutex_t lock;   /* guards out, scopes and sent */
     size_t conns_sent;      /* connections already reported */
     int depth;              /* --depth: a page this deep gives no links */
+    int all_links;          /* --links-out: every link of every page is sent,
+                             * for the coordinator to give each its verdict */
     uint64_t *scopes;       /* by job id: the hash of the job's scope */
     size_t nscopes;
     struct hset64 sent;     /* links sent, hashed with their page's scope */
@@ -144,15 +146,16 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     wire_put_u64(b, j->seq);
     procs_result_put(b, r, t0);
     /* A page's links, but those the coordinator has: links sent before,
-     * and all of a page at --depth (it follows none of them). A sitemap's
-     * are all sent: they are admitted at depth 0. */
+     * and all of a page at --depth (it follows none of them); all of them
+     * with --links-out. A sitemap's are all sent: they are admitted at
+     * depth 0. */
     size_t count_at = b->len;
     uint32_t nl = 0;
     wire_put_u32(b, 0);
-    int page = j->kind == JOB_PAGE;
-    if (!page || j->depth < wk->depth)
+    int all = j->kind != JOB_PAGE || wk->all_links;
+    if (all || j->depth < wk->depth)
         for (size_t i = 0; i < j->nlinks; i++)
-            if (!page || link_fresh(wk, j, j->links[i])) {
+            if (all || link_fresh(wk, j, j->links[i])) {
                 wire_put_str(b, j->links[i]);
                 nl++;
             }
@@ -417,6 +420,7 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     wk.fd = fd;
     wk.idx = idx;
     wk.depth = o.depth;
+    wk.all_links = o.links_out != NULL;
     wk.main_tid = pthread_self();
     pthread_mutex_init(&wk.lock, NULL);
     int rc = CRAWL_ENOMEM;

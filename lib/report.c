@@ -89,6 +89,7 @@ static const char *const columns[] = {
     "url", "source", "line", "depth", "final_url", "status", "length", "wire_bytes",
     "redirects", "attempts", "worker", "start_s", "time_dns_s", "time_connect_s",
     "time_tls_s", "time_ttfb_s", "time_total_s", "links", "fail", "error", "extract",
+    "parent",
 };
 #define NCOLUMNS (sizeof columns / sizeof columns[0])
 
@@ -172,6 +173,7 @@ static void row_cells(struct cell *c, const struct crawl_job *j, unsigned cols,
         c[20].kind = CELL_JSON;
         c[20].s = ext->data ? ext->data : "{}";
     }
+    c_str(&c[21], j->parent);
 }
 
 static void json_row(struct strbuf *b, const struct crawl_job *j, unsigned cols)

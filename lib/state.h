@@ -30,13 +30,15 @@ enum state_phase {
 /* The page id in a mark. */
 #define STATE_ID (STATE_FAILED - 1)
 
-/* A page as the store keeps it. Strings are borrowed; scope, source and
- * why may be NULL. why: a listed line that is no URL to fetch, and why. */
+/* A page as the store keeps it. Strings are borrowed; scope, source,
+ * why and parent may be NULL. why: a listed line that is no URL to fetch,
+ * and why; parent: the page a found one was found on. */
 struct state_page {
     const char *url;
     const char *scope;
     const char *source;
     const char *why;
+    const char *parent;
     int depth;
     long line;
 };

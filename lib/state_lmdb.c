@@ -422,14 +422,14 @@ static int lm_seen_add(struct state *st_, uint64_t hash)
 static int lm_queue_add(struct state *st_, const struct state_page *p, uint64_t *id)
 {
     struct lm *st = (struct lm *)st_;
-    const char *s[4] = { p->url, p->scope, p->source, p->why };
-    size_t len[4], total = sizeof(struct state_lmdb_rec) + STATE_LMDB_CRC;
+    const char *s[STATE_LMDB_STRINGS] = { p->url, p->scope, p->source, p->why, p->parent };
+    size_t len[STATE_LMDB_STRINGS], total = sizeof(struct state_lmdb_rec) + STATE_LMDB_CRC;
     struct state_lmdb_rec r;
     memset(&r, 0, sizeof r);
     r.state = QUEUED;
     r.depth = p->depth;
     r.line = p->line;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < STATE_LMDB_STRINGS; i++) {
         if (i > 0 && s[i])
             r.has |= (uint8_t)(1 << (i - 1));
         len[i] = s[i] ? strlen(s[i]) : 0;
@@ -447,7 +447,7 @@ static int lm_queue_add(struct state *st_, const struct state_page *p, uint64_t 
         char *d = v.mv_data;
         memcpy(d, &r, sizeof r);
         d += sizeof r;
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < STATE_LMDB_STRINGS; i++) {
             if (len[i])
                 memcpy(d, s[i], len[i]);
             d[len[i]] = '\0';
@@ -477,15 +477,16 @@ static int lm_admit(struct state *st_, uint64_t hash, const struct state_page *p
 static void unpack(const MDB_val *v, struct state_lmdb_rec *r, struct state_page *p)
 {
     const char *d = (const char *)v->mv_data + sizeof *r;
-    const char *s[4];
+    const char *s[STATE_LMDB_STRINGS];
     memcpy(r, v->mv_data, sizeof *r);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < STATE_LMDB_STRINGS; i++) {
         s[i] = d;
         d += strlen(d) + 1;
     }
     *p = (struct state_page){
         .url = s[0], .scope = r->has & 1 ? s[1] : NULL, .source = r->has & 2 ? s[2] : NULL,
-        .why = r->has & 4 ? s[3] : NULL, .depth = r->depth, .line = (long)r->line,
+        .why = r->has & 4 ? s[3] : NULL, .parent = r->has & 8 ? s[4] : NULL,
+        .depth = r->depth, .line = (long)r->line,
     };
 }
 

@@ -10,8 +10,9 @@
 #include <stdint.h>
 
 /* The format of the records crawl writes. 2: no marker and no CRCs (a
- * meta value "version" of "2"); 3: the marker, a CRC in every record. */
-#define STATE_LMDB_FORMAT 3
+ * meta value "version" of "2"); 3: the marker, a CRC in every record; 4:
+ * a page record holds its parent too. */
+#define STATE_LMDB_FORMAT 4
 
 /* The marker: the value of this key in the "meta" database, written when
  * crawl makes a store; a file without it is not crawl's. Its value is the
@@ -36,12 +37,15 @@
 /* Page states, a page record's first byte. */
 enum { STATE_LMDB_QUEUED = 0, STATE_LMDB_DONE = 1, STATE_LMDB_FETCHED = 2 };
 
-/* A page record: this header, then url, scope, source and why, each
- * NUL-terminated (an absent one is empty, with its bit in has), then the
- * CRC. LMDB aligns values to 2 bytes only: read with memcpy. */
+/* The strings of a page record. */
+#define STATE_LMDB_STRINGS 5
+
+/* A page record: this header, then url, scope, source, why and parent,
+ * each NUL-terminated (an absent one is empty, with its bit in has), then
+ * the CRC. LMDB aligns values to 2 bytes only: read with memcpy. */
 struct state_lmdb_rec {
     uint8_t state;
-    uint8_t has;                /* 1 scope, 2 source, 4 why */
+    uint8_t has;                /* 1 scope, 2 source, 4 why, 8 parent */
     uint8_t pad[2];             /* zero: every byte of a record is defined */
     int32_t depth;
     int64_t line;
@@ -62,8 +66,8 @@ void state_lmdb_seal(const void *key, size_t klen, void *val, size_t n);
 int state_lmdb_sealed(const void *key, size_t klen, const void *val, size_t n);
 
 /* 1 when val (n bytes, its CRC left out) holds a page record: the
- * header, a known state (into *state), four NUL-terminated strings that
- * fill the rest; else 0. */
+ * header, a known state (into *state), STATE_LMDB_STRINGS NUL-terminated
+ * strings that fill the rest; else 0. */
 int state_lmdb_page_ok(const void *val, size_t n, uint8_t *state);
 
 /* What LMDB's meta pages say: the one LMDB will use (the later commit). */

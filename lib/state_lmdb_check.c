@@ -442,13 +442,13 @@ int state_lmdb_page_ok(const void *val, size_t n, uint8_t *state)
 {
     const unsigned char *v = val;
     struct state_lmdb_rec r;
-    if (n < sizeof r + 4)
+    if (n < sizeof r + STATE_LMDB_STRINGS)
         return 0;
     memcpy(&r, v, sizeof r);
-    if (r.state > STATE_LMDB_FETCHED || r.has > 7)
+    if (r.state > STATE_LMDB_FETCHED || r.has >= 1u << (STATE_LMDB_STRINGS - 1))
         return 0;
     size_t at = sizeof r;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < STATE_LMDB_STRINGS; i++) {
         const unsigned char *z = memchr(v + at, '\0', n - at);
         if (!z)
             return 0;

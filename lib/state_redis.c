@@ -6,7 +6,8 @@
  *                 (queued, leased, seen_n: what q, rq, p and seen must
  *                 hold; gen: the changes made, which never go back)
  *   seen          set of the URL hashes seen (8 bytes each)
- *   p             hash: page id -> record (depth, line, url, scope, source, why)
+ *   p             hash: page id -> record (depth, line, url, scope, source, why,
+ *                 parent)
  *   q, rq         lists of page ids: queued; given back by a silent worker
  *   wl:W          set of the ids worker W holds under its lease
  *   workers       sorted set: worker -> its last heartbeat (ms, server time)
@@ -447,16 +448,18 @@ static void saw_change(struct rs *r, long long gen)
         r->gen = gen;
 }
 
-/* A page's record: depth, line, url, scope, source and why, each ended by
- * a NUL (an absent one is empty). */
+/* A page's record: depth, line, url, scope, source, why and parent, each
+ * ended by a NUL (an absent one is empty). A record of a crawl made before
+ * pages kept their parent ends after why; one read by such a crawl is read
+ * to why, the parent left. */
 static int rec_make(struct cmd *c, const struct state_page *p)
 {
     char head[64];
     int k = snprintf(head, sizeof head, "%d%c%ld%c", p->depth, 0, p->line, 0);
     struct strbuf b = { 0 };
-    const char *s[4] = { p->url, p->scope, p->source, p->why };
+    const char *s[5] = { p->url, p->scope, p->source, p->why, p->parent };
     sb_add(&b, head, (size_t)k);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         sb_add(&b, s[i] ? s[i] : "", s[i] ? strlen(s[i]) + 1 : 1);
     int rc = b.nomem ? -1 : cmd_arg(c, b.data, b.len);
     sb_free(&b);
@@ -466,17 +469,20 @@ static int rec_make(struct cmd *c, const struct state_page *p)
 /* Reads record s (n bytes) into p, whose strings point into s. */
 static int rec_read(const char *s, size_t n, struct state_page *p)
 {
-    const char *f[6], *end = s + n;
-    for (int i = 0; i < 6; i++) {
+    const char *f[7] = { 0 }, *end = s + n;
+    for (int i = 0; i < 7; i++) {
         const char *z = memchr(s, '\0', (size_t)(end - s));
-        if (!z)
+        if (!z && i < 6)
             return -1;
+        if (!z)
+            break;
         f[i] = s;
         s = z + 1;
     }
     *p = (struct state_page){
         .depth = atoi(f[0]), .line = atol(f[1]), .url = f[2],
         .scope = *f[3] ? f[3] : NULL, .source = *f[4] ? f[4] : NULL, .why = *f[5] ? f[5] : NULL,
+        .parent = f[6] && *f[6] ? f[6] : NULL,
     };
     return 0;
 }

@@ -302,6 +302,89 @@ int url_normalise(const char *url, char **out)
     return err;
 }
 
+/* ---- the canonical form ------------------------------------------------- */
+
+/* One argument of a query: s[0..len), its name the first nlen bytes; at
+ * is its place in the query, which keeps the sort stable. */
+struct qarg {
+    const char *s;
+    size_t len, nlen, at;
+};
+
+static int qarg_cmp(const void *a, const void *b)
+{
+    const struct qarg *x = a, *y = b;
+    int c = memcmp(x->s, y->s, x->nlen < y->nlen ? x->nlen : y->nlen);
+    if (c == 0 && x->nlen != y->nlen)
+        c = x->nlen < y->nlen ? -1 : 1;
+    if (c == 0)
+        c = x->at < y->at ? -1 : x->at > y->at;
+    return c;
+}
+
+/* Does one of strip[0..n) match the whole of name (len bytes, copied into
+ * buf, which has room for it and its NUL)? A match is the leftmost and
+ * longest (POSIX): when one spans the whole name, it is that one. */
+static int qname_stripped(const char *name, size_t len, const regex_t *strip, size_t n,
+                          char *buf)
+{
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        regmatch_t m;
+        if (regexec(&strip[i], buf, 1, &m, 0) == 0 && m.rm_so == 0 && (size_t)m.rm_eo == len)
+            return 1;
+    }
+    return 0;
+}
+
+int url_canonical(const char *url, int sort, const regex_t *strip, size_t nstrip, char **out)
+{
+    size_t end = strcspn(url, "#"), n = 0, max = 1;
+    const char *q = memchr(url, '?', end);
+    if (!q)
+        return (*out = strdup(url)) ? 0 : CRAWL_ENOMEM;
+    const char *qs = q + 1, *qe = url + end;
+    for (const char *p = qs; p < qe; p++)
+        max += *p == '&';
+    struct qarg *v = malloc(max * sizeof *v);
+    char *name = malloc((size_t)(qe - qs) + 1), *w = malloc(strlen(url) + 1);
+    if (!v || !name || !w) {
+        free(v);
+        free(name);
+        free(w);
+        *out = NULL;
+        return CRAWL_ENOMEM;
+    }
+    for (const char *p = qs;; p++) {
+        const char *amp = memchr(p, '&', (size_t)(qe - p));
+        size_t len = (size_t)((amp ? amp : qe) - p);
+        const char *eq = memchr(p, '=', len);
+        size_t nlen = eq ? (size_t)(eq - p) : len;
+        if (len && !qname_stripped(p, nlen, strip, nstrip, name)) {
+            v[n] = (struct qarg){ p, len, nlen, n };
+            n++;
+        }
+        if (!amp)
+            break;
+        p = amp;
+    }
+    if (sort)
+        qsort(v, n, sizeof *v, qarg_cmp);
+    size_t o = (size_t)(q - url);
+    memcpy(w, url, o);
+    for (size_t i = 0; i < n; i++) {
+        w[o++] = i ? '&' : '?';
+        memcpy(w + o, v[i].s, v[i].len);
+        o += v[i].len;
+    }
+    strcpy(w + o, qe);          /* the fragment, if any */
+    free(v);
+    free(name);
+    *out = w;
+    return 0;
+}
+
 int url_split(const char *url, struct url_parts *p)
 {
     struct url__rec r;

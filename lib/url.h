@@ -9,6 +9,7 @@
 #ifndef CRAWL_URL_H
 #define CRAWL_URL_H
 
+#include <regex.h>
 #include <stddef.h>
 #include "hset.h"
 
@@ -72,6 +73,21 @@ int url_resolve(const struct url_base *b, const char *href, char **out);
  * form gives it back. Returns 0 and *out (malloc'd, the caller's), -EINVAL
  * when url is no http(s) URL, or CRAWL_ENOMEM. */
 int url_normalise(const char *url, char **out);
+
+/* The canonical form of absolute URL url (a normal form, as url_normalise
+ * gives it) for a seen set that takes more spellings for one page than
+ * the normal form does: the query's arguments (the pieces between '&')
+ * whose whole name (the bytes before the first '=', or the whole piece)
+ * one of strip[0..nstrip) matches are dropped, and with sort the others
+ * are put in order of their names, compared byte by byte as written (an
+ * escape is not decoded: "%62" sorts before "a"), arguments of one name
+ * keeping their order. Values are kept as written: "a=" and "a" stay
+ * two arguments. Empty pieces ("&&", a '&' at either end) are dropped,
+ * and the '?' with them when no argument is left. The rest of url, its
+ * fragment included, is left as it is. strip is compiled with
+ * REG_EXTENDED and without REG_NOSUB (the match's extent is read).
+ * Returns 0 and *out (malloc'd, the caller's), or CRAWL_ENOMEM. */
+int url_canonical(const char *url, int sort, const regex_t *strip, size_t nstrip, char **out);
 
 /* Writes the n bytes at s with one spelling for each escape: %XX of an
  * unreserved character (letters, digits, '-', '.', '_', '~') decoded,

@@ -100,6 +100,13 @@ static const char usage_text[] =
 "      --span-hosts       follow links to other hosts than the listed URL's\n"
 "      --include=REGEX    follow only links matching REGEX (repeatable)\n"
 "      --exclude=REGEX    never follow links matching REGEX (repeatable)\n"
+"      --canonical        one page whatever the order of its query's\n"
+"                         arguments: the set of URLs seen keys on them\n"
+"                         sorted by name (values as written); rows keep the\n"
+"                         URL as found\n"
+"      --strip-query=REGEX  leave the query arguments whose whole name\n"
+"                         matches REGEX (utm_.*, sid) out of the key of the\n"
+"                         set of URLs seen (repeatable)\n"
 "      --follow=XPATH     the links to follow (default //a/@href)\n"
 "      --extract=[NAME=]XPATH  values to take from every page (repeatable),\n"
 "                         shown after the URL and in JSON lines and CSV\n"
@@ -143,6 +150,9 @@ static const char usage_text[] =
 "                         down or stalled; then stop with 7 (default 30)\n"
 "      --status           with --frontier: print the shared crawl's progress\n"
 "                         (queued, leased, done, failed, workers) and exit\n"
+"      --links-out=FILE   write every link of every page parsed (pages are\n"
+"                         parsed with it) to FILE, a JSON line each: from\n"
+"                         (the page's final URL), to, admitted, reason\n"
 "      --trace=FILE       write a Chrome trace-event file (Perfetto,\n"
 "                         chrome://tracing): a track per worker, a slice per\n"
 "                         transfer with its phases, counters of transfers in\n"
@@ -261,7 +271,8 @@ enum {
     OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_WARC, OPT_WARC_MAX_SIZE, OPT_CDX, OPT_SAVE,
     OPT_NOPROXY, OPT_RESOLVE, OPT_IGNORE_CRAWL_DELAY, OPT_AUTO_THROTTLE, OPT_SITEMAPS,
     OPT_STATE, OPT_FRONTIER, OPT_LEASE, OPT_FRONTIER_RETRY, OPT_STATUS,
-    OPT_PARSE_THREADS, OPT_WORKER_TIMEOUT, OPT_MAX_QUEUE,
+    OPT_PARSE_THREADS, OPT_WORKER_TIMEOUT, OPT_MAX_QUEUE, OPT_CANONICAL, OPT_STRIP_QUERY,
+    OPT_LINKS_OUT,
 };
 
 static const struct option long_opts[] = {
@@ -307,6 +318,9 @@ static const struct option long_opts[] = {
     {"span-hosts", no_argument, 0, OPT_SPAN_HOSTS},
     {"include", required_argument, 0, OPT_INCLUDE},
     {"exclude", required_argument, 0, OPT_EXCLUDE},
+    {"canonical", no_argument, 0, OPT_CANONICAL},
+    {"strip-query", required_argument, 0, OPT_STRIP_QUERY},
+    {"links-out", required_argument, 0, OPT_LINKS_OUT},
     {"follow", required_argument, 0, OPT_FOLLOW},
     {"extract", required_argument, 0, OPT_EXTRACT},
     {"sitemaps", no_argument, 0, OPT_SITEMAPS},
@@ -377,7 +391,9 @@ static void list_modes(const char *what)
 
 static void compile_regex(const char *flag, const char *pattern, regex_t *re)
 {
-    int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+    /* --strip-query's must say where a match ends (url_canonical). */
+    int nosub = strcmp(flag, "--strip-query") != 0 ? REG_NOSUB : 0;
+    int rc = regcomp(re, pattern, REG_EXTENDED | nosub);
     if (rc != 0) {
         char msg[256];
         regerror(rc, re, msg, sizeof msg);
@@ -610,6 +626,8 @@ static int opt_request(struct cli *cli, int ch)
     return 0;
 }
 
+static void check_writable(const char *flag, const char *path);
+
 /* Options of the output and of --mode=all. Returns 1 when ch was one of them. */
 static int opt_output(struct cli *cli, int ch)
 {
@@ -634,6 +652,10 @@ static int opt_output(struct cli *cli, int ch)
         return 1;
     case OPT_TRACE:
         cli->trace = optarg;
+        return 1;
+    case OPT_LINKS_OUT:
+        check_writable("--links-out", optarg);
+        cli->links_out = cli->opts.links_out = optarg;
         return 1;
     case OPT_STATE:
         cli->state_file = optarg;
@@ -766,6 +788,18 @@ static int opt_following(struct cli *cli, int ch)
         o->exclude = cli->exclude;
         cli->given |= GIVEN_EXCLUDE;
         return 1;
+    case OPT_CANONICAL:
+        o->canonical = 1;
+        cli->given |= GIVEN_CANONICAL;
+        return 1;
+    case OPT_STRIP_QUERY:
+        if (o->nstrip_query == sizeof cli->strip / sizeof cli->strip[0])
+            die_usage("--strip-query: at most 32 patterns");
+        cli->strip_src[o->nstrip_query] = optarg;
+        compile_regex("--strip-query", optarg, &cli->strip[o->nstrip_query++]);
+        o->strip_query = cli->strip;
+        cli->given |= GIVEN_STRIP;
+        return 1;
     case OPT_FOLLOW:
         cli->follow = optarg;
         return 1;
@@ -854,6 +888,10 @@ static void warn_ignored(const struct cli *cli)
           "which parse pages only with --depth or --extract" },
         { GIVEN_INCLUDE, "--include", "links are followed only with --depth or --sitemaps" },
         { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth or --sitemaps" },
+        { GIVEN_CANONICAL, "--canonical", "the set of URLs seen is kept only with --depth or "
+          "--sitemaps" },
+        { GIVEN_STRIP, "--strip-query", "the set of URLs seen is kept only with --depth or "
+          "--sitemaps" },
         { GIVEN_MAX_QUEUE, "--max-queue", "it bounds the queue of links found, which only "
           "--depth or --sitemaps fill, and which --state or --frontier keep in their store" },
         { GIVEN_IGNORE_CD, "--ignore-crawl-delay",
@@ -932,7 +970,7 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     cli->state = cli->frontier ? cli->frontier : cli->state_file;
     if (cli->ninputs == 0)
         die_usage("no URL, URL-list file or - given");
-    if (cli->follow || cli->nextract || cli->opts.depth > 0)
+    if (cli->follow || cli->nextract || cli->opts.depth > 0 || cli->links_out)
         compile_rules(cli);
     warn_ignored(cli);
     if ((cli->opts.cdx || cli->opts.warc_max_size) && !cli->opts.warc)
@@ -940,6 +978,9 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     if (cli->opts.warc && strcmp(cli->mode, "all") == 0)
         die_usage("--warc: one model at a time (--mode=all would write each model's "
                   "fetches over the last)");
+    if (cli->links_out && strcmp(cli->mode, "all") == 0)
+        die_usage("--links-out: one model at a time (--mode=all would write each model's "
+                  "links over the last)");
     cli->opts.warc_options = command_line(argc, argv);
     if (cli->state) {
         const char *name = cli->frontier ? "--frontier" : "--state";

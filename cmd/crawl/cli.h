@@ -23,6 +23,7 @@ enum {
     GIVEN_INCLUDE = 32, GIVEN_EXCLUDE = 64, GIVEN_STACK = 128, GIVEN_IGNORE_CD = 256,
     GIVEN_ORDER = 512,
     GIVEN_PARSE = 1024, GIVEN_WTIMEOUT = 2048, GIVEN_MAX_QUEUE = 4096,
+    GIVEN_CANONICAL = 8192, GIVEN_STRIP = 16384,
 };
 
 struct urllist;
@@ -47,8 +48,9 @@ struct cli {
     const char *follow;
     const char *extract[64];
     int nextract;
-    regex_t include[32], exclude[32];
-    const char *include_src[32], *exclude_src[32];  /* their patterns */
+    regex_t include[32], exclude[32], strip[32];
+    const char *include_src[32], *exclude_src[32], *strip_src[32];  /* their patterns */
+    const char *links_out;  /* --links-out FILE */
     const char *state;      /* the store: --state FILE or --frontier URL */
     const char *state_file; /* --state FILE */
     const char *frontier;   /* --frontier URL */

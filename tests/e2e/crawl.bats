@@ -102,7 +102,7 @@ rows() { grep '^Length:' <<<"$output"; }
 		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/redirect/2" "$FIXTURE/bytes/42"
 		[ "$status" -eq 0 ]
 		[ "$(wc -l <<<"$output")" -eq 3 ]
-		for f in url source line depth final_url status length wire_bytes redirects attempts worker start_s time_dns_s time_connect_s time_tls_s time_ttfb_s time_total_s links fail error extract; do
+		for f in url source line depth final_url status length wire_bytes redirects attempts worker start_s time_dns_s time_connect_s time_tls_s time_ttfb_s time_total_s links fail error extract parent; do
 			[ "$(jq -c "select(.url) | has(\"$f\")" <<<"$output" | sort -u)" = "true" ]
 		done
 		[ "$(jq -r 'select(.line == 1) | .redirects' <<<"$output")" = "2" ]
@@ -118,11 +118,11 @@ rows() { grep '^Length:' <<<"$output"; }
 	for m in $MODES; do
 		run bash -c "'$CRAWL' --mode=$m --format=csv '$BATS_TEST_TMPDIR/list' 2>/dev/null"
 		[ "$status" -eq 1 ]
-		[ "${lines[0]}" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract" ]
+		[ "${lines[0]}" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract,parent" ]
 		[ "${#lines[@]}" -eq 3 ]
-		grep -q "^$FIXTURE/bytes/5,$BATS_TEST_TMPDIR/list,1,0,$FIXTURE/bytes/5,200,5,5,0,1,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,,[0-9.]*,[0-9.]*,,,,\$" <<<"$output"
+		grep -q "^$FIXTURE/bytes/5,$BATS_TEST_TMPDIR/list,1,0,$FIXTURE/bytes/5,200,5,5,0,1,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,,[0-9.]*,[0-9.]*,,,,,\$" <<<"$output"
 		# A line that never ran: no status, worker, start or times (empty cells).
-		grep -q "^\"bad line, with comma\",$BATS_TEST_TMPDIR/list,2,0,,,0,0,0,0,,,,,,,,,input,not an absolute http or https URL (no scheme),\$" <<<"$output"
+		grep -q "^\"bad line, with comma\",$BATS_TEST_TMPDIR/list,2,0,,,0,0,0,0,,,,,,,,,input,not an absolute http or https URL (no scheme),,\$" <<<"$output"
 	done
 }
 
@@ -167,7 +167,7 @@ rows() { grep '^Length:' <<<"$output"; }
 		[ "$(jq -r 'select(.line == 1) | .source' "$BATS_TEST_TMPDIR/out.jsonl" | tr '\n' ' ')" = "$BATS_TEST_TMPDIR/a $BATS_TEST_TMPDIR/b " ]
 		jq -e -s '.[2] | .status == null and .worker == null and .start_s == null and .time_total_s == null and .fail == "input"' "$BATS_TEST_TMPDIR/out.jsonl"
 		jq -e -s '.[4] | .status == null and .time_ttfb_s == null and .time_total_s >= 0 and .fail == "connect"' "$BATS_TEST_TMPDIR/out.jsonl"
-		jq -e -s 'map(select(.url)) | all(.time_tls_s == null and .links == null and .extract == null)' "$BATS_TEST_TMPDIR/out.jsonl"
+		jq -e -s 'map(select(.url)) | all(.time_tls_s == null and .links == null and .extract == null and .parent == null)' "$BATS_TEST_TMPDIR/out.jsonl"
 	done
 }
 

@@ -138,6 +138,7 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 		cat "$BATS_TEST_TMPDIR/err.1"
 		[ "$status" -eq 0 ]
 		diff <(union | sort) <(expected | sort)
+		parents_hold "$BATS_TEST_TMPDIR/out.1.jsonl"
 		[ "$(jq -r 'select(.summary) | .urls' "$BATS_TEST_TMPDIR/out.1.jsonl")" -eq $N ]
 		run "$CRAWL" --frontier "$(front $m)" --status
 		[ "$status" -eq 0 ]
@@ -188,6 +189,9 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	grep -q "this crawl is finished ($N pages fetched); nothing to do" "$BATS_TEST_TMPDIR/err.2"
 	diff <(union | sort) <(expected | sort)
 	[ "$(union | sort | uniq -d | wc -l)" -eq 0 ]
+	# A page leased by one worker and found by another says where it was
+	# found: the shared queue keeps each page's parent.
+	parents_hold "$BATS_TEST_TMPDIR"/out.*.jsonl
 	# Every worker did part of it.
 	for k in 1 2 3; do
 		[ "$(jq -r 'select(.url) | .url' "$BATS_TEST_TMPDIR/out.$k.jsonl" | wc -l)" -gt 0 ]
@@ -219,6 +223,38 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	[ "$status" -eq 0 ]
 	grep -q "^crawl: --frontier $(front): joining ([0-9]* pages fetched so far; " "$BATS_TEST_TMPDIR/err.1"
 	diff <(union | sort) <(expected | sort)
+}
+
+@test "a shared crawl's page records written without a parent, as before pages kept one, are read with none: the crawl goes on to every page once" {
+	start_private_fixture
+	(worker 1 --delay 10 -c 2 --lease 1) &
+	p=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
+	kill -KILL $p
+	wait $p || true
+	# Every record cut after its sixth field (why), the parent gone.
+	cut=$(rcli EVAL "local n = 0
+		for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
+			local v = redis.call('HGET', KEYS[1], f)
+			local at = 0
+			for _ = 1, 6 do at = string.find(v, '\0', at + 1, true) end
+			if at < #v then redis.call('HSET', KEYS[1], f, string.sub(v, 1, at)); n = n + 1 end
+		end
+		return n" 1 "crawl:t$BATS_TEST_NUMBER:p")
+	echo "$cut records cut"
+	[ "$cut" -gt 0 ]
+	sleep 2     # past its lease: its pages are anyone's
+	run worker 1 --lease 1
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$status" -eq 0 ]
+	diff <(union | sort) <(expected | sort)
+	whole 1
+	# The pages of the records cut have no parent; those found since, theirs.
+	none=$(jq -r 'select(.url and .depth > 0 and .parent == null) | .url' "$BATS_TEST_TMPDIR/out.1.jsonl" | wc -l)
+	echo "$none found pages without a parent"
+	[ "$none" -gt 0 ]
+	[ "$none" -le "$cut" ]
+	[ "$(jq -r 'select(.url and .depth > 0 and .parent != null) | .url' "$BATS_TEST_TMPDIR/out.1.jsonl" | wc -l)" -gt 0 ]
 }
 
 @test "a worker stopped with Ctrl-C exits 130, writes no cancelled rows and gives its pages back at once" {
@@ -311,6 +347,17 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	wait $p || true
 	[ "$status" -eq 2 ]
 	grep -q "another worker writing .*out.3.jsonl is running" "$BATS_TEST_TMPDIR/err.3"
+}
+
+@test "--canonical and --strip-query over the workers: a query's spellings are one page; a worker without them is refused" {
+	start_private_fixture
+	links="u=%2Fbytes%2F5%3Fb%3D2%26a%3D1&u=%2Fbytes%2F5%3Fa%3D1%26b%3D2&u=%2Fbytes%2F5%3Fa%3D1%26b%3D2%26utm_source%3Dz"
+	LIST="$PFIX/links?$links" together --depth 1 --canonical --strip-query 'utm_.*'
+	[ "$(union | sort | tr '\n' ' ')" = "$PFIX/bytes/5?b=2&a=1 $PFIX/links?$links " ]
+	[ "$(count /bytes/5)" -eq 1 ]
+	LIST="$PFIX/links?$links" run worker 4 --depth 1 --canonical
+	[ "$status" -eq 2 ]
+	grep -q "started with strip-queries=1, not strip-queries=0; not joining it" "$BATS_TEST_TMPDIR/err.4"
 }
 
 @test "a server that cannot be reached: exit 7 with a message, at the start and for --status" {

@@ -108,6 +108,16 @@ alone() {
 	fi
 }
 
+# parents_hold FILE...: the rows in FILEs (JSON lines, a crawl's every
+# page once) say where each page was found: a listed one nowhere (null),
+# a found one on the page one hop up whose final URL is its parent.
+parents_hold() {
+	cat "$@" | jq -s -e 'map(select(.url)) as $r |
+		($r | map(select(.final_url) | {key: .final_url, value: .depth}) | from_entries) as $at |
+		($r | length) > 0 and
+		($r | all(if .depth == 0 then .parent == null else ($at[.parent // ""] // -1) == .depth - 1 end))' >/dev/null
+}
+
 # wait_until SECONDS COMMAND...: runs COMMAND every 20 ms until it succeeds;
 # fails, saying what it waited for, when SECONDS pass first. Tests wait for
 # an event (a request seen, a row written), not for a time.

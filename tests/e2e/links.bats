@@ -217,7 +217,7 @@ expected_graph() {
 	run "$CRAWL" --depth 1 --follow '//div[@id="showing-soon"]//a/@href' --extract 'poster=//img/@src' --format=jsonl "$FIXTURE/site/cinema/"
 	[ "$(jq -r 'select(.extract) | .extract.poster[0]' <<<"$output" | sort | head -1)" = "/site/cinema/posters/1.jpg" ]
 	run "$CRAWL" --depth 1 --extract 'poster=//img/@src' --format=csv "$FIXTURE/site/cinema/film/2.html"
-	grep -q ',"{""poster"":\[""/site/cinema/posters/2.jpg""\]}"$' <<<"$output"
+	grep -q ',"{""poster"":\[""/site/cinema/posters/2.jpg""\]}",$' <<<"$output"
 	# The extract cell is the JSON of the extract field, in CSV quoting.
 	"$CRAWL" --depth 1 --extract 'poster=//img/@src' --format=csv "$FIXTURE/site/cinema/film/2.html" 2>/dev/null >"$BATS_TEST_TMPDIR/x.csv"
 	[ "$(/usr/bin/python3 -c 'import csv, json, sys; r = list(csv.DictReader(sys.stdin)); print(json.loads(r[0]["extract"])["poster"][0])' <"$BATS_TEST_TMPDIR/x.csv")" = "/site/cinema/posters/2.jpg" ]
@@ -256,4 +256,148 @@ expected_graph() {
 	run "$CRAWL" --mode=all -q --format=jsonl --depth 2 "$FIXTURE/graph/40/3/"
 	[ "$status" -eq 0 ]
 	[ "$(jq -r '[.mode, .urls, .ok] | join(" ")' <<<"$output" | tr '\n' ';')" = "$(per_mode "13 13")" ]
+}
+
+@test "--canonical and --strip-query make one page of a query's spellings; without them, three" {
+	start_private_fixture
+	# /bytes/5?b=2&a=1, ?a=1&b=2 and ?a=1&b=2&utm_source=z; /bytes/6?sid=1&x=1,
+	# ?x=1 and ?side=1&x=1.
+	links="u=%2Fbytes%2F5%3Fb%3D2%26a%3D1&u=%2Fbytes%2F5%3Fa%3D1%26b%3D2&u=%2Fbytes%2F5%3Fa%3D1%26b%3D2%26utm_source%3Dz"
+	links+="&u=%2Fbytes%2F6%3Fsid%3D1%26x%3D1&u=%2Fbytes%2F6%3Fx%3D1&u=%2Fbytes%2F6%3Fside%3D1%26x%3D1"
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl --canonical --strip-query 'utm_.*' --strip-query sid "$PFIX/links?$links"
+		[ "$status" -eq 0 ]
+		# The row keeps the URL as the page wrote it, the first spelling found.
+		[ "$(urls_of | grep -c /bytes/)" -eq 3 ]
+		urls_of | grep -qx "$PFIX/bytes/5?b=2&a=1"
+		urls_of | grep -qx "$PFIX/bytes/6?sid=1&x=1"
+		urls_of | grep -qx "$PFIX/bytes/6?side=1&x=1"
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl "$PFIX/links?$links"
+		[ "$status" -eq 0 ]
+		[ "$(urls_of | grep -c /bytes/)" -eq 6 ]
+	done
+	[ "$(curl -s "$PFIX/stats?path=/bytes/5" | jq .count)" -eq $((4 * NMODES)) ]
+	[ "$(curl -s "$PFIX/stats?path=/bytes/6" | jq .count)" -eq $((5 * NMODES)) ]
+	stop_private_fixture
+}
+
+@test "--canonical holds for listed URLs too: a link to a listed page spelled otherwise is seen; listed duplicates keep a row each" {
+	start_private_fixture
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl --canonical \
+			"$PFIX/links?u=%2Fbytes%2F5%3Fb%3D2%26a%3D1" "$PFIX/bytes/5?a=1&b=2" "$PFIX/bytes/5?b=2&a=1&"
+		[ "$status" -eq 0 ]
+		# Every line in gives its row, as a URL listed twice does without
+		# --canonical; the link is to a page seen.
+		[ "$(urls_of | tr '\n' ' ')" = "$PFIX/bytes/5?a=1&b=2 $PFIX/bytes/5?b=2&a=1& $PFIX/links?u=%2Fbytes%2F5%3Fb%3D2%26a%3D1 " ]
+		[ "$(jq -r 'select(.url) | .depth' <<<"$output" | sort -u)" = 0 ]
+	done
+	[ "$(curl -s "$PFIX/stats?path=/bytes/5" | jq .count)" -eq $((2 * NMODES)) ]
+	stop_private_fixture
+}
+
+@test "--canonical and --strip-query are ignored without a set of URLs seen; a bad pattern names its flag" {
+	run "$CRAWL" --canonical -q "$FIXTURE/bytes/1"
+	[ "$status" -eq 0 ]
+	grep -qx -- "crawl: warning: --canonical is ignored here: the set of URLs seen is kept only with --depth or --sitemaps" <<<"$output"
+	run "$CRAWL" --strip-query x -q "$FIXTURE/bytes/1"
+	grep -qx -- "crawl: warning: --strip-query is ignored here: the set of URLs seen is kept only with --depth or --sitemaps" <<<"$output"
+	run "$CRAWL" --depth 1 --strip-query '(' "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	grep -q -- "^crawl: --strip-query: bad regular expression '('" <<<"$output"
+}
+
+# links_site: a static site whose pages give every verdict but a full
+# queue's: robots.txt forbids /site/private/.
+links_site() {
+	root="$BATS_TEST_TMPDIR/root"
+	mkdir -p "$root/private"
+	printf '%s\n' 'User-agent: *' 'Disallow: /site/private/' >"$root/robots.txt"
+	printf '%s\n' '<a href="a.html">a</a> <a href="private/b.html">b</a>' \
+		'<a href="http://localhost:1/x">x</a> <a href="skip.html">s</a> <a href="./">up</a>' \
+		'<a href="a.html#top">a again</a> <a href="mailto:m@example.invalid">m</a>' >"$root/index.html"
+	printf '%s\n' '<a href="./">up</a> <a href="c.html">c</a>' >"$root/a.html"
+	printf '%s\n' '<a href="a.html">a</a>' >"$root/c.html"
+	echo b >"$root/private/b.html"
+	echo s >"$root/skip.html"
+	start_private_fixture --root "$root"
+}
+
+@test "--links-out: one line a link of every page parsed, with its verdict, in every model" {
+	links_site
+	s="$PFIX/site"
+	for m in $MODES; do
+		rm -f "$BATS_TEST_TMPDIR/links.jsonl"
+		run "$CRAWL" --mode=$m --depth 2 --exclude skip --format=jsonl --links-out "$BATS_TEST_TMPDIR/links.jsonl" "$s/"
+		[ "$status" -eq 0 ]
+		diff <(jq -c . "$BATS_TEST_TMPDIR/links.jsonl" | sort) <(sort <<-EOF
+		{"from":"$s/","to":"$s/a.html","admitted":true,"reason":null}
+		{"from":"$s/","to":"$s/private/b.html","admitted":false,"reason":"robots"}
+		{"from":"$s/","to":"http://localhost:1/x","admitted":false,"reason":"out of scope"}
+		{"from":"$s/","to":"$s/skip.html","admitted":false,"reason":"excluded"}
+		{"from":"$s/","to":"$s/","admitted":false,"reason":"seen"}
+		{"from":"$s/a.html","to":"$s/","admitted":false,"reason":"seen"}
+		{"from":"$s/a.html","to":"$s/c.html","admitted":true,"reason":null}
+		{"from":"$s/c.html","to":"$s/a.html","admitted":false,"reason":"depth"}
+		EOF
+		)
+		# A page's lines are together, in the order of its links.
+		[ "$(jq -r .to "$BATS_TEST_TMPDIR/links.jsonl" | head -5 | tr '\n' ' ')" = "$s/a.html $s/private/b.html http://localhost:1/x $s/skip.html $s/ " ]
+		# As many lines as the rows' links, each row's parent the page it came from.
+		[ "$(jq -s 'map(select(.url) | .links) | add' <<<"$output")" -eq 8 ]
+		[ "$(jq -r 'select(.url) | [.url, .parent] | join(" ")' <<<"$output" | sort | tr '\n' ';')" = "$s/ ;$s/a.html $s/;$s/c.html $s/a.html;" ]
+	done
+	[ "$(curl -s "$PFIX/stats?path=/site/private/b.html" | jq .count)" -eq 0 ]
+	[ "$(curl -s "$PFIX/stats?path=/site/skip.html" | jq .count)" -eq 0 ]
+}
+
+@test "--links-out: from and parent are the final URL, after redirects; the links alone parse pages, every link at depth" {
+	start_private_fixture
+	page="$PFIX/links?u=%2Fbytes%2F1&u=%2Fbytes%2F2"
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl --links-out "$BATS_TEST_TMPDIR/l.jsonl" "$PFIX/redirect-to?url=%2Flinks%3Fu%3D%252Fbytes%252F1%26u%3D%252Fbytes%252F2"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r '[.from, .to, .admitted] | join(" ")' "$BATS_TEST_TMPDIR/l.jsonl" | tr '\n' ';')" = "$page $PFIX/bytes/1 true;$page $PFIX/bytes/2 true;" ]
+		[ "$(jq -r 'select(.depth == 1) | .parent' <<<"$output" | sort -u)" = "$page" ]
+		# Without --depth, --links-out parses the pages: their links, not followed.
+		run "$CRAWL" --mode=$m --format=jsonl --links-out "$BATS_TEST_TMPDIR/l.jsonl" "$page" "$PFIX/bytes/3"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r '[.to, .admitted, .reason] | join(" ")' "$BATS_TEST_TMPDIR/l.jsonl" | tr '\n' ';')" = "$PFIX/bytes/1 false depth;$PFIX/bytes/2 false depth;" ]
+		[ "$(jq -r 'select(.url) | .links' <<<"$output" | tr '\n' ' ')" = "2 0 " ]
+	done
+}
+
+@test "--links-out: a graph's every link, as many lines as the rows' links, in every model" {
+	for m in $MODES; do
+		start_private_fixture
+		run "$CRAWL" --mode=$m --depth 2 --format=jsonl --links-out "$BATS_TEST_TMPDIR/l.jsonl" "$PFIX/graph/40/3/"
+		[ "$status" -eq 0 ]
+		n=$(jq -s 'map(select(.url) | .links) | add' <<<"$output")
+		[ "$n" -eq "$(wc -l <"$BATS_TEST_TMPDIR/l.jsonl")" ]
+		# 13 pages: 12 links admitted, each page fetched once; the rest seen or at depth.
+		[ "$(jq -r 'select(.admitted) | .to' "$BATS_TEST_TMPDIR/l.jsonl" | sort | uniq | wc -l)" -eq 12 ]
+		[ "$(jq -c 'select(.admitted)' "$BATS_TEST_TMPDIR/l.jsonl" | wc -l)" -eq 12 ]
+		[ "$(jq -r 'select(.admitted | not) | .reason' "$BATS_TEST_TMPDIR/l.jsonl" | sort | uniq -c | awk '{ print $2 "=" $1 }' | tr '\n' ' ')" = "depth=$(jq -s 'map(select(.url and .depth == 2) | .links) | add' <<<"$output") seen=$((n - 12 - $(jq -s 'map(select(.url and .depth == 2) | .links) | add' <<<"$output"))) " ]
+		# Each found page's parent is a page one hop up that links to it.
+		jq -s -e 'map(select(.url)) as $r | ($r | map(select(.depth > 0)) | length) == 12 and
+			($r | all(.depth == 0 or (.parent as $p | .depth as $d | $r | any(.final_url == $p and .depth == $d - 1))))' <<<"$output"
+		stop_private_fixture
+	done
+}
+
+@test "--links-out that cannot be written: a directory is a usage error, a full disk exit 23, as -o" {
+	run "$CRAWL" --depth 1 --links-out "$BATS_TEST_TMPDIR" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --links-out: cannot write '$BATS_TEST_TMPDIR': Is a directory" ]
+	run "$CRAWL" --depth 1 --links-out "$BATS_TEST_TMPDIR/no/such/dir/l.jsonl" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --links-out: cannot write '$BATS_TEST_TMPDIR/no/such/dir/l.jsonl': No such file or directory" ]
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl --links-out /dev/full "$FIXTURE/graph/40/3/"
+		[ "$status" -eq 23 ]
+		grep -qx "crawl: writing /dev/full: No space left on device" <<<"$output"
+	done
+	run "$CRAWL" --mode=all --links-out "$BATS_TEST_TMPDIR/l.jsonl" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	grep -q -- "^crawl: --links-out: one model at a time" <<<"$output"
 }

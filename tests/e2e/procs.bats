@@ -68,6 +68,22 @@ workers_of() {
 	stop_private_fixture
 }
 
+@test "--links-out across workers: every link of every page, those a worker sent before and those at --depth too, in one file" {
+	start_private_fixture
+	run "$CRAWL" --mode=procs --procs 2 --depth 3 --format=jsonl --links-out "$BATS_TEST_TMPDIR/l.jsonl" "$PFIX/graph/300/5/"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r 'select(.url) | (.worker / 1000000 | floor)' <<<"$output" | sort -u | wc -l)" -eq 2 ]
+	# 156 pages within depth 3; a page links to its children, its parent
+	# and itself: the root is linked to from itself and its five children.
+	[ "$(jq -r 'select(.url) | .url' <<<"$output" | wc -l)" -eq 156 ]
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/l.jsonl")" -eq "$(jq -s 'map(select(.url) | .links) | add' <<<"$output")" ]
+	[ "$(jq -r 'select(.to == "'"$PFIX"'/graph/300/5/") | .from' "$BATS_TEST_TMPDIR/l.jsonl" | sort -u | wc -l)" -eq 6 ]
+	[ "$(jq -c 'select(.admitted)' "$BATS_TEST_TMPDIR/l.jsonl" | wc -l)" -eq 155 ]
+	[ "$(jq -c 'select(.reason == "depth")' "$BATS_TEST_TMPDIR/l.jsonl" | wc -l)" -eq "$(jq -s 'map(select(.url and .depth == 3) | .links) | add' <<<"$output")" ]
+	parents_hold <<<"$output"
+	stop_private_fixture
+}
+
 @test "--per-host holds across workers" {
 	start_private_fixture
 	urls=()

@@ -29,6 +29,8 @@ summary() { rows | jq -r "select(.summary) | .$1"; }
 		[ "$(urls)" = "/bytes/1 /bytes/3 /bytes/4 /bytes/5 /bytes/6 /bytes/10 " ]
 		[ "$(rows | jq -r 'select(.url) | .depth' | sort -u)" = 0 ]
 		[ "$(rows | jq -r 'select(.url) | .line' | sort | tr '\n' ' ')" = "1 null null null null null " ]
+		# A sitemap's URL has the sitemap for its parent, a listed one none.
+		[ "$(rows | jq -r 'select(.url) | "\(.url | sub(".*/bytes/"; "")) \(.parent | tostring | sub("^http://[^/]*"; ""))"' | sort -n | tr '\n' ';')" = "1 /sitemap/urls/2/1.xml;3 /sitemap/urls/2/3.xml.gz;4 /sitemap/urls/2/3.xml.gz;5 /sitemap/urls/2/5.xml;6 /sitemap/urls/2/5.xml;10 null;" ]
 		[ "$(summary robots_blocked)" = 1 ]
 	done
 	# Each sitemap once a run, the index's gzip-compressed urlset included.

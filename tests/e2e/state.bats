@@ -108,6 +108,8 @@ page_requests() {
 		crawl_state --mode=$m -c 4 2>>"$BATS_TEST_TMPDIR/err" || { cat "$BATS_TEST_TMPDIR/err"; false; }
 		diff <(urls | sort) <(expected | sort)
 		[ "$(urls | sort | uniq -d | wc -l)" -eq 0 ]
+		# Each page found says on which: the queue in the store keeps it.
+		parents_hold "$BATS_TEST_TMPDIR/out.jsonl"
 		# A page whose row was committed is never fetched again: only the
 		# ones in flight, or whose rows waited in the output's buffer
 		# (50 ms), at a kill are.
@@ -182,6 +184,12 @@ page_requests() {
 	run crawl_state --max-pages 10
 	[ "$status" -eq 2 ]
 	[ "$output" = "crawl: --state $s: started with max-pages=0, not max-pages=10$tail" ]
+	run crawl_state --canonical
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: --state $s: started with canonical=0, not canonical=1$tail" ]
+	run crawl_state --strip-query 'utm_.*'
+	[ "$status" -eq 2 ]
+	[ "$output" = "crawl: --state $s: started with strip-queries=0, not strip-queries=1$tail" ]
 	[ "$(md5sum <"$BATS_TEST_TMPDIR/out.jsonl")" = "$sum" ]
 	# The model and the concurrency may change between runs.
 	run crawl_state --mode=pool -c 3
@@ -466,20 +474,23 @@ PY
 	sum=$(md5sum <"$d/v2.db")
 	run "$CRAWL" --depth 5 --format=jsonl --state "$d/v2.db" -o "$d/v2.jsonl" "$(graph)"
 	[ "$status" -eq 8 ]
-	[ "$output" = "crawl: --state $d/v2.db: a crawl state file of format 2, made by an older crawl; this crawl reads format 3 only; left as it was" ]
+	[ "$output" = "crawl: --state $d/v2.db: a crawl state file of format 2, made by an older crawl; this crawl reads format 4 only; left as it was" ]
 	[ "$(md5sum <"$d/v2.db")" = "$sum" ]
 	[ ! -e "$d/v2.jsonl" ]
-	# A marker of format 4 (every copy of it in the file: LMDB keeps old
-	# pages), as a newer crawl would write.
+	# A marker of format 5 (every copy of it in the file: LMDB keeps old
+	# pages), as a newer crawl would write; and of format 3, whose pages
+	# kept no parent, as the crawl before this one wrote.
 	partial_state
-	for at in $(grep -obUa 'crawl state' "$d/s.db" | cut -d: -f1); do
-		printf '\x04' | dd of="$d/s.db" bs=1 seek=$((at + 12)) conv=notrunc status=none
+	for f in 5 3; do
+		for at in $(grep -obUa 'crawl state' "$d/s.db" | cut -d: -f1); do
+			printf "\\x0$f" | dd of="$d/s.db" bs=1 seek=$((at + 12)) conv=notrunc status=none
+		done
+		sum=$(sums "$d")
+		run crawl_state
+		[ "$status" -eq 8 ]
+		[ "$output" = "crawl: --state $d/s.db: a crawl state file of format $f, made by $([ $f -gt 4 ] && echo a newer || echo an older) crawl; this crawl reads format 4 only; left as it was" ]
+		[ "$(sums "$d")" = "$sum" ]
 	done
-	sum=$(sums "$d")
-	run crawl_state
-	[ "$status" -eq 8 ]
-	[ "$output" = "crawl: --state $d/s.db: a crawl state file of format 4, made by a newer crawl; this crawl reads format 3 only; left as it was" ]
-	[ "$(sums "$d")" = "$sum" ]
 }
 
 @test "a full disk under the state: exit 8 naming the state file, not the output; the rows are whole, and the crawl continues once there is room" {

@@ -2,12 +2,14 @@
  * come out in, hosts' turns, every pacing rule (--delay, Crawl-delay,
  * Retry-After and its bounds, --per-host), the retries' heap, which links
  * are admitted (depth, scope, --include, --exclude, seen once, --max-pages,
- * robots.txt), the spill file that takes links past the memory bound
- * and gives them back in order, and a store's errors, latched for the
- * core to read once. */
+ * robots.txt), each link's verdict (--links-out) and a found page's
+ * parent, the canonical key of --canonical and --strip-query, the spill
+ * file that takes links past the memory bound and gives them back in
+ * order, and a store's errors, latched for the core to read once. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <cmocka.h>
 
@@ -310,6 +312,26 @@ static void test_max_pages_counts_listed_pages_and_drops_later_links_as_left(voi
     frontier_free(f);
 }
 
+/* The end of page job j, as done() does it, after which *out (size n)
+ * holds its links' verdicts as --links-out gives them, "reason" or "ok"
+ * each, one space apart; j is freed. */
+static void done_verdicts(struct frontier *f, struct crawl_job *j, int prepared, char *out,
+                          size_t n)
+{
+    if (prepared)
+        frontier_prepare(f, j);
+    frontier_done(f, j);
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < j->nverdicts && o < n; i++) {
+        const char *why = job_verdict_reason(j->verdicts[i].verdict);
+        if (!why && j->verdicts[i].verdict != JOB_LINK_ADMITTED)
+            why = "UNDECIDED";
+        o += (size_t)snprintf(out + o, n - o, "%s%s", i ? " " : "", why ? why : "ok");
+    }
+    job_free(j);
+}
+
 /* A robots job back with status st and body. */
 static void robots_back(struct frontier *f, long st, const char *body)
 {
@@ -395,6 +417,162 @@ static void test_crawl_delay_spaces_the_host_from_its_robots_request_unless_igno
     }
 }
 
+static void verdicts_are_given_in_page_order(int prepared)
+{
+    regex_t ex;
+    assert_int_equal(regcomp(&ex, "skip", REG_EXTENDED | REG_NOSUB), 0);
+    struct frontier *f = make((struct frontier_conf){ .depth = 2, .robots = 1, .exclude = &ex,
+                                                      .nexclude = 1, .verdicts = 1 });
+    push(f, "http://a/");
+    robots_back(f, 200, "User-agent: *\nDisallow: /private\n");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    p->res.final_url = strdup("http://a/home");
+    static const char *const links[] = {
+        "http://a/x", "http://b/y", "http://a/x#part", "http://a/skip/1", "mailto:z@a",
+        "http://a/private/1", "http://a/", "http://a/z",
+    };
+    give_links(p, links, sizeof links / sizeof *links);
+    char v[256];
+    done_verdicts(f, p, prepared, v, sizeof v);
+    assert_string_equal(v, "ok out of scope seen excluded not http robots seen ok");
+    /* A found page's parent is the final URL of the page it was found on. */
+    struct crawl_job *x = take(f, "http://a/x", NULL);
+    assert_string_equal(x->parent, "http://a/home");
+    static const char *const deeper[] = { "http://a/w", "http://a/z" };
+    give_links(x, deeper, 2);
+    done_verdicts(f, x, prepared, v, sizeof v);
+    assert_string_equal(v, "ok seen");
+    struct crawl_job *z = take(f, "http://a/z", NULL);
+    assert_string_equal(z->parent, "http://a/home");
+    done(f, z, prepared);
+    struct crawl_job *w = take(f, "http://a/w", NULL);
+    assert_string_equal(w->parent, "http://a/x");      /* no redirect: its URL */
+    static const char *const deepest[] = { "http://a/v", "http://b/v" };
+    give_links(w, deepest, 2);          /* depth 2 is the last: not followed */
+    done_verdicts(f, w, prepared, v, sizeof v);
+    assert_string_equal(v, "depth depth");
+    take(f, NULL, NULL);
+    frontier_free(f);
+    regfree(&ex);
+}
+
+static void test_each_link_gets_its_verdict_in_page_order_prepared_or_not(void **state)
+{
+    verdicts_are_given_in_page_order(1);
+    verdicts_are_given_in_page_order(0);
+}
+
+static void test_verdicts_say_max_pages_queue_full_and_cancelled(void **state)
+{
+    char v[256];
+    struct frontier *f = make((struct frontier_conf){ .depth = 2, .max_pages = 2, .verdicts = 1 });
+    push(f, "http://a/");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    static const char *const links[] = { "http://a/1", "http://a/2" };
+    give_links(p, links, 2);
+    done_verdicts(f, p, 1, v, sizeof v);
+    assert_string_equal(v, "ok ok");    /* one page started: room for one more */
+    struct crawl_job *one = take(f, "http://a/1", NULL);
+    static const char *const more[] = { "http://a/3" };
+    give_links(one, more, 1);
+    done_verdicts(f, one, 1, v, sizeof v);
+    assert_string_equal(v, "max pages");
+    frontier_free(f);
+
+    f = make((struct frontier_conf){ .depth = 1, .max_queue = 1, .verdicts = 1 });
+    push(f, "http://a/");
+    p = take(f, "http://a/", NULL);
+    static const char *const many[] = { "http://a/1", "http://a/2", "http://a/", "http://a/1" };
+    give_links(p, many, 4);
+    done_verdicts(f, p, 1, v, sizeof v);
+    assert_string_equal(v, "ok queue full seen seen");
+    frontier_free(f);
+
+    atomic_int cancelled = 1;
+    f = make((struct frontier_conf){ .depth = 1, .verdicts = 1 });
+    frontier_start(f, 0, 0, &cancelled);
+    push(f, "http://a/");
+    p = take(f, "http://a/", NULL);
+    give_links(p, links, 2);
+    done_verdicts(f, p, 0, v, sizeof v);
+    assert_string_equal(v, "cancelled cancelled");
+    take(f, NULL, NULL);
+    frontier_free(f);
+}
+
+static void test_without_verdicts_links_are_not_kept(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 1 });
+    push(f, "http://a/");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    static const char *const links[] = { "http://a/1" };
+    give_links(p, links, 1);
+    frontier_prepare(f, p);
+    frontier_done(f, p);
+    assert_null(p->verdicts);
+    assert_int_equal(p->nverdicts, 0);
+    job_free(p);
+    done(f, take(f, "http://a/1", NULL), 1);
+    frontier_free(f);
+}
+
+static void test_a_link_held_for_robots_txt_keeps_its_parent(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .robots = 1, .span_hosts = 1 });
+    push(f, "http://a/");
+    robots_back(f, 404, "");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    p->res.final_url = strdup("http://a/final");
+    static const char *const links[] = { "http://b/1" };
+    give_links(p, links, 1);
+    done(f, p, 1);                  /* b/1 waits for b's robots.txt */
+    robots_back(f, 404, "");
+    struct crawl_job *b = take(f, "http://b/1", NULL);
+    assert_string_equal(b->parent, "http://a/final");
+    assert_null(b->source);
+    done(f, b, 1);
+    frontier_free(f);
+}
+
+static void test_canonical_urls_are_one_page_and_strip_query_drops_arguments(void **state)
+{
+    regex_t utm;
+    assert_int_equal(regcomp(&utm, "utm_.*", REG_EXTENDED), 0);
+    static const char *const links[] = {
+        "http://a/p?b=2&a=1", "http://a/p?a=1&b=2", "http://a/p?a=1&b=2&utm_source=z",
+        "http://a/q?x&y", "http://a/p?a=1&b=2&utm",
+    };
+    char v[256];
+    for (int canonical = 0; canonical <= 1; canonical++) {
+        struct frontier *f = make((struct frontier_conf){
+            .depth = 1, .verdicts = 1, .canonical = canonical, .strip = canonical ? &utm : NULL,
+            .nstrip = canonical ? 1 : 0 });
+        push(f, "http://a/q?y&x");
+        struct crawl_job *p = take(f, "http://a/q?y&x", NULL);
+        give_links(p, links, sizeof links / sizeof *links);
+        done_verdicts(f, p, 1, v, sizeof v);
+        assert_string_equal(v, canonical ? "ok seen seen seen ok" : "ok ok ok ok ok");
+        /* A page is fetched as the page wrote it, whatever its key. */
+        done(f, take(f, "http://a/p?b=2&a=1", NULL), 1);
+        if (!canonical) {
+            done(f, take(f, "http://a/p?a=1&b=2", NULL), 1);
+            done(f, take(f, "http://a/p?a=1&b=2&utm_source=z", NULL), 1);
+            done(f, take(f, "http://a/q?x&y", NULL), 1);
+        }
+        done(f, take(f, "http://a/p?a=1&b=2&utm", NULL), 1);
+        take(f, NULL, NULL);
+        /* The key itself. */
+        uint64_t h1, h2;
+        assert_int_equal(frontier_seen_hash(f, "http://a/p?b=2&a=1&utm_x=", &h1), 0);
+        assert_int_equal(frontier_seen_hash(f, "http://a/p?a=1&b=2", &h2), 0);
+        assert_int_equal(h1 == h2, canonical);
+        assert_int_equal(frontier_seen_hash(f, "http://a/p", &h1), 0);
+        assert_int_equal(h1, frontier_hash_url("http://a/p"));
+        frontier_free(f);
+    }
+    regfree(&utm);
+}
+
 static void test_the_spill_file_takes_links_past_memory_and_gives_them_back_in_order(void **state)
 {
     enum { N = 40000 };     /* past the frontier's in-memory bound (32,768) */
@@ -409,6 +587,7 @@ static void test_the_spill_file_takes_links_past_memory_and_gives_them_back_in_o
         p->links[i] = strdup(u);
     }
     p->nlinks = N;
+    p->res.final_url = strdup("http://a/from");
     done(f, p, 1);
     assert_true(frontier_queued(f) < N);    /* the rest wait on disk */
     /* Hosts take turns, so the order to check is each host's own. */
@@ -420,6 +599,7 @@ static void test_the_spill_file_takes_links_past_memory_and_gives_them_back_in_o
         size_t h, k;
         assert_int_equal(sscanf(j->url, "http://h%zu/p%zu", &h, &k), 2);
         assert_int_equal(k, next[h]);
+        assert_string_equal(j->parent, "http://a/from");   /* kept on disk too */
         next[h] += 7;
         seen++;
         done(f, j, 1);
@@ -429,6 +609,45 @@ static void test_the_spill_file_takes_links_past_memory_and_gives_them_back_in_o
     frontier_counts(f, &n);
     assert_int_equal(n.left, 0);
     assert_int_equal(n.queued, 0);
+    frontier_free(f);
+}
+
+/* Gives page j n links "http://PREFIX/pI", with a final URL of its own. */
+static void give_many(struct crawl_job *j, const char *prefix, size_t n, const char *final)
+{
+    j->links = calloc(n, sizeof *j->links);
+    assert_non_null(j->links);
+    for (size_t i = 0; i < n; i++) {
+        char u[64];
+        snprintf(u, sizeof u, "http://%s/p%zu", prefix, i);
+        j->links[i] = strdup(u);
+    }
+    j->nlinks = n;
+    j->res.final_url = strdup(final);
+}
+
+static void test_spilled_links_of_pages_in_turn_keep_each_its_own_parent(void **state)
+{
+    enum { A = 33000, B = 300 };    /* A's last 232, then all of B's, spilled */
+    struct frontier *f = make((struct frontier_conf){ .depth = 2, .span_hosts = 1 });
+    push(f, "http://a/");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    give_many(p, "a", A, "http://a/final");
+    done(f, p, 1);
+    struct crawl_job *first = take(f, "http://a/p0", NULL);
+    give_many(first, "b", B, "http://a/p0-final");
+    done(f, first, 1);
+    size_t from_a = 1, from_b = 0;
+    struct crawl_job *j;
+    while ((j = frontier_pick(f, NULL))) {
+        int b = strncmp(j->url, "http://b/", 9) == 0;
+        assert_string_equal(j->parent, b ? "http://a/p0-final" : "http://a/final");
+        from_a += !b;
+        from_b += b;
+        done(f, j, 1);
+    }
+    assert_int_equal(from_a, A);
+    assert_int_equal(from_b, B);
     frontier_free(f);
 }
 
@@ -548,7 +767,13 @@ int main(void)
         cmocka_unit_test(test_robots_txt_goes_first_holds_its_host_and_fails_what_it_forbids),
         cmocka_unit_test(test_an_unreachable_robots_txt_forbids_its_host_and_says_why),
         cmocka_unit_test(test_crawl_delay_spaces_the_host_from_its_robots_request_unless_ignored),
+        cmocka_unit_test(test_each_link_gets_its_verdict_in_page_order_prepared_or_not),
+        cmocka_unit_test(test_verdicts_say_max_pages_queue_full_and_cancelled),
+        cmocka_unit_test(test_without_verdicts_links_are_not_kept),
+        cmocka_unit_test(test_a_link_held_for_robots_txt_keeps_its_parent),
+        cmocka_unit_test(test_canonical_urls_are_one_page_and_strip_query_drops_arguments),
         cmocka_unit_test(test_the_spill_file_takes_links_past_memory_and_gives_them_back_in_order),
+        cmocka_unit_test(test_spilled_links_of_pages_in_turn_keep_each_its_own_parent),
         cmocka_unit_test(test_drain_hands_back_every_queued_page_and_counts_held_links_as_left),
         cmocka_unit_test(test_a_store_error_is_latched_for_the_core_to_read_once),
         cmocka_unit_test(test_a_store_that_cannot_be_read_is_latched_and_asked_no_more),

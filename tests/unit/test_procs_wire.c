@@ -229,7 +229,18 @@ static void test_a_worker_has_the_frontier_options_off_and_the_rest_as_given(voi
     o.timeout = 7;
     o.depth = 2;
     o.user_agent = "ua";
+    regex_t strip;
+    o.canonical = 1;
+    o.strip_query = &strip;
+    o.nstrip_query = 1;
+    o.links_out = "links.jsonl";
     procs_worker_opts(&o, &w);
+    /* The seen set's key is the coordinator's; --links-out tells a worker
+     * to send every link, for the coordinator's verdicts. */
+    assert_int_equal(w.canonical, 0);
+    assert_null(w.strip_query);
+    assert_int_equal(w.nstrip_query, 0);
+    assert_string_equal(w.links_out, "links.jsonl");
     assert_int_equal(w.robots, 0);
     assert_int_equal(w.per_host, 0);
     assert_true(w.delay == 0);

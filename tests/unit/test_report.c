@@ -144,11 +144,22 @@ static void test_json_row_has_every_column_in_order_with_nulls(void **state)
         "\"redirects\":0,\"attempts\":1,\"worker\":7,\"start_s\":0.250000,"
         "\"time_dns_s\":0.000010,\"time_connect_s\":null,\"time_tls_s\":null,"
         "\"time_ttfb_s\":0.002000,\"time_total_s\":0.003000,\"links\":5,\"fail\":null,"
-        "\"error\":null,\"extract\":{\"t\":[\"x,y\",\"\\\"q\\\"\"]}}\n");
+        "\"error\":null,\"extract\":{\"t\":[\"x,y\",\"\\\"q\\\"\"]},\"parent\":null}\n");
     free(s);
     /* Without parsing or --extract, links and extract do not apply. */
     s = format(&j, CRAWL_FMT_JSONL, 0);
-    assert_non_null(strstr(s, ",\"links\":null,\"fail\":null,\"error\":null,\"extract\":null}\n"));
+    assert_non_null(strstr(s, ",\"links\":null,\"fail\":null,\"error\":null,\"extract\":null,"
+                              "\"parent\":null}\n"));
+    free(s);
+    /* A page found on another: its parent, last. */
+    j.line = 0;
+    j.depth = 1;
+    j.parent = "http://h/from?x=\"1\"";
+    s = format(&j, CRAWL_FMT_JSONL, 0);
+    assert_non_null(strstr(s, ",\"extract\":null,\"parent\":\"http://h/from?x=\\\"1\\\"\"}\n"));
+    free(s);
+    s = format(&j, CRAWL_FMT_CSV, 0);
+    assert_non_null(strstr(s, ",,,,\"http://h/from?x=\"\"1\"\"\"\n"));
     free(s);
 }
 
@@ -160,7 +171,7 @@ static void test_csv_row_matches_the_json_columns(void **state)
     char *s = format(&j, CRAWL_FMT_CSV, REPORT_LINKS | REPORT_EXTRACT);
     assert_string_equal(s,
         "http://h/a,list.txt,3,0,http://h/a,200,42,40,0,1,7,0.250000,0.000010,,,0.002000,"
-        "0.003000,5,,,\"{\"\"t\"\":[\"\"x,y\"\",\"\"\\\"\"q\\\"\"\"\"]}\"\n");
+        "0.003000,5,,,\"{\"\"t\"\":[\"\"x,y\"\",\"\"\\\"\"q\\\"\"\"\"]}\",\n");
     free(s);
 }
 
@@ -179,16 +190,16 @@ static void test_a_line_that_never_ran_has_no_status_worker_or_times(void **stat
         "\"status\":null,\"length\":0,\"wire_bytes\":0,\"redirects\":0,\"attempts\":0,"
         "\"worker\":null,\"start_s\":null,\"time_dns_s\":null,\"time_connect_s\":null,"
         "\"time_tls_s\":null,\"time_ttfb_s\":null,\"time_total_s\":null,\"links\":null,"
-        "\"fail\":\"input\",\"error\":\"bad\",\"extract\":null}\n");
+        "\"fail\":\"input\",\"error\":\"bad\",\"extract\":null,\"parent\":null}\n");
     free(s);
     s = format(&j, CRAWL_FMT_CSV, REPORT_LINKS);
-    assert_string_equal(s, "not a url,-,2,0,,,0,0,0,0,,,,,,,,,input,bad,\n");
+    assert_string_equal(s, "not a url,-,2,0,,,0,0,0,0,,,,,,,,,input,bad,,\n");
     free(s);
     /* A page found by following a link has no source and no line. */
     j.line = 0;
     j.depth = 1;
     s = format(&j, CRAWL_FMT_CSV, 0);
-    assert_string_equal(s, "not a url,,,1,,,0,0,0,0,,,,,,,,,input,bad,\n");
+    assert_string_equal(s, "not a url,,,1,,,0,0,0,0,,,,,,,,,input,bad,,\n");
     free(s);
 }
 

@@ -116,6 +116,59 @@ static void test_what_was_not_committed_is_gone(void **st)
     state_close(s);
 }
 
+struct page_copy {
+    char s[5][64];
+    int set[5];
+    int depth;
+    long line;
+};
+
+static void copy_page(uint64_t id, const struct state_page *p, void *data)
+{
+    struct page_copy *c = (struct page_copy *)data + (id - 1);
+    const char *v[5] = { p->url, p->scope, p->source, p->why, p->parent };
+    for (int i = 0; i < 5; i++)
+        if ((c->set[i] = v[i] != NULL))
+            snprintf(c->s[i], sizeof c->s[i], "%s", v[i]);
+    c->depth = p->depth;
+    c->line = p->line;
+}
+
+static void test_a_page_keeps_its_parent_and_every_string_across_a_reopen(void **st)
+{
+    struct dir *d = *st;
+    struct state *s = open_ok(d->db, STATE_NEW);
+    struct state_page listed = { .url = "http://h/", .source = "list.txt", .line = 3 };
+    struct state_page found = { .url = "http://h/a?b=1", .scope = "h", .parent = "http://h/x",
+                                .depth = 2 };
+    struct state_page bad = { .url = "ftp://h/", .source = "-", .why = "not http", .line = 4 };
+    uint64_t id;
+    assert_int_equal(state_queue_add(s, &listed, &id), 0);
+    assert_int_equal(state_queue_add(s, &found, &id), 0);
+    assert_int_equal(state_queue_add(s, &bad, &id), 0);
+    assert_int_equal(state_commit(s, NULL, 0, 0), 0);
+    state_close(s);
+    s = open_ok(d->db, STATE_RESUMED);
+    struct page_copy c[3];
+    memset(c, 0, sizeof c);
+    assert_int_equal(state_queue_load(s, 0, 16, copy_page, c), 3);
+    state_close(s);
+    /* What is absent stays absent: a listed page has no parent. */
+    assert_string_equal(c[0].s[0], "http://h/");
+    assert_false(c[0].set[1]);
+    assert_string_equal(c[0].s[2], "list.txt");
+    assert_false(c[0].set[3]);
+    assert_false(c[0].set[4]);
+    assert_int_equal(c[0].line, 3);
+    assert_string_equal(c[1].s[0], "http://h/a?b=1");
+    assert_string_equal(c[1].s[1], "h");
+    assert_false(c[1].set[2]);
+    assert_string_equal(c[1].s[4], "http://h/x");
+    assert_int_equal(c[1].depth, 2);
+    assert_string_equal(c[2].s[3], "not http");
+    assert_false(c[2].set[4]);
+}
+
 static void test_the_queue_loads_in_order_past_a_cursor_without_the_pages_done(void **st)
 {
     struct dir *d = *st;
@@ -214,22 +267,27 @@ static void test_a_record_is_sealed_by_its_crc_over_key_and_value(void **st)
     assert_int_equal(state_lmdb_sealed("k1", 2, v, 3), 0);
 }
 
-static void test_a_page_record_is_a_header_a_known_state_and_four_strings(void **st)
+static void test_a_page_record_is_a_header_a_known_state_and_five_strings(void **st)
 {
-    struct state_lmdb_rec r = { .state = STATE_LMDB_FETCHED, .has = 1, .depth = 2 };
-    char v[sizeof r + 16];
+    struct state_lmdb_rec r = { .state = STATE_LMDB_FETCHED, .has = 1 | 8, .depth = 2 };
+    char v[sizeof r + 32];
     memcpy(v, &r, sizeof r);
-    /* url, scope, an empty source and why. */
-    memcpy(v + sizeof r, "http://h/\0s\0\0\0", 14);
+    /* url, scope, an empty source and why, a parent. */
+    memcpy(v + sizeof r, "http://h/\0s\0\0\0http://p/\0", 24);
     uint8_t state = 9;
-    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 14, &state), 1);
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 24, &state), 1);
     assert_int_equal(state, STATE_LMDB_FETCHED);
-    /* Three strings only, a byte past the fourth, an unknown state. */
-    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 13, &state), 0);
-    v[sizeof r + 14] = 'x';
-    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 15, &state), 0);
-    v[0] = 7;
+    /* Four strings only (format 3's record), a byte past the fifth, a
+     * bit past parent's, an unknown state. */
     assert_int_equal(state_lmdb_page_ok(v, sizeof r + 14, &state), 0);
+    v[sizeof r + 24] = 'x';
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 25, &state), 0);
+    v[1] = 16;
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 24, &state), 0);
+    v[1] = 15;
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 24, &state), 1);
+    v[0] = 7;
+    assert_int_equal(state_lmdb_page_ok(v, sizeof r + 24, &state), 0);
 }
 
 /* A store of a few pages, committed and closed; returns the file's size. */
@@ -416,15 +474,23 @@ static void test_a_marker_of_another_format_is_refused_naming_both(void **st)
 {
     struct dir *d = *st;
     small_store(d->db);
-    uint32_t format = 4;
+    uint32_t format = 5;
     patch_all(d->db, STATE_LMDB_MAGIC, STATE_LMDB_MAGIC_LEN, STATE_LMDB_MAGIC_LEN, &format,
               sizeof format);
     struct state *s = NULL;
     enum state_phase ph;
     char why[256] = "";
     assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), STATE_ELOST);
-    assert_string_equal(why, "a crawl state file of format 4, made by a newer crawl; this crawl "
-                        "reads format 3 only; left as it was");
+    assert_string_equal(why, "a crawl state file of format 5, made by a newer crawl; this crawl "
+                        "reads format 4 only; left as it was");
+    /* Format 3's records held no parent: such a file is refused too. */
+    format = 3;
+    patch_all(d->db, STATE_LMDB_MAGIC, STATE_LMDB_MAGIC_LEN, STATE_LMDB_MAGIC_LEN, &format,
+              sizeof format);
+    assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), STATE_ELOST);
+    assert_null(s);
+    assert_string_equal(why, "a crawl state file of format 3, made by an older crawl; this crawl "
+                        "reads format 4 only; left as it was");
 }
 
 static void test_a_finished_crawl_says_so(void **st)
@@ -557,8 +623,11 @@ int main(void)
                                         dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_a_store_in_use_is_refused,
                                         dir_setup, dir_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_page_keeps_its_parent_and_every_string_across_a_reopen, dir_setup,
+            dir_teardown),
         cmocka_unit_test(test_a_record_is_sealed_by_its_crc_over_key_and_value),
-        cmocka_unit_test(test_a_page_record_is_a_header_a_known_state_and_four_strings),
+        cmocka_unit_test(test_a_page_record_is_a_header_a_known_state_and_five_strings),
         cmocka_unit_test_setup_teardown(test_the_meta_pages_say_how_long_the_file_must_be,
                                         dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_damaged_meta_pages_are_refused_with_what_is_wrong,

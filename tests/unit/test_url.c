@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <regex.h>
 
 #include "crawl.h"
 #include "url.h"
@@ -463,6 +464,122 @@ static void a_normal_form_is_its_own_normal_form(void **state)
     }
 }
 
+/* ---- the canonical form -------------------------------------------------- */
+
+/* url_canonical of url, with sort and the strip patterns given (NULL
+ * ended), is want. */
+static void assert_canonical(const char *url, int sort, const char *const *pats,
+                             const char *want)
+{
+    regex_t re[8];
+    size_t n = 0;
+    for (; pats && pats[n]; n++)
+        assert_int_equal(regcomp(&re[n], pats[n], REG_EXTENDED), 0);
+    char *got = NULL;
+    assert_int_equal(url_canonical(url, sort, re, n, &got), 0);
+    if (strcmp(got, want) != 0)
+        fail_msg("\"%s\": got \"%s\", want \"%s\"", url, got, want);
+    /* A canonical form is its own. */
+    char *again = NULL;
+    assert_int_equal(url_canonical(got, sort, re, n, &again), 0);
+    assert_string_equal(again, got);
+    free(again);
+    free(got);
+    for (size_t i = 0; i < n; i++)
+        regfree(&re[i]);
+}
+
+static void arguments_sort_by_name_and_repeated_ones_keep_their_order(void **state)
+{
+    assert_canonical("http://h/p?b=2&a=1", 1, NULL, "http://h/p?a=1&b=2");
+    assert_canonical("http://h/p?a=1&b=2", 1, NULL, "http://h/p?a=1&b=2");
+    assert_canonical("http://h/p?b=2&a=9&b=1&a=3", 1, NULL, "http://h/p?a=9&a=3&b=2&b=1");
+    /* A name that starts another sorts first; the name ends at '='. */
+    assert_canonical("http://h/p?ab=1&a=2&a-b=3", 1, NULL, "http://h/p?a=2&a-b=3&ab=1");
+    /* Without sort, the order is the page's. */
+    assert_canonical("http://h/p?b=2&a=1", 0, NULL, "http://h/p?b=2&a=1");
+}
+
+static void blank_values_are_kept_and_a_bare_name_is_not_an_empty_value(void **state)
+{
+    assert_canonical("http://h/p?b=&a", 1, NULL, "http://h/p?a&b=");
+    /* "a=" and "a" are two arguments, each kept as written, in their order. */
+    assert_canonical("http://h/p?z&a=&a", 1, NULL, "http://h/p?a=&a&z");
+    assert_canonical("http://h/p?z&a&a=", 1, NULL, "http://h/p?a&a=&z");
+    assert_canonical("http://h/p?=1&a=2", 1, NULL, "http://h/p?=1&a=2");
+    assert_canonical("http://h/p?a==b&a=c=d", 1, NULL, "http://h/p?a==b&a=c=d");
+}
+
+static void escaped_names_are_compared_as_written(void **state)
+{
+    /* '%' (0x25) before 'B' (0x42) before 'a' (0x61): nothing decoded. */
+    assert_canonical("http://h/p?a=1&%62=2&B=3", 1, NULL, "http://h/p?%62=2&B=3&a=1");
+    static const char *const b[] = { "b", NULL };
+    assert_canonical("http://h/p?%62=2&b=3", 1, b, "http://h/p?%62=2");
+}
+
+static void empty_pieces_go_and_the_question_mark_with_the_last_argument(void **state)
+{
+    assert_canonical("http://h/p?&b=2&&a=1&", 1, NULL, "http://h/p?a=1&b=2");
+    assert_canonical("http://h/p?&&", 1, NULL, "http://h/p");
+    assert_canonical("http://h/p?", 1, NULL, "http://h/p");
+    assert_canonical("http://h/p?", 0, NULL, "http://h/p");
+    static const char *const sid[] = { "sid", "utm_.*", NULL };
+    assert_canonical("http://h/p?sid=1&utm_source=x", 1, sid, "http://h/p");
+    assert_canonical("http://h/p?sid=1&utm_source=x", 0, sid, "http://h/p");
+    /* No query: the URL as it is. */
+    assert_canonical("http://h/p", 1, sid, "http://h/p");
+    assert_canonical("http://h/", 1, sid, "http://h/");
+}
+
+static void a_strip_pattern_must_match_the_whole_name(void **state)
+{
+    static const char *const pats[] = { "sid", "utm_.*", NULL };
+    assert_canonical("http://h/p?side=1&sid=2&utm_source=z&xutm_a=3&Sid=4&sid", 1, pats,
+                     "http://h/p?Sid=4&side=1&xutm_a=3");
+    /* Without sort: stripped, in the page's order. */
+    assert_canonical("http://h/p?side=1&sid=2&b=3&utm_medium=y&a", 0, pats,
+                     "http://h/p?side=1&b=3&a");
+    /* Alternatives: the longest match decides, so "sid" is whole for "s|sid". */
+    static const char *const alt[] = { "s|sid", NULL };
+    assert_canonical("http://h/p?sid=1&s=2&si=3", 1, alt, "http://h/p?si=3");
+    /* A value is never matched, only the name. */
+    assert_canonical("http://h/p?x=sid", 1, pats, "http://h/p?x=sid");
+}
+
+static void the_fragment_and_the_rest_of_the_url_are_left_alone(void **state)
+{
+    /* The first '?' starts the query; a later one is a query's byte. */
+    assert_canonical("http://h/b?a/p?b=2&a=1#f?z&y", 1, NULL, "http://h/b?a=1&a/p?b=2#f?z&y");
+    assert_canonical("http://h/p#f?b&a", 1, NULL, "http://h/p#f?b&a");
+    static const char *const all[] = { ".*", NULL };
+    assert_canonical("http://u:p@h:81/x?b&a#frag", 1, all, "http://u:p@h:81/x#frag");
+}
+
+static void canonical_forms_of_one_page_are_one_normal_form(void **state)
+{
+    /* Normal forms first (escapes in one spelling), then the query. */
+    static const char *const v[] = {
+        "http://H/p?b=2&a=%7e", "http://h/p?a=~&b=2", "http://h/p?a=%7E&b=2&utm_source=z",
+    };
+    regex_t re;
+    assert_int_equal(regcomp(&re, "utm_.*", REG_EXTENDED), 0);
+    char *first = NULL;
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        char *norm = NULL, *canon = NULL;
+        assert_int_equal(url_normalise(v[i], &norm), 0);
+        assert_int_equal(url_canonical(norm, 1, &re, 1, &canon), 0);
+        if (!first)
+            first = strdup(canon);
+        assert_string_equal(canon, first);
+        free(norm);
+        free(canon);
+    }
+    assert_string_equal(first, "http://h/p?a=~&b=2");
+    free(first);
+    regfree(&re);
+}
+
 static void a_resolved_link_parses_back_to_itself(void **state)
 {
     static const char *const hrefs[] = {
@@ -732,6 +849,13 @@ int main(void)
         cmocka_unit_test(two_spellings_of_one_url_have_one_seen_key),
         cmocka_unit_test(escapes_are_normalised_for_robots_rules_too),
         cmocka_unit_test(non_http_urls_do_not_split),
+        cmocka_unit_test(arguments_sort_by_name_and_repeated_ones_keep_their_order),
+        cmocka_unit_test(blank_values_are_kept_and_a_bare_name_is_not_an_empty_value),
+        cmocka_unit_test(escaped_names_are_compared_as_written),
+        cmocka_unit_test(empty_pieces_go_and_the_question_mark_with_the_last_argument),
+        cmocka_unit_test(a_strip_pattern_must_match_the_whole_name),
+        cmocka_unit_test(the_fragment_and_the_rest_of_the_url_are_left_alone),
+        cmocka_unit_test(canonical_forms_of_one_page_are_one_normal_form),
         cmocka_unit_test(a_list_keeps_first_seen_order_and_drops_duplicates),
         cmocka_unit_test(a_full_list_says_so_but_still_knows_its_own),
         cmocka_unit_test(a_list_grows_past_its_first_tables),
