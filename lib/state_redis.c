@@ -949,7 +949,10 @@ static void first_difference(const char *had, const char *now, char *why, size_t
     while (*had || *now) {
         size_t a = strcspn(had, "\n"), b = strcspn(now, "\n");
         if (a != b || memcmp(had, now, a) != 0) {
-            snprintf(why, n, "started with %.*s, not %.*s", (int)a, had, (int)b, now);
+            if (!*had)      /* an option the crawl's version did not have */
+                snprintf(why, n, "started by an earlier crawl without %.*s", (int)b, now);
+            else
+                snprintf(why, n, "started with %.*s, not %.*s", (int)a, had, (int)b, now);
             return;
         }
         had += a + (had[a] == '\n');

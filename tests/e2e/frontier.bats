@@ -360,6 +360,19 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	grep -q "started with strip-queries=1, not strip-queries=0; not joining it" "$BATS_TEST_TMPDIR/err.4"
 }
 
+@test "a crawl an earlier crawl started, without the options added since, is refused naming the first one it lacks" {
+	start_private_fixture
+	run worker 1 --max-pages 5
+	[ "$status" -eq 0 ]
+	# The options as a crawl without --canonical and --strip-query stored them.
+	rcli EVAL "local o = redis.call('HGET', KEYS[1], 'opts')
+		redis.call('HSET', KEYS[1], 'opts', (string.gsub(o, 'canonical=.*$', '')))
+		return 1" 1 "crawl:t$BATS_TEST_NUMBER:meta"
+	run worker 2 --max-pages 5
+	[ "$status" -eq 2 ]
+	grep -q "started by an earlier crawl without canonical=0; not joining it" "$BATS_TEST_TMPDIR/err.2"
+}
+
 @test "a server that cannot be reached: exit 7 with a message, at the start and for --status" {
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	run "$CRAWL" --depth 1 --format=jsonl --frontier "redis://127.0.0.1:$port/x" \
