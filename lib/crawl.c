@@ -160,6 +160,11 @@ int crawl_reuse(const struct crawl *c)
     return c->reuse;
 }
 
+int crawl_links_whole(const struct crawl *c)
+{
+    return c->st != NULL;
+}
+
 int crawl_paced(const struct crawl *c)
 {
     return frontier_paced(c->fr);
@@ -320,11 +325,12 @@ static void queued(struct crawl *c)
 }
 
 int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, int depth,
-                   uint64_t id, int paced)
+                   uint64_t id, int paced, const char *if_etag, const char *if_modified)
 {
     struct crawl_job *j = job_new();
-    if (!j || !(j->url = strdup(url))) {
-        free(j);
+    if (!j || !(j->url = strdup(url)) || (if_etag && !(j->if_etag = strdup(if_etag))) ||
+        (if_modified && !(j->if_modified = strdup(if_modified)))) {
+        job_free(j);
         return CRAWL_ENOMEM;
     }
     j->kind = kind;
