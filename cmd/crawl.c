@@ -27,6 +27,7 @@
 #include "crawl.h"
 #include "fetch.h"
 #include "html.h"
+#include "hooks.h"
 #include "progress.h"
 #include "report.h"
 #include "retry.h"
@@ -34,6 +35,7 @@
 #include "state.h"
 #include "trace.h"
 #include "urllist.h"
+#include "validators.h"
 
 
 /* Rows written are flushed at least this often, so that a run that is
@@ -289,6 +291,45 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     if (rc == CRAWL_EOUTPUT)
         return EXIT_OUTPUT;         /* the WARC or the cookie jar, whose warning said why */
     return sum.failed || rc < 0 ? EXIT_FAILED : 0;
+}
+
+/* validators_open's warn: a line of --validators FILE that is left out. */
+static void validators_warn(const char *msg, void *data)
+{
+    fprintf(stderr, "crawl: --validators %s\n", msg);
+}
+
+/* --validators and --if-modified-since: the table of the list's
+ * validators, its hook attached to c. Returns it (NULL: neither given), or
+ * exits 2 when the file cannot be read. */
+static struct validators *validators_begin(const struct cli *cli, struct crawl *c)
+{
+    char why[256];
+    struct validators *v;
+    const char *since = cli->if_modified_since[0] ? cli->if_modified_since : NULL;
+    if (!cli->validators && !since)
+        return NULL;
+    if (validators_open(&v, cli->validators, since, validators_warn, NULL, why,
+                        sizeof why) != 0) {
+        fprintf(stderr, "crawl: --validators %s: %s\n", cli->validators, why);
+        exit(EXIT_USAGE);
+    }
+    crawl_hook(c, CRAWL_HOOK_VALIDATORS, validators_hook(), v);
+    return v;
+}
+
+/* Writes --validators FILE after the run and frees v; returns status, or
+ * 23 when it could not be written. */
+static int validators_end(const struct cli *cli, struct validators *v, int status)
+{
+    char why[256];
+    if (v && validators_write(v, why, sizeof why) != 0) {
+        fprintf(stderr, "crawl: --validators %s: %s\n", cli->validators, why);
+        if (status != EXIT_OUTPUT && status != EXIT_PIPE)
+            status = EXIT_OUTPUT;
+    }
+    validators_free(v);
+    return status;
 }
 
 static int run_one(struct cli *cli, struct crawl *c)
@@ -815,6 +856,7 @@ int main(int argc, char **argv)
         crawl_free(c);
         return EXIT_FAILED;
     }
+    struct validators *valid = validators_begin(&cli, c);
     struct urllist *inputs = cli_open_inputs(&cli, c);
     int status;
     if (cli.child) {
@@ -831,6 +873,7 @@ int main(int argc, char **argv)
             status = run_one(&cli, c);
         status = trace_close(&cli, status);
     }
+    status = validators_end(&cli, valid, status);
     for (int i = 0; i < cli.ninputs; i++)
         if (cli.input_fd[i] >= 0)
             close(cli.input_fd[i]);

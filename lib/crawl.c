@@ -373,6 +373,10 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
     j->source = source;
     if (problem)
         job_fail_early(j, CRAWL_FAIL_INPUT, problem);
+    else
+        for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
+            if (c->hooks[k].h.made)
+                c->hooks[k].h.made(c->hooks[k].data, j);
     pthread_mutex_lock(&c->lock);
     j->seq = c->nseq++;
     /* A job the frontier cannot place still gets its row. */
