@@ -523,6 +523,28 @@ static int state_lost_end(struct cli *cli, struct crawl *c, int fd)
     return signal_status() ? signal_status() : lost_status(c);
 }
 
+/* --recrawl of a finished crawl: starts its next pass, and says so.
+ * Returns the phase to run it in, or an exit status (negated) after
+ * saying why it could not. */
+static int recrawl_begin(struct cli *cli, struct crawl *c, uint64_t offset)
+{
+    const char *flag = cli->frontier ? "--frontier" : "--state";
+    char why[512];
+    long n = 0;
+    int rc = crawl_state_recrawl(c, cli->recrawl_older, &n, why, sizeof why);
+    if (rc < 0) {
+        fprintf(stderr, "crawl: %s %s: %s; stopped\n", flag, cli->state, why);
+        return -(signal_status() ? signal_status() : lost_status(c));
+    }
+    if (rc == 0)
+        return CRAWL_STATE_RESUMED;     /* another worker began the pass */
+    fprintf(stderr, "crawl: %s %s: recrawl, pass %lld: %ld listed URL%s again, each page asked "
+            "for with its validators (%s holds %llu bytes of the passes before)\n", flag,
+            cli->state, (long long)crawl_state_pass(c), n, n == 1 ? "" : "s", cli->output,
+            (unsigned long long)offset);
+    return CRAWL_STATE_NEW;
+}
+
 /* A --state or --frontier crawl: opens the store, reads the lists into it
  * (or, for a worker that joins a shared crawl, checks them), and runs what
  * is left, unless the crawl there is finished or is another one. Signals
@@ -542,6 +564,13 @@ static int run_state(struct cli *cli, struct crawl *c)
     }
     uint64_t offset = crawl_state_offset(c);
     int fd = open_state_output(cli, offset, o.fd);
+    if (phase == CRAWL_STATE_FINISHED && cli->recrawl)
+        phase = recrawl_begin(cli, c, offset);
+    if (phase < 0) {
+        signals_watch(NULL, NULL);
+        close(fd);
+        return -phase;
+    }
     if (phase == CRAWL_STATE_FINISHED) {
         /* A worker killed before the end wrote rows past its last commit,
          * whose pages others fetched again: they are cut off. */
@@ -551,13 +580,16 @@ static int run_state(struct cli *cli, struct crawl *c)
         signals_watch(NULL, NULL);
         return close(fd) == 0 ? 0 : output_status(-errno);
     }
+    char pass[32] = "";
+    if (crawl_state_pass(c) > 1)
+        snprintf(pass, sizeof pass, "pass %lld, ", (long long)crawl_state_pass(c));
     if (phase == CRAWL_STATE_RESUMED && cli->frontier)
-        fprintf(stderr, "crawl: --frontier %s: joining (%ld pages fetched so far; %s cut "
-                "back to %llu bytes)\n", cli->state, crawl_state_fetched(c), cli->output,
+        fprintf(stderr, "crawl: --frontier %s: joining (%s%ld pages fetched so far; %s cut "
+                "back to %llu bytes)\n", cli->state, pass, crawl_state_fetched(c), cli->output,
                 (unsigned long long)offset);
     else if (phase == CRAWL_STATE_RESUMED)
-        fprintf(stderr, "crawl: --state %s: continuing (%ld pages fetched before; %s cut "
-                "back to %llu bytes)\n", cli->state, crawl_state_fetched(c), cli->output,
+        fprintf(stderr, "crawl: --state %s: continuing (%s%ld pages fetched before; %s cut "
+                "back to %llu bytes)\n", cli->state, pass, crawl_state_fetched(c), cli->output,
                 (unsigned long long)offset);
     int draw = want_progress(cli);
     static struct crawl_live live;

@@ -440,6 +440,13 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
             crawl__state_warn(c);
         if (j) {
             c->running++;
+            if (j->skip) {
+                /* Neither fetched nor numbered: the store takes it. */
+                pthread_mutex_unlock(&c->lock);
+                crawl_done(c, j);
+                pthread_mutex_lock(&c->lock);
+                continue;
+            }
             /* A retry keeps the row number of its first try. */
             if (j->unnumbered) {
                 j->seq = c->nseq++;

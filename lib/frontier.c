@@ -33,6 +33,7 @@ struct spilled {
 };
 
 static void spill_refill(struct frontier *f);
+static void pending_free(struct pending *p);
 static void started(struct frontier *f, struct crawl_job *j, int sent);
 
 /* ---- the set of URLs seen ------------------------------------------------ */
@@ -185,6 +186,13 @@ void frontier_use_store(struct frontier *f, struct state *st, size_t fetched)
     f->st_more = 1;
 }
 
+void frontier_recrawl(struct frontier *f, uint64_t first, double due_before)
+{
+    f->recrawl = 1;
+    f->due_before = due_before;
+    f->st_cursor = first ? first - 1 : 0;
+}
+
 void frontier_start(struct frontier *f, int limit, double deadline_at,
                     const atomic_int *cancelled)
 {
@@ -230,9 +238,7 @@ void frontier_free(struct frontier *f)
         if (h) {
             for (struct pending *p = h->pend, *pn; p; p = pn) {
                 pn = p->next;
-                free(p->url);
-                free(p->scope);
-                free(p);
+                pending_free(p);
             }
             for (struct crawl_job *j = h->head, *jn; j; j = jn) {
                 jn = j->qnext;
@@ -609,7 +615,7 @@ struct crawl_job *frontier_pick(struct frontier *f, double *wake)
     if (f->nlater)
         later_release(f, wake);
     while ((j = pick(f, wake))) {
-        if (j->kind == JOB_PAGE && !j->failed_early && j->res.attempts == 0) {
+        if (j->kind == JOB_PAGE && !j->failed_early && !j->skip && j->res.attempts == 0) {
             if (j->found && max > 0 && f->started >= (size_t)max) {
                 started(f, j, 0);
                 if (j->host)
@@ -754,7 +760,7 @@ static void spill_refill(struct frontier *f)
         f->spilled--;
         struct url_parts u;
         if (url_split(url, &u) == 0) {
-            frontier__place(f, &u, scope, r.depth, 0);
+            frontier__place(f, &u, scope, r.depth, 0, NULL);
             url_parts_free(&u);
         } else {
             f->left++;   /* out of memory */
@@ -774,16 +780,16 @@ lost:
     free(buf);
 }
 
-/* Creates a job for a link that passed every test but robots.txt's. */
+/* Creates a job for a link that passed every test but robots.txt's; its
+ * request carries cond's validators (NULL: none). */
 static int add_link_job(struct frontier *f, struct crawl_host *h, const char *url,
-                        const char *scope, int depth, uint64_t mark)
+                        const char *scope, int depth, uint64_t mark,
+                        const struct frontier_cond *cond)
 {
     struct crawl_job *j = job_new();
-    if (!j || !(j->url = strdup(url)) || !(j->scope = strdup(scope))) {
-        if (j) {
-            free(j->url);
-            free(j);
-        }
+    if (!j || !(j->url = strdup(url)) || !(j->scope = strdup(scope)) ||
+        frontier__cond_set(j, cond) != 0) {
+        job_free(j);
         return CRAWL_ENOMEM;
     }
     j->depth = depth;
@@ -856,7 +862,7 @@ static int admit_parts(struct frontier *f, const char *scope, const struct url_p
         return rc;
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
         return spill_push(f, p->href, scope, depth);
-    return frontier__place(f, p, scope, depth, 0);
+    return frontier__place(f, p, scope, depth, 0, NULL);
 }
 
 int frontier__admit(struct frontier *f, const char *scope, const char *url, int depth)
@@ -920,8 +926,26 @@ void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, i
     j->nlinks = 0;
 }
 
+int frontier__cond_set(struct crawl_job *j, const struct frontier_cond *cond)
+{
+    if (cond && cond->etag && !(j->if_etag = strdup(cond->etag)))
+        return CRAWL_ENOMEM;
+    if (cond && cond->modified && !(j->if_modified = strdup(cond->modified)))
+        return CRAWL_ENOMEM;
+    return 0;
+}
+
+static void pending_free(struct pending *p)
+{
+    free(p->url);
+    free(p->scope);
+    free(p->etag);
+    free(p->modified);
+    free(p);
+}
+
 int frontier__place(struct frontier *f, const struct url_parts *pp, const char *scope, int depth,
-                    uint64_t mark)
+                    uint64_t mark, const struct frontier_cond *cond)
 {
     const struct url_parts p = *pp;
     int rc = 0;
@@ -933,10 +957,11 @@ int frontier__place(struct frontier *f, const struct url_parts *pp, const char *
             goto out;
         if (h->robots_state == ROBOTS_PENDING) {
             struct pending *pe = calloc(1, sizeof *pe);
-            if (!pe || !(pe->url = strdup(p.href)) || !(pe->scope = strdup(scope))) {
+            if (!pe || !(pe->url = strdup(p.href)) || !(pe->scope = strdup(scope)) ||
+                (cond && cond->etag && !(pe->etag = strdup(cond->etag))) ||
+                (cond && cond->modified && !(pe->modified = strdup(cond->modified)))) {
                 if (pe)
-                    free(pe->url);
-                free(pe);
+                    pending_free(pe);
                 rc = CRAWL_ENOMEM;
                 goto out;
             }
@@ -956,7 +981,7 @@ int frontier__place(struct frontier *f, const struct url_parts *pp, const char *
             goto out;
         }
     }
-    rc = add_link_job(f, h, p.href, scope, depth, mark);
+    rc = add_link_job(f, h, p.href, scope, depth, mark, cond);
 out:
     return rc;
 }
@@ -1043,7 +1068,8 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
         struct url_parts p;
         if (url_split(pe->url, &p) == 0) {
             if (robots_allowed(h->robots, p.path)) {
-                add_link_job(f, h, pe->url, pe->scope, pe->depth, pe->mark);
+                struct frontier_cond cond = { pe->etag, pe->modified };
+                add_link_job(f, h, pe->url, pe->scope, pe->depth, pe->mark, &cond);
             } else {
                 f->robots_blocked++;
                 frontier__store_drop(f, pe->mark);
@@ -1053,9 +1079,7 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
             f->left++;   /* out of memory */
         }
         f->pending--;
-        free(pe->url);
-        free(pe->scope);
-        free(pe);
+        pending_free(pe);
     }
     h->pend = h->pend_tail = NULL;
     if (f->sitemaps && h->scope)
@@ -1136,9 +1160,7 @@ struct crawl_job *frontier_drain(struct frontier *f)
             ring_remove(f, h);
             for (struct pending *p = h->pend, *pn; p; p = pn) {
                 pn = p->next;
-                free(p->url);
-                free(p->scope);
-                free(p);
+                pending_free(p);
                 f->left++;
             }
             h->pend = h->pend_tail = NULL;
