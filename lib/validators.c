@@ -328,6 +328,11 @@ const struct crawl_hook *validators_hook(void)
     return &h;
 }
 
+static int by_url(const void *a, const void *b)
+{
+    return strcmp((*(const struct entry *const *)a)->url, (*(const struct entry *const *)b)->url);
+}
+
 int validators_write(struct validators *v, char *why, size_t n)
 {
     if (!v->path)
@@ -336,6 +341,8 @@ int validators_write(struct validators *v, char *why, size_t n)
     sb_adds(&b, "# crawl --validators: URL ETAG LAST-MODIFIED, '-' for a validator there "
                 "is none of\n");
     pthread_mutex_lock(&v->lock);
+    if (v->n)
+        qsort(v->v, v->n, sizeof *v->v, by_url);
     for (size_t i = 0; i < v->n; i++) {
         const struct entry *e = v->v[i];
         if (e->etag || e->modified)

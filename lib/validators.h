@@ -53,10 +53,10 @@ int validators_open(struct validators **out, const char *path, const char *since
 const struct crawl_hook *validators_hook(void);
 
 /* Writes v to its file (through a temporary one and a rename: the file is
- * whole, the old or the new, whatever happens), the URLs in the order the
- * file had them, then the new ones as their rows came. A table made
- * without a file writes nothing. Returns 0, or -errno with the reason in
- * why (size n). */
+ * whole, the old or the new, whatever happens), a line a URL in the order
+ * of their bytes, whatever order the rows came in. A table made without a
+ * file writes nothing. Returns 0, or -errno with the reason in why (size
+ * n). */
 int validators_write(struct validators *v, char *why, size_t n);
 
 /* Frees v. NULL is fine. */

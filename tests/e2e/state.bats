@@ -466,20 +466,24 @@ PY
 	sum=$(md5sum <"$d/v2.db")
 	run "$CRAWL" --depth 5 --format=jsonl --state "$d/v2.db" -o "$d/v2.jsonl" "$(graph)"
 	[ "$status" -eq 8 ]
-	[ "$output" = "crawl: --state $d/v2.db: a crawl state file of format 2, made by an older crawl; this crawl reads format 3 only; left as it was" ]
+	[ "$output" = "crawl: --state $d/v2.db: a crawl state file of format 2, made by an older crawl; this crawl reads format 4 only; left as it was" ]
 	[ "$(md5sum <"$d/v2.db")" = "$sum" ]
 	[ ! -e "$d/v2.jsonl" ]
-	# A marker of format 4 (every copy of it in the file: LMDB keeps old
-	# pages), as a newer crawl would write.
+	# A marker of format 3, from before a recrawl's records, and of format 5,
+	# as a newer crawl would write (every copy of it in the file: LMDB keeps
+	# old pages).
 	partial_state
-	for at in $(grep -obUa 'crawl state' "$d/s.db" | cut -d: -f1); do
-		printf '\x04' | dd of="$d/s.db" bs=1 seek=$((at + 12)) conv=notrunc status=none
+	for f in 3 5; do
+		for at in $(grep -obUa 'crawl state' "$d/s.db" | cut -d: -f1); do
+			printf "\\x0$f" | dd of="$d/s.db" bs=1 seek=$((at + 12)) conv=notrunc status=none
+		done
+		sum=$(sums "$d")
+		run crawl_state
+		[ "$status" -eq 8 ]
+		if [ $f = 3 ]; then made="an older"; else made="a newer"; fi
+		[ "$output" = "crawl: --state $d/s.db: a crawl state file of format $f, made by $made crawl; this crawl reads format 4 only; left as it was" ]
+		[ "$(sums "$d")" = "$sum" ]
 	done
-	sum=$(sums "$d")
-	run crawl_state
-	[ "$status" -eq 8 ]
-	[ "$output" = "crawl: --state $d/s.db: a crawl state file of format 4, made by a newer crawl; this crawl reads format 3 only; left as it was" ]
-	[ "$(sums "$d")" = "$sum" ]
 }
 
 @test "a full disk under the state: exit 8 naming the state file, not the output; the rows are whole, and the crawl continues once there is room" {
