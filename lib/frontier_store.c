@@ -71,7 +71,7 @@ static int skip_job(struct frontier *f, const char *url, const char *scope, int 
  * number, its line and the failure its line already had. */
 static void load_listed(struct frontier *f, uint64_t id, const struct state_page *p)
 {
-    struct frontier_cond cond;
+    struct frontier_cond cond = { 0 };
     if (!p->why && recrawl_cond(f, p->valid, 0, &cond)) {
         struct url_parts u;
         int rc = url_split(p->url, &u);
