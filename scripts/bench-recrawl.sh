@@ -258,6 +258,9 @@ ratio() { # ratio NAME A B: B over A, wall time and bytes out
 	echo "$start and every page below /docs/ it links to, $C in flight, copied from $DOCS_DIR; medians of $RUNS round(s)"
 	echo "   requests, 200s, 304s, bytes: what nginx logged (bytes_out: responses, headers and bodies; bytes_in: requests; body_bytes: bodies alone)"
 	echo "   rows: crawl's rows of the pass; same pages: the pass asked for every path pass 1 did, and no other"
+	nf=$(awk -F, '$1 == "crawl" && $2 == 1 && $3 == 1 { print $6 - $8 }' "$tmp/runs.csv")
+	[ "${nf:-0}" -gt 0 ] &&
+		echo "   pages linked to but not in the package, answered 404 in every pass: $nf; wget2 exits 8 for them"
 	table
 	echo "  the second's over the first's:"
 	ratio "crawl pass 2 (--recrawl) over pass 1" crawl.1 crawl.2
