@@ -143,8 +143,9 @@ static const char LUA_HELLO[] = LUA_PRELUDE LUA_TYPES
     "  return lost(K..'id, its marker, is gone')\n"
     "elseif redis.call('HGET', K..'meta', 'version') ~= '" REDIS_FORMAT "' then\n"
     "  local v = tonumber(redis.call('HGET', K..'meta', 'version')) or 0\n"
-    "  return foreign(K..'meta is of format '..v..', made by '..(v < " REDIS_FORMAT " and 'an older'\n"
-    "    or 'a newer')..' crawl; this crawl reads format " REDIS_FORMAT " only')\n"
+    "  return foreign(K..'meta is of format '..v..', made by '..\n"
+    "    (v < " REDIS_FORMAT " and 'an older' or 'a newer')..' crawl; this crawl reads format '..\n"
+    "    '" REDIS_FORMAT " only')\n"
     "elseif had ~= opts then return {'opts', had}\n"
     "else e = intact() if e then return e end end\n"
     "local t = now()\n"
@@ -391,15 +392,18 @@ static const char LUA_SEED[] = LUA_PRELUDE
  * needs of a page: v holds the heads, vl the links. */
 static const char LUA_VPUT[] = LUA_PRELUDE
     "local e = check(true) if e then return e end\n"
-    "if ARGV[6] == '' then redis.call('HDEL', K..'v', ARGV[5]) redis.call('HDEL', K..'vl', ARGV[5])\n"
-    "else redis.call('HSET', K..'v', ARGV[5], ARGV[6]) redis.call('HSET', K..'vl', ARGV[5], ARGV[7])\n"
+    "if ARGV[6] == '' then\n"
+    "  redis.call('HDEL', K..'v', ARGV[5]) redis.call('HDEL', K..'vl', ARGV[5])\n"
+    "else\n"
+    "  redis.call('HSET', K..'v', ARGV[5], ARGV[6]) redis.call('HSET', K..'vl', ARGV[5], ARGV[7])\n"
     "end\n"
     "return 0\n";
 
 /* vget: ARGV page hash (hex). Returns {head, links}, '' for none. */
 static const char LUA_VGET[] = LUA_PRELUDE
     "local e = check(false) if e then return e end\n"
-    "return {redis.call('HGET', K..'v', ARGV[5]) or '', redis.call('HGET', K..'vl', ARGV[5]) or ''}\n";
+    "return {redis.call('HGET', K..'v', ARGV[5]) or '',\n"
+    "  redis.call('HGET', K..'vl', ARGV[5]) or ''}\n";
 
 /* recrawl: ARGV now (seconds since 1970), older (ms). A finished crawl's
  * next pass: the seen set emptied, the listed pages queued again (their
