@@ -28,6 +28,7 @@
 #include "fetch.h"
 #include "html.h"
 #include "linkfile.h"
+#include "hooks.h"
 #include "progress.h"
 #include "report.h"
 #include "retry.h"
@@ -35,6 +36,7 @@
 #include "state.h"
 #include "trace.h"
 #include "urllist.h"
+#include "validators.h"
 
 
 /* Rows written are flushed at least this often, so that a run that is
@@ -333,6 +335,45 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     return sum.failed || rc < 0 ? EXIT_FAILED : 0;
 }
 
+/* validators_open's warn: a line of --validators FILE that is left out. */
+static void validators_warn(const char *msg, void *data)
+{
+    fprintf(stderr, "crawl: --validators %s\n", msg);
+}
+
+/* --validators and --if-modified-since: the table of the list's
+ * validators, its hook attached to c. Returns it (NULL: neither given), or
+ * exits 2 when the file cannot be read. */
+static struct validators *validators_begin(const struct cli *cli, struct crawl *c)
+{
+    char why[256];
+    struct validators *v;
+    const char *since = cli->if_modified_since[0] ? cli->if_modified_since : NULL;
+    if (!cli->validators && !since)
+        return NULL;
+    if (validators_open(&v, cli->validators, since, validators_warn, NULL, why,
+                        sizeof why) != 0) {
+        fprintf(stderr, "crawl: --validators %s: %s\n", cli->validators, why);
+        exit(EXIT_USAGE);
+    }
+    crawl_hook(c, CRAWL_HOOK_VALIDATORS, validators_hook(), v);
+    return v;
+}
+
+/* Writes --validators FILE after the run and frees v; returns status, or
+ * 23 when it could not be written. */
+static int validators_end(const struct cli *cli, struct validators *v, int status)
+{
+    char why[256];
+    if (v && validators_write(v, why, sizeof why) != 0) {
+        fprintf(stderr, "crawl: --validators %s: %s\n", cli->validators, why);
+        if (status != EXIT_OUTPUT && status != EXIT_PIPE)
+            status = EXIT_OUTPUT;
+    }
+    validators_free(v);
+    return status;
+}
+
 static int run_one(struct cli *cli, struct crawl *c)
 {
     static struct crawl_live live;
@@ -528,6 +569,28 @@ static int state_lost_end(struct cli *cli, struct crawl *c, int fd)
     return signal_status() ? signal_status() : lost_status(c);
 }
 
+/* --recrawl of a finished crawl: starts its next pass, and says so.
+ * Returns the phase to run it in, or an exit status (negated) after
+ * saying why it could not. */
+static int recrawl_begin(struct cli *cli, struct crawl *c, uint64_t offset)
+{
+    const char *flag = cli->frontier ? "--frontier" : "--state";
+    char why[512];
+    long n = 0;
+    int rc = crawl_state_recrawl(c, cli->recrawl_older, &n, why, sizeof why);
+    if (rc < 0) {
+        fprintf(stderr, "crawl: %s %s: %s; stopped\n", flag, cli->state, why);
+        return -(signal_status() ? signal_status() : lost_status(c));
+    }
+    if (rc == 0)
+        return CRAWL_STATE_RESUMED;     /* another worker began the pass */
+    fprintf(stderr, "crawl: %s %s: recrawl, pass %lld: %ld listed URL%s again, each page asked "
+            "for with its validators (%s holds %llu bytes of the passes before)\n", flag,
+            cli->state, (long long)crawl_state_pass(c), n, n == 1 ? "" : "s", cli->output,
+            (unsigned long long)offset);
+    return CRAWL_STATE_NEW;
+}
+
 /* A --state or --frontier crawl: opens the store, reads the lists into it
  * (or, for a worker that joins a shared crawl, checks them), and runs what
  * is left, unless the crawl there is finished or is another one. Signals
@@ -547,6 +610,13 @@ static int run_state(struct cli *cli, struct crawl *c)
     }
     uint64_t offset = crawl_state_offset(c);
     int fd = open_state_output(cli, offset, o.fd);
+    if (phase == CRAWL_STATE_FINISHED && cli->recrawl)
+        phase = recrawl_begin(cli, c, offset);
+    if (phase < 0) {
+        signals_watch(NULL, NULL);
+        close(fd);
+        return -phase;
+    }
     if (phase == CRAWL_STATE_FINISHED) {
         /* A worker killed before the end wrote rows past its last commit,
          * whose pages others fetched again: they are cut off. */
@@ -556,13 +626,16 @@ static int run_state(struct cli *cli, struct crawl *c)
         signals_watch(NULL, NULL);
         return close(fd) == 0 ? 0 : output_status(-errno);
     }
+    char pass[32] = "";
+    if (crawl_state_pass(c) > 1)
+        snprintf(pass, sizeof pass, "pass %lld, ", (long long)crawl_state_pass(c));
     if (phase == CRAWL_STATE_RESUMED && cli->frontier)
-        fprintf(stderr, "crawl: --frontier %s: joining (%ld pages fetched so far; %s cut "
-                "back to %llu bytes)\n", cli->state, crawl_state_fetched(c), cli->output,
+        fprintf(stderr, "crawl: --frontier %s: joining (%s%ld pages fetched so far; %s cut "
+                "back to %llu bytes)\n", cli->state, pass, crawl_state_fetched(c), cli->output,
                 (unsigned long long)offset);
     else if (phase == CRAWL_STATE_RESUMED)
-        fprintf(stderr, "crawl: --state %s: continuing (%ld pages fetched before; %s cut "
-                "back to %llu bytes)\n", cli->state, crawl_state_fetched(c), cli->output,
+        fprintf(stderr, "crawl: --state %s: continuing (%s%ld pages fetched before; %s cut "
+                "back to %llu bytes)\n", cli->state, pass, crawl_state_fetched(c), cli->output,
                 (unsigned long long)offset);
     int draw = want_progress(cli);
     static struct crawl_live live;
@@ -806,6 +879,21 @@ static int run_status(const struct cli *cli)
            : rc == STATE_ELOST ? EXIT_STORE : EXIT_USAGE;
 }
 
+/* Frees what cli_parse compiled and built: the rules, the patterns, the
+ * header and --resolve lists. */
+static void cli_rules_free(struct cli *cli)
+{
+    html_rules_free(cli->rules);
+    for (size_t i = 0; i < cli->opts.ninclude; i++)
+        regfree(&cli->include[i]);
+    for (size_t i = 0; i < cli->opts.nexclude; i++)
+        regfree(&cli->exclude[i]);
+    for (size_t i = 0; i < cli->opts.nstrip_query; i++)
+        regfree(&cli->strip[i]);
+    curl_slist_free_all(cli->opts.headers);
+    curl_slist_free_all(cli->opts.resolve);
+}
+
 int main(int argc, char **argv)
 {
     struct cli cli;
@@ -861,6 +949,7 @@ int main(int argc, char **argv)
         crawl_free(c);
         return EXIT_FAILED;
     }
+    struct validators *valid = validators_begin(&cli, c);
     struct urllist *inputs = cli_open_inputs(&cli, c);
     int status;
     if (cli.child) {
@@ -877,21 +966,14 @@ int main(int argc, char **argv)
             status = run_one(&cli, c);
         status = trace_close(&cli, status);
     }
+    status = validators_end(&cli, valid, status);
     for (int i = 0; i < cli.ninputs; i++)
         if (cli.input_fd[i] >= 0)
             close(cli.input_fd[i]);
     free(cli.input_fd);
     crawl_free(c);
     urllist_free(inputs);
-    html_rules_free(cli.rules);
-    for (size_t i = 0; i < cli.opts.ninclude; i++)
-        regfree(&cli.include[i]);
-    for (size_t i = 0; i < cli.opts.nexclude; i++)
-        regfree(&cli.exclude[i]);
-    for (size_t i = 0; i < cli.opts.nstrip_query; i++)
-        regfree(&cli.strip[i]);
-    curl_slist_free_all(cli.opts.headers);
-    curl_slist_free_all(cli.opts.resolve);
+    cli_rules_free(&cli);
     curl_global_cleanup();
     if (fflush(stdout) != 0 && status != EXIT_OUTPUT && status != EXIT_PIPE)
         status = output_status(-errno);

@@ -162,6 +162,11 @@ int crawl_reuse(const struct crawl *c)
     return c->reuse;
 }
 
+int crawl_links_whole(const struct crawl *c)
+{
+    return c->st != NULL;
+}
+
 int crawl_paced(const struct crawl *c)
 {
     return frontier_paced(c->fr);
@@ -322,11 +327,12 @@ static void queued(struct crawl *c)
 }
 
 int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, int depth,
-                   uint64_t id, int paced)
+                   uint64_t id, int paced, const char *if_etag, const char *if_modified)
 {
     struct crawl_job *j = job_new();
-    if (!j || !(j->url = strdup(url))) {
-        free(j);
+    if (!j || !(j->url = strdup(url)) || (if_etag && !(j->if_etag = strdup(if_etag))) ||
+        (if_modified && !(j->if_modified = strdup(if_modified)))) {
+        job_free(j);
         return CRAWL_ENOMEM;
     }
     j->kind = kind;
@@ -369,6 +375,10 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
     j->source = source;
     if (problem)
         job_fail_early(j, CRAWL_FAIL_INPUT, problem);
+    else
+        for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
+            if (c->hooks[k].h.made)
+                c->hooks[k].h.made(c->hooks[k].data, j);
     pthread_mutex_lock(&c->lock);
     j->seq = c->nseq++;
     /* A job the frontier cannot place still gets its row. */
@@ -432,6 +442,13 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
             crawl__state_warn(c);
         if (j) {
             c->running++;
+            if (j->skip) {
+                /* Neither fetched nor numbered: the store takes it. */
+                pthread_mutex_unlock(&c->lock);
+                crawl_done(c, j);
+                pthread_mutex_lock(&c->lock);
+                continue;
+            }
             /* A retry keeps the row number of its first try. */
             if (j->unnumbered) {
                 j->seq = c->nseq++;

@@ -183,6 +183,18 @@ int crawl_state_commit(const uint64_t *marks, size_t n, uint64_t offset, void *d
 /* Returns the pages fetched and done in the store (every run's). */
 long crawl_state_fetched(struct crawl *c);
 
+/* --recrawl: a finished crawl starts a new pass over its pages
+ * (state_recrawl), each asked for with its validators; older > 0 leaves
+ * out the pages fetched less than older seconds before the pass began
+ * (their links are admitted all the same). Returns 1 with the pages
+ * listed again in *n, 0 when the crawl was not finished (a shared one
+ * whose new pass another worker began), or CRAWL_ESTATE with the reason in
+ * why (size len). */
+int crawl_state_recrawl(struct crawl *c, double older, long *n, char *why, size_t len);
+
+/* The store's pass: 1, then 2 and on for each recrawl. */
+int64_t crawl_state_pass(const struct crawl *c);
+
 /* Records that the crawl is finished when this run took every page the
  * store held. Returns 1 when so, 0 when not, CRAWL_ESTATE. */
 int crawl_state_finish(struct crawl *c);

@@ -83,6 +83,7 @@ struct crawl {
     int    seed_differs;      /* this run's list is not that one */
     uint64_t st_offset;       /* the output's bytes as last committed */
     int    st_complete;       /* the run took every page the store held */
+    int64_t st_pass;          /* the store's pass: 1, or 2 and on for recrawls */
     atomic_int st_lost;       /* 0, or why the store was lost: CRAWL_EFRONTIER,
                                * CRAWL_ESTORE (crawl_state_lost) */
 };

@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "crawl_internal.h"
 #include "frontier.h"
 #include "state.h"
+#include "strbuf.h"
 #include "url.h"
 
 /* Listed lines between two commits of the seeding's progress. */
@@ -51,6 +53,32 @@ int crawl_state_cut(struct crawl *c)
     return c->st && state_failure(c->st) == STATE_ELAPSED;
 }
 
+/* The pass a store is in (1, or 2 and on for recrawls): where its pages
+ * start in a file's queue, when it started (seconds since 1970), and
+ * --recrawl-older's milliseconds. */
+struct pass {
+    int64_t n, first, started, older;
+};
+
+/* Reads st's pass into *p. 0 or -1. */
+static int pass_read(struct state *st, struct pass *p)
+{
+    *p = (struct pass){ .n = 1, .first = 1 };
+    return state_get(st, "pass", &p->n) != 0 || state_get(st, "pass_first", &p->first) != 0 ||
+           state_get(st, "pass_started", &p->started) != 0 ||
+           state_get(st, "pass_older", &p->older) != 0 ? -1 : 0;
+}
+
+/* Tells the frontier of a recrawl pass: where its pages start, and which
+ * are not due (--recrawl-older: fetched less than that before it began). */
+static void pass_begin(struct crawl *c, const struct pass *p)
+{
+    c->st_pass = p->n;
+    if (p->n > 1)
+        frontier_recrawl(c->fr, (uint64_t)p->first,
+                         p->older > 0 ? (double)p->started - (double)p->older / 1000 : 0);
+}
+
 /* state_conf's cancelled: the store's waits end with the crawl's. */
 static int store_cancelled(void *data)
 {
@@ -77,10 +105,12 @@ int crawl_state_open(struct crawl *c, const char *path, const char *opts,
         return orc == STATE_EUNREACHABLE ? CRAWL_EFRONTIER
                : orc == STATE_ELOST      ? CRAWL_ESTORE : CRAWL_ESTATE;
     int64_t off = 0;
+    struct pass pass;
     long fetched = state_fetched(st);
     if (state_get(st, "offset", &off) != 0 || state_get(st, "seed_n", &c->seed_n) != 0 ||
         state_get(st, "seed_hash", &c->seed_hash) != 0 ||
-        state_get(st, "seed_done", &c->seed_done) != 0 || fetched < 0) {
+        state_get(st, "seed_done", &c->seed_done) != 0 || pass_read(st, &pass) != 0 ||
+        fetched < 0) {
         snprintf(why, n, "%s", state_error(st));
         int f = state_shared(st) ? state_failure(st) : STATE_ELOST;
         state_close(st);
@@ -91,6 +121,7 @@ int crawl_state_open(struct crawl *c, const char *path, const char *opts,
     c->st = st;
     c->st_offset = (uint64_t)off;
     frontier_use_store(c->fr, st, (size_t)fetched);
+    pass_begin(c, &pass);
     static const struct crawl_hook hook = { .listed = store_listed, .back = store_back };
     crawl_hook(c, CRAWL_HOOK_STORE, &hook, NULL);
     return ph == STATE_NEW ? CRAWL_STATE_NEW : ph == STATE_FINISHED ? CRAWL_STATE_FINISHED
@@ -141,24 +172,22 @@ static int store_listed(void *data, struct crawl *c, const char *url, const char
     }
     struct state_page p = { .url = url, .source = source, .why = problem, .line = line };
     uint64_t id;
+    struct url_parts u;
+    int src = problem ? 1 : url_split(url, &u);
+    if (src == CRAWL_ENOMEM)
+        return src;
+    if (src == 0) {
+        /* The key of its page: the seen set's, canonical with --canonical. */
+        src = frontier_seen_hash(c->fr, u.norm, &p.hash);
+        url_parts_free(&u);
+        if (src < 0)
+            return src;
+    }
     if (state_queue_add(c->st, &p, &id) != 0)
         goto err;
-    if (!problem && c->opts->depth > 0) {
-        /* Seen now, so that no link makes a second job of it. */
-        struct url_parts u;
-        int src = url_split(url, &u);
-        if (src == CRAWL_ENOMEM)
-            return src;
-        if (src == 0) {
-            uint64_t hash;
-            src = frontier_seen_hash(c->fr, u.norm, &hash);
-            url_parts_free(&u);
-            if (src < 0)
-                return src;
-            if (state_seen_add(c->st, hash) < 0)
-                goto err;
-        }
-    }
+    /* Seen now, so that no link makes a second job of it. */
+    if (p.hash && c->opts->depth > 0 && state_seen_add(c->st, p.hash) < 0)
+        goto err;
     if (c->listed % SEED_BATCH == 0 && seed_commit(c, 0) != 0)
         return CRAWL_ESTATE;
     return rc;
@@ -207,6 +236,30 @@ long crawl_state_fetched(struct crawl *c)
     return c->st ? state_fetched(c->st) : 0;
 }
 
+int crawl_state_recrawl(struct crawl *c, double older, long *n, char *why, size_t len)
+{
+    int rc = state_recrawl(c->st, older, n);
+    struct pass p;
+    if (rc > 0 && !state_shared(c->st) && state_commit(c->st, NULL, 0, c->st_offset) != 0)
+        rc = -1;
+    if (rc >= 0 && pass_read(c->st, &p) != 0)
+        rc = -1;
+    if (rc < 0) {
+        snprintf(why, len, "%s", state_error(c->st));
+        crawl__state_warn(c);
+        return CRAWL_ESTATE;
+    }
+    /* The pass's pages are queued: the frontier takes them from its start. */
+    frontier_use_store(c->fr, c->st, 0);
+    pass_begin(c, &p);
+    return rc;
+}
+
+int64_t crawl_state_pass(const struct crawl *c)
+{
+    return c->st_pass;
+}
+
 int crawl_state_finish(struct crawl *c)
 {
     if (!c->st || !c->st_complete || state_queue_left(c->st) != 0)
@@ -219,6 +272,96 @@ int crawl_state_finish(struct crawl *c)
     return 1;
 }
 
+/* The seen-set key of url, that of what the store keeps of its page; 0
+ * when it has none (not a URL, out of memory). */
+static uint64_t url_hash(struct crawl *c, const char *url)
+{
+    struct url_parts u;
+    uint64_t h = 0;
+    if (url_split(url, &u) != 0)
+        return 0;
+    if (frontier_seen_hash(c->fr, u.norm, &h) != 0)
+        h = 0;
+    url_parts_free(&u);
+    return h;
+}
+
+/* The links of record v (NUL-terminated, one after the other) as job's,
+ * for the frontier to admit as if the page had given them. */
+static void links_from(struct crawl_job *job, const struct state_valid *v)
+{
+    size_t n = 0;
+    for (size_t at = 0; at < v->links_len; at += strlen(v->links + at) + 1)
+        n++;
+    if (!n || !(job->links = calloc(n, sizeof *job->links)))
+        return;
+    for (size_t at = 0; at < v->links_len; at += strlen(v->links + at) + 1)
+        if ((job->links[job->nlinks] = strdup(v->links + at)))
+            job->nlinks++;
+}
+
+/* What the store keeps of page job, fetched, for the next pass: a whole
+ * page's validators and links (those it gave, when it was parsed for
+ * them); a 304's, which keep those it had (RFC 9110, 15.4.5: the page is
+ * the one last fetched), and its links from the store become the job's,
+ * to be admitted again; anything else keeps nothing. */
+static void keep_page(struct crawl *c, struct crawl_job *job)
+{
+    const struct crawl_result *r = &job->res;
+    uint64_t h = url_hash(c, job->url);
+    int whole = r->fail == CRAWL_FAIL_NONE && r->status >= 200 && r->status < 300;
+    int same = r->fail == CRAWL_FAIL_NONE && r->not_modified;
+    struct state_valid v = { .fetched_at = (int64_t)time(NULL) }, had;
+    char *buf = NULL;
+    struct strbuf links = { 0 };
+    int rc = 0;
+    if (!h)
+        return;
+    if (whole) {
+        v.etag = r->etag;
+        v.modified = r->last_modified;
+        v.has_links = job->depth < c->opts->depth;
+        for (size_t i = 0; i < job->nlinks; i++)
+            sb_add(&links, job->links[i], strlen(job->links[i]) + 1);
+        v.links = links.data;
+        v.links_len = links.nomem ? 0 : links.len;
+        v.has_links &= !links.nomem;
+        rc = state_valid_put(c->st, h, &v);
+    } else if (same && (rc = state_valid_get(c->st, h, &had, &buf)) == 1) {
+        if (had.has_links && job->depth < c->opts->depth && !job->links)
+            links_from(job, &had);
+        v.etag = r->etag ? r->etag : had.etag;
+        v.modified = r->last_modified ? r->last_modified : had.modified;
+        v.has_links = had.has_links;
+        v.links = had.links;
+        v.links_len = had.links_len;
+        rc = state_valid_put(c->st, h, &v);
+    } else if (!same && c->st_pass > 1) {
+        rc = state_valid_put(c->st, h, NULL);
+    }
+    free(buf);
+    sb_free(&links);
+    if (rc < 0)
+        crawl__state_warn(c);
+}
+
+/* A page of a recrawl pass not due again (--recrawl-older): it ends
+ * without a fetch or a row, done in the store, and the links the store
+ * kept of it are admitted as if it had given them. */
+static void skip_page(struct crawl *c, struct crawl_job *job)
+{
+    struct state_valid had;
+    char *buf = NULL;
+    uint64_t h = url_hash(c, job->url);
+    int rc = h ? state_valid_get(c->st, h, &had, &buf) : 0;
+    if (rc == 1 && had.has_links && job->depth < c->opts->depth)
+        links_from(job, &had);
+    free(buf);
+    if (rc < 0 || (job->mark && state_drop(c->st, job->mark) != 0))
+        crawl__state_warn(c);
+    crawl_drop(c, job);
+}
+
 /* The back hook: a page that was not fetched (cancelled, no thread or
  * worker for it) gets no row and stays queued in the store, the next run's;
  * the others carry their page's id, marked fetched (and failed), to the
@@ -227,14 +370,20 @@ static int store_back(void *data, struct crawl *c, struct crawl_job *job)
 {
     if (job->kind != JOB_PAGE)
         return 0;
+    if (job->skip) {
+        skip_page(c, job);
+        return 1;
+    }
     int unfinished = job->unrun ||
                      (job->res.fail == CRAWL_FAIL_CANCELLED && crawl_is_cancelled(c));
     if (job->mark && !job->failed_early)
         job->mark |= STATE_FETCHED;
     if (job->mark && job->res.fail != CRAWL_FAIL_NONE)
         job->mark |= STATE_FAILED;
-    if (!unfinished)
+    if (!unfinished) {
+        keep_page(c, job);
         return 0;
+    }
     crawl_drop(c, job);
     return 1;
 }

@@ -252,11 +252,52 @@ int fetch_length_line(struct fetch_length *l, const char *p, size_t n)
  * response's end is unknown, the classic way to smuggle a second response
  * onto a connection. The transfer stops here (CURLE_WRITE_ERROR), and
  * libcurl closes a connection whose transfer failed. */
+int fetch_header_value(const char *p, size_t n, const char *name, const char **v, size_t *vn)
+{
+    size_t k = strlen(name);
+    if (n <= k || strncasecmp(p, name, k) != 0 || p[k] != ':')
+        return 0;
+    const char *s = p + k + 1, *e = p + n;
+    while (s < e && (*s == ' ' || *s == '\t'))
+        s++;
+    while (e > s && (e[-1] == '\r' || e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    *v = s;
+    *vn = (size_t)(e - s);
+    return 1;
+}
+
+/* The validators (RFC 9110, 8.8) of the response being read: a status
+ * line starts a response (a redirect's are not the page's), an ETag or
+ * Last-Modified line sets one. Out of memory, one is taken for none: the
+ * next request is then made whole, which is always correct. */
+static void take_validator(struct fetch_xfer *x, const char *p, size_t n)
+{
+    const char *v;
+    size_t vn;
+    char **to;
+    if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {
+        free(x->etag);
+        free(x->modified);
+        x->etag = x->modified = NULL;
+        return;
+    }
+    if (fetch_header_value(p, n, "ETag", &v, &vn))
+        to = &x->etag;
+    else if (fetch_header_value(p, n, "Last-Modified", &v, &vn))
+        to = &x->modified;
+    else
+        return;
+    free(*to);
+    *to = vn > 0 && vn <= FETCH_VALIDATOR_MAX ? strndup(v, vn) : NULL;
+}
+
 static size_t on_header(char *p, size_t size, size_t n, void *data)
 {
     struct fetch_xfer *x = data;
     if (fetch_length_line(&x->length, p, size * n) != 0)
         return 0;
+    take_validator(x, p, size * n);
     return keep_on_header(p, size, n, data);
 }
 
@@ -447,6 +488,44 @@ static int on_prereq(void *data, char *conn_primary_ip, char *conn_local_ip,
     return CURL_PREREQFUNC_OK;
 }
 
+/* Points x's handle at the request headers of job: the run's, and for a
+ * page the validators of its conditional request (RFC 9110, 13.1.2:
+ * If-None-Match, the ETag as it was sent; 13.1.3: If-Modified-Since).
+ * Returns 0, or CRAWL_ENOMEM (then the run's alone: the page is fetched
+ * whole). */
+static int cond_headers(struct fetch_xfer *x, const struct crawl_job *job)
+{
+    struct curl_slist *l = NULL, *n;
+    char line[FETCH_VALIDATOR_MAX + 32];
+    const char *names[2] = { "If-None-Match", "If-Modified-Since" };
+    const char *vals[2] = { job->if_etag, job->if_modified };
+    int rc = 0;
+    curl_slist_free_all(x->cond);
+    x->cond = NULL;
+    if (job->kind == JOB_PAGE && (vals[0] || vals[1])) {
+        for (const struct curl_slist *h = x->ctx->headers; h && rc == 0; h = h->next)
+            if (!(n = curl_slist_append(l, h->data)))
+                rc = CRAWL_ENOMEM;
+            else
+                l = n;
+        for (int i = 0; i < 2 && rc == 0; i++) {
+            if (!vals[i])
+                continue;
+            snprintf(line, sizeof line, "%s: %s", names[i], vals[i]);
+            if (!(n = curl_slist_append(l, line)))
+                rc = CRAWL_ENOMEM;
+            else
+                l = n;
+        }
+        if (rc == 0)
+            x->cond = l;
+        else
+            curl_slist_free_all(l);
+    }
+    curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->cond ? x->cond : x->ctx->headers);
+    return rc;
+}
+
 /* Adds n (1 or -1) to the live count of transfers in flight, if any. */
 static void count_transfer(struct fetch_ctx *ctx, long n)
 {
@@ -465,6 +544,10 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
     memset(&x->length, 0, sizeof x->length);
     x->worker = worker;
     x->errbuf[0] = '\0';
+    free(x->etag);
+    free(x->modified);
+    x->etag = x->modified = NULL;
+    (void)cond_headers(x, job);
     job->res.worker = worker;
     job->res.start = clock_now() - ctx->t0;
     job->res.flight_start = atomic_fetch_add(&ctx->flight, 1) + 1;
@@ -825,6 +908,24 @@ static double retry_after(struct fetch_xfer *x, long status)
     return secs;
 }
 
+/* Hands the last response's validators to r, and whether it was a 304
+ * (RFC 9110, 15.4.5: not modified, no body); the handle goes back to the
+ * run's headers, as it was before fetch_prepare. */
+static void take_validators(struct fetch_xfer *x, struct crawl_result *r)
+{
+    free(r->etag);
+    free(r->last_modified);
+    r->etag = x->etag;
+    r->last_modified = x->modified;
+    x->etag = x->modified = NULL;
+    r->not_modified = r->status == 304;
+    if (x->cond) {
+        curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->ctx->headers);
+        curl_slist_free_all(x->cond);
+        x->cond = NULL;
+    }
+}
+
 int fetch_finish(struct fetch_xfer *x, CURLcode rc)
 {
     int later = 0;
@@ -833,6 +934,7 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
 
     take_info(x, r);
     r->retry_after = retry_after(x, r->status);
+    take_validators(x, r);
     job_error_free(r->error);
     r->error = NULL;
     r->fail = CRAWL_FAIL_NONE;

@@ -106,6 +106,11 @@ struct fetch_xfer {
                                    there, and that is no failure */
     void  *multi;               /* the multi handle it is in (multi_ev.c), or NULL */
     struct fetch_keep *keep;    /* what --warc and --save keep of it, or NULL */
+    struct curl_slist *cond;    /* the run's request headers and the page's
+                                   validators (If-None-Match, If-Modified-Since),
+                                   for this transfer; NULL: the run's alone */
+    char  *etag, *modified;     /* ETag and Last-Modified of the response being
+                                   read (fetch_finish hands them to the result) */
     int    keep_nomem;          /* ... which there was no memory for: it fails */
     char   errbuf[CURL_ERROR_SIZE];
 };
@@ -226,6 +231,16 @@ int fetch_retry_after_applies(long status);
  * element that is not a number, make the length unknowable, an
  * unrecoverable error. Returns 0, or -1 once l->bad is set. */
 int fetch_length_line(struct fetch_length *l, const char *p, size_t n);
+
+/* The longest ETag or Last-Modified value kept; a longer one is taken for
+ * none (no conditional request is made from it). */
+#define FETCH_VALIDATOR_MAX 1024
+
+/* Whether header line p (n bytes, as libcurl's header callback gets it,
+ * line end included) is a name: value line for header name (any case):
+ * returns 1 with *v and *vn the value, without the white space around it
+ * and the line end; else 0. */
+int fetch_header_value(const char *p, size_t n, const char *name, const char **v, size_t *vn);
 
 /* Parses a Retry-After value v (RFC 9110, 10.2.3): delay-seconds, or an
  * HTTP-date, which is turned into seconds from now (0 when it is past).

@@ -37,6 +37,7 @@ struct spilled {
 #define SPILL_SAME_PARENT UINT32_MAX
 
 static void spill_refill(struct frontier *f);
+static void pending_free(struct pending *p);
 static void started(struct frontier *f, struct crawl_job *j, int sent);
 
 /* ---- the set of URLs seen ------------------------------------------------ */
@@ -215,6 +216,13 @@ void frontier_use_store(struct frontier *f, struct state *st, size_t fetched)
     f->st_more = 1;
 }
 
+void frontier_recrawl(struct frontier *f, uint64_t first, double due_before)
+{
+    f->recrawl = 1;
+    f->due_before = due_before;
+    f->st_cursor = first ? first - 1 : 0;
+}
+
 void frontier_start(struct frontier *f, int limit, double deadline_at,
                     const atomic_int *cancelled)
 {
@@ -260,10 +268,7 @@ void frontier_free(struct frontier *f)
         if (h) {
             for (struct pending *p = h->pend, *pn; p; p = pn) {
                 pn = p->next;
-                free(p->url);
-                free(p->scope);
-                free(p->parent);
-                free(p);
+                pending_free(p);
             }
             for (struct crawl_job *j = h->head, *jn; j; j = jn) {
                 jn = j->qnext;
@@ -642,7 +647,7 @@ struct crawl_job *frontier_pick(struct frontier *f, double *wake)
     if (f->nlater)
         later_release(f, wake);
     while ((j = pick(f, wake))) {
-        if (j->kind == JOB_PAGE && !j->failed_early && j->res.attempts == 0) {
+        if (j->kind == JOB_PAGE && !j->failed_early && !j->skip && j->res.attempts == 0) {
             if (j->found && max > 0 && f->started >= (size_t)max) {
                 started(f, j, 0);
                 if (j->host)
@@ -813,7 +818,7 @@ static void spill_refill(struct frontier *f)
         if ((same || plen) && !from) {
             f->left++;   /* out of memory: its parent is lost */
         } else if (url_split(url, &u) == 0) {
-            frontier__place(f, &u, scope, from, r.depth, 0);
+            frontier__place(f, &u, scope, from, r.depth, 0, NULL);
             url_parts_free(&u);
         } else {
             f->left++;   /* out of memory */
@@ -834,13 +839,15 @@ lost:
 }
 
 /* Creates a job for a link, found on page parent (or NULL), that passed
- * every test but robots.txt's. Returns 0 or CRAWL_ENOMEM. */
+ * every test but robots.txt's; its request carries cond's validators
+ * (NULL: none). Returns 0 or CRAWL_ENOMEM. */
 static int add_link_job(struct frontier *f, struct crawl_host *h, const char *url,
-                        const char *scope, const char *parent, int depth, uint64_t mark)
+                        const char *scope, const char *parent, int depth, uint64_t mark,
+                        const struct frontier_cond *cond)
 {
     struct crawl_job *j = job_new();
     if (!j || !(j->url = strdup(url)) || !(j->scope = strdup(scope)) ||
-        (parent && !(j->parent = strdup(parent)))) {
+        (parent && !(j->parent = strdup(parent))) || frontier__cond_set(j, cond) != 0) {
         job_free(j);
         return CRAWL_ENOMEM;
     }
@@ -922,7 +929,7 @@ static enum job_verdict admit_parts(struct frontier *f, const char *scope, const
         return rc < 0 ? JOB_LINK_NOMEM : JOB_LINK_SEEN;
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
         return spill_push(f, p->href, scope, parent, depth) ? JOB_LINK_NOMEM : JOB_LINK_ADMITTED;
-    return frontier__place(f, p, scope, parent, depth, 0);
+    return frontier__place(f, p, scope, parent, depth, 0, NULL);
 }
 
 /* Admits url as a page at depth, found on page parent from a listed URL
@@ -1058,8 +1065,28 @@ void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, i
     j->nlinks = 0;
 }
 
+int frontier__cond_set(struct crawl_job *j, const struct frontier_cond *cond)
+{
+    if (cond && cond->etag && !(j->if_etag = strdup(cond->etag)))
+        return CRAWL_ENOMEM;
+    if (cond && cond->modified && !(j->if_modified = strdup(cond->modified)))
+        return CRAWL_ENOMEM;
+    return 0;
+}
+
+static void pending_free(struct pending *p)
+{
+    free(p->url);
+    free(p->scope);
+    free(p->parent);
+    free(p->etag);
+    free(p->modified);
+    free(p);
+}
+
 enum job_verdict frontier__place(struct frontier *f, const struct url_parts *pp, const char *scope,
-                                 const char *parent, int depth, uint64_t mark)
+                                 const char *parent, int depth, uint64_t mark,
+                                 const struct frontier_cond *cond)
 {
     const struct url_parts p = *pp;
     int rc = 0;
@@ -1072,12 +1099,11 @@ enum job_verdict frontier__place(struct frontier *f, const struct url_parts *pp,
         if (h->robots_state == ROBOTS_PENDING) {
             struct pending *pe = calloc(1, sizeof *pe);
             if (!pe || !(pe->url = strdup(p.href)) || !(pe->scope = strdup(scope)) ||
-                (parent && !(pe->parent = strdup(parent)))) {
-                if (pe) {
-                    free(pe->url);
-                    free(pe->scope);
-                }
-                free(pe);
+                (parent && !(pe->parent = strdup(parent))) ||
+                (cond && cond->etag && !(pe->etag = strdup(cond->etag))) ||
+                (cond && cond->modified && !(pe->modified = strdup(cond->modified)))) {
+                if (pe)
+                    pending_free(pe);
                 rc = CRAWL_ENOMEM;
                 goto out;
             }
@@ -1097,7 +1123,7 @@ enum job_verdict frontier__place(struct frontier *f, const struct url_parts *pp,
             return JOB_LINK_ROBOTS;
         }
     }
-    rc = add_link_job(f, h, p.href, scope, parent, depth, mark);
+    rc = add_link_job(f, h, p.href, scope, parent, depth, mark, cond);
 out:
     return rc ? JOB_LINK_NOMEM : JOB_LINK_ADMITTED;
 }
@@ -1184,7 +1210,8 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
         struct url_parts p;
         if (url_split(pe->url, &p) == 0) {
             if (robots_allowed(h->robots, p.path)) {
-                add_link_job(f, h, pe->url, pe->scope, pe->parent, pe->depth, pe->mark);
+                struct frontier_cond cond = { pe->etag, pe->modified };
+                add_link_job(f, h, pe->url, pe->scope, pe->parent, pe->depth, pe->mark, &cond);
             } else {
                 f->robots_blocked++;
                 frontier__store_drop(f, pe->mark);
@@ -1194,10 +1221,7 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
             f->left++;   /* out of memory */
         }
         f->pending--;
-        free(pe->url);
-        free(pe->scope);
-        free(pe->parent);
-        free(pe);
+        pending_free(pe);
     }
     h->pend = h->pend_tail = NULL;
     if (f->sitemaps && h->scope)
@@ -1284,10 +1308,7 @@ struct crawl_job *frontier_drain(struct frontier *f)
             ring_remove(f, h);
             for (struct pending *p = h->pend, *pn; p; p = pn) {
                 pn = p->next;
-                free(p->url);
-                free(p->scope);
-                free(p->parent);
-                free(p);
+                pending_free(p);
                 f->left++;
             }
             h->pend = h->pend_tail = NULL;

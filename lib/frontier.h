@@ -76,6 +76,13 @@ void frontier_free(struct frontier *f);
  * caller's), which has started `fetched` pages already. */
 void frontier_use_store(struct frontier *f, struct state *st, size_t fetched);
 
+/* A recrawl pass of the store (state_recrawl): its pages are queued from
+ * id first on, and each carries what the store kept of it (its validators,
+ * for a conditional request); one fetched after due_before (seconds since
+ * 1970; 0: none is) is not due, and is handed out with skip set, neither
+ * fetched nor given a row (its links admitted from the store). */
+void frontier_recrawl(struct frontier *f, uint64_t first, double due_before);
+
 /* The run starts: limit is its transfers in flight at most (0: all at
  * once: a shared store leases pages by it), deadline_at when --deadline
  * ends it (0: never; no pause lasts past it), cancelled the core's flag,

@@ -24,7 +24,14 @@ struct pending {                /* a link waiting for its host's robots.txt */
     char *parent;               /* the page it was found on, or NULL */
     int depth;
     uint64_t mark;              /* its id in the --state store; 0: none */
+    char *etag, *modified;      /* its validators (a recrawl's), or NULL */
     struct pending *next;
+};
+
+/* What a page's request carries from the store's record of its last
+ * fetch (a recrawl): its validators, NULL for none. */
+struct frontier_cond {
+    const char *etag, *modified;
 };
 
 enum robots_state { ROBOTS_NONE, ROBOTS_PENDING, ROBOTS_READY };
@@ -106,6 +113,9 @@ struct frontier {
     int sh_found;               /* --frontier: links sent since the last lease */
     uint64_t *st_seen;          /* URL hashes known to be in the store's seen
                                  * set, direct-mapped (FRONTIER_SEEN_CACHE) */
+    int recrawl;                /* a recrawl pass: pages carry their validators */
+    double due_before;          /* ... and those fetched after this (seconds
+                                 * since 1970) are not due; 0: all are */
 };
 
 /* Links queued in memory at most (as jobs, or held back for robots.txt);
@@ -172,10 +182,15 @@ void frontier__sitemap_done(struct frontier *f, struct crawl_job *j);
 
 /* Queues an admitted link p (found on page parent, or NULL; mark: its
  * store id, or 0) on its host, held back while the host's robots.txt is on
- * its way. Returns JOB_LINK_ADMITTED (queued, or held back),
- * JOB_LINK_ROBOTS (robots.txt forbids it) or JOB_LINK_NOMEM. */
+ * its way; its request carries cond's validators (NULL: none). Returns
+ * JOB_LINK_ADMITTED (queued, or held back), JOB_LINK_ROBOTS (robots.txt
+ * forbids it) or JOB_LINK_NOMEM. */
 enum job_verdict frontier__place(struct frontier *f, const struct url_parts *p, const char *scope,
-                                 const char *parent, int depth, uint64_t mark);
+                                 const char *parent, int depth, uint64_t mark,
+                                 const struct frontier_cond *cond);
+
+/* Copies cond's validators (NULL: none) into job j's. 0 or CRAWL_ENOMEM. */
+int frontier__cond_set(struct crawl_job *j, const struct frontier_cond *cond);
 
 /* Sets h's rules from its robots.txt: fail (its failure class) and error
  * (its text, or NULL), status and body. */

@@ -31,13 +31,61 @@ static const char *name_of(struct frontier *f, const char *s)
     return n->s;
 }
 
+/* In a recrawl pass, what page p's record v (NULL: none) gives its job:
+ * its validators when the record can stand for the page (a 304 then has
+ * the links it gave, or none are wanted of it); and whether it is not due
+ * (fetched after the pass's due time: skipped, its links admitted from the
+ * store). Returns 1 when not due, else 0 with *cond filled. */
+static int recrawl_cond(const struct frontier *f, const struct state_valid *v, int depth,
+                        struct frontier_cond *cond)
+{
+    *cond = (struct frontier_cond){ 0 };
+    if (!v || (!v->has_links && depth < f->conf.depth))
+        return 0;
+    if (f->due_before > 0 && (double)v->fetched_at > f->due_before)
+        return 1;
+    cond->etag = v->etag;
+    cond->modified = v->modified;
+    return 0;
+}
+
+/* A page not due (recrawl_cond): a job that the core hands to the store
+ * without a fetch or a row, in its turn among the jobs that go first. */
+static int skip_job(struct frontier *f, const char *url, const char *scope, int depth,
+                    uint64_t id)
+{
+    struct crawl_job *j = job_new();
+    if (!j || !(j->url = strdup(url)) || (scope && !(j->scope = strdup(scope)))) {
+        job_free(j);
+        return CRAWL_ENOMEM;
+    }
+    j->depth = depth;
+    j->mark = id;
+    j->skip = 1;
+    j->found = 1;           /* no row, whatever happens to it */
+    frontier_push_failed(f, j);
+    return 0;
+}
+
 /* A listed page from the store becomes a job in its turn, with its row
  * number, its line and the failure its line already had. */
 static void load_listed(struct frontier *f, uint64_t id, const struct state_page *p)
 {
+    struct frontier_cond cond = { 0 };
+    if (!p->why && recrawl_cond(f, p->valid, 0, &cond)) {
+        struct url_parts u;
+        int rc = url_split(p->url, &u);
+        if (rc == 0) {
+            rc = skip_job(f, p->url, u.host, 0, id);
+            url_parts_free(&u);
+        }
+        if (rc != 0)
+            f->left++;
+        return;
+    }
     struct crawl_job *j = job_new();
-    if (!j || !(j->url = strdup(p->url))) {
-        free(j);
+    if (!j || !(j->url = strdup(p->url)) || frontier__cond_set(j, &cond) != 0) {
+        job_free(j);
         f->left++;       /* out of memory: the next run takes it */
         return;
     }
@@ -65,12 +113,15 @@ static void load_one(uint64_t id, const struct state_page *p, void *data)
         return;
     }
     struct url_parts u;
+    struct frontier_cond cond;
     if (url_split(p->url, &u) != 0) {
         f->left++;
         return;
     }
-    if (frontier__place(f, &u, p->scope ? p->scope : u.host, p->parent, p->depth, id) ==
-        JOB_LINK_NOMEM)
+    const char *scope = p->scope ? p->scope : u.host;
+    if (recrawl_cond(f, p->valid, p->depth, &cond)
+            ? skip_job(f, u.href, scope, p->depth, id) != 0
+            : frontier__place(f, &u, scope, p->parent, p->depth, id, &cond) == JOB_LINK_NOMEM)
         f->left++;
     url_parts_free(&u);
 }
@@ -119,11 +170,34 @@ void frontier__store_refill(struct frontier *f)
     }
 }
 
+/* Places page p (found on page parent), just queued in the store as id, in
+ * memory's queue: in a recrawl pass, with what the store kept of it.
+ * Returns its verdict. */
+static enum job_verdict recrawl_place(struct frontier *f, const struct url_parts *p,
+                                      const char *scope, const char *parent, int depth,
+                                      uint64_t id, uint64_t hash)
+{
+    struct state_valid v;
+    struct frontier_cond cond = { 0 };
+    char *buf = NULL;
+    enum job_verdict verdict;
+    int got = f->recrawl ? state_valid_get(f->st, hash, &v, &buf) : 0;
+    if (got < 0)
+        frontier__store_fail(f);
+    if (got == 1 && recrawl_cond(f, &v, depth, &cond))
+        verdict = skip_job(f, p->href, scope, depth, id) ? JOB_LINK_NOMEM : JOB_LINK_ADMITTED;
+    else
+        verdict = frontier__place(f, p, scope, parent, depth, id, &cond);
+    free(buf);
+    return verdict;
+}
+
 enum job_verdict frontier__store_admit(struct frontier *f, const struct url_parts *p,
                                        const char *scope, const char *parent, int depth,
                                        uint64_t hash)
 {
-    struct state_page sp = { .url = p->href, .scope = scope, .parent = parent, .depth = depth };
+    struct state_page sp = { .url = p->href, .scope = scope, .parent = parent, .depth = depth,
+                             .hash = hash };
     uint64_t id;
     if (!f->st_seen)
         f->st_seen = calloc(FRONTIER_SEEN_CACHE, sizeof *f->st_seen);
@@ -153,7 +227,7 @@ enum job_verdict frontier__store_admit(struct frontier *f, const struct url_part
         return JOB_LINK_ADMITTED;
     }
     f->st_cursor = id;
-    return frontier__place(f, p, scope, parent, depth, id);
+    return recrawl_place(f, p, scope, parent, depth, id, hash);
 }
 
 void frontier__store_robots_load(struct frontier *f, struct crawl_host *h)

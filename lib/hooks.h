@@ -9,7 +9,9 @@
  * --retry (which takes a transient failure with tries left), then the
  * store (which takes a page the cancellation stopped: the next run's);
  * a job no hook took goes back to the frontier, and then its row is
- * written by the output, its links by --links-out, and then the trace. */
+ * written by the output, its links by --links-out, then the trace, and its
+ * validators noted (--validators, which also gives each listed job those
+ * it had). */
 #ifndef CRAWL_HOOKS_H
 #define CRAWL_HOOKS_H
 
@@ -22,6 +24,7 @@ enum crawl_hook_slot {
     CRAWL_HOOK_OUTPUT,          /* the report: the row */
     CRAWL_HOOK_LINKS,           /* --links-out: the page's links and their verdicts */
     CRAWL_HOOK_TRACE,           /* --trace */
+    CRAWL_HOOK_VALIDATORS,      /* --validators, --if-modified-since */
     CRAWL_HOOK_SLOTS
 };
 
@@ -32,6 +35,9 @@ struct crawl_hook {
      * a negative code (the input ends there). */
     int  (*listed)(void *data, struct crawl *c, const char *url, const char *source,
                    long line, const char *problem);
+    /* The core made the job of a listed URL to fetch (no hook took the
+     * line): the hook may set what its request carries (its validators). */
+    void (*made)(void *data, struct crawl_job *job);
     /* A job is back from its model, its result filled in and its attempts
      * counted. Returns 0 to pass it on, or 1 when the hook took it: it
      * handed it to crawl_retry, crawl_drop or crawl_release (or will). */

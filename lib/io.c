@@ -1,5 +1,10 @@
 /* io.c: see io.h. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -19,4 +24,39 @@ int io_write_all(int fd, const void *p, size_t n)
         n -= (size_t)w;
     }
     return 0;
+}
+
+int io_replace(const char *path, const void *p, size_t n)
+{
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
+        return -EISDIR;
+    size_t len = strlen(path) + 48;
+    char *tmp = malloc(len);
+    if (!tmp)
+        return -ENOMEM;
+    snprintf(tmp, len, "%s.crawl-%ld.tmp", path, (long)getpid());
+    /* A file of that name is an earlier run's with this process id, left
+     * by a kill: nobody else writes it. */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return -e;
+    }
+    if (exists)
+        (void)fchmod(fd, st.st_mode & 07777);
+    int rc = io_write_all(fd, p, n);
+    /* The rename must not publish a file whose blocks are not there yet. */
+    if (rc == 0 && fsync(fd) != 0)
+        rc = -errno;
+    if (close(fd) != 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -errno;
+    if (rc != 0)
+        unlink(tmp);
+    free(tmp);
+    return rc;
 }

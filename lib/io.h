@@ -9,4 +9,11 @@
  * the sink's last flush on a second Ctrl-C uses it. */
 int io_write_all(int fd, const void *p, size_t n);
 
+/* Replaces the file at path with the n bytes at p: written beside it as
+ * PATH.crawl-PID.tmp, synced and renamed over it, keeping its permissions
+ * (a new file gets 0666 less the umask); on any failure path is left as it
+ * was and the temporary file removed. Returns 0 or -errno (EISDIR: path
+ * is a directory). */
+int io_replace(const char *path, const void *p, size_t n);
+
 #endif

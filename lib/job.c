@@ -33,6 +33,8 @@ void job_free(struct crawl_job *j)
     free(j->url);
     free(j->scope);
     free(j->parent);
+    free(j->if_etag);
+    free(j->if_modified);
     free(j);
 }
 
@@ -53,6 +55,8 @@ void job_clear(struct crawl_job *j)
         free(r->extracts[i].value);
     }
     free(r->extracts);
+    free(r->etag);
+    free(r->last_modified);
     for (size_t i = 0; i < j->nlinks; i++)
         free(j->links[i]);
     free(j->links);

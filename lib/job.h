@@ -78,6 +78,11 @@ struct crawl_result {
                                * core counts them; 0: it never ran) */
     double retry_after;       /* seconds a 429 or 503 asked to wait
                                * (Retry-After, read with --retry); -1: none */
+    char  *etag;              /* the last response's ETag as sent (quotes and
+                               * all), or NULL: none */
+    char  *last_modified;     /* ... its Last-Modified, or NULL */
+    int    not_modified;      /* the last response was a 304: the page as last
+                               * fetched stands, and no body came */
 };
 
 
@@ -164,6 +169,13 @@ struct crawl_job {
     size_t nverdicts;
     struct crawl_job *qnext;  /* next job in its queue */
     double not_before;        /* a retry's earliest start (monotonic seconds) */
+    /* Conditional requests (--state's recrawl, --validators,
+     * --if-modified-since): what a page's request carries. */
+    char  *if_etag;           /* If-None-Match: the ETag it had, or NULL */
+    char  *if_modified;       /* If-Modified-Since: an HTTP-date, or NULL */
+    int    skip;              /* --recrawl-older: fetched lately, so neither
+                               * fetched nor given a row; the store admits the
+                               * links it kept of it */
 };
 
 /* Returns 1 when result r is a transient failure, worth another try: no

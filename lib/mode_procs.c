@@ -282,6 +282,8 @@ static int dispatch(struct procs *P, size_t id)
     wire_put_u64(b, scope ? hset_hash(scope, strlen(scope)) : 0);
     wire_put_u32(b, (uint32_t)job->pace_start);
     wire_put_str(b, job->url);
+    wire_put_str(b, job->if_etag);
+    wire_put_str(b, job->if_modified);
     if (wire_frame_end(b, at) != 0) {
         b->len = at;
         b->nomem = 0;
@@ -721,6 +723,7 @@ static void run_begin(struct procs *P, int limit)
             size_t at = wire_frame_begin(b, MSG_START);
             wire_put_u32(b, (uint32_t)limit);
             wire_put_u32(b, (uint32_t)crawl_reuse(c));
+            wire_put_u32(b, (uint32_t)crawl_links_whole(c));
             wire_frame_end(b, at);
         }
 }

@@ -175,10 +175,16 @@ void crawl_job_started(struct crawl *c, struct crawl_job *job);
 
 /* Queues a job as it is, with no admission rules (the jobs a procs worker
  * fetches for its coordinator, which applied them): url (copied), its kind
- * and depth, its row number id, and whether its start is to be said
- * (fetch_ctx's started: the coordinator paces its host). Returns 0 or
+ * and depth, its row number id, whether its start is to be said
+ * (fetch_ctx's started: the coordinator paces its host), and the
+ * validators its request carries (copied; NULL: none). Returns 0 or
  * CRAWL_ENOMEM. */
 int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, int depth,
-                   uint64_t id, int paced);
+                   uint64_t id, int paced, const char *if_etag, const char *if_modified);
+
+/* 1 when every page's links are to come back whole (a store keeps them
+ * for the next pass: --state, --frontier), not only those new to what a
+ * model has sent before (procs' workers leave out the links they sent). */
+int crawl_links_whole(const struct crawl *c);
 
 #endif

@@ -48,7 +48,10 @@
     X(nextracts, COUNT) \
     X(nlinks, INT) \
     X(attempts, LOCAL) \
-    X(retry_after, F64)
+    X(retry_after, F64) \
+    X(etag, STR) \
+    X(last_modified, STR) \
+    X(not_modified, INT)
 
 #define FIELD_OF(T, f) (((T *)0)->f)
 #define RESULT_DESC(f, kind) \

@@ -38,6 +38,8 @@ struct worker {
     int depth;              /* --depth: a page this deep gives no links */
     int all_links;          /* --links-out: every link of every page is sent,
                              * for the coordinator to give each its verdict */
+    int whole;              /* every page's links go (the coordinator keeps
+                             * them in its store), not only the ones not sent */
     uint64_t *scopes;       /* by job id: the hash of the job's scope */
     size_t nscopes;
     struct hset64 sent;     /* links sent, hashed with their page's scope */
@@ -155,7 +157,7 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     int all = j->kind != JOB_PAGE || wk->all_links;
     if (all || j->depth < wk->depth)
         for (size_t i = 0; i < j->nlinks; i++)
-            if (all || link_fresh(wk, j, j->links[i])) {
+            if (all || wk->whole || link_fresh(wk, j, j->links[i])) {
                 wire_put_str(b, j->links[i]);
                 nl++;
             }
@@ -234,6 +236,8 @@ static int worker_frames(struct crawl *w, struct worker *wk)
             uint64_t scope = wire_get_u64(&r);
             int paced = (int)wire_get_u32(&r);
             char *url = wire_get_bytes(&r, NULL);
+            char *etag = wire_get_bytes(&r, NULL);
+            char *modified = wire_get_bytes(&r, NULL);
             if (!r.bad) {
                 pthread_mutex_lock(&wk->lock);
                 scope_note(wk, id, scope);
@@ -241,8 +245,11 @@ static int worker_frames(struct crawl *w, struct worker *wk)
             }
             enum crawl_job_kind k = kind == JOB_ROBOTS ? JOB_ROBOTS
                                   : kind == JOB_SITEMAP ? JOB_SITEMAP : JOB_PAGE;
-            int rc = r.bad ? CRAWL_ENOMEM : crawl_push_job(w, k, url, depth, id, paced);
+            int rc = r.bad ? CRAWL_ENOMEM
+                           : crawl_push_job(w, k, url, depth, id, paced, etag, modified);
             free(url);
+            free(etag);
+            free(modified);
             if (rc != 0)
                 return CRAWL_ENOMEM;    /* the coordinator re-runs what is lost */
         }
@@ -365,9 +372,9 @@ static void worker_give_up(struct worker *wk, const char *what, int err)
 }
 
 /* Waits for the coordinator's MSG_START, which comes when the run begins
- * (the workers are forked before, see procs_prepare): fills *limit and
- * *reuse. Returns 0, or -1 when the coordinator went away first. */
-static int worker_start(int fd, struct strbuf *in, int *limit, int *reuse)
+ * (the workers are forked before, see procs_prepare): fills *limit, *reuse
+ * and *whole. Returns 0, or -1 when the coordinator went away first. */
+static int worker_start(int fd, struct strbuf *in, int *limit, int *reuse, int *whole)
 {
     for (;;) {
         size_t at = 0;
@@ -378,6 +385,7 @@ static int worker_start(int fd, struct strbuf *in, int *limit, int *reuse)
                 return -1;
             *limit = (int)wire_get_u32(&r);
             *reuse = (int)wire_get_u32(&r);
+            *whole = (int)wire_get_u32(&r);
             wire_frames_taken(in, at);
             return r.bad ? -1 : 0;
         }
@@ -404,7 +412,7 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     struct worker wk;
     memset(&wk, 0, sizeof wk);
     int limit, reuse;
-    if (worker_start(fd, &wk.in, &limit, &reuse) != 0)
+    if (worker_start(fd, &wk.in, &limit, &reuse, &wk.whole) != 0)
         _exit(0);
     struct crawl_opts o;
     procs_worker_opts(crawl_options(c), &o);    /* the frontier's options off */

@@ -89,7 +89,7 @@ static const char *const columns[] = {
     "url", "source", "line", "depth", "final_url", "status", "length", "wire_bytes",
     "redirects", "attempts", "worker", "start_s", "time_dns_s", "time_connect_s",
     "time_tls_s", "time_ttfb_s", "time_total_s", "links", "fail", "error", "extract",
-    "parent",
+    "parent", "not_modified",
 };
 #define NCOLUMNS (sizeof columns / sizeof columns[0])
 
@@ -153,7 +153,8 @@ static void row_cells(struct cell *c, const struct crawl_job *j, unsigned cols,
     c_int(&c[3], 1, j->depth);
     c_str(&c[4], r->final_url);
     c_int(&c[5], r->status > 0, r->status);
-    c_int(&c[6], 1, (long long)r->length);
+    /* A 304 brought no body: the page's length is in its earlier row. */
+    c_int(&c[6], !r->not_modified, (long long)r->length);
     c_int(&c[7], 1, (long long)r->wire_bytes);
     c_int(&c[8], 1, r->redirects);
     c_int(&c[9], 1, r->attempts);
@@ -174,6 +175,8 @@ static void row_cells(struct cell *c, const struct crawl_job *j, unsigned cols,
         c[20].s = ext->data ? ext->data : "{}";
     }
     c_str(&c[21], j->parent);
+    c[22].kind = r->status > 0 ? CELL_JSON : CELL_NULL;
+    c[22].s = r->not_modified ? "true" : "false";
 }
 
 static void json_row(struct strbuf *b, const struct crawl_job *j, unsigned cols)

@@ -123,3 +123,18 @@ void state_host_give(struct state *st, const char *host)
     if (st && st->ops->host_give)
         st->ops->host_give(st, host);
 }
+
+int state_valid_put(struct state *st, uint64_t hash, const struct state_valid *v)
+{
+    return st->ops->valid_put(st, hash, v);
+}
+
+int state_valid_get(struct state *st, uint64_t hash, struct state_valid *v, char **buf)
+{
+    return st->ops->valid_get(st, hash, v, buf);
+}
+
+int state_recrawl(struct state *st, double older, long *n)
+{
+    return st->ops->recrawl(st, older, n);
+}

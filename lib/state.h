@@ -1,7 +1,9 @@
 /* state.h: the store of a crawl that outlives its process. --state FILE:
  * one LMDB file (state_lmdb.c) that holds the pages to fetch and their outcome (queued or done), the
  * hashes of the URLs seen, each host's robots.txt, the options the crawl
- * was started with and how far its output file was written. Everything
+ * was started with and how far its output file was written; and, for a
+ * recrawl (another pass over a finished crawl), each page's validators and
+ * links as last fetched. Everything
  * changed since the last state_commit is one open transaction: a process
  * killed at any moment leaves the store as it was at that commit. Every
  * call is thread-safe (one lock of the store's own). */
@@ -30,6 +32,8 @@ enum state_phase {
 /* The page id in a mark. */
 #define STATE_ID (STATE_FAILED - 1)
 
+struct state_valid;
+
 /* A page as the store keeps it. Strings are borrowed; scope, source,
  * why and parent may be NULL. why: a listed line that is no URL to fetch,
  * and why; parent: the page a found one was found on. */
@@ -41,6 +45,23 @@ struct state_page {
     const char *parent;
     int depth;
     long line;
+    uint64_t hash;              /* its seen-set key (frontier_seen_hash), the key of
+                                 * its validators; 0: none */
+    const struct state_valid *valid;    /* state_queue_load, in a recrawl pass:
+                                 * the page's record (its links left out), or
+                                 * NULL; ignored by the calls that queue */
+};
+
+/* What the store keeps of a page fetched whole or answered 304, for the
+ * next pass (state_valid_put, state_valid_get). Strings are borrowed. */
+struct state_valid {
+    int64_t fetched_at;         /* when, in seconds since 1970 */
+    const char *etag;           /* its ETag as sent, or NULL */
+    const char *modified;       /* its Last-Modified, or NULL */
+    int has_links;              /* its links are kept: it was parsed for them */
+    const char *links;          /* ... each NUL-terminated, links_len bytes in
+                                 * all (state_queue_load gives none) */
+    size_t links_len;
 };
 
 /* What a shared store needs to know of the process that opens it. */
@@ -173,8 +194,28 @@ int state_robots_get(struct state *st, const char *host, long *status, int *fail
 int state_get(struct state *st, const char *key, int64_t *v);
 int state_set(struct state *st, const char *key, int64_t v);
 
-/* Returns the pages done that were fetched, or -1. */
+/* Returns the pages done that were fetched in this pass, or -1. */
 long state_fetched(struct state *st);
+
+/* Records v as what the store keeps of the page whose URL has hash (NULL:
+ * keeps nothing of it), with the next commit. Returns 0 or -1. */
+int state_valid_put(struct state *st, uint64_t hash, const struct state_valid *v);
+
+/* Looks up the record of the page whose URL has hash. Returns 1 with *v
+ * filled, its strings in *buf (malloc'd, the caller's), 0 when there is
+ * none, or -1. */
+int state_valid_get(struct state *st, uint64_t hash, struct state_valid *v, char **buf);
+
+/* Starts a new pass over a finished crawl (a recrawl): the seen set is
+ * emptied, the last pass's listed pages are queued again (their hashes in
+ * the new seen set), the crawl is not finished, its pass ("pass", 2 for
+ * the first recrawl) goes up, its fetched pages count from 0, and it
+ * records the pass's start ("pass_started", seconds since 1970) and older
+ * (in ms, "pass_older"). Returns 1 with the pages queued in *n, 0 when the
+ * crawl was not finished (a shared one another process recrawls now), or
+ * -1. A file's is committed with the next commit; a shared store's at
+ * once. */
+int state_recrawl(struct state *st, double older, long *n);
 
 /* The store's last error text. Once a call failed, a file store fails
  * every call that reads or writes it (what it holds can no longer be

@@ -27,6 +27,9 @@ struct state_ops {
                       const char *body, size_t len);
     int (*robots_get)(struct state *st, const char *host, long *status, int *fail,
                       char **body, size_t *len);
+    int (*valid_put)(struct state *st, uint64_t hash, const struct state_valid *v);
+    int (*valid_get)(struct state *st, uint64_t hash, struct state_valid *v, char **buf);
+    int (*recrawl)(struct state *st, double older, long *n);
     int (*failure)(struct state *st);   /* NULL: STATE_ELOST */
     /* Shared stores only. */
     long (*elsewhere)(struct state *st);

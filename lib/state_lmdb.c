@@ -1,6 +1,7 @@
-/* state_lmdb.c: the --state store on LMDB. Four databases in one file: pages by
+/* state_lmdb.c: the --state store on LMDB. Five databases in one file: pages by
  * id (their place in the queue), the seen set (64-bit hashes as integer
- * keys), robots.txt by host, and the crawl's named values. One write
+ * keys), robots.txt by host, what a recrawl needs of each page fetched (by
+ * its URL's hash), and the crawl's named values. One write
  * transaction is always open; state_commit commits it and opens the next.
  * MDB_NOSYNC: a commit is written to the file without an fsync, so it
  * survives the process being killed (SIGKILL, OOM) but not a power loss.
@@ -22,6 +23,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <lmdb.h>
 
@@ -39,12 +41,15 @@ struct lm {
     MDB_txn *txn;               /* the open write transaction (NULL once a
                                  * commit failed) */
     int lost;                   /* a call failed: no more are made */
-    MDB_dbi page, seen, robots, meta;
+    MDB_dbi page, seen, robots, valid, meta;
     int fd;                     /* the file, flocked */
     uint32_t psize;             /* LMDB's page size */
     uint64_t next;              /* the next page id */
     int64_t queued, fetched;    /* pages queued; done and fetched */
     int64_t nseen, nrobots;     /* records of the seen set and of robots.txt */
+    int64_t nvalid;             /* ... and of the "valid" database */
+    int64_t pass;               /* the pass the crawl is in: 1, or the recrawls + 1 */
+    int64_t pass_fetched;       /* pages fetched in the passes before it */
     pthread_mutex_t lock;       /* recursive: a loader's callback may look up robots.txt */
     char err[200];
 };
@@ -203,6 +208,7 @@ static int open_dbs(struct lm *st, int fresh)
     if ((rc = mdb_dbi_open(st->txn, "page", mk | MDB_INTEGERKEY, &st->page)) ||
         (rc = mdb_dbi_open(st->txn, "seen", mk | MDB_INTEGERKEY, &st->seen)) ||
         (rc = mdb_dbi_open(st->txn, "robots", mk, &st->robots)) ||
+        (rc = mdb_dbi_open(st->txn, "valid", mk | MDB_INTEGERKEY, &st->valid)) ||
         (rc = mdb_dbi_open(st->txn, "meta", mk, &st->meta)))
         return fail(st, "open", rc);
     if (fresh) {
@@ -216,6 +222,7 @@ static int open_dbs(struct lm *st, int fresh)
     MDB_cursor *cur;
     MDB_val k, v;
     st->next = 1;
+    st->pass = 1;
     if ((rc = mdb_cursor_open(st->txn, st->page, &cur)))
         return fail(st, "open", rc);
     size_t last;
@@ -233,7 +240,9 @@ static int open_dbs(struct lm *st, int fresh)
     if (rc && rc != MDB_NOTFOUND)
         return fail(st, "open", rc);
     if (meta_int(st, "queued", &st->queued) || meta_int(st, "fetched", &st->fetched) ||
-        meta_int(st, "count:seen", &st->nseen) || meta_int(st, "count:robots", &st->nrobots))
+        meta_int(st, "count:seen", &st->nseen) || meta_int(st, "count:robots", &st->nrobots) ||
+        meta_int(st, "count:valid", &st->nvalid) || meta_int(st, "pass", &st->pass) ||
+        meta_int(st, "pass_fetched", &st->pass_fetched))
         return -1;
     return 0;
 }
@@ -247,7 +256,8 @@ static int put_counts(struct lm *st)
            meta_put(st, "fetched", &st->fetched, sizeof st->fetched) ||
            meta_put(st, "count:pages", &pages, sizeof pages) ||
            meta_put(st, "count:seen", &st->nseen, sizeof st->nseen) ||
-           meta_put(st, "count:robots", &st->nrobots, sizeof st->nrobots) ? -1 : 0;
+           meta_put(st, "count:robots", &st->nrobots, sizeof st->nrobots) ||
+           meta_put(st, "count:valid", &st->nvalid, sizeof st->nvalid) ? -1 : 0;
 }
 
 /* Commits the open transaction and opens the next. On failure the store
@@ -429,6 +439,7 @@ static int lm_queue_add(struct state *st_, const struct state_page *p, uint64_t 
     r.state = QUEUED;
     r.depth = p->depth;
     r.line = p->line;
+    r.hash = p->hash;
     for (int i = 0; i < STATE_LMDB_STRINGS; i++) {
         if (i > 0 && s[i])
             r.has |= (uint8_t)(1 << (i - 1));
@@ -486,8 +497,128 @@ static void unpack(const MDB_val *v, struct state_lmdb_rec *r, struct state_page
     *p = (struct state_page){
         .url = s[0], .scope = r->has & 1 ? s[1] : NULL, .source = r->has & 2 ? s[2] : NULL,
         .why = r->has & 4 ? s[3] : NULL, .parent = r->has & 8 ? s[4] : NULL,
-        .depth = r->depth, .line = (long)r->line,
+        .depth = r->depth, .line = (long)r->line, .hash = r->hash,
     };
+}
+
+/* Reads "valid" record d (n bytes, checked: state_lmdb_valid_ok) into v,
+ * whose strings point into d; its links too when there are any in d. */
+static void valid_unpack(const char *d, size_t n, struct state_valid *v)
+{
+    struct state_lmdb_valid r;
+    memcpy(&r, d, sizeof r);
+    const char *etag = d + sizeof r, *lm = etag + strlen(etag) + 1, *links = lm + strlen(lm) + 1;
+    *v = (struct state_valid){
+        .fetched_at = r.fetched_at, .etag = r.has & 1 ? etag : NULL,
+        .modified = r.has & 2 ? lm : NULL, .has_links = (r.has & 4) != 0,
+        .links = links, .links_len = (size_t)(d + n - links),
+    };
+}
+
+/* Looks page hash h up in the "valid" database: 1 with *v its record (the
+ * CRC left out), 0 when there is none, -1 (st->err set). The lock is held. */
+static int valid_find(struct lm *st, uint64_t h, MDB_val *v)
+{
+    size_t key = (size_t)h;
+    MDB_val k = val(&key, sizeof key);
+    int rc = mdb_get(st->txn, st->valid, &k, v);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return fail(st, "valid", rc);
+    if (!state_lmdb_sealed(k.mv_data, k.mv_size, v->mv_data, v->mv_size) ||
+        !state_lmdb_valid_ok(v->mv_data, v->mv_size - STATE_LMDB_CRC))
+        return damaged(st, "valid");
+    v->mv_size -= STATE_LMDB_CRC;
+    return 1;
+}
+
+/* Bytes of a "valid" record before its links: what a page's request needs. */
+static size_t valid_head(const MDB_val *v)
+{
+    const char *d = v->mv_data, *etag = d + sizeof(struct state_lmdb_valid);
+    const char *lm = etag + strlen(etag) + 1;
+    return (size_t)(lm + strlen(lm) + 1 - d);
+}
+
+/* A buffer the queued pages are copied into, before the callback sees them. */
+struct copies {
+    char *buf;
+    size_t used, cap;
+};
+
+/* Appends n bytes of each of the parts to c. Returns 0 or ENOMEM. */
+static int copy_add(struct copies *c, const void *const *parts, const size_t *len, int nparts)
+{
+    size_t need = 0;
+    for (int i = 0; i < nparts; i++)
+        need += len[i];
+    if (c->used + need > c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 65536;
+        while (cap < c->used + need)
+            cap *= 2;
+        char *nb = realloc(c->buf, cap);
+        if (!nb)
+            return ENOMEM;
+        c->buf = nb, c->cap = cap;
+    }
+    for (int i = 0; i < nparts; i++) {
+        memcpy(c->buf + c->used, parts[i], len[i]);
+        c->used += len[i];
+    }
+    return 0;
+}
+
+/* Copies queued page k, v (checked) into c: its id, its record and, in a
+ * recrawl pass, the head of its "valid" record (none: empty). Returns 0,
+ * -1 (a damaged record) or an LMDB error. */
+static int copy_page(struct lm *st, struct copies *c, const MDB_val *k, const MDB_val *v)
+{
+    size_t key_id, vlen = v->mv_size - STATE_LMDB_CRC, wlen = 0;
+    struct state_lmdb_rec r;
+    MDB_val w = { 0, NULL };
+    memcpy(&key_id, k->mv_data, sizeof key_id);
+    memcpy(&r, v->mv_data, sizeof r);
+    uint64_t id = key_id;
+    if (st->pass > 1 && r.hash) {
+        int rc = valid_find(st, r.hash, &w);
+        if (rc < 0)
+            return -1;
+        wlen = rc ? valid_head(&w) : 0;
+    }
+    const void *parts[] = { &id, &vlen, v->mv_data, &wlen, w.mv_data };
+    const size_t len[] = { sizeof id, sizeof vlen, vlen, sizeof wlen, wlen };
+    return copy_add(c, parts, len, wlen ? 5 : 4);
+}
+
+/* Calls fn for each page copied into c. */
+static void copies_give(const struct copies *c,
+                        void (*fn)(uint64_t id, const struct state_page *p, void *data),
+                        void *data)
+{
+    for (size_t at = 0; at < c->used;) {
+        uint64_t id;
+        size_t wlen;
+        MDB_val rv;
+        struct state_lmdb_rec r;
+        struct state_page p;
+        struct state_valid v;
+        memcpy(&id, c->buf + at, sizeof id);
+        memcpy(&rv.mv_size, c->buf + at + sizeof id, sizeof rv.mv_size);
+        rv.mv_data = c->buf + at + sizeof id + sizeof rv.mv_size;
+        at += sizeof id + sizeof rv.mv_size + rv.mv_size;
+        memcpy(&wlen, c->buf + at, sizeof wlen);
+        at += sizeof wlen;
+        unpack(&rv, &r, &p);
+        if (wlen) {
+            valid_unpack(c->buf + at, wlen, &v);
+            v.links = NULL;
+            v.links_len = 0;
+            p.valid = &v;
+            at += wlen;
+        }
+        fn(id, &p, data);
+    }
 }
 
 static int lm_queue_load(struct state *st_, uint64_t after, size_t max,
@@ -497,8 +628,8 @@ static int lm_queue_load(struct state *st_, uint64_t after, size_t max,
     struct lm *st = (struct lm *)st_;
     /* The records are copied out first: fn may write (state_drop), and a
      * write may move what the cursor points into. */
-    char *buf = NULL;
-    size_t used = 0, cap = 0, n = 0;
+    struct copies c = { 0 };
+    size_t n = 0;
     size_t key = (size_t)after + 1;
     MDB_val k = val(&key, sizeof key), v;
     MDB_cursor *cur;
@@ -522,47 +653,19 @@ static int lm_queue_load(struct state *st_, uint64_t after, size_t max,
             }
             if (state != QUEUED)
                 continue;
-            size_t vlen = v.mv_size - STATE_LMDB_CRC;
-            size_t need = sizeof(uint64_t) + sizeof(size_t) + vlen;
-            if (used + need > cap) {
-                size_t c = cap ? 2 * cap : 65536;
-                while (c < used + need)
-                    c *= 2;
-                char *nb = realloc(buf, c);
-                if (!nb) {
-                    rc = ENOMEM;
-                    break;
-                }
-                buf = nb, cap = c;
-            }
-            size_t key_id;
-            memcpy(&key_id, k.mv_data, sizeof key_id);
-            uint64_t id = key_id;
-            memcpy(buf + used, &id, sizeof id);
-            memcpy(buf + used + sizeof id, &vlen, sizeof vlen);
-            memcpy(buf + used + sizeof id + sizeof vlen, v.mv_data, vlen);
-            used += need;
+            if ((rc = copy_page(st, &c, &k, &v)) != 0)
+                break;
             n++;
         }
         mdb_cursor_close(cur);
     }
     if (rc == MDB_NOTFOUND)
         rc = 0;
-    for (size_t at = 0; rc == 0 && at < used;) {
-        uint64_t id;
-        MDB_val rv;
-        struct state_lmdb_rec r;
-        struct state_page p;
-        memcpy(&id, buf + at, sizeof id);
-        memcpy(&rv.mv_size, buf + at + sizeof id, sizeof rv.mv_size);
-        rv.mv_data = buf + at + sizeof id + sizeof rv.mv_size;
-        unpack(&rv, &r, &p);
-        fn(id, &p, data);
-        at += sizeof id + sizeof rv.mv_size + rv.mv_size;
-    }
+    if (rc == 0)
+        copies_give(&c, fn, data);
     pthread_mutex_unlock(&st->lock);
-    free(buf);
-    return rc == -1 ? damaged(st, "page") : rc ? fail(st, "load", rc) : (int)n;
+    free(c.buf);
+    return rc == -1 ? (st->lost ? -1 : damaged(st, "page")) : rc ? fail(st, "load", rc) : (int)n;
 }
 
 static long lm_queue_left(struct state *st_)
@@ -578,7 +681,7 @@ static long lm_fetched(struct state *st_)
 {
     struct lm *st = (struct lm *)st_;
     pthread_mutex_lock(&st->lock);
-    long n = (long)st->fetched;
+    long n = (long)(st->fetched - st->pass_fetched);
     pthread_mutex_unlock(&st->lock);
     return n;
 }
@@ -701,6 +804,164 @@ static int lm_robots_get(struct state *st_, const char *host, long *status, int 
     return rc;
 }
 
+static int lm_valid_put(struct state *st_, uint64_t hash, const struct state_valid *v)
+{
+    struct lm *st = (struct lm *)st_;
+    size_t key = (size_t)hash;
+    MDB_val k = val(&key, sizeof key), d;
+    pthread_mutex_lock(&st->lock);
+    int rc = gone(st) ? -1 : 0;
+    if (rc == 0 && !v) {
+        rc = mdb_del(st->txn, st->valid, &k, NULL);
+        st->nvalid -= rc == 0;
+        rc = rc == MDB_NOTFOUND ? 0 : rc ? fail(st, "valid", rc) : 0;
+    } else if (rc == 0) {
+        struct state_lmdb_valid r;
+        memset(&r, 0, sizeof r);
+        r.fetched_at = v->fetched_at;
+        r.has = (uint8_t)((v->etag ? 1 : 0) | (v->modified ? 2 : 0) | (v->has_links ? 4 : 0));
+        size_t el = v->etag ? strlen(v->etag) : 0, ml = v->modified ? strlen(v->modified) : 0;
+        size_t total = sizeof r + el + 1 + ml + 1 + v->links_len + STATE_LMDB_CRC;
+        int fresh = mdb_get(st->txn, st->valid, &k, &d) == MDB_NOTFOUND;
+        d = val(NULL, total);
+        if ((rc = mdb_put(st->txn, st->valid, &k, &d, MDB_RESERVE)) != 0) {
+            rc = fail(st, "valid", rc);
+        } else {
+            char *p = d.mv_data;
+            memcpy(p, &r, sizeof r);
+            p += sizeof r;
+            memcpy(p, v->etag ? v->etag : "", el + 1);
+            p += el + 1;
+            memcpy(p, v->modified ? v->modified : "", ml + 1);
+            p += ml + 1;
+            if (v->links_len)
+                memcpy(p, v->links, v->links_len);
+            state_lmdb_seal(k.mv_data, k.mv_size, d.mv_data, d.mv_size);
+            st->nvalid += fresh;
+        }
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+static int lm_valid_get(struct state *st_, uint64_t hash, struct state_valid *v, char **buf)
+{
+    struct lm *st = (struct lm *)st_;
+    MDB_val d;
+    pthread_mutex_lock(&st->lock);
+    int rc = gone(st) ? -1 : valid_find(st, hash, &d);
+    if (rc == 1 && !(*buf = malloc(d.mv_size)))
+        rc = fail(st, "valid", ENOMEM);
+    if (rc == 1) {
+        memcpy(*buf, d.mv_data, d.mv_size);
+        valid_unpack(*buf, d.mv_size, v);
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+/* Queues a copy of page record v (checked) as a page of the new pass,
+ * its hash in the seen set. The lock is held. 0 or -1. */
+static int requeue(struct lm *st, const char *v, size_t n)
+{
+    struct state_lmdb_rec r;
+    memcpy(&r, v, sizeof r);
+    size_t key = (size_t)st->next;
+    MDB_val k = val(&key, sizeof key), d = val(NULL, n + STATE_LMDB_CRC);
+    int rc = mdb_put(st->txn, st->page, &k, &d, MDB_APPEND | MDB_RESERVE);
+    if (rc)
+        return fail(st, "recrawl", rc);
+    memcpy(d.mv_data, v, n);
+    *(char *)d.mv_data = (char)QUEUED;
+    state_lmdb_seal(k.mv_data, k.mv_size, d.mv_data, d.mv_size);
+    st->next++;
+    st->queued++;
+    if (r.hash && lm_seen_add(&st->base, r.hash) < 0)
+        return -1;
+    return 0;
+}
+
+/* Copies the listed pages (depth 0) of the pass whose first page is first
+ * into c: each record's length, then the record. The lock is held. 0 or
+ * -1. */
+static int listed_copy(struct lm *st, int64_t first, struct copies *c)
+{
+    size_t key = (size_t)first, last = (size_t)st->next;
+    MDB_val k = val(&key, sizeof key), v;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(st->txn, st->page, &cur);
+    if (rc)
+        return fail(st, "recrawl", rc);
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        struct state_lmdb_rec r;
+        uint8_t state;
+        size_t id, vlen = v.mv_size - STATE_LMDB_CRC;
+        memcpy(&id, k.mv_data, sizeof id);
+        if (id >= last)
+            break;
+        if (k.mv_size != sizeof id ||
+            !state_lmdb_sealed(k.mv_data, k.mv_size, v.mv_data, v.mv_size) ||
+            !state_lmdb_page_ok(v.mv_data, vlen, &state)) {
+            rc = -1;
+            break;
+        }
+        memcpy(&r, v.mv_data, sizeof r);
+        const void *parts[] = { &vlen, v.mv_data };
+        const size_t len[] = { sizeof vlen, vlen };
+        if (r.depth == 0 && (rc = copy_add(c, parts, len, 2)) != 0)
+            break;
+    }
+    mdb_cursor_close(cur);
+    return rc == 0 || rc == MDB_NOTFOUND ? 0 : rc == -1 ? damaged(st, "page")
+                                                        : fail(st, "recrawl", rc);
+}
+
+static int lm_recrawl(struct state *st_, double older, long *n)
+{
+    struct lm *st = (struct lm *)st_;
+    int64_t finished = 0, first = 1, now = (int64_t)time(NULL), ms = (int64_t)(older * 1000);
+    struct copies c = { 0 };
+    *n = 0;
+    pthread_mutex_lock(&st->lock);
+    int rc = gone(st) || meta_int(st, "finished", &finished) || meta_int(st, "pass_first", &first)
+             ? -1 : 0;
+    if (rc == 0 && !finished) {
+        pthread_mutex_unlock(&st->lock);
+        return 0;
+    }
+    /* The new pass: the last one's listed pages queued again, a seen set
+     * of their own, every count of the pass from 0. */
+    int64_t pass = st->pass + 1, pfirst = (int64_t)st->next, zero = 0;
+    if (rc == 0)
+        rc = listed_copy(st, first, &c);
+    int mrc = rc ? 0 : mdb_drop(st->txn, st->seen, 0);
+    if (mrc)
+        rc = fail(st, "recrawl", mrc);
+    if (rc == 0)
+        st->nseen = 0;
+    for (size_t at = 0; rc == 0 && at < c.used; (*n)++) {
+        size_t vlen;
+        memcpy(&vlen, c.buf + at, sizeof vlen);
+        rc = requeue(st, c.buf + at + sizeof vlen, vlen);
+        at += sizeof vlen + vlen;
+    }
+    if (rc == 0 && (meta_put(st, "pass", &pass, sizeof pass) ||
+                    meta_put(st, "pass_first", &pfirst, sizeof pfirst) ||
+                    meta_put(st, "pass_fetched", &st->fetched, sizeof st->fetched) ||
+                    meta_put(st, "pass_started", &now, sizeof now) ||
+                    meta_put(st, "pass_older", &ms, sizeof ms) ||
+                    meta_put(st, "finished", &zero, sizeof zero) || put_counts(st)))
+        rc = -1;
+    if (rc == 0) {
+        st->pass = pass;
+        st->pass_fetched = st->fetched;
+    }
+    pthread_mutex_unlock(&st->lock);
+    free(c.buf);
+    return rc == 0 ? 1 : -1;
+}
+
 static const struct state_ops lm_ops = {
     .error = lm_error,
     .close = lm_close,
@@ -716,4 +977,7 @@ static const struct state_ops lm_ops = {
     .commit = lm_commit,
     .robots_put = lm_robots_put,
     .robots_get = lm_robots_get,
+    .valid_put = lm_valid_put,
+    .valid_get = lm_valid_get,
+    .recrawl = lm_recrawl,
 };

@@ -11,8 +11,10 @@
 
 /* The format of the records crawl writes. 2: no marker and no CRCs (a
  * meta value "version" of "2"); 3: the marker, a CRC in every record; 4:
- * a page record holds its parent too. */
-#define STATE_LMDB_FORMAT 4
+ * a page record holds its parent too; 5: a page record holds its URL's
+ * hash, and the "valid" database what a recrawl needs of each page fetched
+ * (its validators, its links). */
+#define STATE_LMDB_FORMAT 5
 
 /* The marker: the value of this key in the "meta" database, written when
  * crawl makes a store; a file without it is not crawl's. Its value is the
@@ -32,7 +34,7 @@
 #define STATE_LMDB_MAP_SIZE ((size_t)1 << 36)
 
 /* The databases of a store, in the order the check walks them. */
-#define STATE_LMDB_DBS 4
+#define STATE_LMDB_DBS 5
 
 /* Page states, a page record's first byte. */
 enum { STATE_LMDB_QUEUED = 0, STATE_LMDB_DONE = 1, STATE_LMDB_FETCHED = 2 };
@@ -49,6 +51,17 @@ struct state_lmdb_rec {
     uint8_t pad[2];             /* zero: every byte of a record is defined */
     int32_t depth;
     int64_t line;
+    uint64_t hash;              /* its seen-set key (the "valid" key); 0: none */
+};
+
+/* A record of the "valid" database, under a URL's hash: what the store
+ * keeps of a page fetched whole or answered 304, for the next pass. This
+ * header, then the ETag and the Last-Modified, each NUL-terminated (empty
+ * when absent), then its links, each NUL-terminated, then the CRC. */
+struct state_lmdb_valid {
+    int64_t fetched_at;         /* seconds since 1970 */
+    uint8_t has;                /* 1 ETag, 2 Last-Modified, 4 links kept */
+    uint8_t pad[7];
 };
 
 /* The CRC-32 (zlib's) of a record: its key, then its value's first vlen
@@ -69,6 +82,11 @@ int state_lmdb_sealed(const void *key, size_t klen, const void *val, size_t n);
  * header, a known state (into *state), STATE_LMDB_STRINGS NUL-terminated
  * strings that fill the rest; else 0. */
 int state_lmdb_page_ok(const void *val, size_t n, uint8_t *state);
+
+/* 1 when val (n bytes, its CRC left out) holds a "valid" record: the
+ * header, known flags, two NUL-terminated strings, then NUL-terminated
+ * links to the end; else 0. */
+int state_lmdb_valid_ok(const void *val, size_t n);
 
 /* What LMDB's meta pages say: the one LMDB will use (the later commit). */
 struct state_lmdb_meta {

@@ -388,7 +388,7 @@ static enum state_lmdb_verdict walk_pages(struct walk *w)
 
 /* The counts the meta database keeps, which the walk must find. */
 struct counts {
-    int64_t pages, queued, fetched, seen, robots;
+    int64_t pages, queued, fetched, seen, robots, valid;
 };
 
 /* Reads the meta integer key (0 when absent) into *v. 0, or -1. */
@@ -458,10 +458,72 @@ int state_lmdb_page_ok(const void *val, size_t n, uint8_t *state)
     return at == n;
 }
 
+int state_lmdb_valid_ok(const void *val, size_t n)
+{
+    const unsigned char *v = val;
+    struct state_lmdb_valid r;
+    if (n < sizeof r + 2)
+        return 0;
+    memcpy(&r, v, sizeof r);
+    if (r.has > 7)
+        return 0;
+    size_t at = sizeof r;
+    for (int i = 0; i < 2; i++) {
+        const unsigned char *z = memchr(v + at, '\0', n - at);
+        if (!z)
+            return 0;
+        at = (size_t)(z - v) + 1;
+    }
+    /* The links: none, or NUL-terminated ones to the end. */
+    return at == n || v[n - 1] == '\0';
+}
+
 /* Walks database dbi named name: every record's CRC, keys in order, and
- * what kind checks (a page record, a seen hash, robots.txt, a named
- * value), counting into c. */
-enum kind { PAGES, SEEN, ROBOTS, META, FREE };
+ * what kind checks (a page record, a seen hash, robots.txt, a recrawl's
+ * record of a page, a named value), counting into c. */
+enum kind { PAGES, SEEN, ROBOTS, VALID, META, FREE };
+
+/* A record of the free pages' tree, as LMDB keeps them (an ID list: a
+ * count, then page numbers, falling), under the commit that freed them:
+ * its pages are marked. LMDB copies as many as the count says. */
+static enum state_lmdb_verdict free_list(struct walk *w, const MDB_val *k, const MDB_val *v)
+{
+    size_t id, cnt, pg, last = SIZE_MAX;
+    if (k->mv_size != sizeof id || v->mv_size < sizeof cnt || v->mv_size % sizeof cnt)
+        return say(w, STATE_LMDB_BROKEN, "its free-page list is damaged");
+    memcpy(&id, k->mv_data, sizeof id);
+    memcpy(&cnt, v->mv_data, sizeof cnt);
+    if (id > w->m->txnid || cnt > v->mv_size / sizeof cnt - 1)
+        return say(w, STATE_LMDB_BROKEN, "its free-page list is damaged");
+    for (size_t i = 1; i <= cnt; i++) {
+        memcpy(&pg, (const char *)v->mv_data + i * sizeof pg, sizeof pg);
+        if (pg < LM_METAS || pg >= last)
+            return say(w, STATE_LMDB_BROKEN, "its free-page list is damaged");
+        if (mark(w, pg) != 0)
+            return say(w, STATE_LMDB_BROKEN, "page %zu is both free and used", pg);
+        last = pg;
+    }
+    return STATE_LMDB_OK;
+}
+
+/* Whether record k, v (body bytes before its CRC) of a database of kind
+ * holds what crawl writes there; a page's state goes to *state. */
+static int record_ok(enum kind kind, const MDB_val *k, const MDB_val *v, size_t body,
+                     uint8_t *state)
+{
+    switch (kind) {
+    case PAGES:
+        return k->mv_size == sizeof(size_t) && state_lmdb_page_ok(v->mv_data, body, state);
+    case SEEN:
+        return k->mv_size == sizeof(size_t) && body == 0;
+    case ROBOTS:
+        return k->mv_size > 0 && body >= 2 * sizeof(int64_t);
+    case VALID:
+        return k->mv_size == sizeof(size_t) && state_lmdb_valid_ok(v->mv_data, body);
+    default:
+        return 1;
+    }
+}
 
 static enum state_lmdb_verdict walk_db(struct walk *w, MDB_dbi dbi, const char *name,
                                        enum kind kind, struct counts *c)
@@ -469,6 +531,7 @@ static enum state_lmdb_verdict walk_db(struct walk *w, MDB_dbi dbi, const char *
     MDB_cursor *cur;
     MDB_val k, v, prev = { 0, NULL };
     MDB_stat ms;
+    enum state_lmdb_verdict vd;
     int rc = mdb_cursor_open(w->txn, dbi, &cur);
     if (rc)
         return say(w, STATE_LMDB_BROKEN, "database %s: LMDB: %s", name, mdb_strerror(rc));
@@ -483,50 +546,25 @@ static enum state_lmdb_verdict walk_db(struct walk *w, MDB_dbi dbi, const char *
         prev = k;
         seen++;
         if (kind == FREE) {
-            /* A list of free pages, as LMDB keeps them (an ID list: a
-             * count, then page numbers, falling), under the commit that
-             * freed them. LMDB copies as many as the count says. */
-            size_t id, cnt, pg, last = SIZE_MAX;
-            if (k.mv_size != sizeof id || v.mv_size < sizeof cnt || v.mv_size % sizeof cnt)
-                return say(w, STATE_LMDB_BROKEN, "its free-page list is damaged");
-            memcpy(&id, k.mv_data, sizeof id);
-            memcpy(&cnt, v.mv_data, sizeof cnt);
-            if (id > w->m->txnid || cnt > v.mv_size / sizeof cnt - 1)
-                return say(w, STATE_LMDB_BROKEN, "its free-page list is damaged");
-            for (size_t i = 1; i <= cnt; i++) {
-                memcpy(&pg, (const char *)v.mv_data + i * sizeof pg, sizeof pg);
-                if (pg < LM_METAS || pg >= last)
-                    return say(w, STATE_LMDB_BROKEN, "its free-page list is damaged");
-                if (mark(w, pg) != 0)
-                    return say(w, STATE_LMDB_BROKEN, "page %zu is both free and used", pg);
-                last = pg;
-            }
+            if ((vd = free_list(w, &k, &v)) != STATE_LMDB_OK)
+                return vd;
             continue;
         }
         if (!state_lmdb_sealed(k.mv_data, k.mv_size, v.mv_data, v.mv_size))
             return say(w, STATE_LMDB_BROKEN, "a record of database %s fails its CRC", name);
-        size_t body = v.mv_size - STATE_LMDB_CRC;
+        uint8_t state = 0;
+        if (!record_ok(kind, &k, &v, v.mv_size - STATE_LMDB_CRC, &state))
+            return say(w, STATE_LMDB_BROKEN, "a record of database %s is damaged", name);
         if (kind == PAGES) {
             size_t id;
-            uint8_t state;
-            if (k.mv_size != sizeof id || !state_lmdb_page_ok(v.mv_data, body, &state))
-                return say(w, STATE_LMDB_BROKEN, "a record of database %s is damaged", name);
             memcpy(&id, k.mv_data, sizeof id);
             /* Page ids are given in order and never taken back. */
             if (id != next_id++)
                 return say(w, STATE_LMDB_BROKEN, "database %s lacks page %zu", name, id - 1);
-            counted++;
             c->queued -= state == STATE_LMDB_QUEUED;
             c->fetched -= state == STATE_LMDB_FETCHED;
-        } else if (kind == SEEN) {
-            if (k.mv_size != sizeof(size_t) || body != 0)
-                return say(w, STATE_LMDB_BROKEN, "a record of database %s is damaged", name);
-            counted++;
-        } else if (kind == ROBOTS) {
-            if (k.mv_size == 0 || body < 2 * sizeof(int64_t))
-                return say(w, STATE_LMDB_BROKEN, "a record of database %s is damaged", name);
-            counted++;
         }
+        counted += kind != META;
     }
     mdb_cursor_close(cur);
     if (rc != MDB_NOTFOUND)
@@ -535,8 +573,9 @@ static enum state_lmdb_verdict walk_db(struct walk *w, MDB_dbi dbi, const char *
     if ((rc = mdb_stat(w->txn, dbi, &ms)) != 0 || ms.ms_entries != seen)
         return say(w, STATE_LMDB_BROKEN, "database %s holds %zu records, not the %zu it says",
                    name, seen, rc ? 0 : ms.ms_entries);
-    int64_t want = kind == PAGES ? c->pages : kind == SEEN ? c->seen : c->robots;
-    if ((kind == PAGES || kind == SEEN || kind == ROBOTS) && counted != want)
+    int64_t want = kind == PAGES ? c->pages : kind == SEEN ? c->seen
+                   : kind == ROBOTS ? c->robots : c->valid;
+    if (kind != META && kind != FREE && counted != want)
         return say(w, STATE_LMDB_BROKEN, "database %s holds %lld records, not the %lld counted",
                    name, (long long)counted, (long long)want);
     if (kind == PAGES && (c->queued || c->fetched))
@@ -554,6 +593,7 @@ static enum state_lmdb_verdict walk_all(const char *path, struct walk *w)
     } dbs[STATE_LMDB_DBS] = {
         { "meta", 0, META }, { "page", MDB_INTEGERKEY, PAGES },
         { "robots", 0, ROBOTS }, { "seen", MDB_INTEGERKEY, SEEN },
+        { "valid", MDB_INTEGERKEY, VALID },
     };
     MDB_env *env;
     MDB_dbi dbi[STATE_LMDB_DBS], main_db;
@@ -586,7 +626,7 @@ static enum state_lmdb_verdict walk_all(const char *path, struct walk *w)
     if (w->dupsort)
         return say(w, STATE_LMDB_BROKEN, "page %llu holds what crawl never writes",
                    (unsigned long long)w->dupsort);
-    /* The main database names the four, and nothing else. */
+    /* The main database names the five, and nothing else. */
     MDB_cursor *cur;
     MDB_val k, d;
     if ((rc = mdb_cursor_open(w->txn, main_db, &cur)))
@@ -613,7 +653,8 @@ static enum state_lmdb_verdict walk_all(const char *path, struct walk *w)
     struct counts c;
     if (meta_int(w, dbi[0], "count:pages", &c.pages) || meta_int(w, dbi[0], "queued", &c.queued) ||
         meta_int(w, dbi[0], "fetched", &c.fetched) || meta_int(w, dbi[0], "count:seen", &c.seen) ||
-        meta_int(w, dbi[0], "count:robots", &c.robots))
+        meta_int(w, dbi[0], "count:robots", &c.robots) ||
+        meta_int(w, dbi[0], "count:valid", &c.valid))
         return say(w, STATE_LMDB_BROKEN, "a record of database meta fails its CRC");
     for (int i = 0; i < STATE_LMDB_DBS; i++)
         if ((v = walk_db(w, dbi[i], dbs[i].name, dbs[i].kind, &c)) != STATE_LMDB_OK)

@@ -6,8 +6,11 @@
  *                 (queued, leased, seen_n: what q, rq, p and seen must
  *                 hold; gen: the changes made, which never go back)
  *   seen          set of the URL hashes seen (8 bytes each)
- *   p             hash: page id -> record (depth, line, url, scope, source, why,
- *                 parent)
+ *   p             hash: page id -> record (depth, line, the URL's hash in hex,
+ *                 url, scope, source, why, parent)
+ *   listed        list: the records of the listed pages, for a recrawl
+ *   v, vl         hashes: URL hash (hex) -> what a recrawl needs of its page:
+ *                 when fetched, its validators; its links
  *   q, rq         lists of page ids: queued; given back by a silent worker
  *   wl:W          set of the ids worker W holds under its lease
  *   workers       sorted set: worker -> its last heartbeat (ms, server time)
@@ -448,14 +451,25 @@ static void saw_change(struct rs *r, long long gen)
         r->gen = gen;
 }
 
-/* A page's record: depth, line, url, scope, source, why and parent, each
- * ended by a NUL (an absent one is empty). A record of a crawl made before
- * pages kept their parent ends after why; one read by such a crawl is read
- * to why, the parent left. */
+/* A URL hash as the keys of v and vl (and records) name it: its 8 bytes,
+ * as the seen set holds them, in hex. out has room for 17 bytes. */
+static void hash_hex(uint64_t h, char *out)
+{
+    unsigned char b[8];
+    memcpy(b, &h, sizeof b);
+    for (int i = 0; i < 8; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+/* A page's record: depth, line, its URL's hash in hex (empty for none),
+ * url, scope, source, why and parent, each ended by a NUL (an absent one
+ * is empty). A record that ends after why has no parent. */
 static int rec_make(struct cmd *c, const struct state_page *p)
 {
-    char head[64];
-    int k = snprintf(head, sizeof head, "%d%c%ld%c", p->depth, 0, p->line, 0);
+    char head[96], hex[17] = "";
+    if (p->hash)
+        hash_hex(p->hash, hex);
+    int k = snprintf(head, sizeof head, "%d%c%ld%c%s%c", p->depth, 0, p->line, 0, hex, 0);
     struct strbuf b = { 0 };
     const char *s[5] = { p->url, p->scope, p->source, p->why, p->parent };
     sb_add(&b, head, (size_t)k);
@@ -466,13 +480,26 @@ static int rec_make(struct cmd *c, const struct state_page *p)
     return rc;
 }
 
+/* Reads a URL hash in hex (hash_hex's) into *h: 0, or -1. */
+static int hex_hash(const char *s, uint64_t *h)
+{
+    unsigned char b[8];
+    if (strlen(s) != 16)
+        return -1;
+    for (int i = 0; i < 8; i++)
+        if (sscanf(s + 2 * i, "%2hhx", &b[i]) != 1)
+            return -1;
+    memcpy(h, b, sizeof b);
+    return 0;
+}
+
 /* Reads record s (n bytes) into p, whose strings point into s. */
 static int rec_read(const char *s, size_t n, struct state_page *p)
 {
-    const char *f[7] = { 0 }, *end = s + n;
-    for (int i = 0; i < 7; i++) {
+    const char *f[8] = { 0 }, *end = s + n;
+    for (int i = 0; i < 8; i++) {
         const char *z = memchr(s, '\0', (size_t)(end - s));
-        if (!z && i < 6)
+        if (!z && i < 7)
             return -1;
         if (!z)
             break;
@@ -480,9 +507,32 @@ static int rec_read(const char *s, size_t n, struct state_page *p)
         s = z + 1;
     }
     *p = (struct state_page){
-        .depth = atoi(f[0]), .line = atol(f[1]), .url = f[2],
-        .scope = *f[3] ? f[3] : NULL, .source = *f[4] ? f[4] : NULL, .why = *f[5] ? f[5] : NULL,
-        .parent = f[6] && *f[6] ? f[6] : NULL,
+        .depth = atoi(f[0]), .line = atol(f[1]), .url = f[3],
+        .scope = *f[4] ? f[4] : NULL, .source = *f[5] ? f[5] : NULL, .why = *f[6] ? f[6] : NULL,
+        .parent = f[7] && *f[7] ? f[7] : NULL,
+    };
+    return *f[2] && hex_hash(f[2], &p->hash) != 0 ? -1 : 0;
+}
+
+/* Reads the head of a recrawl's record of a page (fetched at, flags,
+ * ETag, Last-Modified, each ended by a NUL), s of n bytes, into v, whose
+ * strings point into s; its links are links[0..ln). 0, or -1. */
+static int valid_read(const char *s, size_t n, const char *links, size_t ln,
+                      struct state_valid *v)
+{
+    const char *f[4], *end = s + n;
+    for (int i = 0; i < 4; i++) {
+        const char *z = memchr(s, '\0', (size_t)(end - s));
+        if (!z)
+            return -1;
+        f[i] = s;
+        s = z + 1;
+    }
+    int has = atoi(f[1]);
+    *v = (struct state_valid){
+        .fetched_at = strtoll(f[0], NULL, 10), .etag = has & 1 ? f[2] : NULL,
+        .modified = has & 2 ? f[3] : NULL, .has_links = (has & 4) != 0, .links = links,
+        .links_len = ln,
     };
     return 0;
 }
@@ -539,8 +589,9 @@ static int rs_admit(struct state *st, uint64_t hash, const struct state_page *p,
     return rc;
 }
 
-/* A lease's reply: {change, queued, leased elsewhere, id, record...}; its
- * pages go to fn. Returns how many, or -1. */
+/* A lease's reply: {change, queued, leased elsewhere, id, record, kept...};
+ * its pages go to fn, each with what the crawl kept of it (a recrawl's).
+ * Returns how many, or -1. */
 static int lease_read(struct rs *r, const redisReply *rep,
                       void (*fn)(uint64_t id, const struct state_page *p, void *data),
                       void *data)
@@ -555,15 +606,18 @@ static int lease_read(struct rs *r, const redisReply *rep,
     saw_change(r, rep->element[0]->integer);
     r->elsewhere = (long)(rep->element[1]->integer + rep->element[2]->integer);
     int n = 0;
-    for (size_t i = 3; i + 1 < rep->elements; i += 2) {
-        redisReply *k = rep->element[i], *v = rep->element[i + 1];
+    for (size_t i = 3; i + 2 < rep->elements; i += 3) {
+        redisReply *k = rep->element[i], *v = rep->element[i + 1], *w = rep->element[i + 2];
         struct state_page p;
+        struct state_valid kept;
         if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
-            rec_read(v->str, v->len, &p) != 0) {
+            w->type != REDIS_REPLY_STRING || rec_read(v->str, v->len, &p) != 0 ||
+            (w->len && valid_read(w->str, w->len, NULL, 0, &kept) != 0)) {
             latch(r, STATE_ELOST, "the server lost this crawl's data (%s)",
                   "a leased page's record is damaged");
             return -1;
         }
+        p.valid = w->len ? &kept : NULL;
         fn(strtoull(k->str, NULL, 10), &p, data);
         n++;
     }
@@ -922,6 +976,95 @@ static void rs_close(struct state *st)
     free(r);
 }
 
+static int rs_valid_put(struct state *st, uint64_t hash, const struct state_valid *v)
+{
+    struct rs *r = (struct rs *)st;
+    struct cmd c = { 0 };
+    char hex[17];
+    struct strbuf head = { 0 };
+    hash_hex(hash, hex);
+    if (v) {
+        sb_printf(&head, "%lld", (long long)v->fetched_at);
+        sb_addc(&head, '\0');
+        sb_printf(&head, "%d", (v->etag ? 1 : 0) | (v->modified ? 2 : 0) | (v->has_links ? 4 : 0));
+        sb_addc(&head, '\0');
+        sb_add(&head, v->etag ? v->etag : "", v->etag ? strlen(v->etag) + 1 : 1);
+        sb_add(&head, v->modified ? v->modified : "", v->modified ? strlen(v->modified) + 1 : 1);
+    }
+    pthread_mutex_lock(&r->lock);
+    int rc = r->fail ? -1 : 0;
+    if (rc == 0 && (head.nomem || cmd_eval(r, &c, S_VPUT) || cmd_str(&c, hex) ||
+                    cmd_arg(&c, head.data ? head.data : "", head.len) ||
+                    cmd_arg(&c, v && v->links ? v->links : "", v ? v->links_len : 0) ||
+                    pend_add(r, &c)))
+        rc = failf(r, "%s", "out of memory");
+    cmd_free(&c);
+    sb_free(&head);
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}
+
+static int rs_valid_get(struct state *st, uint64_t hash, struct state_valid *v, char **buf)
+{
+    struct rs *r = (struct rs *)st;
+    struct cmd c = { 0 };
+    char hex[17];
+    hash_hex(hash, hex);
+    pthread_mutex_lock(&r->lock);
+    int rc = -1;
+    redisReply *rep = cmd_eval(r, &c, S_VGET) || cmd_str(&c, hex) ? NULL : run(r, &c);
+    cmd_free(&c);
+    if (rep && (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+                rep->element[0]->type != REDIS_REPLY_STRING ||
+                rep->element[1]->type != REDIS_REPLY_STRING)) {
+        latch(r, STATE_ELOST, "%s", "redis: an unexpected reply to a page's record");
+    } else if (rep && rep->element[0]->len == 0) {
+        rc = 0;
+    } else if (rep) {
+        const redisReply *h = rep->element[0], *l = rep->element[1];
+        if (!(*buf = malloc(h->len + l->len + 1)))
+            rc = failf(r, "%s", "out of memory");
+        else {
+            memcpy(*buf, h->str, h->len);
+            memcpy(*buf + h->len, l->str, l->len);
+            rc = valid_read(*buf, h->len, *buf + h->len, l->len, v) == 0 ? 1 : -1;
+            if (rc < 0) {
+                free(*buf);
+                latch(r, STATE_ELOST, "the server lost this crawl's data (%s)",
+                      "a page's record is damaged");
+            }
+        }
+    }
+    if (rep)
+        freeReplyObject(rep);
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}
+
+static int rs_recrawl(struct state *st, double older, long *n)
+{
+    struct rs *r = (struct rs *)st;
+    struct cmd c = { 0 };
+    *n = 0;
+    pthread_mutex_lock(&r->lock);
+    int rc = -1;
+    redisReply *rep = cmd_eval(r, &c, S_RECRAWL) || cmd_num(&c, (long long)time(NULL)) ||
+                      cmd_num(&c, (long long)(older * 1000)) ? NULL : run(r, &c);
+    cmd_free(&c);
+    if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
+        rep->element[0]->type == REDIS_REPLY_INTEGER) {
+        rc = (int)rep->element[0]->integer;
+        if (rc == 1 && rep->elements == 3 && rep->element[2]->type == REDIS_REPLY_INTEGER)
+            *n = (long)rep->element[2]->integer;
+    } else if (rep) {
+        latch(r, STATE_ELOST, "%s", "redis: an unexpected reply to a recrawl");
+    }
+    if (rep)
+        freeReplyObject(rep);
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}
+
 static const struct state_ops rs_ops = {
     .error = rs_error,
     .close = rs_close,
@@ -941,6 +1084,9 @@ static const struct state_ops rs_ops = {
     .elsewhere = rs_elsewhere,
     .host_take = rs_host_take,
     .host_give = rs_host_give,
+    .valid_put = rs_valid_put,
+    .valid_get = rs_valid_get,
+    .recrawl = rs_recrawl,
 };
 
 /* The first line where options a and b differ, as "name=x, not name=y". */

@@ -89,7 +89,8 @@ void redis_wait_text(int rc, const struct redis_wait *w, const redisContext *x,
 /* The scripts the store loads, by their index. */
 enum {
     S_HELLO, S_BEAT, S_ADMIT, S_LEASE, S_COMMIT, S_HOST, S_GIVE, S_GET, S_SET,
-    S_ROBOTS_GET, S_ROBOTS_PUT, S_LEFT, S_SEED, S_BYE, S_TYPES, NSCRIPTS
+    S_ROBOTS_GET, S_ROBOTS_PUT, S_LEFT, S_SEED, S_BYE, S_TYPES, S_VPUT, S_VGET, S_RECRAWL,
+    NSCRIPTS
 };
 extern const char *const redis_scripts[NSCRIPTS];
 
@@ -104,5 +105,10 @@ extern const char redis_lua_status[];
 #define REDIS_FOREIGN "CRAWLFOREIGN "
 #define REDIS_REAPED "CRAWLREAPED"
 #define REDIS_NONE "CRAWLNONE"
+
+/* The format of a crawl's keys, its meta's "version": 2 kept no record
+ * of listed pages nor of what a recrawl needs; 3 does (listed, v, vl). A
+ * crawl of another format is refused, left as it was. */
+#define REDIS_FORMAT "3"
 
 #endif

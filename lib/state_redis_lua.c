@@ -97,9 +97,10 @@
 #define LUA_TYPES                                                                       \
     "local SHAPE = {id = 'string', meta = 'hash', seen = 'set', p = 'hash', q = 'list',\n" \
     "  rq = 'list', workers = 'zset', wreq = 'hash', woff = 'hash', wsess = 'hash',\n"  \
-    "  wfile = 'hash', robots = 'hash', seedlock = 'string'}\n"                         \
+    "  wfile = 'hash', robots = 'hash', seedlock = 'string', listed = 'list',\n"        \
+    "  v = 'hash', vl = 'hash'}\n"                                                       \
     "local ORDER = {'id', 'meta', 'seen', 'p', 'q', 'rq', 'workers', 'wreq', 'woff',\n" \
-    "  'wsess', 'wfile', 'robots', 'seedlock'}\n"                                       \
+    "  'wsess', 'wfile', 'robots', 'seedlock', 'listed', 'v', 'vl'}\n"                  \
     "local NAMES = {string = 'a string', hash = 'a hash', set = 'a set', list = 'a list',\n" \
     "  zset = 'a sorted set', stream = 'a stream'}\n"                                   \
     "local function shape_of(k, want)\n"                                                \
@@ -133,12 +134,18 @@ static const char LUA_HELLO[] = LUA_PRELUDE LUA_TYPES
     "      return foreign(K..s..' is there, but not the crawl\\'s marker, '..K..'id') end\n"
     "  end\n"
     "  redis.call('SET', K..'id', cand)\n"
-    "  redis.call('HSET', K..'meta', 'opts', opts, 'version', '2', 'gen', 0, 'tick', now())\n"
+    "  redis.call('HSET', K..'meta', 'opts', opts, 'version', '" REDIS_FORMAT "', 'gen', 0,\n"
+    "    'tick', now())\n"
     "  m, made = cand, 1\n"
     "elseif not m then\n"
     "  if redis.call('HGET', K..'meta', 'version') == '1' then\n"
     "    return foreign(K..'meta is an older crawl\\'s, which kept no marker') end\n"
     "  return lost(K..'id, its marker, is gone')\n"
+    "elseif redis.call('HGET', K..'meta', 'version') ~= '" REDIS_FORMAT "' then\n"
+    "  local v = tonumber(redis.call('HGET', K..'meta', 'version')) or 0\n"
+    "  return foreign(K..'meta is of format '..v..', made by '..\n"
+    "    (v < " REDIS_FORMAT " and 'an older' or 'a newer')..' crawl; this crawl reads format '..\n"
+    "    '" REDIS_FORMAT " only')\n"
     "elseif had ~= opts then return {'opts', had}\n"
     "else e = intact() if e then return e end end\n"
     "local t = now()\n"
@@ -171,8 +178,9 @@ static const char LUA_BEAT[] = LUA_PRELUDE
 
 /* admit: ARGV request id, then pairs (kind..hash, record): kind S adds
  * the hash to the seen set; L queues the record (and adds its hash when
- * there is one); F queues it when its hash is new. The seen set must
- * hold as many hashes as were added (seen_n). */
+ * there is one) and keeps it in listed, for a recrawl's next pass; F
+ * queues it when its hash is new. The seen set must hold as many hashes
+ * as were added (seen_n). */
 static const char LUA_ADMIT[] = LUA_PRELUDE
     "local req = tonumber(ARGV[5])\n"
     "local e = check(true) if e then return e end\n"
@@ -189,6 +197,7 @@ static const char LUA_ADMIT[] = LUA_PRELUDE
     "    local id = redis.call('HINCRBY', K..'meta', 'next_id', 1)\n"
     "    redis.call('HSET', K..'p', id, ARGV[i + 1])\n"
     "    redis.call('RPUSH', K..'q', id)\n"
+    "    if kind == 'L' then redis.call('RPUSH', K..'listed', ARGV[i + 1]) end\n"
     "    q = q + 1\n"
     "  end\n"
     "end\n"
@@ -200,7 +209,8 @@ static const char LUA_ADMIT[] = LUA_PRELUDE
  * pages for the worker, the given-back ones first; a page found past
  * --max-pages is dropped. The queue must hold as many pages as were
  * queued, and p a record of each page queued or leased. Returns {change,
- * queued, leased elsewhere, id, record, id, record...}. */
+ * queued, leased elsewhere, id, record, kept, id, record, kept...}, kept
+ * the head of what v holds of the page for a recrawl ('' when nothing). */
 static const char LUA_LEASE[] = LUA_PRELUDE
     "local req, want, lease, max = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]),\n"
     "  tonumber(ARGV[8])\n"
@@ -242,8 +252,11 @@ static const char LUA_LEASE[] = LUA_PRELUDE
     "  num('meta', 'leased') - redis.call('SCARD', K..'wl:'..w)}\n"
     "for _, id in ipairs(ids) do\n"
     "  if redis.call('SISMEMBER', K..'wl:'..w, id) == 1 then\n"
+    "    local rec = redis.call('HGET', K..'p', id) or ''\n"
+    "    local h = string.match(rec, '^[^%z]*%z[^%z]*%z(%x+)%z')\n"
     "    out[#out + 1] = id\n"
-    "    out[#out + 1] = redis.call('HGET', K..'p', id) or ''\n"
+    "    out[#out + 1] = rec\n"
+    "    out[#out + 1] = h and redis.call('HGET', K..'v', h) or ''\n"
     "  end\n"
     "end\n"
     "return out\n";
@@ -374,6 +387,53 @@ static const char LUA_SEED[] = LUA_PRELUDE
     "  return foreign(K..'seedlock is held by \\''..holder..'\\' for good, as no worker holds it') end\n"
     "return -1\n";
 
+/* vput: ARGV page hash (hex), the head of its record (fetched at, flags,
+ * ETag, Last-Modified; '' keeps nothing of it), its links. What a recrawl
+ * needs of a page: v holds the heads, vl the links. */
+static const char LUA_VPUT[] = LUA_PRELUDE
+    "local e = check(true) if e then return e end\n"
+    "if ARGV[6] == '' then\n"
+    "  redis.call('HDEL', K..'v', ARGV[5]) redis.call('HDEL', K..'vl', ARGV[5])\n"
+    "else\n"
+    "  redis.call('HSET', K..'v', ARGV[5], ARGV[6]) redis.call('HSET', K..'vl', ARGV[5], ARGV[7])\n"
+    "end\n"
+    "return 0\n";
+
+/* vget: ARGV page hash (hex). Returns {head, links}, '' for none. */
+static const char LUA_VGET[] = LUA_PRELUDE
+    "local e = check(false) if e then return e end\n"
+    "return {redis.call('HGET', K..'v', ARGV[5]) or '',\n"
+    "  redis.call('HGET', K..'vl', ARGV[5]) or ''}\n";
+
+/* recrawl: ARGV now (seconds since 1970), older (ms). A finished crawl's
+ * next pass: the seen set emptied, the listed pages queued again (their
+ * hashes seen), every count of the pass from 0, the pass numbered and
+ * timed. Returns {1, pass, pages queued}, or {0} when the crawl was not
+ * finished (another worker began the pass). */
+static const char LUA_RECRAWL[] = LUA_PRELUDE
+    "local e = check(true) if e then return e end\n"
+    "if redis.call('HGET', K..'meta', 'finished') ~= '1' then return {0} end\n"
+    "e = intact() if e then return e end\n"
+    "bump()\n"
+    "redis.call('DEL', K..'seen')\n"
+    "local n = 0\n"
+    "for _, rec in ipairs(redis.call('LRANGE', K..'listed', 0, -1)) do\n"
+    "  local id = redis.call('HINCRBY', K..'meta', 'next_id', 1)\n"
+    "  redis.call('HSET', K..'p', id, rec)\n"
+    "  redis.call('RPUSH', K..'q', id)\n"
+    "  local h = string.match(rec, '^[^%z]*%z[^%z]*%z(%x+)%z')\n"
+    "  if h then redis.call('SADD', K..'seen', (h:gsub('..', function(x)\n"
+    "    return string.char(tonumber(x, 16)) end))) end\n"
+    "  n = n + 1\n"
+    "end\n"
+    "local pass = num('meta', 'pass') + 1\n"
+    "if pass < 2 then pass = 2 end\n"
+    "for _, f in ipairs({'fetched', 'done', 'failed', 'started', 'dropped', 'returned',\n"
+    "  'refused'}) do redis.call('HSET', K..'meta', f, 0) end\n"
+    "redis.call('HSET', K..'meta', 'queued', n, 'seen_n', redis.call('SCARD', K..'seen'),\n"
+    "  'finished', 0, 'pass', pass, 'pass_started', ARGV[5], 'pass_older', ARGV[6])\n"
+    "return {1, pass, n}\n";
+
 /* bye: a worker that ends gives back what it still holds, and the
  * seeding lock. Nothing when it was reaped: that gave its pages back. */
 static const char LUA_BYE[] = LUA_PRELUDE
@@ -401,6 +461,7 @@ const char *const redis_scripts[NSCRIPTS] = {
     [S_GIVE] = LUA_GIVE, [S_GET] = LUA_GET, [S_SET] = LUA_SET,
     [S_ROBOTS_GET] = LUA_ROBOTS_GET, [S_ROBOTS_PUT] = LUA_ROBOTS_PUT, [S_LEFT] = LUA_LEFT,
     [S_SEED] = LUA_SEED, [S_BYE] = LUA_BYE, [S_TYPES] = LUA_TYPES_CHECK,
+    [S_VPUT] = LUA_VPUT, [S_VGET] = LUA_VGET, [S_RECRAWL] = LUA_RECRAWL,
 };
 
 /* status: the crawl's counters, the server's time, the workers with their

@@ -84,7 +84,7 @@ static void status_print(FILE *f, const struct redis_addr *r, const redisReply *
     long long queued = num(y->element[0]), t = num(y->element[1]);
     size_t nm = (size_t)num(y->element[2]), at = 3;
     long long leased = 0, done = 0, fetched = 0, failed = 0, dropped = 0, refused = 0;
-    long long returned = 0, finished = 0, seeded = 0, seed_done = 0;
+    long long returned = 0, finished = 0, seeded = 0, seed_done = 0, pass = 1;
     for (size_t i = 0; i + 1 < nm && at + i + 1 < y->elements; i += 2) {
         const char *k = y->element[at + i]->str;
         long long v = num(y->element[at + i + 1]);
@@ -100,11 +100,15 @@ static void status_print(FILE *f, const struct redis_addr *r, const redisReply *
         else if (!strcmp(k, "finished")) finished = v;
         else if (!strcmp(k, "seed_n")) seeded = v;
         else if (!strcmp(k, "seed_done")) seed_done = v;
+        else if (!strcmp(k, "pass")) pass = v;
     }
     at += nm;
-    fprintf(f, "crawl %.*s at %s:%d: %s\n", (int)strlen(r->prefix) - 7, r->prefix + 6, r->host,
+    char pn[32] = "";
+    if (pass > 1)
+        snprintf(pn, sizeof pn, ", pass %lld", pass);
+    fprintf(f, "crawl %.*s at %s:%d: %s%s\n", (int)strlen(r->prefix) - 7, r->prefix + 6, r->host,
             r->port, finished ? "finished" : !seed_done ? "seeding"
-            : queued + leased ? "running" : "idle");
+            : queued + leased ? "running" : "idle", pn);
     fprintf(f, "  listed    %lld%s\n", seeded, seed_done ? "" : " so far");
     fprintf(f, "  queued    %lld\n", queued);
     fprintf(f, "  leased    %lld\n", leased);

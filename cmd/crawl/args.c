@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "html.h"
 #include "robots.h"
+#include "validators.h"
 
 static const char usage_text[] =
 "Usage: crawl [options] FILE|URL|- ...\n"
@@ -69,6 +70,14 @@ static const char usage_text[] =
 "                         several comma-separated) for HOST on PORT instead\n"
 "                         of looking HOST up, as curl's --resolve\n"
 "                         (repeatable); @FILE: one HOST:PORT:ADDR a line\n"
+"      --validators=FILE  each listed URL's ETag and Last-Modified: read from\n"
+"                         FILE (when there) and sent as If-None-Match and\n"
+"                         If-Modified-Since, written back with the responses'\n"
+"                         at the end (a line: URL ETAG LAST-MODIFIED, - for\n"
+"                         none)\n"
+"      --if-modified-since=DATE  ask for each listed URL only if it changed\n"
+"                         since DATE (an HTTP date, or ISO 8601: 2024-01-31,\n"
+"                         2024-01-31T12:00:00Z)\n"
 "      --fail             HTTP status 400 and above counts as a failure\n"
 "      --max-size=BYTES   largest body accepted, decoded (default 64M;\n"
 "                         suffixes K, M, G; 0 for no limit)\n"
@@ -153,6 +162,13 @@ static const char usage_text[] =
 "      --links-out=FILE   write every link of every page parsed (pages are\n"
 "                         parsed with it) to FILE, a JSON line each: from\n"
 "                         (the page's final URL), to, admitted, reason\n"
+"      --recrawl          with --state or --frontier: a finished crawl starts\n"
+"                         a new pass over its pages and what they link to\n"
+"                         now, each asked for with its validators\n"
+"                         (If-None-Match, If-Modified-Since); a 304 is a row\n"
+"                         of its own, the page's links kept from before\n"
+"      --recrawl-older=SECONDS  with --recrawl: revisit only the pages\n"
+"                         fetched more than SECONDS before the pass began\n"
 "      --trace=FILE       write a Chrome trace-event file (Perfetto,\n"
 "                         chrome://tracing): a track per worker, a slice per\n"
 "                         transfer with its phases, counters of transfers in\n"
@@ -272,7 +288,7 @@ enum {
     OPT_NOPROXY, OPT_RESOLVE, OPT_IGNORE_CRAWL_DELAY, OPT_AUTO_THROTTLE, OPT_SITEMAPS,
     OPT_STATE, OPT_FRONTIER, OPT_LEASE, OPT_FRONTIER_RETRY, OPT_STATUS,
     OPT_PARSE_THREADS, OPT_WORKER_TIMEOUT, OPT_MAX_QUEUE, OPT_CANONICAL, OPT_STRIP_QUERY,
-    OPT_LINKS_OUT,
+    OPT_LINKS_OUT, OPT_RECRAWL, OPT_RECRAWL_OLDER, OPT_VALIDATORS, OPT_IF_MODIFIED_SINCE,
 };
 
 static const struct option long_opts[] = {
@@ -341,6 +357,10 @@ static const struct option long_opts[] = {
     {"lease", required_argument, 0, OPT_LEASE},
     {"frontier-retry", required_argument, 0, OPT_FRONTIER_RETRY},
     {"status", no_argument, 0, OPT_STATUS},
+    {"recrawl", no_argument, 0, OPT_RECRAWL},
+    {"recrawl-older", required_argument, 0, OPT_RECRAWL_OLDER},
+    {"validators", required_argument, 0, OPT_VALIDATORS},
+    {"if-modified-since", required_argument, 0, OPT_IF_MODIFIED_SINCE},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {0, 0, 0, 0},
@@ -708,6 +728,33 @@ static void check_writable(const char *flag, const char *path)
         die_usage("%s: cannot write '%s': %s", flag, path, strerror(errno));
 }
 
+/* Options of conditional requests: a recrawl of a store, the validators of
+ * a list. Returns 1 when ch was one of them. */
+static int opt_recrawl(struct cli *cli, int ch)
+{
+    time_t t;
+    switch (ch) {
+    case OPT_RECRAWL:
+        cli->recrawl = 1;
+        return 1;
+    case OPT_RECRAWL_OLDER:
+        cli->recrawl_older = parse_seconds("--recrawl-older", optarg);
+        return 1;
+    case OPT_VALIDATORS:
+        check_writable("--validators", optarg);
+        cli->validators = optarg;
+        return 1;
+    case OPT_IF_MODIFIED_SINCE:
+        if (validators_parse_date(optarg, &t) != 0)
+            die_usage("--if-modified-since: expected an HTTP date (Sun, 06 Nov 1994 08:49:37 "
+                      "GMT) or an ISO 8601 date (1994-11-06, 1994-11-06T08:49:37Z), got '%s'",
+                      optarg);
+        validators_format_date(t, cli->if_modified_since);
+        return 1;
+    }
+    return 0;
+}
+
 /* Options that keep what is fetched. Returns 1 when ch was one of them. */
 static int opt_keeping(struct cli *cli, int ch)
 {
@@ -919,6 +966,56 @@ static void warn_ignored(const struct cli *cli)
     #undef RUNS
 }
 
+/* Exits 2 for conditional requests the run cannot make: a recrawl needs a
+ * store, which keeps each page's validators and links; the validators of
+ * a list are for a list (a 304 gives no links to follow) and one model. */
+static void check_conditional(const struct cli *cli)
+{
+    const char *list = cli->validators ? "--validators"
+                       : cli->if_modified_since[0] ? "--if-modified-since" : NULL;
+    if (cli->recrawl_older && !cli->recrawl)
+        die_usage("--recrawl-older: needs --recrawl, whose pass it limits");
+    if (cli->recrawl && !cli->state)
+        die_usage("--recrawl: needs --state FILE or --frontier URL, whose store keeps each "
+                  "page's validators and links");
+    if (list && cli->state)
+        die_usage("%s: not with %s, whose store keeps each page's validators (--recrawl)", list,
+                  cli->frontier ? "--frontier" : "--state");
+    if (list && (cli->opts.depth > 0 || cli->opts.sitemaps))
+        die_usage("%s: for a list, not with %s (a page that answers 304 gives no links to "
+                  "follow; --state and --recrawl keep them)", list,
+                  cli->opts.depth > 0 ? "--depth" : "--sitemaps");
+    if (cli->validators && strcmp(cli->mode, "all") == 0)
+        die_usage("--validators: one model at a time (with --mode=all each model would find "
+                  "the validators the one before it wrote)");
+}
+
+/* Exits 2 for what a --state or --frontier crawl cannot do; its rows are
+ * then written in completion order. */
+static void check_store(struct cli *cli)
+{
+    if (!cli->state)
+        return;
+    const char *name = cli->frontier ? "--frontier" : "--state";
+    if (strcmp(cli->mode, "all") == 0)
+        die_usage("%s: one model at a time, not --mode=all", name);
+    if (cli->format == CRAWL_FMT_TABLE)
+        die_usage("%s: needs --format=jsonl or --format=csv (rows written as pages finish)", name);
+    if (!cli->output)
+        die_usage("%s: needs -o FILE, which the next run continues", name);
+    if (cli->quiet)
+        die_usage("%s: the rows are the crawl's record; -q would drop them", name);
+    if ((cli->given & GIVEN_ORDER) && cli->order == CRAWL_ORDER_INPUT)
+        die_usage("%s: rows are written in completion order, not --order=input", name);
+    if (cli->opts.sitemaps)
+        die_usage("%s: --sitemaps is not kept in the store (a resumed run would read "
+                  "the sitemaps again)", name);
+    if (cli->opts.warc)
+        die_usage("%s: --warc is not continued by a resumed run (it would start the "
+                  "archive again)", name);
+    cli->order = CRAWL_ORDER_COMPLETION;
+}
+
 void cli_parse(struct cli *cli, int argc, char **argv)
 {
     static char all_modes[256];
@@ -935,7 +1032,7 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":c:A:H:o:x:qkhV", long_opts, NULL)) != -1) {
         if (opt_model(cli, ch) || opt_request(cli, ch) || opt_output(cli, ch) ||
-            opt_following(cli, ch) || opt_keeping(cli, ch))
+            opt_following(cli, ch) || opt_keeping(cli, ch) || opt_recrawl(cli, ch))
             continue;
         switch (ch) {
         case 'h':
@@ -982,26 +1079,8 @@ void cli_parse(struct cli *cli, int argc, char **argv)
         die_usage("--links-out: one model at a time (--mode=all would write each model's "
                   "links over the last)");
     cli->opts.warc_options = command_line(argc, argv);
-    if (cli->state) {
-        const char *name = cli->frontier ? "--frontier" : "--state";
-        if (strcmp(cli->mode, "all") == 0)
-            die_usage("%s: one model at a time, not --mode=all", name);
-        if (cli->format == CRAWL_FMT_TABLE)
-            die_usage("%s: needs --format=jsonl or --format=csv (rows written as pages finish)", name);
-        if (!cli->output)
-            die_usage("%s: needs -o FILE, which the next run continues", name);
-        if (cli->quiet)
-            die_usage("%s: the rows are the crawl's record; -q would drop them", name);
-        if ((cli->given & GIVEN_ORDER) && cli->order == CRAWL_ORDER_INPUT)
-            die_usage("%s: rows are written in completion order, not --order=input", name);
-        if (cli->opts.sitemaps)
-            die_usage("%s: --sitemaps is not kept in the store (a resumed run would read "
-                      "the sitemaps again)", name);
-        if (cli->opts.warc)
-            die_usage("%s: --warc is not continued by a resumed run (it would start the "
-                      "archive again)", name);
-        cli->order = CRAWL_ORDER_COMPLETION;
-    }
+    check_store(cli);
+    check_conditional(cli);
     /* robots.txt is read for a product token: the user agent must start
      * with one, or --robots-agent give it. */
     const struct crawl_opts *o = &cli->opts;

@@ -57,6 +57,10 @@ struct cli {
     double lease;           /* --lease seconds; 0: the default */
     double frontier_retry;  /* --frontier-retry seconds; 0: the default */
     int status;             /* --status */
+    int recrawl;            /* --recrawl: a finished store starts a new pass */
+    double recrawl_older;   /* --recrawl-older seconds; 0: every page */
+    const char *validators; /* --validators FILE */
+    char if_modified_since[64]; /* --if-modified-since as an HTTP-date; "": none */
     struct html_rules *rules;
     int argc;               /* the command line, for --mode=all's children */
     char **argv;

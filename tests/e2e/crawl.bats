@@ -102,7 +102,7 @@ rows() { grep '^Length:' <<<"$output"; }
 		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/redirect/2" "$FIXTURE/bytes/42"
 		[ "$status" -eq 0 ]
 		[ "$(wc -l <<<"$output")" -eq 3 ]
-		for f in url source line depth final_url status length wire_bytes redirects attempts worker start_s time_dns_s time_connect_s time_tls_s time_ttfb_s time_total_s links fail error extract parent; do
+		for f in url source line depth final_url status length wire_bytes redirects attempts worker start_s time_dns_s time_connect_s time_tls_s time_ttfb_s time_total_s links fail error extract parent not_modified; do
 			[ "$(jq -c "select(.url) | has(\"$f\")" <<<"$output" | sort -u)" = "true" ]
 		done
 		[ "$(jq -r 'select(.line == 1) | .redirects' <<<"$output")" = "2" ]
@@ -118,11 +118,11 @@ rows() { grep '^Length:' <<<"$output"; }
 	for m in $MODES; do
 		run bash -c "'$CRAWL' --mode=$m --format=csv '$BATS_TEST_TMPDIR/list' 2>/dev/null"
 		[ "$status" -eq 1 ]
-		[ "${lines[0]}" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract,parent" ]
+		[ "${lines[0]}" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract,parent,not_modified" ]
 		[ "${#lines[@]}" -eq 3 ]
-		grep -q "^$FIXTURE/bytes/5,$BATS_TEST_TMPDIR/list,1,0,$FIXTURE/bytes/5,200,5,5,0,1,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,,[0-9.]*,[0-9.]*,,,,,\$" <<<"$output"
+		grep -q "^$FIXTURE/bytes/5,$BATS_TEST_TMPDIR/list,1,0,$FIXTURE/bytes/5,200,5,5,0,1,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,,[0-9.]*,[0-9.]*,,,,,,false\$" <<<"$output"
 		# A line that never ran: no status, worker, start or times (empty cells).
-		grep -q "^\"bad line, with comma\",$BATS_TEST_TMPDIR/list,2,0,,,0,0,0,0,,,,,,,,,input,not an absolute http or https URL (no scheme),,\$" <<<"$output"
+		grep -q "^\"bad line, with comma\",$BATS_TEST_TMPDIR/list,2,0,,,0,0,0,0,,,,,,,,,input,not an absolute http or https URL (no scheme),,,\$" <<<"$output"
 	done
 }
 
@@ -143,7 +143,7 @@ rows() { grep '^Length:' <<<"$output"; }
 		    if s == "":
 		        return None
 		    try:
-		        return json.loads(s) if s[0] in "-0123456789{[" else s
+		        return json.loads(s) if s[0] in "-0123456789{[" or s in ("true", "false") else s
 		    except ValueError:
 		        return s
 		with open(sys.argv[1], newline="") as f:

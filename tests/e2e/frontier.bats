@@ -232,12 +232,12 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
 	kill -KILL $p
 	wait $p || true
-	# Every record cut after its sixth field (why), the parent gone.
+	# Every record cut after its seventh field (why), the parent gone.
 	cut=$(rcli EVAL "local n = 0
 		for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
 			local v = redis.call('HGET', KEYS[1], f)
 			local at = 0
-			for _ = 1, 6 do at = string.find(v, '\0', at + 1, true) end
+			for _ = 1, 7 do at = string.find(v, '\0', at + 1, true) end
 			if at < #v then redis.call('HSET', KEYS[1], f, string.sub(v, 1, at)); n = n + 1 end
 		end
 		return n" 1 "crawl:t$BATS_TEST_NUMBER:p")
@@ -781,4 +781,84 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	cat "$BATS_TEST_TMPDIR/err.2"
 	[ "$status" -eq 0 ]
 	grep -q "this crawl is finished ($N pages fetched); nothing to do" "$BATS_TEST_TMPDIR/err.2"
+}
+
+# The recrawl tests' site: /etag-graph/7/2/, pages 0 to 6 (page I links to
+# 2I+1 and 2I+2; once bumped, to 7+I too); a page with two children is 208
+# bytes, a leaf 118, page 2 bumped 251.
+# passes K: "PAGE STATUS LENGTH NOT_MODIFIED" for the rows of worker K's
+# output after its first 7, sorted by page.
+second_pass() {
+	jq -r --arg base "$PFIX/etag-graph/7/2/" 'select(.url) |
+		"\(.url | ltrimstr($base)) \(.status) \(.length) \(.not_modified)"' \
+		"$BATS_TEST_TMPDIR/out.$1.jsonl" | tail -n +8 | sort -n
+}
+
+@test "--recrawl of a finished --frontier crawl: 304 rows for the unchanged pages, 200 for the changed one and the page it now links to, the page set whole, in every model" {
+	for m in $MODES; do
+		start_private_fixture
+		rm -f "$BATS_TEST_TMPDIR"/out.* "$BATS_TEST_TMPDIR"/err.*
+		LIST="$PFIX/etag-graph/7/2/0" run worker 1 --mode=$m --frontier "$(front $m)"
+		[ "$status" -eq 0 ]
+		[ "$(union | wc -l)" -eq 7 ]
+		curl -s "$PFIX/etag-bump/etag-graph/7/2/2" >/dev/null
+		LIST="$PFIX/etag-graph/7/2/0" run worker 1 --mode=$m --frontier "$(front $m)" --recrawl
+		cat "$BATS_TEST_TMPDIR/err.1"
+		[ "$status" -eq 0 ]
+		grep -qF "recrawl, pass 2: 1 listed URL again, each page asked for with its validators" "$BATS_TEST_TMPDIR/err.1"
+		# Pages 3 and 4 hang below page 1, a 304: its links were kept.
+		diff <(second_pass 1) - <<-EOF
+			0 304 null true
+			1 304 null true
+			2 200 251 false
+			3 304 null true
+			4 304 null true
+			5 304 null true
+			6 304 null true
+			9 200 118 false
+		EOF
+		for i in 0 1 2 3 4 5 6; do [ "$(count /etag-graph/7/2/$i)" -eq 2 ]; done
+		run "$CRAWL" --frontier "$(front $m)" --status
+		[ "${lines[0]}" = "crawl t$BATS_TEST_NUMBER$m at $REDIS_ADDR: finished, pass 2" ]
+		grep -qx "  done      8 (fetched 8, failed 0)" <<<"$output"
+		stop_private_fixture
+	done
+}
+
+@test "three workers given --recrawl at once: one begins the pass, the others join it; the pass has every page once; --recrawl-older then finds none due" {
+	start_private_fixture
+	LIST="$PFIX/etag-graph/7/2/0" run worker 1
+	[ "$status" -eq 0 ]
+	: >"$BATS_TEST_TMPDIR/err.1"
+	LIST="$PFIX/etag-graph/7/2/0" together --recrawl --delay 20
+	[ "$(cat "$BATS_TEST_TMPDIR"/err.* | grep -c 'recrawl, pass 2')" -eq 1 ]
+	[ "$(cat "$BATS_TEST_TMPDIR"/err.* | grep -c 'joining (pass 2, ')" -eq 2 ]
+	# Worker 1's output holds the first pass too.
+	pass2=$( (jq -r 'select(.url) | "\(.url) \(.status)"' "$BATS_TEST_TMPDIR/out.1.jsonl" | tail -n +8
+		cat "$BATS_TEST_TMPDIR"/out.[23].jsonl | jq -r 'select(.url) | "\(.url) \(.status)"') | sort)
+	[ "$(wc -l <<<"$pass2")" -eq 7 ]
+	[ "$(cut -d' ' -f1 <<<"$pass2" | uniq -d | wc -l)" -eq 0 ]
+	[ "$(cut -d' ' -f2 <<<"$pass2" | sort -u)" = 304 ]
+	# A pass whose pages were all fetched a moment ago: none is due.
+	before=$(stat_of "$PFIX" requests)
+	LIST="$PFIX/etag-graph/7/2/0" run worker 1 --recrawl --recrawl-older 3600
+	[ "$status" -eq 0 ]
+	grep -q "recrawl, pass 3" "$BATS_TEST_TMPDIR/err.1"
+	[ "$(stat_of "$PFIX" requests)" -eq "$before" ]
+}
+
+@test "a crawl of an older format in the server (meta's version 2) is refused with exit 8, naming it, and left as it was" {
+	start_private_fixture
+	k=crawl:t$BATS_TEST_NUMBER
+	LIST="$PFIX/bytes/1" run worker 1 --depth 0
+	[ "$status" -eq 0 ]
+	rcli HSET "$k:meta" version 2 >/dev/null
+	sum=$(rcli DUMP "$k:meta" | md5sum)
+	run "$CRAWL" --depth 0 --format=jsonl --no-progress --frontier "$(front)" \
+		-o "$BATS_TEST_TMPDIR/out.2.jsonl" --recrawl "$PFIX/bytes/1"
+	echo "$output"
+	[ "$status" -eq 8 ]
+	[ "$output" = "crawl: --frontier $(front): the server does not hold this crawl ($k:meta is of format 2, made by an older crawl; this crawl reads format 3 only); left as it was" ]
+	[ "$(rcli DUMP "$k:meta" | md5sum)" = "$sum" ]
+	[ ! -e "$BATS_TEST_TMPDIR/out.2.jsonl" ]
 }

@@ -40,7 +40,7 @@ sh_block() {
 	all=$("$CRAWL" --list-modes | paste -sd'|')
 	[ "$(grep -Ec "^($all) +8 +7 +1 " <<<"$output")" -eq "$NALL" ]
 	# The CSV file: a header and the eight rows.
-	[ "$(head -1 rows.csv)" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract,parent" ]
+	[ "$(head -1 rows.csv)" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract,parent,not_modified" ]
 	[ "$(wc -l <rows.csv)" -eq 9 ]
 	# The jq example: the failed rows' source, line and class.
 	grep -qx "$(printf 'list.txt\t8\ttimeout')" <<<"$output"

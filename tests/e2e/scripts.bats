@@ -140,6 +140,28 @@ load helpers
 	done
 }
 
+@test "scripts/bench-recrawl.sh QUICK=1: three passes of each tool over the same pages, the second all 304s (the page missing from the package aside)" {
+	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || skip "nginx is not installed (scripts/bench-recrawl.sh installs it)"
+	[ -f /usr/share/doc/python3.11/html/index.html ] || skip "python3.11-doc is not installed (scripts/bench-recrawl.sh installs it)"
+	out="$BATS_TEST_TMPDIR/bench-recrawl"
+	run env BUILD="$BUILD" QUICK=1 OUT="$out" scripts/bench-recrawl.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^# scripts/bench-recrawl.sh, .*, [0-9]* cores .*python3.11-doc .*, crawl commit ' "$out/bench-recrawl.txt"
+	tools=1
+	command -v wget2 >/dev/null && tools=2
+	[ "$(head -1 "$out/bench-recrawl.csv")" = "tool,pass,round,wall_s,cpu_s,requests,r304,r200,body_bytes,out_bytes,in_bytes,conns,rows,same,status" ]
+	[ "$(tail -n +2 "$out/bench-recrawl.csv" | wc -l)" -eq $((3 * tools)) ]
+	[ "$(awk -F, 'NR > 1 && $14 != "yes"' "$out/bench-recrawl.csv" | wc -l)" -eq 0 ]
+	# Pass 1 all 200s, pass 2 all 304s, pass 3 the ten changed 200s; the
+	# one path the tree links to and lacks is a 404 in each.
+	[ "$(awk -F, '$2 == 1 && ($7 != 0 || $8 != $6 - 1)' "$out/bench-recrawl.csv" | wc -l)" -eq 0 ]
+	[ "$(awk -F, '$2 == 2 && ($8 != 0 || $7 != $6 - 1)' "$out/bench-recrawl.csv" | wc -l)" -eq 0 ]
+	[ "$(awk -F, '$2 == 3 && ($8 != 10 || $7 != $6 - 11)' "$out/bench-recrawl.csv" | wc -l)" -eq 0 ]
+	# crawl's rows: every page in every pass.
+	[ "$(awk -F, '$1 == "crawl" && $13 != $6' "$out/bench-recrawl.csv" | wc -l)" -eq 0 ]
+}
+
 @test "scripts/bench-keep.sh QUICK=1 prints a row per way of keeping, every URL fetched in each" {
 	run env BUILD="$BUILD" QUICK=1 scripts/bench-keep.sh
 	echo "$output"

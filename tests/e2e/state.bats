@@ -474,21 +474,22 @@ PY
 	sum=$(md5sum <"$d/v2.db")
 	run "$CRAWL" --depth 5 --format=jsonl --state "$d/v2.db" -o "$d/v2.jsonl" "$(graph)"
 	[ "$status" -eq 8 ]
-	[ "$output" = "crawl: --state $d/v2.db: a crawl state file of format 2, made by an older crawl; this crawl reads format 4 only; left as it was" ]
+	[ "$output" = "crawl: --state $d/v2.db: a crawl state file of format 2, made by an older crawl; this crawl reads format 5 only; left as it was" ]
 	[ "$(md5sum <"$d/v2.db")" = "$sum" ]
 	[ ! -e "$d/v2.jsonl" ]
-	# A marker of format 5 (every copy of it in the file: LMDB keeps old
-	# pages), as a newer crawl would write; and of format 3, whose pages
-	# kept no parent, as the crawl before this one wrote.
+	# Markers of formats 3 and 4, from before pages kept their hash and
+	# what a recrawl needs, and of format 6, as a newer crawl would write
+	# (every copy of it in the file: LMDB keeps old pages).
 	partial_state
-	for f in 5 3; do
+	for f in 3 4 6; do
 		for at in $(grep -obUa 'crawl state' "$d/s.db" | cut -d: -f1); do
 			printf "\\x0$f" | dd of="$d/s.db" bs=1 seek=$((at + 12)) conv=notrunc status=none
 		done
 		sum=$(sums "$d")
 		run crawl_state
 		[ "$status" -eq 8 ]
-		[ "$output" = "crawl: --state $d/s.db: a crawl state file of format $f, made by $([ $f -gt 4 ] && echo a newer || echo an older) crawl; this crawl reads format 4 only; left as it was" ]
+		if [ $f -lt 5 ]; then made="an older"; else made="a newer"; fi
+		[ "$output" = "crawl: --state $d/s.db: a crawl state file of format $f, made by $made crawl; this crawl reads format 5 only; left as it was" ]
 		[ "$(sums "$d")" = "$sum" ]
 	done
 }

@@ -46,6 +46,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (h && fixture_http_parse_uint(h->value, h->value_len, UINT64_MAX, &cl) == 0 &&
             h->value_len == 0)
             abort();
+        /* A date read is one written back the same. */
+        h = fixture_http_find_header(&req, "if-modified-since");
+        int64_t t;
+        char date[FIXTURE_HTTP_DATE];
+        if (h && fixture_http_parse_date(h->value, h->value_len, &t) == 0 &&
+            (strlen(fixture_http_format_date(t, date)) != h->value_len ||
+             memcmp(date, h->value, h->value_len) != 0))
+            abort();
+        h = fixture_http_find_header(&req, "if-none-match");
+        if (h)
+            fixture_http_etag_match(h->value, h->value_len, "\"a-0\"", 5);
     }
     fixture_http_token_q(buf, size, "close");
     free(buf);

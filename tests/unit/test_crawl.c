@@ -466,10 +466,11 @@ static void test_a_relay_gets_every_job_whole_and_applies_no_rules(void **state)
     struct t *t = t_new(follow2);
     static const struct crawl_hook relay = { .back = keep_relay };
     crawl_hook(&t->c, CRAWL_HOOK_RELAY, &relay, NULL);
-    assert_int_equal(crawl_push_job(&t->c, JOB_ROBOTS, "http://a.test/robots.txt", 0, 7, 0), 0);
-    assert_int_equal(crawl_push_job(&t->c, JOB_PAGE, "http://a.test/x", 1, 8, 0), 0);
+    assert_int_equal(
+        crawl_push_job(&t->c, JOB_ROBOTS, "http://a.test/robots.txt", 0, 7, 0, NULL, NULL), 0);
+    assert_int_equal(crawl_push_job(&t->c, JOB_PAGE, "http://a.test/x", 1, 8, 0, NULL, NULL), 0);
     /* The same URL again: de-duplication is the coordinator's. */
-    assert_int_equal(crawl_push_job(&t->c, JOB_PAGE, "http://a.test/x", 1, 9, 0), 0);
+    assert_int_equal(crawl_push_job(&t->c, JOB_PAGE, "http://a.test/x", 1, 9, 0, NULL, NULL), 0);
     struct crawl_job *j = take(t, "http://a.test/robots.txt");
     assert_int_equal(j->kind, JOB_ROBOTS);
     j->body = strdup("User-agent: *");
@@ -481,7 +482,8 @@ static void test_a_relay_gets_every_job_whole_and_applies_no_rules(void **state)
     crawl_done(&t->c, j);
     /* The links went to the relay, not into the queue. */
     assert_int_equal(crawl_queued(&t->c), 1);
-    assert_int_equal(crawl_push_job(&t->c, JOB_ROBOTS, "http://b.test/robots.txt", 0, 10, 0), 0);
+    assert_int_equal(
+        crawl_push_job(&t->c, JOB_ROBOTS, "http://b.test/robots.txt", 0, 10, 0, NULL, NULL), 0);
     /* Jobs that never ran reach the relay too, cancelled, robots jobs
      * included. */
     crawl_cancel(&t->c, CRAWL_CANCEL_SIGNAL);

@@ -132,9 +132,31 @@ static void test_each_response_of_a_chain_has_its_own_length(void **state)
     assert_int_equal(m.value, 3);
 }
 
+static void test_a_validator_header_is_read_by_its_name_without_white_space(void **state)
+{
+    (void)state;
+    const char *v;
+    size_t n;
+    const char *line = "etag:  W/\"a b\" \t\r\n";
+    assert_int_equal(fetch_header_value(line, strlen(line), "ETag", &v, &n), 1);
+    assert_int_equal(n, 7);
+    assert_memory_equal(v, "W/\"a b\"", 7);
+    line = "Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\n";
+    assert_int_equal(fetch_header_value(line, strlen(line), "Last-Modified", &v, &n), 1);
+    assert_int_equal(n, 29);
+    line = "ETagX: 1\r\n";
+    assert_int_equal(fetch_header_value(line, strlen(line), "ETag", &v, &n), 0);
+    line = "ETag\r\n";
+    assert_int_equal(fetch_header_value(line, strlen(line), "ETag", &v, &n), 0);
+    line = "ETag:\r\n";
+    assert_int_equal(fetch_header_value(line, strlen(line), "ETag", &v, &n), 1);
+    assert_int_equal(n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_validator_header_is_read_by_its_name_without_white_space),
         cmocka_unit_test(test_libcurl_codes_map_to_the_documented_classes),
         cmocka_unit_test(test_every_class_has_a_one_word_name),
         cmocka_unit_test(test_the_shared_settings_line_names_what_every_model_uses),

@@ -149,6 +149,50 @@ static void test_parse_uint_takes_only_whole_numbers_within_max(void **state)
     assert_int_equal(fixture_http_parse_uint(" 1", 2, 100, &v), -1);
 }
 
+static void test_an_imf_fixdate_reads_and_writes_back_and_nothing_else_reads(void **state)
+{
+    (void)state;
+    int64_t t;
+    char out[FIXTURE_HTTP_DATE];
+    const char *d = "Sun, 06 Nov 1994 08:49:37 GMT";
+    assert_int_equal(fixture_http_parse_date(d, strlen(d), &t), 0);
+    assert_true(t == 784111777);
+    assert_string_equal(fixture_http_format_date(t, out), d);
+    assert_string_equal(fixture_http_format_date(1704067200 + 3600, out),
+                        "Mon, 01 Jan 2024 01:00:00 GMT");
+    static const char *const bad[] = {
+        "Sunday, 06-Nov-94 08:49:37 GMT",   /* RFC 850 */
+        "Sun Nov  6 08:49:37 1994",         /* asctime */
+        "Mon, 06 Nov 1994 08:49:37 GMT",    /* not a Monday */
+        "Tue, 31 Apr 2024 00:00:00 GMT",    /* April has 30 days */
+        "Sun, 06 Nov 1994 24:00:00 GMT",
+        "Sun, 06 Nov 1994 08:49:37 UTC",
+        "Sun, 06 Nov 1994 08:49:37 GMT ",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(fixture_http_parse_date(bad[i], strlen(bad[i]), &t), -1);
+}
+
+static void test_if_none_match_compares_entity_tags_weakly(void **state)
+{
+    (void)state;
+    struct { const char *list, *etag; int match; } cases[] = {
+        { "\"a-0\"", "\"a-0\"", 1 },
+        { "W/\"a-0\"", "\"a-0\"", 1 },
+        { "\"a-0\"", "W/\"a-0\"", 1 },
+        { "\"x\", \"a-0\"", "\"a-0\"", 1 },
+        { "*", "\"a-0\"", 1 },
+        { "\"a-1\"", "\"a-0\"", 0 },
+        { "a-0", "\"a-0\"", 0 },                /* no quotes: no entity tag */
+        { "", "\"a-0\"", 0 },
+        { "\"a-0\"", "a-0", 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        assert_int_equal(fixture_http_etag_match(cases[i].list, strlen(cases[i].list),
+                                                 cases[i].etag, strlen(cases[i].etag)),
+                         cases[i].match);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +205,8 @@ int main(void)
         cmocka_unit_test(test_query_param),
         cmocka_unit_test(test_path_is_safe),
         cmocka_unit_test(test_parse_uint_takes_only_whole_numbers_within_max),
+        cmocka_unit_test(test_an_imf_fixdate_reads_and_writes_back_and_nothing_else_reads),
+        cmocka_unit_test(test_if_none_match_compares_entity_tags_weakly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

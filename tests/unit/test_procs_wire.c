@@ -88,7 +88,12 @@ static void populate(struct crawl_result *r)
 
 static void result_free(struct crawl_result *r)
 {
-    free(r->final_url);
+    for (size_t i = 0; i < procs_result_nfields; i++)
+        if (procs_result_fields[i].kind == PROCS_WIRE_STR) {
+            char *s;
+            memcpy(&s, (char *)r + procs_result_fields[i].offset, sizeof s);
+            free(s);
+        }
     job_error_free(r->error);
     for (size_t k = 0; k < r->nextracts; k++) {
         free(r->extracts[k].name);

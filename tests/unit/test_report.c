@@ -144,22 +144,24 @@ static void test_json_row_has_every_column_in_order_with_nulls(void **state)
         "\"redirects\":0,\"attempts\":1,\"worker\":7,\"start_s\":0.250000,"
         "\"time_dns_s\":0.000010,\"time_connect_s\":null,\"time_tls_s\":null,"
         "\"time_ttfb_s\":0.002000,\"time_total_s\":0.003000,\"links\":5,\"fail\":null,"
-        "\"error\":null,\"extract\":{\"t\":[\"x,y\",\"\\\"q\\\"\"]},\"parent\":null}\n");
+        "\"error\":null,\"extract\":{\"t\":[\"x,y\",\"\\\"q\\\"\"]},\"parent\":null,"
+        "\"not_modified\":false}\n");
     free(s);
     /* Without parsing or --extract, links and extract do not apply. */
     s = format(&j, CRAWL_FMT_JSONL, 0);
     assert_non_null(strstr(s, ",\"links\":null,\"fail\":null,\"error\":null,\"extract\":null,"
-                              "\"parent\":null}\n"));
+                              "\"parent\":null,\"not_modified\":false}\n"));
     free(s);
-    /* A page found on another: its parent, last. */
+    /* A page found on another: its parent, after extract. */
     j.line = 0;
     j.depth = 1;
     j.parent = "http://h/from?x=\"1\"";
     s = format(&j, CRAWL_FMT_JSONL, 0);
-    assert_non_null(strstr(s, ",\"extract\":null,\"parent\":\"http://h/from?x=\\\"1\\\"\"}\n"));
+    assert_non_null(strstr(s, ",\"extract\":null,\"parent\":\"http://h/from?x=\\\"1\\\"\","
+                              "\"not_modified\":false}\n"));
     free(s);
     s = format(&j, CRAWL_FMT_CSV, 0);
-    assert_non_null(strstr(s, ",,,,\"http://h/from?x=\"\"1\"\"\"\n"));
+    assert_non_null(strstr(s, ",,,,\"http://h/from?x=\"\"1\"\"\",false\n"));
     free(s);
 }
 
@@ -171,7 +173,7 @@ static void test_csv_row_matches_the_json_columns(void **state)
     char *s = format(&j, CRAWL_FMT_CSV, REPORT_LINKS | REPORT_EXTRACT);
     assert_string_equal(s,
         "http://h/a,list.txt,3,0,http://h/a,200,42,40,0,1,7,0.250000,0.000010,,,0.002000,"
-        "0.003000,5,,,\"{\"\"t\"\":[\"\"x,y\"\",\"\"\\\"\"q\\\"\"\"\"]}\",\n");
+        "0.003000,5,,,\"{\"\"t\"\":[\"\"x,y\"\",\"\"\\\"\"q\\\"\"\"\"]}\",,false\n");
     free(s);
 }
 
@@ -190,16 +192,41 @@ static void test_a_line_that_never_ran_has_no_status_worker_or_times(void **stat
         "\"status\":null,\"length\":0,\"wire_bytes\":0,\"redirects\":0,\"attempts\":0,"
         "\"worker\":null,\"start_s\":null,\"time_dns_s\":null,\"time_connect_s\":null,"
         "\"time_tls_s\":null,\"time_ttfb_s\":null,\"time_total_s\":null,\"links\":null,"
-        "\"fail\":\"input\",\"error\":\"bad\",\"extract\":null,\"parent\":null}\n");
+        "\"fail\":\"input\",\"error\":\"bad\",\"extract\":null,\"parent\":null,"
+        "\"not_modified\":null}\n");
     free(s);
     s = format(&j, CRAWL_FMT_CSV, REPORT_LINKS);
-    assert_string_equal(s, "not a url,-,2,0,,,0,0,0,0,,,,,,,,,input,bad,,\n");
+    assert_string_equal(s, "not a url,-,2,0,,,0,0,0,0,,,,,,,,,input,bad,,,\n");
     free(s);
     /* A page found by following a link has no source and no line. */
     j.line = 0;
     j.depth = 1;
     s = format(&j, CRAWL_FMT_CSV, 0);
-    assert_string_equal(s, "not a url,,,1,,,0,0,0,0,,,,,,,,,input,bad,,\n");
+    assert_string_equal(s, "not a url,,,1,,,0,0,0,0,,,,,,,,,input,bad,,,\n");
+    free(s);
+}
+
+/* A 304 to a conditional request: not modified, no body, so no length;
+ * not parsed, so neither links nor extract. */
+static void test_a_304_row_is_not_modified_with_no_length(void **state)
+{
+    struct crawl_job j;
+    struct html_extract ex[2];
+    fetched(&j, ex);
+    j.res.status = 304;
+    j.res.not_modified = 1;
+    j.res.length = 0;
+    j.res.wire_bytes = 0;
+    j.res.nlinks = 0;
+    j.res.nextracts = 0;
+    char *s = format(&j, CRAWL_FMT_JSONL, REPORT_LINKS | REPORT_EXTRACT);
+    assert_non_null(strstr(s, "\"status\":304,\"length\":null,\"wire_bytes\":0,"));
+    assert_non_null(strstr(s, "\"links\":null,\"fail\":null,\"error\":null,\"extract\":null,"
+                              "\"parent\":null,\"not_modified\":true}\n"));
+    free(s);
+    s = format(&j, CRAWL_FMT_CSV, REPORT_LINKS | REPORT_EXTRACT);
+    assert_string_equal(s, "http://h/a,list.txt,3,0,http://h/a,304,,0,0,1,7,0.250000,0.000010,,,"
+                           "0.002000,0.003000,,,,,,true\n");
     free(s);
 }
 
@@ -207,6 +234,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_row_centres_like_python),
+        cmocka_unit_test(test_a_304_row_is_not_modified_with_no_length),
         cmocka_unit_test(test_failed_row_shows_error_and_reason),
         cmocka_unit_test(test_json_strings_are_escaped_and_valid_utf8),
         cmocka_unit_test(test_csv_fields_are_quoted_when_needed),

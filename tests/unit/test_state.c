@@ -71,6 +71,7 @@ struct loaded {
     uint64_t id[16];
     char url[16][64];
     int depth[16];
+    int valid[16];              /* what the store kept came with it: its ETag */
     int n;
 };
 
@@ -79,6 +80,8 @@ static void collect(uint64_t id, const struct state_page *p, void *data)
     struct loaded *l = data;
     l->id[l->n] = id;
     snprintf(l->url[l->n], sizeof l->url[0], "%s", p->url);
+    l->valid[l->n] = p->valid && p->valid->etag && !strcmp(p->valid->etag, "\"a-0\"") &&
+                     !p->valid->links;
     l->depth[l->n++] = p->depth;
 }
 
@@ -474,23 +477,124 @@ static void test_a_marker_of_another_format_is_refused_naming_both(void **st)
 {
     struct dir *d = *st;
     small_store(d->db);
-    uint32_t format = 5;
-    patch_all(d->db, STATE_LMDB_MAGIC, STATE_LMDB_MAGIC_LEN, STATE_LMDB_MAGIC_LEN, &format,
-              sizeof format);
-    struct state *s = NULL;
-    enum state_phase ph;
-    char why[256] = "";
-    assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), STATE_ELOST);
-    assert_string_equal(why, "a crawl state file of format 5, made by a newer crawl; this crawl "
-                        "reads format 4 only; left as it was");
-    /* Format 3's records held no parent: such a file is refused too. */
-    format = 3;
-    patch_all(d->db, STATE_LMDB_MAGIC, STATE_LMDB_MAGIC_LEN, STATE_LMDB_MAGIC_LEN, &format,
-              sizeof format);
-    assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), STATE_ELOST);
-    assert_null(s);
-    assert_string_equal(why, "a crawl state file of format 3, made by an older crawl; this crawl "
-                        "reads format 4 only; left as it was");
+    static const struct { uint32_t format; const char *why; } cases[] = {
+        { 3, "a crawl state file of format 3, made by an older crawl; this crawl reads format 5 "
+             "only; left as it was" },
+        { 4, "a crawl state file of format 4, made by an older crawl; this crawl reads format 5 "
+             "only; left as it was" },
+        { 6, "a crawl state file of format 6, made by a newer crawl; this crawl reads format 5 "
+             "only; left as it was" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        patch_all(d->db, STATE_LMDB_MAGIC, STATE_LMDB_MAGIC_LEN, STATE_LMDB_MAGIC_LEN,
+                  &cases[i].format, sizeof cases[i].format);
+        struct state *s = NULL;
+        enum state_phase ph;
+        char why[256] = "";
+        assert_int_equal(state_open(&s, d->db, opts, NULL, &ph, why, sizeof why), STATE_ELOST);
+        assert_string_equal(why, cases[i].why);
+    }
+}
+
+/* Queues a listed page with its URL's hash (its record's key), as the
+ * core does. */
+static uint64_t add_listed(struct state *s, const char *url, uint64_t hash)
+{
+    struct state_page p = { .url = url, .source = "list", .line = 1, .hash = hash };
+    uint64_t id = 0;
+    assert_int_equal(state_queue_add(s, &p, &id), 0);
+    return id;
+}
+
+static struct state_valid kept_links(const char *etag, const char *links, size_t n)
+{
+    return (struct state_valid){ .fetched_at = 1700000000, .etag = etag,
+                                 .modified = "Mon, 01 Jan 2024 00:00:00 GMT", .has_links = 1,
+                                 .links = links, .links_len = n };
+}
+
+static void test_what_a_recrawl_needs_of_a_page_is_kept_by_its_hash_and_checked(void **st)
+{
+    struct dir *d = *st;
+    struct state *s = open_ok(d->db, STATE_NEW);
+    struct state_valid v = kept_links("\"a-0\"", "http://h/b\0http://h/c\0", 22), got;
+    char *buf = NULL;
+    assert_int_equal(state_valid_get(s, 42, &got, &buf), 0);
+    assert_int_equal(state_valid_put(s, 42, &v), 0);
+    v = (struct state_valid){ .fetched_at = 5 };     /* no validator, no links kept */
+    assert_int_equal(state_valid_put(s, 43, &v), 0);
+    assert_int_equal(state_commit(s, NULL, 0, 0), 0);
+    state_close(s);
+    s = open_ok(d->db, STATE_RESUMED);      /* the check walked the records */
+    assert_int_equal(state_valid_get(s, 42, &got, &buf), 1);
+    assert_true(got.fetched_at == 1700000000);
+    assert_string_equal(got.etag, "\"a-0\"");
+    assert_string_equal(got.modified, "Mon, 01 Jan 2024 00:00:00 GMT");
+    assert_int_equal(got.has_links, 1);
+    assert_int_equal(got.links_len, 22);
+    assert_memory_equal(got.links, "http://h/b\0http://h/c\0", 22);
+    free(buf);
+    assert_int_equal(state_valid_get(s, 43, &got, &buf), 1);
+    assert_null(got.etag);
+    assert_null(got.modified);
+    assert_int_equal(got.has_links, 0);
+    assert_int_equal(got.links_len, 0);
+    free(buf);
+    assert_int_equal(state_valid_put(s, 42, NULL), 0);
+    assert_int_equal(state_valid_put(s, 44, NULL), 0);      /* none to forget */
+    assert_int_equal(state_commit(s, NULL, 0, 0), 0);
+    state_close(s);
+    s = open_ok(d->db, STATE_RESUMED);
+    assert_int_equal(state_valid_get(s, 42, &got, &buf), 0);
+    state_close(s);
+}
+
+static void test_a_recrawl_queues_the_listed_pages_again_with_what_was_kept_of_them(void **st)
+{
+    struct dir *d = *st;
+    struct state *s = open_ok(d->db, STATE_NEW);
+    long n = -1;
+    uint64_t a = add_listed(s, "http://h/a", 11), b = add_listed(s, "http://h/b", 12);
+    struct state_page f = { .url = "http://h/f", .scope = "h", .depth = 1, .hash = 13 };
+    uint64_t fid;
+    assert_int_equal(state_seen_add(s, 11), 1);
+    assert_int_equal(state_admit(s, 13, &f, &fid), 1);
+    /* Not finished: no new pass. */
+    assert_int_equal(state_recrawl(s, 0, &n), 0);
+    struct state_valid v = kept_links("\"a-0\"", "http://h/f\0", 11);
+    assert_int_equal(state_valid_put(s, 11, &v), 0);
+    uint64_t marks[] = { a | STATE_FETCHED, b | STATE_FETCHED, fid | STATE_FETCHED };
+    assert_int_equal(state_commit(s, marks, 3, 100), 0);
+    assert_int_equal(state_set(s, "finished", 1), 0);
+    assert_int_equal(state_commit(s, NULL, 0, 100), 0);
+    assert_int_equal(state_fetched(s), 3);
+    state_close(s);
+    s = open_ok(d->db, STATE_FINISHED);
+    assert_int_equal(state_recrawl(s, 60, &n), 1);
+    assert_int_equal(n, 2);
+    assert_int_equal(state_commit(s, NULL, 0, 100), 0);
+    state_close(s);
+    /* The new pass: resumed, its pages counted from 0, the listed ones
+     * queued after the last pass's, the one with a record carrying it,
+     * and a seen set of their own. */
+    s = open_ok(d->db, STATE_RESUMED);
+    int64_t pass = 0, first = 0, older = 0, finished = 1;
+    assert_int_equal(state_get(s, "pass", &pass), 0);
+    assert_int_equal(state_get(s, "pass_first", &first), 0);
+    assert_int_equal(state_get(s, "pass_older", &older), 0);
+    assert_int_equal(state_get(s, "finished", &finished), 0);
+    assert_true(pass == 2 && first == (int64_t)fid + 1 && older == 60000 && finished == 0);
+    assert_int_equal(state_fetched(s), 0);
+    assert_int_equal(state_queue_left(s), 2);
+    struct loaded l = {0};
+    assert_int_equal(state_queue_load(s, (uint64_t)first - 1, 16, collect, &l), 2);
+    assert_string_equal(l.url[0], "http://h/a");
+    assert_string_equal(l.url[1], "http://h/b");
+    assert_int_equal(l.valid[0], 1);
+    assert_int_equal(l.valid[1], 0);
+    assert_int_equal(state_seen_add(s, 11), 0);     /* listed: seen again */
+    assert_int_equal(state_seen_add(s, 13), 1);     /* found: to be found again */
+    state_close(s);
 }
 
 static void test_a_finished_crawl_says_so(void **st)
@@ -640,6 +744,12 @@ int main(void)
                                         dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_a_file_that_is_no_store_is_refused,
                                         dir_setup, dir_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_what_a_recrawl_needs_of_a_page_is_kept_by_its_hash_and_checked,
+            dir_setup, dir_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_recrawl_queues_the_listed_pages_again_with_what_was_kept_of_them,
+            dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_a_finished_crawl_says_so,
                                         dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_robots_txt_is_kept_per_host,
