@@ -78,6 +78,10 @@ struct crawl_result {
                                * core counts them; 0: it never ran) */
     double retry_after;       /* seconds a 429 or 503 asked to wait
                                * (Retry-After, read with --retry); -1: none */
+    char  *digest;            /* "sha1:" base32 of the decoded body of a 2xx
+                               * page that arrived whole; else NULL */
+    char  *duplicate_of;      /* --dedupe: the final URL of the first page of
+                               * the crawl with the same digest; else NULL */
 };
 
 

@@ -89,6 +89,8 @@ static void populate(struct crawl_result *r)
 static void result_free(struct crawl_result *r)
 {
     free(r->final_url);
+    free(r->digest);
+    free(r->duplicate_of);
     job_error_free(r->error);
     for (size_t k = 0; k < r->nextracts; k++) {
         free(r->extracts[k].name);

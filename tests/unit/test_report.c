@@ -124,6 +124,7 @@ static void fetched(struct crawl_job *j, struct html_extract *ex)
     j->res.time_ttfb = 0.002;
     j->res.time_total = 0.003;
     j->res.nlinks = 5;
+    j->res.digest = "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5";
     ex[0].name = "t";
     ex[0].value = "x,y";
     ex[1].name = "t";
@@ -144,11 +145,34 @@ static void test_json_row_has_every_column_in_order_with_nulls(void **state)
         "\"redirects\":0,\"attempts\":1,\"worker\":7,\"start_s\":0.250000,"
         "\"time_dns_s\":0.000010,\"time_connect_s\":null,\"time_tls_s\":null,"
         "\"time_ttfb_s\":0.002000,\"time_total_s\":0.003000,\"links\":5,\"fail\":null,"
-        "\"error\":null,\"extract\":{\"t\":[\"x,y\",\"\\\"q\\\"\"]}}\n");
+        "\"error\":null,\"extract\":{\"t\":[\"x,y\",\"\\\"q\\\"\"]},"
+        "\"digest\":\"sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5\",\"duplicate_of\":null}\n");
     free(s);
     /* Without parsing or --extract, links and extract do not apply. */
     s = format(&j, CRAWL_FMT_JSONL, 0);
-    assert_non_null(strstr(s, ",\"links\":null,\"fail\":null,\"error\":null,\"extract\":null}\n"));
+    assert_non_null(strstr(s, ",\"links\":null,\"fail\":null,\"error\":null,\"extract\":null,"));
+    free(s);
+}
+
+/* --dedupe: a duplicate names its first page; one at that page's own URL
+ * was not parsed (fetch.c), so links and extract do not apply to it. */
+static void test_a_duplicate_at_its_first_pages_url_has_no_links_or_extract(void **state)
+{
+    struct crawl_job j;
+    struct html_extract ex[2];
+    fetched(&j, ex);
+    j.res.duplicate_of = "http://h/first";
+    char *s = format(&j, CRAWL_FMT_JSONL, REPORT_LINKS | REPORT_EXTRACT);
+    assert_non_null(strstr(s, ",\"links\":5,"));
+    assert_non_null(strstr(s, "\"extract\":{\"t\""));
+    assert_non_null(strstr(s, ",\"duplicate_of\":\"http://h/first\"}\n"));
+    free(s);
+    j.res.duplicate_of = "http://h/a";
+    j.res.nextracts = 0;
+    s = format(&j, CRAWL_FMT_JSONL, REPORT_LINKS | REPORT_EXTRACT);
+    assert_non_null(strstr(s, ",\"links\":null,\"fail\":null,\"error\":null,\"extract\":null,"
+                              "\"digest\":\"sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5\","
+                              "\"duplicate_of\":\"http://h/a\"}\n"));
     free(s);
 }
 
@@ -160,7 +184,8 @@ static void test_csv_row_matches_the_json_columns(void **state)
     char *s = format(&j, CRAWL_FMT_CSV, REPORT_LINKS | REPORT_EXTRACT);
     assert_string_equal(s,
         "http://h/a,list.txt,3,0,http://h/a,200,42,40,0,1,7,0.250000,0.000010,,,0.002000,"
-        "0.003000,5,,,\"{\"\"t\"\":[\"\"x,y\"\",\"\"\\\"\"q\\\"\"\"\"]}\"\n");
+        "0.003000,5,,,\"{\"\"t\"\":[\"\"x,y\"\",\"\"\\\"\"q\\\"\"\"\"]}\","
+        "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5,\n");
     free(s);
 }
 
@@ -179,16 +204,17 @@ static void test_a_line_that_never_ran_has_no_status_worker_or_times(void **stat
         "\"status\":null,\"length\":0,\"wire_bytes\":0,\"redirects\":0,\"attempts\":0,"
         "\"worker\":null,\"start_s\":null,\"time_dns_s\":null,\"time_connect_s\":null,"
         "\"time_tls_s\":null,\"time_ttfb_s\":null,\"time_total_s\":null,\"links\":null,"
-        "\"fail\":\"input\",\"error\":\"bad\",\"extract\":null}\n");
+        "\"fail\":\"input\",\"error\":\"bad\",\"extract\":null,\"digest\":null,"
+        "\"duplicate_of\":null}\n");
     free(s);
     s = format(&j, CRAWL_FMT_CSV, REPORT_LINKS);
-    assert_string_equal(s, "not a url,-,2,0,,,0,0,0,0,,,,,,,,,input,bad,\n");
+    assert_string_equal(s, "not a url,-,2,0,,,0,0,0,0,,,,,,,,,input,bad,,,\n");
     free(s);
     /* A page found by following a link has no source and no line. */
     j.line = 0;
     j.depth = 1;
     s = format(&j, CRAWL_FMT_CSV, 0);
-    assert_string_equal(s, "not a url,,,1,,,0,0,0,0,,,,,,,,,input,bad,\n");
+    assert_string_equal(s, "not a url,,,1,,,0,0,0,0,,,,,,,,,input,bad,,,\n");
     free(s);
 }
 
@@ -202,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_use_time_has_two_decimals),
         cmocka_unit_test(test_json_row_has_every_column_in_order_with_nulls),
         cmocka_unit_test(test_csv_row_matches_the_json_columns),
+        cmocka_unit_test(test_a_duplicate_at_its_first_pages_url_has_no_links_or_extract),
         cmocka_unit_test(test_a_line_that_never_ran_has_no_status_worker_or_times),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
