@@ -34,9 +34,12 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
 #define AT_NONE    UINT32_MAX   /* claimed, texts not kept (no room; abandoned) */
 
 /* How long a claim waits for a slot being written: its writer copies a
- * few hundred bytes, and only a process stopped in between (killed)
- * takes longer. */
-#define WAIT_NS (100 * 1000 * 1000)
+ * few hundred bytes, so only a writer stopped in between takes longer:
+ * killed (the wait is then paid once, by the first claim that gives the
+ * slot up), or descheduled on a loaded machine, which a second outlasts
+ * (a slot given up too early is published all the same, and claims from
+ * then on find it). */
+#define WAIT_NS (1000 * 1000 * 1000)
 
 struct head {                   /* the mapping's first bytes, shared */
     _Atomic uint64_t held;      /* digests claimed */
