@@ -70,6 +70,11 @@ struct crawl {
     int    waiting;           /* crawl_take said "nothing now" since the waker last ran */
     void (*on_cookies)(const char *line, void *data);   /* crawl_on_cookies */
     void *on_cookies_data;
+    int    digests_made;      /* the digest set was made, or tried (or shared) */
+    int    digests_own;       /* ... by this crawl, which frees it */
+    int    digests_rc;        /* why it was not made or filled: 0, CRAWL_ENOMEM,
+                               * -errno of reading --warc-dedupe-cdx */
+    size_t cdx_taken, cdx_unread;   /* --warc-dedupe-cdx's lines read, passed over */
     struct crawl_live *live;  /* where the counters are published, or NULL */
     long   rss_peak_kb;       /* a model's own measure of its processes' peak
                                * resident set, summed; 0: not measured */

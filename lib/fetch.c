@@ -15,6 +15,8 @@
 
 #include "clock.h"
 #include "cookiejar.h"
+#include "dedupe.h"
+#include "digest.h"
 #include "fetch.h"
 #include "fetch_keep.h"
 #include "html.h"
@@ -167,6 +169,8 @@ int fetch__decoded(struct fetch_xfer *x, const char *ptr, size_t n)
         x->too_large = 1;
         return -1;
     }
+    if (x->body_md)
+        digest_add(x->body_md, ptr, n);
     if (x->page) {
         if (!x->page_checked)
             check_content_type(x);
@@ -567,6 +571,10 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
     x->sitemap_over = 0;
     if (job->kind == JOB_SITEMAP)
         x->sitemap = sitemap_new(job->url);     /* NULL: the fetch fails, out of memory */
+    /* A page's digest is taken as its decoded bytes arrive (NULL: its row
+     * has none); a robots.txt or a sitemap is no row. */
+    digest_free(x->body_md);
+    x->body_md = job->kind == JOB_PAGE ? digest_new() : NULL;
     const struct crawl_opts *o = ctx->opts;
     /* --links-out reports the links of every page, those at --depth too. */
     if (job->kind == JOB_PAGE && o->rules &&
@@ -739,6 +747,36 @@ static void end_page(struct fetch_xfer *x, struct crawl_result *r)
     }
     html_page_free(x->page);
     x->page = NULL;
+}
+
+/* A whole 2xx page's digest goes into its row and, with --dedupe, is
+ * claimed in the crawl's set: a page whose digest an earlier page had
+ * names that page's final URL in duplicate_of. When that is its own final
+ * URL too (two listed URLs, or two redirects, that end on one page), its
+ * links and extracts would be those of the first, every relative link
+ * resolved against the same base: it is not parsed (its body, if held, is
+ * dropped unparsed; links and extract null in its row). A duplicate at
+ * another URL is parsed, its relative links being other links. */
+static void take_digest(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
+{
+    unsigned char md[DIGEST_LEN];
+    char text[DIGEST_TEXT];
+    struct digest *d = x->body_md;
+    x->body_md = NULL;
+    free(r->digest);
+    free(r->duplicate_of);
+    r->digest = r->duplicate_of = NULL;
+    if (d && rc == CURLE_OK && r->status >= 200 && r->status < 300 && digest_end(d, md) == 0 &&
+        (r->digest = strdup(digest_text(md, text))) && x->ctx->opts->dedupe && x->ctx->seen) {
+        struct dedupe_first first = { .uri = r->final_url ? r->final_url : x->job->url }, got;
+        if (dedupe_claim(x->ctx->seen, DEDUPE_BODY, md, &first, &got) == DEDUPE_SEEN &&
+            (r->duplicate_of = strdup(got.uri)) && strcmp(got.uri, first.uri) == 0) {
+            deferred_free(x);
+            html_page_free(x->page);
+            x->page = NULL;
+        }
+    }
+    digest_free(d);
 }
 
 /* Returns 1 when the page's held body waits for fetch_parse; else ends the
@@ -938,6 +976,7 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
     job_error_free(r->error);
     r->error = NULL;
     r->fail = CRAWL_FAIL_NONE;
+    take_digest(x, rc, r);
     if (x->page)
         later = take_page(x, rc, r);
     if (x->job->kind == JOB_ROBOTS)

@@ -16,6 +16,8 @@
 #include "job.h"
 #include "opts.h"
 
+struct dedupe;
+struct digest;
 struct fetch_share;
 struct fetch_keep;
 struct html_page;
@@ -24,7 +26,8 @@ struct warc;
 /* What every transfer of a run shares, built by the core as the run
  * starts and read by fetch only: the options and request headers, the
  * reuse policy, the run's cancellation, the counters it keeps (atomics,
- * since any thread fetches), the cookie jar and the WARC writer. */
+ * since any thread fetches), the cookie jar, the WARC writer and the
+ * crawl's digest set. */
 struct fetch_ctx {
     const struct crawl_opts *opts;
     struct curl_slist *headers; /* the run's request headers */
@@ -43,6 +46,9 @@ struct fetch_ctx {
     CURL  *cookie_easy;         /* the handle that reads the jar's file */
     int    cookie_file;         /* the jar is written to the file at the end */
     struct warc *warc;          /* --warc's writer, open while the run fetches */
+    struct dedupe *seen;        /* the crawl's digests (--dedupe, --warc's
+                                 * revisits), shared by a procs crawl's
+                                 * processes; NULL: none kept */
     /* Called as a job whose host's pace waits on it (job->pace_start)
      * starts its first request: the core tells the frontier. */
     void (*started)(void *data, struct crawl_job *job);
@@ -85,6 +91,7 @@ struct fetch_xfer {
     struct fetch_ctx *ctx;
     struct crawl_job *job;
     curl_off_t body;            /* decoded body bytes so far */
+    struct digest *body_md;     /* a page's: the SHA-1 of those bytes, or NULL */
     int    too_large;           /* the write callback stopped an oversized body */
     struct fetch_length length; /* the Content-Length of the response being read */
     int    worker;
@@ -207,6 +214,15 @@ int fetch_keep_open(struct fetch_ctx *ctx);
 /* Closes the writer, if any. Returns 0, or CRAWL_EOUTPUT after a warning
  * when a write failed. */
 int fetch_keep_close(struct fetch_ctx *ctx);
+
+/* Makes ctx->seen, the crawl's digest set, when the options keep digests
+ * (--dedupe, --warc) and fills it from --warc-dedupe-cdx's index (*taken
+ * and *unread: its lines read in and passed over as not CDXJ). Call it
+ * before the workers of a procs crawl are forked: they share it. Returns
+ * 0; CRAWL_ENOMEM (no set); or -errno, the index not read (the set made).
+ * Freed by fetch_digests_close. */
+int fetch_digests_open(struct fetch_ctx *ctx, size_t *taken, size_t *unread);
+void fetch_digests_close(struct fetch_ctx *ctx);
 
 /* Returns a one-line description of the libcurl options every model shares,
  * in buf (of size n), e.g. "in flight 10, reuse on, timeout 30s, ...". */

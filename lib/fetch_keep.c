@@ -15,6 +15,7 @@
 
 #include "crawl.h"
 #include "decode.h"
+#include "dedupe.h"
 #include "fetch_keep.h"
 #include "strbuf.h"
 #include "warc.h"
@@ -345,7 +346,7 @@ int fetch_keep_open(struct fetch_ctx *c)
     struct warc_conf conf = {
         .path = o->warc, .worker = o->warc_worker, .max_size = (uint64_t)o->warc_max_size,
         .cdx = o->cdx, .software = crawl_version_line(software, sizeof software),
-        .options = o->warc_options,
+        .options = o->warc_options, .seen = c->seen,
     };
     char failed[4096] = "";
     int rc = warc_open(&c->warc, &conf, failed, sizeof failed);
@@ -358,6 +359,23 @@ int fetch_keep_open(struct fetch_ctx *c)
         return CRAWL_EOUTPUT;
     }
     return 0;
+}
+
+int fetch_digests_open(struct fetch_ctx *c, size_t *taken, size_t *unread)
+{
+    const struct crawl_opts *o = c->opts;
+    *taken = *unread = 0;
+    if (!o->dedupe && !o->warc)
+        return 0;
+    if (!(c->seen = dedupe_new(DEDUPE_MAX, DEDUPE_BYTES)))
+        return CRAWL_ENOMEM;
+    return o->warc_dedupe_cdx ? warc_cdx_load(o->warc_dedupe_cdx, c->seen, taken, unread) : 0;
+}
+
+void fetch_digests_close(struct fetch_ctx *c)
+{
+    dedupe_free(c->seen);
+    c->seen = NULL;
 }
 
 int fetch_keep_close(struct fetch_ctx *c)

@@ -83,6 +83,10 @@ struct crawl_result {
     char  *last_modified;     /* ... its Last-Modified, or NULL */
     int    not_modified;      /* the last response was a 304: the page as last
                                * fetched stands, and no body came */
+    char  *digest;            /* "sha1:" base32 of the decoded body of a 2xx
+                               * page that arrived whole; else NULL */
+    char  *duplicate_of;      /* --dedupe: the final URL of the first page of
+                               * the crawl with the same digest; else NULL */
 };
 
 

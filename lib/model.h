@@ -173,6 +173,11 @@ void crawl_job_started(struct crawl *c, struct crawl_job *job);
 
 /* ---- a crawl fed by another (a procs worker) -------------------------------- */
 
+/* c keeps its digests in from's set (a procs worker, its coordinator's,
+ * mapped before the fork so that every worker claims in the same one) and
+ * makes none of its own, even when from has none. */
+void crawl_share_digests(struct crawl *c, const struct crawl *from);
+
 /* Queues a job as it is, with no admission rules (the jobs a procs worker
  * fetches for its coordinator, which applied them): url (copied), its kind
  * and depth, its row number id, whether its start is to be said

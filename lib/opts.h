@@ -90,9 +90,12 @@ struct crawl_opts {
     const char *warc;         /* --warc: FILE.warc.gz, or NULL */
     long long warc_max_size;  /* a new file past this many bytes; 0: one file */
     const char *cdx;          /* --cdx: a CDXJ index of the WARC, or NULL */
+    const char *warc_dedupe_cdx;  /* --warc-dedupe-cdx: an earlier crawl's CDXJ
+                               * index, whose payloads are written as revisits */
     const char *warc_options; /* the command line, for the warcinfo record */
     int    warc_worker;       /* a procs worker's number, in its files' names; -1: none */
     const char *save_dir;     /* --save: every body as a file under it, or NULL */
+    int    dedupe;            /* --dedupe: rows name the first page with their digest */
 };
 
 /* --max-queue's default: ten million links, some 1 GB of spill file at

@@ -51,7 +51,9 @@
     X(retry_after, F64) \
     X(etag, STR) \
     X(last_modified, STR) \
-    X(not_modified, INT)
+    X(not_modified, INT) \
+    X(digest, STR) \
+    X(duplicate_of, STR)
 
 #define FIELD_OF(T, f) (((T *)0)->f)
 #define RESULT_DESC(f, kind) \
@@ -67,8 +69,9 @@ const size_t procs_result_nfields = sizeof procs_result_fields / sizeof *procs_r
  *         links_out: the worker sends every link of a page, those it sent
  *         before and those of a page at --depth too, for the coordinator's
  *         frontier to give each its verdict; the file is the coordinator's)
- *   OFF   the coordinator's frontier applies it, once for the crawl: off
- *         (zero) in a worker, or it would apply twice
+ *   OFF   the coordinator applies it, once for the crawl (its frontier; the
+ *         digest set its workers share): off (zero) in a worker, or it
+ *         would apply twice
  *   OWN   the worker sets its own value (procs_worker_opts) */
 #define OPTS_FIELDS(X) \
     X(concurrency, OWN) \
@@ -120,9 +123,11 @@ const size_t procs_result_nfields = sizeof procs_result_fields / sizeof *procs_r
     X(warc, KEEP) \
     X(warc_max_size, KEEP) \
     X(cdx, KEEP) \
+    X(warc_dedupe_cdx, OFF) \
     X(warc_options, KEEP) \
     X(warc_worker, OWN) \
-    X(save_dir, KEEP)
+    X(save_dir, KEEP) \
+    X(dedupe, KEEP)
 
 #define OPTS_DESC(f, cls) \
     { #f, offsetof(struct crawl_opts, f), sizeof FIELD_OF(struct crawl_opts, f), \

@@ -444,6 +444,7 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
         crawl_fetch_ctx(wk.w)->started = worker_started;
         crawl_fetch_ctx(wk.w)->started_data = &wk;
         crawl_on_warn(wk.w, worker_warn, &wk);
+        crawl_share_digests(wk.w, c);     /* one digest set for the crawl */
         crawl_on_cookies(wk.w, worker_cookie, &wk);
         crawl_set_input(wk.w, worker_input, &wk, 1);
         rc = crawl_run(wk.w, &crawl_backend_coro);

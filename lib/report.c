@@ -89,7 +89,7 @@ static const char *const columns[] = {
     "url", "source", "line", "depth", "final_url", "status", "length", "wire_bytes",
     "redirects", "attempts", "worker", "start_s", "time_dns_s", "time_connect_s",
     "time_tls_s", "time_ttfb_s", "time_total_s", "links", "fail", "error", "extract",
-    "parent", "not_modified",
+    "parent", "digest", "duplicate_of", "not_modified",
 };
 #define NCOLUMNS (sizeof columns / sizeof columns[0])
 
@@ -143,8 +143,10 @@ static void row_cells(struct cell *c, const struct crawl_job *j, unsigned cols,
     const struct crawl_result *r = &j->res;
     int ran = r->attempts > 0;                  /* fetched at least once */
     int listed = j->line > 0;                   /* from a list, not a link */
-    /* Pages are parsed only when they arrived whole, with a 2xx status. */
-    int parsed = ran && !r->fail && r->status >= 200 && r->status < 300;
+    /* Pages are parsed only when they arrived whole, with a 2xx status,
+     * and were not a duplicate at their first's own URL (fetch.c). */
+    int parsed = ran && !r->fail && r->status >= 200 && r->status < 300 &&
+                 !(r->duplicate_of && r->final_url && strcmp(r->duplicate_of, r->final_url) == 0);
     /* libcurl leaves a phase it did not reach at 0: a reused connection
      * has no connect and plain http no TLS; no response, no first byte. */
     c_str(&c[0], j->url);
@@ -175,8 +177,10 @@ static void row_cells(struct cell *c, const struct crawl_job *j, unsigned cols,
         c[20].s = ext->data ? ext->data : "{}";
     }
     c_str(&c[21], j->parent);
-    c[22].kind = r->status > 0 ? CELL_JSON : CELL_NULL;
-    c[22].s = r->not_modified ? "true" : "false";
+    c_str(&c[22], r->digest);
+    c_str(&c[23], r->duplicate_of);
+    c[24].kind = r->status > 0 ? CELL_JSON : CELL_NULL;
+    c[24].s = r->not_modified ? "true" : "false";
 }
 
 static void json_row(struct strbuf *b, const struct crawl_job *j, unsigned cols)

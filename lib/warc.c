@@ -2,8 +2,11 @@
  * reader can seek to any record, as the WARC standard's annex D asks); a
  * transfer's payload is spooled (memory, then a temporary file) while it
  * arrives and its SHA-1 digests are taken as it goes, so that writing a
- * record holds the writer's lock for one copy and nothing more. The
- * digests are OpenSSL's; what goes over the network is fetch's business. */
+ * record holds the writer's lock for one copy and nothing more. A payload
+ * the crawl's digest set (dedupe.c) already holds, and a 304, are written
+ * as revisit records (WARC 1.1, 6.7); the set is also filled from an
+ * earlier crawl's CDXJ index. The digests are OpenSSL's (digest.c); what
+ * goes over the network is fetch's business. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,10 +20,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <zlib.h>
 
+#include "dedupe.h"
+#include "digest.h"
 #include "http_reason.h"
 #include "io.h"
 #include "json.h"
@@ -38,7 +42,7 @@ struct warc_capture {
     struct strbuf req;        /* request head as sent */
     struct strbuf head;       /* response head, HTTP/1.1 syntax */
     struct spool *body;       /* payload */
-    EVP_MD_CTX *pay, *block;  /* SHA-1 of the payload, and of head + payload */
+    struct digest *pay, *block;  /* SHA-1 of the payload, and of head + payload */
     int    head_done;         /* the blank line ending the head was seen */
     int    block_started;     /* the head went into block */
     const char *proto;        /* "h2", "h3" or NULL */
@@ -47,6 +51,7 @@ struct warc_capture {
     char   date[40];          /* WARC-Date of the transfer's start */
     char   stamp[16];         /* the same as 14 digits, for the index */
     int    err;               /* a spool write failed (-errno) */
+    char  *ref_uri, *ref_date, *ref_id;  /* what a 304 revalidated, or NULL */
 };
 
 struct warc {
@@ -68,26 +73,6 @@ struct warc {
 };
 
 /* ---- small texts ---------------------------------------------------------- */
-
-char *warc_base32(const unsigned char *p, size_t n, char *out)
-{
-    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    size_t o = 0;
-    unsigned acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        acc = (acc << 8) | p[i];
-        bits += 8;
-        while (bits >= 5) {
-            out[o++] = abc[(acc >> (bits - 5)) & 31];
-            bits -= 5;
-        }
-    }
-    if (bits > 0)
-        out[o++] = abc[(acc << (5 - bits)) & 31];
-    out[o] = '\0';
-    return out;
-}
 
 /* A random (version 4) UUID as a WARC-Record-ID, angle brackets included. */
 static void record_id(char out[64])
@@ -187,8 +172,8 @@ struct warc_capture *warc_capture_new(void)
     struct warc_capture *cap = calloc(1, sizeof *cap);
     if (!cap)
         return NULL;
-    if (!(cap->body = spool_new(WARC_MEM_BOUND)) || !(cap->pay = EVP_MD_CTX_new()) ||
-        !(cap->block = EVP_MD_CTX_new())) {
+    if (!(cap->body = spool_new(WARC_MEM_BOUND)) || !(cap->pay = digest_new()) ||
+        !(cap->block = digest_new())) {
         warc_capture_free(cap);
         return NULL;
     }
@@ -203,8 +188,9 @@ void warc_capture_free(struct warc_capture *cap)
     sb_free(&cap->req);
     sb_free(&cap->head);
     spool_free(cap->body);
-    EVP_MD_CTX_free(cap->pay);
-    EVP_MD_CTX_free(cap->block);
+    digest_free(cap->pay);
+    digest_free(cap->block);
+    warc_capture_refers(cap, NULL, NULL, NULL);
     free(cap);
 }
 
@@ -217,8 +203,8 @@ static void response_reset(struct warc_capture *cap)
     cap->proto = NULL;
     cap->mime[0] = '\0';
     cap->status = 0;
-    EVP_DigestInit_ex(cap->pay, EVP_sha1(), NULL);
-    EVP_DigestInit_ex(cap->block, EVP_sha1(), NULL);
+    digest_reset(cap->pay);
+    digest_reset(cap->block);
 }
 
 void warc_capture_reset(struct warc_capture *cap)
@@ -227,6 +213,25 @@ void warc_capture_reset(struct warc_capture *cap)
     response_reset(cap);
     cap->err = 0;
     now_text(cap->date, cap->stamp);
+    warc_capture_refers(cap, NULL, NULL, NULL);
+}
+
+/* Replaces *to with a copy of s (NULL: none). Returns 0, or -1 when the
+ * copy could not be made (*to is then NULL). */
+static int set_text(char **to, const char *s)
+{
+    free(*to);
+    *to = s ? strdup(s) : NULL;
+    return s && !*to ? -1 : 0;
+}
+
+int warc_capture_refers(struct warc_capture *cap, const char *uri, const char *date,
+                        const char *id)
+{
+    int rc = set_text(&cap->ref_uri, uri);
+    rc |= set_text(&cap->ref_date, date);
+    rc |= set_text(&cap->ref_id, id);
+    return rc ? -ENOMEM : 0;
 }
 
 void warc_capture_request(struct warc_capture *cap, const char *p, size_t n)
@@ -302,7 +307,7 @@ static void start_block(struct warc_capture *cap)
     if (!cap->head_done)
         sb_adds(&cap->head, "\r\n");
     cap->head_done = cap->block_started = 1;
-    EVP_DigestUpdate(cap->block, cap->head.data, cap->head.len);
+    digest_add(cap->block, cap->head.data, cap->head.len);
 }
 
 int warc_capture_body(struct warc_capture *cap, const char *p, size_t n)
@@ -310,8 +315,8 @@ int warc_capture_body(struct warc_capture *cap, const char *p, size_t n)
     start_block(cap);
     if (cap->err)
         return cap->err;
-    EVP_DigestUpdate(cap->pay, p, n);
-    EVP_DigestUpdate(cap->block, p, n);
+    digest_add(cap->pay, p, n);
+    digest_add(cap->block, p, n);
     int rc = spool_add(cap->body, p, n, NULL);
     if (rc)
         cap->err = rc;
@@ -561,9 +566,29 @@ int warc_close(struct warc *w)
     return rc;
 }
 
-/* The CDXJ line of a response record at offset off, len bytes long. */
+/* The revisit profiles of WARC 1.1, 6.7.2 and 6.7.3 (compared by address). */
+static const char PROFILE_IDENTICAL[] =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+static const char PROFILE_NOT_MODIFIED[] =
+    "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+
+/* A transfer's records as they are to be written: their ids, their
+ * digests, and whether the response is a revisit. */
+struct pair {
+    char req_id[64], resp_id[64];
+    char pay[DIGEST_TEXT];      /* the payload's digest */
+    char block[DIGEST_TEXT];    /* the response's (or revisit's) block's */
+    char rblock[DIGEST_TEXT];   /* the request's block's */
+    const char *profile;        /* a revisit's WARC-Profile; NULL: a response */
+    struct dedupe_first refers; /* the record a revisit refers to: uri NULL when
+                                 * not known, date and id NULL or "" likewise */
+};
+
+/* The CDXJ line of a response or revisit record at offset off, len bytes
+ * long. A revisit's mime is "warc/revisit", as pywb and warcio index it;
+ * a 304's carries no digest (its payload is the revalidated record's). */
 static int put_cdx(struct warc *w, const struct warc_capture *cap, const char *uri,
-                   const char *digest, uint64_t off, uint64_t len)
+                   const struct pair *pr, uint64_t off, uint64_t len)
 {
     char *key = malloc(8192);
     struct strbuf b = { 0 };
@@ -575,9 +600,11 @@ static int put_cdx(struct warc *w, const struct warc_capture *cap, const char *u
     sb_printf(&b, "%s %s {\"url\":", key, cap->stamp);
     json_string_sb(&b, uri);
     sb_adds(&b, ",\"mime\":");
-    json_string_sb(&b, cap->mime[0] ? cap->mime : "unk");
-    sb_printf(&b, ",\"status\":\"%03ld\",\"digest\":\"sha1:%s\",\"length\":\"%llu\","
-              "\"offset\":\"%llu\",\"filename\":", cap->status, digest,
+    json_string_sb(&b, pr->profile ? "warc/revisit" : cap->mime[0] ? cap->mime : "unk");
+    sb_printf(&b, ",\"status\":\"%03ld\"", cap->status);
+    if (pr->profile != PROFILE_NOT_MODIFIED)
+        sb_printf(&b, ",\"digest\":\"%s\"", pr->pay);
+    sb_printf(&b, ",\"length\":\"%llu\",\"offset\":\"%llu\",\"filename\":",
               (unsigned long long)len, (unsigned long long)off);
     json_string_sb(&b, base ? base + 1 : w->name);
     sb_adds(&b, "}\n");
@@ -587,18 +614,6 @@ static int put_cdx(struct warc *w, const struct warc_capture *cap, const char *u
         rc = -errno ? -errno : -EIO;
     sb_free(&b);
     return rc;
-}
-
-static void digest_text(EVP_MD_CTX *ctx, char out[40])
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned mdlen = 0;
-    EVP_MD_CTX *copy = EVP_MD_CTX_new();
-    if (copy && EVP_MD_CTX_copy_ex(copy, ctx) && EVP_DigestFinal_ex(copy, md, &mdlen))
-        warc_base32(md, mdlen, out);
-    else
-        out[0] = '\0';
-    EVP_MD_CTX_free(copy);
 }
 
 /* The fields every record of a pair has. */
@@ -613,50 +628,99 @@ static void common_fields(struct strbuf *h, const char *type, const char *id,
         sb_printf(h, "WARC-IP-Address: %s\r\n", ip);
 }
 
-static int write_pair(struct warc *w, struct warc_capture *cap, const char *uri,
-                      const char *ip, const char *truncated)
+/* Whether cap's response is written as a revisit, in pr: a 304 is one
+ * (server-not-modified, referring to what the caller said it revalidated);
+ * so is a 2xx payload, whole and not empty, whose digest the crawl's set
+ * already holds (identical-payload-digest). Anything else is claimed as
+ * the first of its digest, or was not worth claiming: a response. */
+static void revisit_or_not(struct warc *w, struct warc_capture *cap, const char *uri,
+                           const char *truncated, const unsigned char md[DIGEST_LEN],
+                           struct pair *pr)
 {
-    char req_id[64], resp_id[64], pay[40], block[40], rblock[40];
-    struct strbuf h = { 0 };
-    int rc;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned mdlen = 0;
+    pr->profile = NULL;
+    memset(&pr->refers, 0, sizeof pr->refers);
+    if (cap->status == 304) {
+        pr->profile = PROFILE_NOT_MODIFIED;
+        pr->refers.uri = cap->ref_uri;
+        pr->refers.date = cap->ref_date;
+        pr->refers.id = cap->ref_id;
+        return;
+    }
+    if (!w->conf.seen || truncated || cap->status < 200 || cap->status > 299 ||
+        spool_size(cap->body) == 0)
+        return;
+    struct dedupe_first first = { uri, cap->date, pr->resp_id };
+    if (dedupe_claim(w->conf.seen, DEDUPE_PAYLOAD, md, &first, &pr->refers) == DEDUPE_SEEN)
+        pr->profile = PROFILE_IDENTICAL;
+    else
+        memset(&pr->refers, 0, sizeof pr->refers);
+}
 
+/* Fills pr for cap: ids, digests, revisit or not. Needs no lock. Returns 0
+ * or -ENOMEM (OpenSSL could not give a digest). */
+static int pair_prepare(struct warc *w, struct warc_capture *cap, const char *uri,
+                        const char *truncated, struct pair *pr)
+{
+    unsigned char md[DIGEST_LEN], bmd[DIGEST_LEN], rmd[DIGEST_LEN];
     start_block(cap);
-    record_id(req_id);
-    record_id(resp_id);
-    digest_text(cap->pay, pay);
-    digest_text(cap->block, block);
-    EVP_MD_CTX *r = EVP_MD_CTX_new();
-    if (!r || !EVP_DigestInit_ex(r, EVP_sha1(), NULL) ||
-        !EVP_DigestUpdate(r, cap->req.data ? cap->req.data : "", cap->req.len) ||
-        !EVP_DigestFinal_ex(r, md, &mdlen)) {
-        EVP_MD_CTX_free(r);
+    record_id(pr->req_id);
+    record_id(pr->resp_id);
+    if (digest_peek(cap->pay, md) != 0 ||
+        digest_of(cap->req.data ? cap->req.data : "", cap->req.len, rmd) != 0)
         return -ENOMEM;
-    }
-    EVP_MD_CTX_free(r);
-    warc_base32(md, mdlen, rblock);
-    if (cap->req.len) {
-        common_fields(&h, "request", req_id, cap->date, uri, ip, resp_id, w->info_id);
-        sb_printf(&h, "WARC-Block-Digest: sha1:%s\r\n"
-                  "Content-Type: application/http;msgtype=request\r\n", rblock);
-        if ((rc = h.nomem ? -ENOMEM : put_record(w, h.data, &cap->req, NULL)))
-            goto out;
-        sb_reset(&h);
-    }
-    common_fields(&h, "response", resp_id, cap->date, uri, ip, req_id, w->info_id);
+    revisit_or_not(w, cap, uri, truncated, md, pr);
+    /* A revisit's block is the response's head alone. */
+    if (pr->profile ? digest_of(cap->head.data, cap->head.len, bmd) != 0
+                    : digest_peek(cap->block, bmd) != 0)
+        return -ENOMEM;
+    digest_text(md, pr->pay);
+    digest_text(bmd, pr->block);
+    digest_text(rmd, pr->rblock);
+    return 0;
+}
+
+static int write_request(struct warc *w, struct warc_capture *cap, const char *uri,
+                         const char *ip, const struct pair *pr)
+{
+    struct strbuf h = { 0 };
+    common_fields(&h, "request", pr->req_id, cap->date, uri, ip, pr->resp_id, w->info_id);
+    sb_printf(&h, "WARC-Block-Digest: %s\r\n"
+              "Content-Type: application/http;msgtype=request\r\n", pr->rblock);
+    int rc = h.nomem ? -ENOMEM : put_record(w, h.data, &cap->req, NULL);
+    sb_free(&h);
+    return rc;
+}
+
+/* The response record, or the revisit record that stands for it: the
+ * response's head kept, no payload (WARC 1.1, 6.7.2: "the payload
+ * itself is not recorded"). */
+static int write_response(struct warc *w, struct warc_capture *cap, const char *uri,
+                          const char *ip, const char *truncated, const struct pair *pr)
+{
+    struct strbuf h = { 0 };
+    common_fields(&h, pr->profile ? "revisit" : "response", pr->resp_id, cap->date, uri, ip,
+                  pr->req_id, w->info_id);
     if (cap->proto)
         sb_printf(&h, "WARC-Protocol: %s\r\n", cap->proto);
-    if (truncated)
+    if (pr->profile) {
+        sb_printf(&h, "WARC-Profile: %s\r\n", pr->profile);
+        if (pr->refers.id && *pr->refers.id)
+            sb_printf(&h, "WARC-Refers-To: %s\r\n", pr->refers.id);
+        if (pr->refers.uri)
+            sb_printf(&h, "WARC-Refers-To-Target-URI: %s\r\n", pr->refers.uri);
+        if (pr->refers.date && *pr->refers.date)
+            sb_printf(&h, "WARC-Refers-To-Date: %s\r\n", pr->refers.date);
+    } else if (truncated) {
         sb_printf(&h, "WARC-Truncated: %s\r\n", truncated);
-    sb_printf(&h, "WARC-Block-Digest: sha1:%s\r\nWARC-Payload-Digest: sha1:%s\r\n"
-              "Content-Type: application/http;msgtype=response\r\n", block, pay);
+    }
+    sb_printf(&h, "WARC-Block-Digest: %s\r\n", pr->block);
+    if (pr->profile != PROFILE_NOT_MODIFIED)
+        sb_printf(&h, "WARC-Payload-Digest: %s\r\n", pr->pay);
+    sb_adds(&h, "Content-Type: application/http;msgtype=response\r\n");
     uint64_t off = w->size;
-    if ((rc = h.nomem ? -ENOMEM : put_record(w, h.data, &cap->head, cap->body)))
-        goto out;
-    if (w->cdx)
-        rc = put_cdx(w, cap, uri, pay, off, w->size - off);
-out:
+    int rc = h.nomem ? -ENOMEM : put_record(w, h.data, &cap->head, pr->profile ? NULL : cap->body);
+    if (!rc && w->cdx)
+        rc = put_cdx(w, cap, uri, pr, off, w->size - off);
     sb_free(&h);
     return rc;
 }
@@ -664,19 +728,25 @@ out:
 int warc_write(struct warc *w, struct warc_capture *cap, const char *uri,
                const char *ip, const char *truncated)
 {
+    struct pair pr;
     int rc;
     if (cap->err)
         return cap->err;
     if (cap->req.nomem || cap->head.nomem)
         return -ENOMEM;
+    /* Out of the lock: the digests' copies, and the claim in the set. */
+    if ((rc = pair_prepare(w, cap, uri, truncated, &pr)) != 0)
+        return rc;
     pthread_mutex_lock(&w->lock);
     if (!(rc = w->err) && w->conf.max_size && w->records > 1 && w->size >= w->conf.max_size) {
         w->part++;
         if (!(rc = close_part(w)))
             rc = open_part(w);
     }
+    if (!rc && cap->req.len)
+        rc = write_request(w, cap, uri, ip, &pr);
     if (!rc)
-        rc = write_pair(w, cap, uri, ip, truncated);
+        rc = write_response(w, cap, uri, ip, truncated, &pr);
     if (rc && !w->err)
         w->err = rc;
     pthread_mutex_unlock(&w->lock);
@@ -742,5 +812,70 @@ int warc_cdx_merge(const char *cdx, int nworkers, char *failed, size_t n)
     free(in);
     if (rc == -ENOMEM && n)
         snprintf(failed, n, "--cdx: cannot write %s", cdx);
+    return rc;
+}
+
+/* ---- an earlier crawl's index, for revisits ------------------------------ */
+
+/* Reads one CDXJ line ("KEY STAMP {json}") into the set: a response of a
+ * 2xx status with a digest, as put_cdx writes it (pywb's and warcio's
+ * lines too: a digest without "sha1:", a status as a number). Returns 1
+ * when it went in (or was in already), 0 for a line that is no such
+ * response (a revisit, another status), -1 for one that is not read. */
+static int cdx_line(struct dedupe *seen, const char *line)
+{
+    const char *sp = strchr(line, ' ');
+    const char *js = sp ? strchr(sp + 1, ' ') : NULL;
+    if (!js || js - sp - 1 < 14 || strspn(sp + 1, "0123456789") < 14)
+        return -1;
+    const char *t = sp + 1;
+    char date[32];
+    snprintf(date, sizeof date, "%.4s-%.2s-%.2sT%.2s:%.2s:%.2sZ", t, t + 4, t + 6, t + 8,
+             t + 10, t + 12);
+    struct strbuf url = { 0 }, mime = { 0 }, status = { 0 }, dig = { 0 };
+    int rc = -1;
+    unsigned char md[DIGEST_LEN];
+    if (json_member(js + 1, "url", &url) == 1 && json_member(js + 1, "status", &status) >= 0 &&
+        json_member(js + 1, "mime", &mime) >= 0 && json_member(js + 1, "digest", &dig) == 1 &&
+        !url.nomem && !status.nomem && !mime.nomem && !dig.nomem &&
+        digest_parse(dig.data, dig.len, md) == 0) {
+        rc = 0;
+        long st = status.data ? strtol(status.data, NULL, 10) : 0;
+        if (st >= 200 && st < 300 && !(mime.data && strcmp(mime.data, "warc/revisit") == 0)) {
+            struct dedupe_first first = { url.data, date, NULL }, got;
+            (void)dedupe_claim(seen, DEDUPE_PAYLOAD, md, &first, &got);
+            rc = 1;
+        }
+    }
+    sb_free(&url);
+    sb_free(&mime);
+    sb_free(&status);
+    sb_free(&dig);
+    return rc;
+}
+
+int warc_cdx_load(const char *path, struct dedupe *seen, size_t *taken, size_t *unread)
+{
+    FILE *f = fopen(path, "re");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    *taken = *unread = 0;
+    if (!f)
+        return -errno;
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        if (n == 0 || line[0] == '!')      /* a blank line; a header ("!OpenWayback...") */
+            continue;
+        int r = cdx_line(seen, line);
+        if (r > 0)
+            (*taken)++;
+        else if (r < 0)
+            (*unread)++;
+    }
+    int rc = ferror(f) ? -EIO : 0;
+    free(line);
+    fclose(f);
     return rc;
 }

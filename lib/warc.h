@@ -1,13 +1,16 @@
 /* warc.h: --warc, the fetches of a run kept as WARC/1.1 records (ISO
  * 28500:2017): one writer a process, to which every transfer hands what it
  * captured (warc_capture) as it ends. The writer knows nothing of models or
- * jobs; fetch decides what is captured and when it is written. */
+ * jobs; fetch decides what is captured and when it is written. A payload
+ * written before in the crawl (the crawl's digest set, dedupe.h) is
+ * written as a revisit record. */
 #ifndef CRAWL_WARC_H
 #define CRAWL_WARC_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+struct dedupe;
 struct warc;
 struct warc_capture;
 
@@ -19,6 +22,8 @@ struct warc_conf {
     const char *cdx;          /* CDXJ index file, or NULL */
     const char *software;     /* the warcinfo's software field */
     const char *options;      /* ... and its command line, or NULL */
+    struct dedupe *seen;      /* the crawl's digest set: a 2xx payload it
+                               * holds is written as a revisit; NULL: never */
 };
 
 /* Opens the first file and writes its warcinfo record. Returns 0 and the
@@ -64,6 +69,14 @@ void warc_capture_header(struct warc_capture *cap, const char *p, size_t n);
  * Returns 0 or -errno (the spool's file). */
 int warc_capture_body(struct warc_capture *cap, const char *p, size_t n);
 
+/* Names the earlier capture that the response, a 304, revalidated (the
+ * request was conditional on it): its target URI, WARC-Date and
+ * WARC-Record-ID, each NULL when not known. A 304 is written as a revisit
+ * record of the server-not-modified profile, referring to it. Forgotten
+ * at warc_capture_reset. Returns 0 or -ENOMEM. */
+int warc_capture_refers(struct warc_capture *cap, const char *uri, const char *date,
+                        const char *id);
+
 /* Returns 1 once a response status line was captured. */
 int warc_capture_has_response(const struct warc_capture *cap);
 
@@ -73,15 +86,25 @@ const char *warc_capture_protocol(const struct warc_capture *cap);
 
 /* Writes the request and response records of cap for uri, fetched from ip
  * (may be NULL), with WARC-Truncated: truncated when not NULL ("length",
- * "time", "disconnect"), and a CDXJ line. Records that would start a file
- * past --warc-max-size start the next one. Thread-safe. Returns 0 or
- * -errno: the first write error sticks, and every later write returns it. */
+ * "time", "disconnect"), and a CDXJ line. The response is a revisit record
+ * instead (its HTTP head kept, no payload) when it is a 304 (profile
+ * server-not-modified), or a 2xx payload, whole and not empty, whose
+ * digest the writer's set already holds (profile identical-payload-digest,
+ * referring to the first record of that payload); else its payload digest
+ * goes into the set. Records that would start a file past --warc-max-size
+ * start the next one. Thread-safe. Returns 0 or -errno: the first write
+ * error sticks, and every later write returns it. */
 int warc_write(struct warc *w, struct warc_capture *cap, const char *uri,
                const char *ip, const char *truncated);
 
-/* Writes the unpadded RFC 4648 base32 text of the n bytes at p into out
- * (room for (n * 8 + 4) / 5 + 1 bytes). Returns out. */
-char *warc_base32(const unsigned char *p, size_t n, char *out);
+/* Reads the CDXJ index at path (an earlier crawl's --cdx, or pywb's or
+ * warcio's) into seen: each response line of a 2xx status, its payload
+ * digest with its URL and date (from the line's 14-digit stamp), so that
+ * this crawl writes those payloads as revisits. Revisit lines, and lines
+ * of other statuses, are passed over; *taken counts the lines that went
+ * in, *unread those that are not CDXJ. Returns 0, or -errno when the file
+ * cannot be read. */
+int warc_cdx_load(const char *path, struct dedupe *seen, size_t *taken, size_t *unread);
 
 /* Writes the SURT form of url (the sort key of CDX indexes: host labels
  * reversed, comma-joined, lower case, "www." dropped, then ")" and the path

@@ -188,6 +188,12 @@ static const char usage_text[] =
 "                         FILE-00001, ...; suffixes K, M, G)\n"
 "      --cdx=FILE         write a CDXJ index of the WARC's responses to FILE\n"
 "                         (sorted at the end; procs: the workers' merged)\n"
+"      --warc-dedupe-cdx=FILE  an earlier crawl's --cdx index: a 2xx payload\n"
+"                         it lists is written as a revisit record, as is one\n"
+"                         this crawl wrote before (identical payload digest)\n"
+"      --dedupe           rows name in duplicate_of the first page of the\n"
+"                         crawl with the same digest (decoded body); one at\n"
+"                         that page's own final URL is not parsed again\n"
 "      --save=DIR         write every 2xx body, decoded, as DIR/HOST[:PORT]/PATH\n"
 "                         (index.html for a path ending in /, ?QUERY kept)\n"
 "\n"
@@ -285,6 +291,7 @@ enum {
     OPT_FOLLOW, OPT_EXTRACT, OPT_NO_ROBOTS, OPT_PER_HOST, OPT_DELAY, OPT_CACERT,
     OPT_LIST_MODES, OPT_ROBOTS_AGENT, OPT_RETRY, OPT_RETRY_DELAY, OPT_RETRY_MAX_DELAY,
     OPT_COOKIE, OPT_COOKIE_JAR, OPT_TRACE, OPT_WARC, OPT_WARC_MAX_SIZE, OPT_CDX, OPT_SAVE,
+    OPT_WARC_DEDUPE_CDX, OPT_DEDUPE,
     OPT_NOPROXY, OPT_RESOLVE, OPT_IGNORE_CRAWL_DELAY, OPT_AUTO_THROTTLE, OPT_SITEMAPS,
     OPT_STATE, OPT_FRONTIER, OPT_LEASE, OPT_FRONTIER_RETRY, OPT_STATUS,
     OPT_PARSE_THREADS, OPT_WORKER_TIMEOUT, OPT_MAX_QUEUE, OPT_CANONICAL, OPT_STRIP_QUERY,
@@ -351,6 +358,8 @@ static const struct option long_opts[] = {
     {"warc", required_argument, 0, OPT_WARC},
     {"warc-max-size", required_argument, 0, OPT_WARC_MAX_SIZE},
     {"cdx", required_argument, 0, OPT_CDX},
+    {"warc-dedupe-cdx", required_argument, 0, OPT_WARC_DEDUPE_CDX},
+    {"dedupe", no_argument, 0, OPT_DEDUPE},
     {"save", required_argument, 0, OPT_SAVE},
     {"state", required_argument, 0, OPT_STATE},
     {"frontier", required_argument, 0, OPT_FRONTIER},
@@ -775,6 +784,21 @@ static int opt_keeping(struct cli *cli, int ch)
         check_writable("--cdx", optarg);
         o->cdx = optarg;
         return 1;
+    case OPT_WARC_DEDUPE_CDX: {
+        struct stat st;
+        FILE *f = fopen(optarg, "re");
+        if (!f)
+            die_usage("--warc-dedupe-cdx: cannot read '%s': %s", optarg, strerror(errno));
+        int dir = fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode);
+        fclose(f);
+        if (dir)
+            die_usage("--warc-dedupe-cdx: cannot read '%s': Is a directory", optarg);
+        o->warc_dedupe_cdx = optarg;
+        return 1;
+    }
+    case OPT_DEDUPE:
+        o->dedupe = 1;
+        return 1;
     case OPT_SAVE: {
         struct stat st;
         if (mkdir(optarg, 0777) != 0 && errno != EEXIST)
@@ -1013,6 +1037,9 @@ static void check_store(struct cli *cli)
     if (cli->opts.warc)
         die_usage("%s: --warc is not continued by a resumed run (it would start the "
                   "archive again)", name);
+    if (cli->opts.dedupe)
+        die_usage("%s: --dedupe's digests are one run's, not kept in the store (a "
+                  "resumed run would not know the pages before it)", name);
     cli->order = CRAWL_ORDER_COMPLETION;
 }
 
@@ -1070,8 +1097,9 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     if (cli->follow || cli->nextract || cli->opts.depth > 0 || cli->links_out)
         compile_rules(cli);
     warn_ignored(cli);
-    if ((cli->opts.cdx || cli->opts.warc_max_size) && !cli->opts.warc)
-        die_usage("%s: needs --warc", cli->opts.cdx ? "--cdx" : "--warc-max-size");
+    if ((cli->opts.cdx || cli->opts.warc_max_size || cli->opts.warc_dedupe_cdx) && !cli->opts.warc)
+        die_usage("%s: needs --warc", cli->opts.cdx ? "--cdx" : cli->opts.warc_max_size
+                  ? "--warc-max-size" : "--warc-dedupe-cdx");
     if (cli->opts.warc && strcmp(cli->mode, "all") == 0)
         die_usage("--warc: one model at a time (--mode=all would write each model's "
                   "fetches over the last)");

@@ -102,7 +102,7 @@ rows() { grep '^Length:' <<<"$output"; }
 		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/redirect/2" "$FIXTURE/bytes/42"
 		[ "$status" -eq 0 ]
 		[ "$(wc -l <<<"$output")" -eq 3 ]
-		for f in url source line depth final_url status length wire_bytes redirects attempts worker start_s time_dns_s time_connect_s time_tls_s time_ttfb_s time_total_s links fail error extract parent not_modified; do
+		for f in url source line depth final_url status length wire_bytes redirects attempts worker start_s time_dns_s time_connect_s time_tls_s time_ttfb_s time_total_s links fail error extract parent digest duplicate_of not_modified; do
 			[ "$(jq -c "select(.url) | has(\"$f\")" <<<"$output" | sort -u)" = "true" ]
 		done
 		[ "$(jq -r 'select(.line == 1) | .redirects' <<<"$output")" = "2" ]
@@ -118,11 +118,11 @@ rows() { grep '^Length:' <<<"$output"; }
 	for m in $MODES; do
 		run bash -c "'$CRAWL' --mode=$m --format=csv '$BATS_TEST_TMPDIR/list' 2>/dev/null"
 		[ "$status" -eq 1 ]
-		[ "${lines[0]}" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract,parent,not_modified" ]
+		[ "${lines[0]}" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract,parent,digest,duplicate_of,not_modified" ]
 		[ "${#lines[@]}" -eq 3 ]
-		grep -q "^$FIXTURE/bytes/5,$BATS_TEST_TMPDIR/list,1,0,$FIXTURE/bytes/5,200,5,5,0,1,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,,[0-9.]*,[0-9.]*,,,,,,false\$" <<<"$output"
+		grep -q "^$FIXTURE/bytes/5,$BATS_TEST_TMPDIR/list,1,0,$FIXTURE/bytes/5,200,5,5,0,1,[0-9]*,[0-9.]*,[0-9.]*,[0-9.]*,,[0-9.]*,[0-9.]*,,,,,,sha1:[A-Z2-7]\{32\},,false\$" <<<"$output"
 		# A line that never ran: no status, worker, start or times (empty cells).
-		grep -q "^\"bad line, with comma\",$BATS_TEST_TMPDIR/list,2,0,,,0,0,0,0,,,,,,,,,input,not an absolute http or https URL (no scheme),,,\$" <<<"$output"
+		grep -q "^\"bad line, with comma\",$BATS_TEST_TMPDIR/list,2,0,,,0,0,0,0,,,,,,,,,input,not an absolute http or https URL (no scheme),,,,,\$" <<<"$output"
 	done
 }
 
@@ -134,7 +134,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	printf '%s\n' "$FIXTURE/status/404" "http://127.0.0.1:1/x" "$FIXTURE/bytes/5?b" >"$BATS_TEST_TMPDIR/b"
 	for m in $MODES; do
 		for f in jsonl csv; do
-			"$CRAWL" --mode=$m -c 1 --format=$f -o "$BATS_TEST_TMPDIR/out.$f" "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b" 2>/dev/null || true
+			"$CRAWL" --mode=$m -c 1 --dedupe --format=$f -o "$BATS_TEST_TMPDIR/out.$f" "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b" 2>/dev/null || true
 		done
 		# The CSV read back as JSON: empty cells are null, numbers numbers.
 		/usr/bin/python3 - "$BATS_TEST_TMPDIR/out.csv" >"$BATS_TEST_TMPDIR/csv.json" <<-'PY'
@@ -168,6 +168,8 @@ rows() { grep '^Length:' <<<"$output"; }
 		jq -e -s '.[2] | .status == null and .worker == null and .start_s == null and .time_total_s == null and .fail == "input"' "$BATS_TEST_TMPDIR/out.jsonl"
 		jq -e -s '.[4] | .status == null and .time_ttfb_s == null and .time_total_s >= 0 and .fail == "connect"' "$BATS_TEST_TMPDIR/out.jsonl"
 		jq -e -s 'map(select(.url)) | all(.time_tls_s == null and .links == null and .extract == null and .parent == null)' "$BATS_TEST_TMPDIR/out.jsonl"
+		# bytes/5?b is bytes/5 again: one digest, and --dedupe names the first.
+		jq -e -s --arg f "$FIXTURE/bytes/5" '.[5].digest == .[0].digest and .[5].duplicate_of == $f and .[0].duplicate_of == null and .[3].digest == null' "$BATS_TEST_TMPDIR/out.jsonl"
 	done
 }
 
@@ -545,4 +547,78 @@ rows() { grep '^Length:' <<<"$output"; }
 	run "$CRAWL" --resolve "@$BATS_TEST_TMPDIR/none" "$FIXTURE/bytes/1"
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "crawl: --resolve: cannot read '$BATS_TEST_TMPDIR/none': No such file or directory" ]
+}
+
+# b32sha1: the sha1: base32 digest of standard input.
+b32sha1() {
+	python3 -c 'import sys,hashlib,base64; print("sha1:" + base64.b32encode(hashlib.sha1(sys.stdin.buffer.read()).digest()).decode())'
+}
+
+@test "digest: sha1: base32 of the decoded body of every 2xx row that arrived whole, null otherwise, in every model" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --format=jsonl --max-size 4K "$FIXTURE/bytes/100" "$FIXTURE/gzip/3000" \
+			"$FIXTURE/chunked/3000" "$FIXTURE/redirect/1" "$FIXTURE/bytes/0" "$FIXTURE/status/404" \
+			"$FIXTURE/bytes/5000" "http://127.0.0.1:1/"
+		echo "$m: $output"
+		[ "$status" -eq 1 ]
+		d() { jq -r "select(.line == $1) | .digest" <<<"$output"; }
+		[ "$(d 1)" = "$(curl -s "$FIXTURE/bytes/100" | b32sha1)" ]
+		# decoded: the gzip page's digest is that of its bytes, as chunked's
+		[ "$(d 2)" = "$(curl -s "$FIXTURE/bytes/3000" | b32sha1)" ]
+		[ "$(d 3)" = "$(d 2)" ]
+		[ "$(d 4)" = "$(printf 'end of redirect chain\n' | b32sha1)" ]
+		[ "$(d 5)" = "$(printf '' | b32sha1)" ]
+		# a 404, a body cut by --max-size, no response: none
+		[ "$(d 6)$(d 7)$(d 8)" = nullnullnull ]
+		# without --dedupe, no row names another
+		[ "$(jq -r 'select(.url) | .duplicate_of' <<<"$output" | sort -u)" = null ]
+	done
+}
+
+@test "--dedupe names the first page with the same decoded body in duplicate_of: /site/ and /site/index.html, gzip and plain, in every model" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m -c 1 --format=jsonl --dedupe "$FIXTURE/site/" "$FIXTURE/site/index.html" \
+			"$FIXTURE/gzip/1000" "$FIXTURE/bytes/1000" "$FIXTURE/bytes/1000?again" "$FIXTURE/site/about.html" \
+			"$FIXTURE/status/404" "$FIXTURE/status/404?again"
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(.url) | .duplicate_of' <<<"$output" | paste -sd' ')" = \
+			"null $FIXTURE/site/ null $FIXTURE/gzip/1000 $FIXTURE/gzip/1000 null null null" ]
+		[ "$(jq -r 'select(.line == 1 or .line == 2) | .digest' <<<"$output" | sort -u)" = "$(curl -s "$FIXTURE/site/" | b32sha1)" ]
+	done
+}
+
+@test "--dedupe: a duplicate at another URL is parsed and followed; one at its first page's own final URL is not parsed, in every model" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m -c 1 --format=jsonl --dedupe --depth 1 --no-robots --extract 'title=//title' \
+			"$FIXTURE/site/" "$FIXTURE/site/index.html" "$FIXTURE/redirect-to?url=%2Fsite%2F"
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		row() { jq -c "select(.line == $1) | [.final_url, .duplicate_of, .links, .extract]" <<<"$output"; }
+		[ "$(row 1)" = "[\"$FIXTURE/site/\",null,2,{\"title\":[\"fixture site\"]}]" ]
+		# another base: parsed, its links resolved against it (the same
+		# pages here: the frontier has them already)
+		[ "$(row 2)" = "[\"$FIXTURE/site/index.html\",\"$FIXTURE/site/\",2,{\"title\":[\"fixture site\"]}]" ]
+		# the same base: not parsed
+		[ "$(row 3)" = "[\"$FIXTURE/site/\",\"$FIXTURE/site/\",null,null]" ]
+		# the pages /site/ links to, once each
+		[ "$(jq -r 'select(.depth == 1) | .url' <<<"$output" | sort | paste -sd' ')" = \
+			"$FIXTURE/site/about.html $FIXTURE/site/private/secret.html" ]
+	done
+}
+
+@test "--dedupe and --warc-dedupe-cdx: their usage errors" {
+	run "$CRAWL" --dedupe --state "$BATS_TEST_TMPDIR/s" --format=jsonl -o "$BATS_TEST_TMPDIR/o" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --state: --dedupe's digests are one run's, not kept in the store (a resumed run would not know the pages before it)" ]
+	printf '\n' >"$BATS_TEST_TMPDIR/i.cdxj"
+	run "$CRAWL" --warc-dedupe-cdx "$BATS_TEST_TMPDIR/i.cdxj" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --warc-dedupe-cdx: needs --warc" ]
+	run "$CRAWL" --warc "$BATS_TEST_TMPDIR/a.warc.gz" --warc-dedupe-cdx "$BATS_TEST_TMPDIR/none.cdxj" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --warc-dedupe-cdx: cannot read '$BATS_TEST_TMPDIR/none.cdxj': No such file or directory" ]
+	run "$CRAWL" --warc "$BATS_TEST_TMPDIR/a.warc.gz" --warc-dedupe-cdx "$BATS_TEST_TMPDIR" "$FIXTURE/bytes/1"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "crawl: --warc-dedupe-cdx: cannot read '$BATS_TEST_TMPDIR': Is a directory" ]
 }

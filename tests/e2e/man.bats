@@ -127,3 +127,18 @@ same() {
 		[ -z "$output" ] || { echo "$page: $output"; return 1; }
 	done
 }
+
+@test "crawl(1)'s JSON lines members are the output's columns, in the CSV header's order" {
+	printf 'not a url\n' >"$BATS_TEST_TMPDIR/l"
+	header=$("$CRAWL" --format=csv "$BATS_TEST_TMPDIR/l" 2>/dev/null | head -1 | tr ',' ' ')
+	# The heading line of every .TP item of the JSON lines subsection,
+	# up to the summary's paragraph.
+	man=$(plain "$CRAWL_1" | awk '/^\.SS JSON lines/ { inside = 1; next }
+		inside && /^\.(PP|SS|SH)/ { exit }
+		inside && take { print; take = 0; next }
+		inside && /^\.TP/ { take = 1 }' | sed -E 's/^\.BR? //; s/,/ /g' | tr -s ' \n' '  ' | sed 's/ $//')
+	echo "header: $header"
+	echo "man:    $man"
+	[ "$(wc -w <<<"$header")" -ge 23 ]
+	[ "$man" = "$header" ]
+}

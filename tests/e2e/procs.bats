@@ -335,3 +335,21 @@ as_user() {
 	[ "$(jq -c 'select(.url)' <<<"$(grep '^{' <<<"$output")" | wc -l)" -eq 40 ]
 	[ "$(grep '^{' <<<"$output" | jq -r 'select(.url) | "\(.fail) \(.error)"' | sort -u)" = "other no worker process could be started" ]
 }
+
+@test "--dedupe: one digest set for the crawl's workers: of duplicate bodies fetched on two hosts, one first each, the rest naming it" {
+	# Two hosts, so two workers: each of the 5 bodies comes 12 times, 6 on
+	# each host, all in flight together.
+	for i in $(seq 30); do
+		echo "$FIXTURE/bytes/$((i % 5 + 1))000?i=$i"
+		echo "http://localhost:$FIXTURE_PORT/bytes/$((i % 5 + 1))000?i=$i"
+	done >"$BATS_TEST_TMPDIR/l"
+	run "$CRAWL" --mode=procs --procs 2 --format=jsonl --dedupe "$BATS_TEST_TMPDIR/l"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r 'select(.url) | (.worker / 1000000 | floor)' <<<"$output" | sort -u | wc -l)" -eq 2 ]
+	# Without a shared set each worker would have a first of each: 10.
+	[ "$(jq -r 'select(.url and .duplicate_of == null) | .digest' <<<"$output" | sort -u | wc -l)" -eq 5 ]
+	[ "$(jq -r 'select(.url and .duplicate_of == null)' <<<"$output" | jq -s length)" -eq 5 ]
+	# Each duplicate names the first of its digest, wherever it was fetched.
+	jq -s -e 'map(select(.url)) | (map(select(.duplicate_of == null) | {(.digest): .final_url}) | add) as $first
+		| map(select(.duplicate_of)) | length == 55 and all(.duplicate_of == $first[.digest])' <<<"$output"
+}

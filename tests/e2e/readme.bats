@@ -40,7 +40,7 @@ sh_block() {
 	all=$("$CRAWL" --list-modes | paste -sd'|')
 	[ "$(grep -Ec "^($all) +8 +7 +1 " <<<"$output")" -eq "$NALL" ]
 	# The CSV file: a header and the eight rows.
-	[ "$(head -1 rows.csv)" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract,parent,not_modified" ]
+	[ "$(head -1 rows.csv)" = "url,source,line,depth,final_url,status,length,wire_bytes,redirects,attempts,worker,start_s,time_dns_s,time_connect_s,time_tls_s,time_ttfb_s,time_total_s,links,fail,error,extract,parent,digest,duplicate_of,not_modified" ]
 	[ "$(wc -l <rows.csv)" -eq 9 ]
 	# The jq example: the failed rows' source, line and class.
 	grep -qx "$(printf 'list.txt\t8\ttimeout')" <<<"$output"
@@ -68,4 +68,15 @@ sh_block() {
 	echo "not named in ARCHITECTURE.md: $unnamed"
 	[ -z "$unnamed" ]
 	[ "$(wc -l <<<"$entries")" -ge 10 ]
+}
+
+@test "README's column table names the output's columns, in the CSV header's order" {
+	printf 'not a url\n' >"$BATS_TEST_TMPDIR/l"
+	header=$("$CRAWL" --format=csv "$BATS_TEST_TMPDIR/l" 2>/dev/null | head -1 | tr ',' ' ')
+	table=$(sed -n '/^| column | type | meaning/,/^$/p' "$BATS_TEST_DIRNAME/../../README.md" |
+		awk -F'|' 'NR > 2 { print $2 }' | grep -o '`[a-z_]*`' | tr -d '`' | paste -sd' ')
+	echo "header: $header"
+	echo "README: $table"
+	[ "$(wc -w <<<"$header")" -ge 23 ]
+	[ "$table" = "$header" ]
 }

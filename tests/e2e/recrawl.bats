@@ -259,7 +259,7 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	done
 }
 
-@test "a 304 goes into --warc as a response record the checker accepts" {
+@test "a 304 goes into --warc as a server-not-modified revisit record the checker accepts" {
 	run "$CRAWL" --format=jsonl --if-modified-since 2024-01-02 --warc "$D/a.warc.gz" \
 		"$FIXTURE/etag/a" "$FIXTURE/bytes/3"
 	[ "$status" -eq 0 ]
@@ -267,7 +267,8 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	run python3 "$BATS_TEST_DIRNAME/../tools/warc-check.py" check "$D/a.warc.gz"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	grep -qx "$FIXTURE/etag/a 304 sha1:.*" <<<"$output"
+	grep -qx "$FIXTURE/etag/a 304 - revisit:not-modified -" <<<"$output"
+	grep -qx "$FIXTURE/bytes/3 200 sha1:.*" <<<"$output"
 }
 
 @test "conditional requests' usage errors" {

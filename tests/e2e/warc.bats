@@ -359,15 +359,18 @@ response() {
 }
 
 # index_points_home DIR CDXJ: every line of the index points, in the WARC
-# file it names, at the response record of its URL and digest.
+# file it names, at the response record of its URL and digest, or at its
+# revisit record when the line's mime says warc/revisit.
 index_points_home() {
-	local off len url file digest head
-	while read -r off len url file digest; do
-		head=$(tail -c +$((off + 1)) "$1/$file" | head -c "$len" | zcat | tr -d '\r' | head -12)
-		grep -qx 'WARC-Type: response' <<<"$head" || { echo "$file@$off: not a response" >&2; return 1; }
+	local off len url file digest mime head type
+	while read -r off len url file digest mime; do
+		head=$(tail -c +$((off + 1)) "$1/$file" | head -c "$len" | zcat | tr -d '\r' | head -16)
+		type=response
+		[ "$mime" = warc/revisit ] && type=revisit
+		grep -qx "WARC-Type: $type" <<<"$head" || { echo "$file@$off: not a $type" >&2; return 1; }
 		grep -qx "WARC-Target-URI: $url" <<<"$head" || { echo "$file@$off: not $url" >&2; return 1; }
 		grep -qx "WARC-Payload-Digest: $digest" <<<"$head" || return 1
-	done < <(cut -d' ' -f3- "$2" | jq -r '"\(.offset) \(.length) \(.url) \(.filename) \(.digest)"')
+	done < <(cut -d' ' -f3- "$2" | jq -r '"\(.offset) \(.length) \(.url) \(.filename) \(.digest) \(.mime)"')
 }
 
 @test "procs --cdx: the workers' indexes merged, sorted in the C locale, each line pointing into its own worker's WARC file" {
@@ -549,4 +552,106 @@ index_points_home() {
 	grep -qx "software: crawl $("$CRAWL" --version | sed 's/^crawl //')" <<<"$info"
 	grep -qx "options: $CRAWL --mode=seq -q --warc $D/a.warc.gz $FIXTURE/bytes/1" <<<"$info"
 	grep -qx 'format: WARC File Format 1.1' <<<"$info"
+}
+
+@test "a payload the crawl wrote before is a revisit record referring to its first, the checker and warcio.js reading it, in every model" {
+	need_warcio
+	for m in $MODES; do
+		rm -f "$D"/a*.warc.gz
+		run "$CRAWL" --mode=$m -c 1 --format=jsonl --warc "$D/a.warc.gz" "$FIXTURE/site/" \
+			"$FIXTURE/site/index.html" "$FIXTURE/gzip/1000" "$FIXTURE/bytes/1000" "$FIXTURE/bytes/1000?again" \
+			"$FIXTURE/status/404" "$FIXTURE/status/404?again" "$FIXTURE/bytes/0" "$FIXTURE/bytes/0?again"
+		[ "$status" -eq 0 ]
+		files=$(warc_files $m "$D/a")
+		run python3 "$CHECK" check $files
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "ok: $((18 + $(wc -w <<<"$files"))) records" ]
+		# /site/index.html is /site/ again; bytes/1000 is gzip/1000 decoded,
+		# not as sent: a response of its own, then a revisit of it.
+		[ "$(grep revisit: <<<"$output" | cut -d' ' -f1,2,4,5)" = \
+			"$FIXTURE/site/index.html 200 revisit:identical $FIXTURE/site/
+$FIXTURE/bytes/1000?again 200 revisit:identical $FIXTURE/bytes/1000" ]
+		# a 404, an empty body: never a revisit
+		[ "$(grep -c "status/404" <<<"$output")" -eq 2 ]
+		[ "$(grep -c "bytes/0.* 200 sha1:[A-Z0-9]*$" <<<"$output")" -eq 2 ]
+		# warcio.js reads the revisits, their HTTP heads and where they point
+		run "$WARCIO" index $files --fields warc-type,warc-target-uri,warc-refers-to-target-uri,http:status
+		[ "$status" -eq 0 ]
+		[ "$(jq -r 'select(."warc-type" == "revisit") | [."warc-target-uri", ."warc-refers-to-target-uri", ."http:status"] | join(" ")' <<<"$output")" = \
+			"$FIXTURE/site/index.html $FIXTURE/site/ 200
+$FIXTURE/bytes/1000?again $FIXTURE/bytes/1000 200" ]
+		[ "$(jq -r 'select(."warc-type" == "response")' <<<"$output" | jq -s length)" -eq 7 ]
+	done
+}
+
+@test "--cdx indexes revisit records as warcio.js cdx-index does: mime warc/revisit, the same lines" {
+	need_warcio
+	run "$CRAWL" --mode=seq -q --warc "$D/a.warc.gz" --cdx "$D/a.cdxj" "$FIXTURE/site/" \
+		"$FIXTURE/site/index.html" "$FIXTURE/bytes/1000" "$FIXTURE/bytes/1000?again" "$FIXTURE/redirect/1"
+	[ "$status" -eq 0 ]
+	[ "$(cut -d' ' -f3- "$D/a.cdxj" | jq -r 'select(.mime == "warc/revisit") | .url' | sort | paste -sd' ')" = \
+		"$FIXTURE/bytes/1000?again $FIXTURE/site/index.html" ]
+	index_points_home "$D" "$D/a.cdxj"
+	# warcio.js writes digests without "sha1:"; else the index is the same
+	"$WARCIO" cdx-index "$D/a.warc.gz" | LC_ALL=C sort >"$D/w.cdxj"
+	diff <(sed 's/"digest":"sha1:/"digest":"/' "$D/a.cdxj") "$D/w.cdxj"
+}
+
+@test "--warc-dedupe-cdx: a later crawl writes the payloads an earlier crawl's index lists as revisits referring to it, in every model" {
+	need_warcio
+	run "$CRAWL" --mode=seq -q --warc "$D/first.warc.gz" --cdx "$D/first.cdxj" "$FIXTURE/site/" \
+		"$FIXTURE/bytes/2000" "$FIXTURE/status/404"
+	[ "$status" -eq 0 ]
+	"$WARCIO" cdx-index "$D/first.warc.gz" >"$D/warcio.cdxj"
+	for idx in first.cdxj warcio.cdxj; do
+		for m in $MODES; do
+			rm -f "$D"/b*.warc.gz
+			run --separate-stderr "$CRAWL" --mode=$m -q --warc "$D/b.warc.gz" --warc-dedupe-cdx "$D/$idx" \
+				"$FIXTURE/site/index.html" "$FIXTURE/bytes/2000?later" "$FIXTURE/status/404" "$FIXTURE/bytes/3000"
+			echo "$idx $m: $stderr"
+			[ "$status" -eq 0 ]
+			[ -z "$stderr" ]
+			run python3 "$CHECK" check $(warc_files $m "$D/b")
+			echo "$output"
+			[ "$status" -eq 0 ]
+			[ "$(grep revisit: <<<"$output" | cut -d' ' -f1,4,5 | sort)" = \
+				"$FIXTURE/bytes/2000?later revisit:identical $FIXTURE/bytes/2000
+$FIXTURE/site/index.html revisit:identical $FIXTURE/site/" ]
+			# the date is the index's, to the second; no record id is in an index
+			stamp=$(grep "/site/ " "$D/first.cdxj" | cut -d' ' -f2)
+			zcat $(warc_files $m "$D/b") | tr -d '\r' | grep -ax "WARC-Refers-To-Date: ${stamp:0:4}-${stamp:4:2}-${stamp:6:2}T${stamp:8:2}:${stamp:10:2}:${stamp:12:2}Z" >/dev/null
+			! zcat $(warc_files $m "$D/b") | grep -aq '^WARC-Refers-To:'
+		done
+	done
+	# Lines that are not CDXJ are passed over, and said so.
+	printf 'not an index line\n' >>"$D/first.cdxj"
+	run --separate-stderr "$CRAWL" --mode=seq -q --warc "$D/c.warc.gz" --warc-dedupe-cdx "$D/first.cdxj" "$FIXTURE/site/"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "crawl: --warc-dedupe-cdx $D/first.cdxj: 1 line not CDXJ, passed over (2 responses read)" ]
+	[ "$(python3 "$CHECK" check "$D/c.warc.gz" | grep -c revisit:)" -eq 1 ]
+}
+
+@test "procs: one digest set for the workers' WARC files: of duplicate payloads two workers fetched, one full record each, the rest revisits referring to it" {
+	[[ " $MODES " == *" procs "* ]] || skip "procs is not among the models run"
+	for i in $(seq 30); do
+		echo "$FIXTURE/bytes/$((i % 5 + 1))000?i=$i"
+		echo "http://localhost:$FIXTURE_PORT/bytes/$((i % 5 + 1))000?i=$i"
+	done >"$D/l"
+	run "$CRAWL" --mode=procs --procs 2 -q --warc "$D/p.warc.gz" --cdx "$D/p.cdxj" "$D/l"
+	[ "$status" -eq 0 ]
+	# the checker resolves every WARC-Refers-To across the two files
+	run python3 "$CHECK" check "$D/p-w0.warc.gz" "$D/p-w1.warc.gz"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -vc 'revisit:\|^ok:' <<<"$output")" -eq 5 ]
+	[ "$(grep -v 'revisit:\|^ok:' <<<"$output" | cut -d' ' -f3 | sort -u | wc -l)" -eq 5 ]
+	[ "$(grep -c 'revisit:identical' <<<"$output")" -eq 55 ]
+	# both workers wrote revisits, so each knew of the other's records
+	for w in 0 1; do
+		[ "$(python3 "$CHECK" list "$D/p-w$w.warc.gz" | wc -l)" -ge 1 ]
+		zcat "$D/p-w$w.warc.gz" | grep -aq '^WARC-Type: revisit'
+	done
+	[ "$(cut -d' ' -f3- "$D/p.cdxj" | jq -r 'select(.mime == "warc/revisit")' | jq -s length)" -eq 55 ]
+	index_points_home "$D" "$D/p.cdxj"
 }

@@ -4,11 +4,16 @@ checks what crawl's --warc promises, recomputing every digest.
 
   warc-check.py check FILE.warc.gz...   every rule below; prints one line per
                                         response (URI STATUS PAYLOAD-DIGEST
-                                        [PROTOCOL]) and "ok: N records"; exits
-                                        1 naming the first broken rule
+                                        [PROTOCOL]) or revisit (URI STATUS
+                                        PAYLOAD-DIGEST revisit:PROFILE
+                                        REFERS-TO-TARGET-URI) and "ok: N
+                                        records"; exits 1 naming the first
+                                        broken rule
   warc-check.py list FILE.warc.gz...    any WARC (wget's too): one line per
                                         response record, URI and the SHA-1 of
-                                        its payload, recomputed
+                                        its payload, recomputed; a revisit's
+                                        payload is the one it refers to, its
+                                        WARC-Payload-Digest
   warc-check.py payload URI FILE.warc.gz...  the HTTP body of the last
                                         response record for URI, as stored
                                         (content coding kept), on standard
@@ -21,7 +26,13 @@ block's; requests and responses have a WARC-Target-URI without angle
 brackets, a WARC-IP-Address and a WARC-Concurrent-To naming the other
 record of their pair; WARC-Block-Digest is sha1: base32 of the block and
 WARC-Payload-Digest that of the HTTP body; a response's head is HTTP/1.1
-syntax, and says WARC-Protocol when it came over HTTP/2.
+syntax, and says WARC-Protocol when it came over HTTP/2. A revisit record
+(WARC 1.1, 6.7) is a response's pair too: its block is the HTTP head alone,
+its WARC-Profile one of the two of WARC 1.1; identical-payload-digest has a
+WARC-Payload-Digest, WARC-Refers-To-Target-URI and WARC-Refers-To-Date, and
+a WARC-Refers-To, when given, names a response record of the files checked
+with that payload digest, target URI and date; server-not-modified is a
+304's.
 """
 import base64
 import hashlib
@@ -30,6 +41,10 @@ import sys
 import zlib
 
 DATE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{1,9}Z$")
+REFDATE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$")
+IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+PROFILES = {IDENTICAL: "identical", NOT_MODIFIED: "not-modified"}
 
 
 def fail(msg):
@@ -87,10 +102,31 @@ def http_body(block):
     return block[i + 4:] if i >= 0 else b""
 
 
+def check_revisit(where, h, block, code):
+    """The rules of a revisit record; returns what its line adds."""
+    profile = h.get("warc-profile", "")
+    if profile not in PROFILES:
+        fail(f"{where}: WARC-Profile {profile!r}")
+    if http_body(block) or not block.endswith(b"\r\n\r\n"):
+        fail(f"{where}: a revisit's block is the HTTP head alone")
+    if profile == NOT_MODIFIED:
+        if code != "304":
+            fail(f"{where}: server-not-modified for a {code}")
+    else:
+        for f in ("warc-payload-digest", "warc-refers-to-target-uri", "warc-refers-to-date"):
+            if not h.get(f):
+                fail(f"{where}: identical-payload-digest without {f}")
+    date = h.get("warc-refers-to-date")
+    if date and not REFDATE.match(date):
+        fail(f"{where}: WARC-Refers-To-Date {date!r}")
+    return f" revisit:{PROFILES[profile]} {h.get('warc-refers-to-target-uri', '-')}"
+
+
 def check(paths):
     n = 0
     ids = {}
     pairs = []
+    refers = []
     out = []
     for path in paths:
         raw = open(path, "rb").read()
@@ -113,10 +149,10 @@ def check(paths):
                 fail(f"{where}: WARC-Record-ID {rid!r}")
             if rid in ids:
                 fail(f"{where}: WARC-Record-ID {rid} given twice")
-            ids[rid] = t
+            ids[rid] = (t, h)
             if not DATE.match(h.get("warc-date", "")):
                 fail(f"{where}: WARC-Date {h.get('warc-date')!r} without a fraction of a second")
-            if t not in ("request", "response"):
+            if t not in ("request", "response", "revisit"):
                 continue
             uri = h.get("warc-target-uri", "")
             if not uri.startswith(("http://", "https://")):
@@ -138,19 +174,36 @@ def check(paths):
                 fail(f"{where}: status line {head!r}")
             if h.get("content-type") != "application/http;msgtype=response":
                 fail(f"{where}: Content-Type {h.get('content-type')}")
-            pay = sha1(http_body(block))
-            if h.get("warc-payload-digest") != pay:
-                fail(f"{where}: WARC-Payload-Digest {h.get('warc-payload-digest')} is not {pay}")
+            if t == "revisit":
+                more = check_revisit(where, h, block, m.group(1))
+                pay = h.get("warc-payload-digest", "-")
+                if h.get("warc-refers-to"):
+                    refers.append((where, h))
+            else:
+                more = ""
+                pay = sha1(http_body(block))
+                if h.get("warc-payload-digest") != pay:
+                    fail(f"{where}: WARC-Payload-Digest {h.get('warc-payload-digest')} is not {pay}")
             line = f"{uri} {m.group(1)} {pay}"
             if h.get("warc-protocol"):
                 line += " " + h["warc-protocol"]
             if h.get("warc-truncated"):
                 line += " truncated:" + h["warc-truncated"]
-            out.append(line)
+            out.append(line + more)
     for where, rid, other in pairs:
-        kinds = {"request": "response", "response": "request"}
-        if ids.get(other) != kinds.get(ids.get(rid)):
-            fail(f"{where}: WARC-Concurrent-To {other!r} names no {kinds.get(ids.get(rid))}")
+        kinds = {"request": ("response", "revisit"), "response": ("request",), "revisit": ("request",)}
+        want = kinds.get(ids.get(rid, (None,))[0], ())
+        if ids.get(other, (None,))[0] not in want:
+            fail(f"{where}: WARC-Concurrent-To {other!r} names no {' or '.join(want)}")
+    for where, h in refers:
+        t, o = ids.get(h["warc-refers-to"], (None, {}))
+        if t != "response":
+            fail(f"{where}: WARC-Refers-To {h['warc-refers-to']} names no response record")
+        for mine, theirs in (("warc-payload-digest", "warc-payload-digest"),
+                             ("warc-refers-to-target-uri", "warc-target-uri"),
+                             ("warc-refers-to-date", "warc-date")):
+            if h.get(mine) and h.get(mine) != o.get(theirs):
+                fail(f"{where}: {mine} {h.get(mine)} is not the referred record's {o.get(theirs)}")
     for line in out:
         print(line)
     print(f"ok: {n} records")
@@ -162,9 +215,11 @@ def list_responses(paths):
             raw = f.read()
         data = b"".join(d for _, d in members(raw)) if raw[:2] == b"\x1f\x8b" else raw
         for _, h, block in parse_records(data, path):
+            uri = h.get("warc-target-uri", "").strip("<>")
             if h.get("warc-type") == "response":
-                uri = h.get("warc-target-uri", "").strip("<>")
                 print(f"{uri} {sha1(http_body(block))}")
+            elif h.get("warc-type") == "revisit" and h.get("warc-payload-digest"):
+                print(f"{uri} {h['warc-payload-digest']}")
 
 
 def payload(uri, paths):

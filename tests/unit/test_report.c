@@ -124,6 +124,7 @@ static void fetched(struct crawl_job *j, struct html_extract *ex)
     j->res.time_ttfb = 0.002;
     j->res.time_total = 0.003;
     j->res.nlinks = 5;
+    j->res.digest = "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5";
     ex[0].name = "t";
     ex[0].value = "x,y";
     ex[1].name = "t";
@@ -145,12 +146,13 @@ static void test_json_row_has_every_column_in_order_with_nulls(void **state)
         "\"time_dns_s\":0.000010,\"time_connect_s\":null,\"time_tls_s\":null,"
         "\"time_ttfb_s\":0.002000,\"time_total_s\":0.003000,\"links\":5,\"fail\":null,"
         "\"error\":null,\"extract\":{\"t\":[\"x,y\",\"\\\"q\\\"\"]},\"parent\":null,"
-        "\"not_modified\":false}\n");
+        "\"digest\":\"sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5\",\"duplicate_of\":null,\"not_modified\":false}\n");
     free(s);
     /* Without parsing or --extract, links and extract do not apply. */
     s = format(&j, CRAWL_FMT_JSONL, 0);
     assert_non_null(strstr(s, ",\"links\":null,\"fail\":null,\"error\":null,\"extract\":null,"
-                              "\"parent\":null,\"not_modified\":false}\n"));
+                              "\"parent\":null,\"digest\":\"sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5\",\"duplicate_of\":null,"
+                              "\"not_modified\":false}\n"));
     free(s);
     /* A page found on another: its parent, after extract. */
     j.line = 0;
@@ -158,10 +160,32 @@ static void test_json_row_has_every_column_in_order_with_nulls(void **state)
     j.parent = "http://h/from?x=\"1\"";
     s = format(&j, CRAWL_FMT_JSONL, 0);
     assert_non_null(strstr(s, ",\"extract\":null,\"parent\":\"http://h/from?x=\\\"1\\\"\","
-                              "\"not_modified\":false}\n"));
+                              "\"digest\":\"sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5\",\"duplicate_of\":null,\"not_modified\":false}\n"));
     free(s);
     s = format(&j, CRAWL_FMT_CSV, 0);
-    assert_non_null(strstr(s, ",,,,\"http://h/from?x=\"\"1\"\"\",false\n"));
+    assert_non_null(strstr(s, ",,,,\"http://h/from?x=\"\"1\"\"\",sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5,,false\n"));
+    free(s);
+}
+
+/* --dedupe: a duplicate names its first page; one at that page's own URL
+ * was not parsed (fetch.c), so links and extract do not apply to it. */
+static void test_a_duplicate_at_its_first_pages_url_has_no_links_or_extract(void **state)
+{
+    struct crawl_job j;
+    struct html_extract ex[2];
+    fetched(&j, ex);
+    j.res.duplicate_of = "http://h/first";
+    char *s = format(&j, CRAWL_FMT_JSONL, REPORT_LINKS | REPORT_EXTRACT);
+    assert_non_null(strstr(s, ",\"links\":5,"));
+    assert_non_null(strstr(s, "\"extract\":{\"t\""));
+    assert_non_null(strstr(s, ",\"duplicate_of\":\"http://h/first\",\"not_modified\":false}\n"));
+    free(s);
+    j.res.duplicate_of = "http://h/a";
+    j.res.nextracts = 0;
+    s = format(&j, CRAWL_FMT_JSONL, REPORT_LINKS | REPORT_EXTRACT);
+    assert_non_null(strstr(s, ",\"links\":null,\"fail\":null,\"error\":null,\"extract\":null,"
+                              "\"parent\":null,\"digest\":\"sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5\","
+                              "\"duplicate_of\":\"http://h/a\",\"not_modified\":false}\n"));
     free(s);
 }
 
@@ -173,7 +197,8 @@ static void test_csv_row_matches_the_json_columns(void **state)
     char *s = format(&j, CRAWL_FMT_CSV, REPORT_LINKS | REPORT_EXTRACT);
     assert_string_equal(s,
         "http://h/a,list.txt,3,0,http://h/a,200,42,40,0,1,7,0.250000,0.000010,,,0.002000,"
-        "0.003000,5,,,\"{\"\"t\"\":[\"\"x,y\"\",\"\"\\\"\"q\\\"\"\"\"]}\",,false\n");
+        "0.003000,5,,,\"{\"\"t\"\":[\"\"x,y\"\",\"\"\\\"\"q\\\"\"\"\"]}\",,"
+        "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5,,false\n");
     free(s);
 }
 
@@ -193,16 +218,16 @@ static void test_a_line_that_never_ran_has_no_status_worker_or_times(void **stat
         "\"worker\":null,\"start_s\":null,\"time_dns_s\":null,\"time_connect_s\":null,"
         "\"time_tls_s\":null,\"time_ttfb_s\":null,\"time_total_s\":null,\"links\":null,"
         "\"fail\":\"input\",\"error\":\"bad\",\"extract\":null,\"parent\":null,"
-        "\"not_modified\":null}\n");
+        "\"digest\":null,\"duplicate_of\":null,\"not_modified\":null}\n");
     free(s);
     s = format(&j, CRAWL_FMT_CSV, REPORT_LINKS);
-    assert_string_equal(s, "not a url,-,2,0,,,0,0,0,0,,,,,,,,,input,bad,,,\n");
+    assert_string_equal(s, "not a url,-,2,0,,,0,0,0,0,,,,,,,,,input,bad,,,,,\n");
     free(s);
     /* A page found by following a link has no source and no line. */
     j.line = 0;
     j.depth = 1;
     s = format(&j, CRAWL_FMT_CSV, 0);
-    assert_string_equal(s, "not a url,,,1,,,0,0,0,0,,,,,,,,,input,bad,,,\n");
+    assert_string_equal(s, "not a url,,,1,,,0,0,0,0,,,,,,,,,input,bad,,,,,\n");
     free(s);
 }
 
@@ -219,14 +244,16 @@ static void test_a_304_row_is_not_modified_with_no_length(void **state)
     j.res.wire_bytes = 0;
     j.res.nlinks = 0;
     j.res.nextracts = 0;
+    j.res.digest = NULL;      /* no body: nothing to digest */
     char *s = format(&j, CRAWL_FMT_JSONL, REPORT_LINKS | REPORT_EXTRACT);
     assert_non_null(strstr(s, "\"status\":304,\"length\":null,\"wire_bytes\":0,"));
     assert_non_null(strstr(s, "\"links\":null,\"fail\":null,\"error\":null,\"extract\":null,"
-                              "\"parent\":null,\"not_modified\":true}\n"));
+                              "\"parent\":null,\"digest\":null,\"duplicate_of\":null,"
+                              "\"not_modified\":true}\n"));
     free(s);
     s = format(&j, CRAWL_FMT_CSV, REPORT_LINKS | REPORT_EXTRACT);
     assert_string_equal(s, "http://h/a,list.txt,3,0,http://h/a,304,,0,0,1,7,0.250000,0.000010,,,"
-                           "0.002000,0.003000,,,,,,true\n");
+                           "0.002000,0.003000,,,,,,,,true\n");
     free(s);
 }
 
@@ -241,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_use_time_has_two_decimals),
         cmocka_unit_test(test_json_row_has_every_column_in_order_with_nulls),
         cmocka_unit_test(test_csv_row_matches_the_json_columns),
+        cmocka_unit_test(test_a_duplicate_at_its_first_pages_url_has_no_links_or_extract),
         cmocka_unit_test(test_a_line_that_never_ran_has_no_status_worker_or_times),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
