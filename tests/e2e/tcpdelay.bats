@@ -113,3 +113,17 @@ took() {
 	# The fixture never saw a request made while cut.
 	! requested "$FIXTURE" /hang
 }
+
+@test "scripts/bench-frontier.sh LATENCY=1 crawls in memory, on --frontier direct and through tcpdelay, plain, with --delay and with --per-host, each run checked, the server's work per page counted" {
+	run env BUILD="$BUILD" LATENCY=1 PAGES=200 RUNS=1 RTTS=2 scripts/bench-frontier.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "# scripts/bench-frontier.sh LATENCY=1: 200 pages of /graph/200/4/, depth 4, one --mode=coro worker at -c 50, medians of 1 "* ]]
+	[ "${#lines[@]}" -eq 12 ]
+	[ "$(printf '%s\n' "${lines[@]:2:9}" | awk '{ s = $1; for (i = 2; i <= NF - 8; i++) s = s " " $i; print s }' | tr '\n' ';')" = "in memory;--frontier direct;--frontier, 2 ms round trip;--delay 1, in memory;--delay 1, --frontier direct;--delay 1, 2 ms round trip;--per-host 4, in memory;--per-host 4, --frontier direct;--per-host 4, 2 ms round trip;" ]
+	# In memory the server does nothing; on --frontier, scripts (EVALSHA)
+	# and the commands they run.
+	[ "$(awk '$1 == "in" && $2 == "memory" { print $(NF-3) }' <<<"${lines[2]}")" = 0.00 ]
+	awk '{ exit !($(NF-3) > 1 && $(NF-2) > 0 && $(NF-1) > 0) }' <<<"${lines[3]}"
+	[[ "${lines[11]}" == "# The round trips are tcpdelay's"* ]]
+}
