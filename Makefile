@@ -71,7 +71,7 @@ endif
 
 .SECONDARY:
 
-.PHONY: all deps deps-build check check-run check-model units benches demo sanitize tsan layers lengths clean fuzz bench install uninstall
+.PHONY: all deps deps-build check check-run check-model units tools benches demo sanitize tsan layers lengths clean fuzz bench install uninstall
 
 all: $(PROGS) $(BUILD)/crawl.1
 
@@ -129,7 +129,19 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libcrawl.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
 
-units: $(UNITS)
+# Test tools (tests/tools/*.c): programs the end-to-end tests and the
+# benchmarks run beside crawl, built with the unit tests.
+TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
+TOOLS    := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
+
+$(BUILD)/tools/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(EV_LIBS)
+
+units: $(UNITS) $(TOOLS)
+
+tools: $(TOOLS)
 
 # Measuring programs for scripts/ (tests/bench/*.c); built on demand.
 $(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(BUILD)/libcrawl.a

@@ -1184,45 +1184,15 @@ static int hello(struct rs *r, const char *opts, const char *output_id, char *wh
     return rc;
 }
 
-/* The value of the server's setting name, from CONFIG GET, into out; ""
- * when the server does not say (CONFIG renamed or refused). */
-static void config_get(struct rs *r, const char *name, char *out, size_t n)
-{
-    const char *argv[] = { "CONFIG", "GET", name };
-    int rc;
-    *out = '\0';
-    redisReply *y = r->main.ctx ? redis_call(r->main.ctx, 3, argv, NULL, &r->w, &rc) : NULL;
-    if (y && y->type == REDIS_REPLY_ARRAY && y->elements == 2 &&
-        y->element[1]->type == REDIS_REPLY_STRING)
-        snprintf(out, n, "%s", y->element[1]->str);
-    else if (!y)
-        conn_drop(&r->main);        /* made again by the next request */
-    if (y)
-        freeReplyObject(y);
-}
-
-/* Warns of the server's settings that put a shared crawl at risk: an
- * eviction policy that may drop its keys, and, to the worker that made
- * the crawl, a server that keeps nothing on disk. */
+/* Warns of the server's settings that put a shared crawl at risk
+ * (state_redis_settings.c). */
 static void check_settings(struct rs *r, int made)
 {
-    char policy[64], save[256], aof[16], msg[300];
-    if (!r->warn)
+    if (!r->warn || !r->main.ctx)
         return;
     redis_wait_begin(&r->w, r->retry < 2 ? r->retry : 2);
-    config_get(r, "maxmemory-policy", policy, sizeof policy);
-    if (*policy && strcmp(policy, "noeviction") != 0) {
-        snprintf(msg, sizeof msg, "the server's maxmemory-policy is %s: it may evict this "
-                 "crawl's keys when its memory is full (a shared crawl needs noeviction)", policy);
-        r->warn(msg, r->warn_data);
-    }
-    if (!made)
-        return;
-    config_get(r, "save", save, sizeof save);
-    config_get(r, "appendonly", aof, sizeof aof);
-    if (r->main.ctx && !*save && strcmp(aof, "no") == 0)
-        r->warn("the server keeps nothing on disk (save \"\", appendonly no): if it "
-                "restarts, this crawl is lost", r->warn_data);
+    if (redis_check_settings(r->main.ctx, &r->w, made, r->warn, r->warn_data) != 0)
+        conn_drop(&r->main);        /* made again by the next request */
 }
 
 /* Whether the crawl was cancelled (the store's conf says). */

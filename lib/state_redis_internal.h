@@ -1,6 +1,7 @@
 /* state_redis_internal.h: what the files of the --frontier store share
  * (state_redis.c: the store; state_redis_lua.c: its scripts;
  * state_redis_conn.c: a connection with a deadline on every wait;
+ * state_redis_settings.c: the server's settings a shared crawl needs;
  * state_redis_status.c: the server's address and --status) and nothing
  * else includes. */
 #ifndef CRAWL_STATE_REDIS_INTERNAL_H
@@ -85,6 +86,14 @@ redisReply *redis_call(redisContext *x, int argc, const char **argv, const size_
  * s", N the budget; RW_CANCELLED; RW_IO with x's error) into err. */
 void redis_wait_text(int rc, const struct redis_wait *w, const redisContext *x,
                      const struct redis_addr *r, char *err, size_t n);
+
+/* Warns through warn (with data) of the settings of x's server that put
+ * a shared crawl at risk: an eviction policy that may drop its keys, and,
+ * when made (this worker made the crawl), a server that keeps nothing on
+ * disk. Each is said once; settings the server does not show are not
+ * warned of. Returns 0, or -1 when the connection failed. */
+int redis_check_settings(redisContext *x, struct redis_wait *w, int made,
+                         void (*warn)(const char *msg, void *data), void *data);
 
 /* The scripts the store loads, by their index. */
 enum {

@@ -543,21 +543,75 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	[ "$(union | wc -l)" -eq 400 ]
 }
 
-@test "a server that may evict the crawl's keys (maxmemory-policy not noeviction) or keeps nothing on disk is warned of" {
-	own_redis --maxmemory 64mb --maxmemory-policy allkeys-lru
-	run "$CRAWL" --depth 1 --format=jsonl --no-progress --frontier "$(front)" \
-		-o "$BATS_TEST_TMPDIR/o.jsonl" "$FIXTURE/bytes/1"
+# warned_of ARGS...: a crawl of one page on the server front() names, or
+# on the URL in $URL; its stderr in $output, one warning a line.
+warned_of() {
+	run "$CRAWL" --depth 1 --format=jsonl --no-progress --frontier "${URL:-$(front)}" \
+		-o "$BATS_TEST_TMPDIR/o$1.jsonl" "$FIXTURE/bytes/1"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "crawl: --frontier $(front): warning: the server's maxmemory-policy is allkeys-lru: it may evict this crawl's keys when its memory is full (a shared crawl needs noeviction)" ]
-	[ "${lines[1]}" = "crawl: --frontier $(front): warning: the server keeps nothing on disk (save \"\", appendonly no): if it restarts, this crawl is lost" ]
+}
+
+# evicts POLICY BYTES: the warning of an eviction policy that may drop the
+# crawl's keys.
+evicts() {
+	echo "crawl: --frontier ${URL:-$(front)}: warning: the server's maxmemory-policy is $1, with maxmemory $2 bytes: it may evict this crawl's keys when its memory is full (a shared crawl needs noeviction)"
+}
+
+nodisk="warning: the server keeps nothing on disk (save \"\", appendonly no): if it restarts, this crawl is lost"
+
+@test "a server that may evict the crawl's keys (maxmemory-policy allkeys-lru, a maxmemory set) or keeps nothing on disk is warned of, once each" {
+	own_redis --maxmemory 64mb --maxmemory-policy allkeys-lru
+	warned_of 1
+	[ "${lines[0]}" = "$(evicts allkeys-lru 67108864)" ]
+	[ "${lines[1]}" = "crawl: --frontier $(front): $nodisk" ]
 	[ "${#lines[@]}" -eq 2 ]
 	# A worker that joins the crawl is not told of persistence again.
-	run "$CRAWL" --depth 1 --format=jsonl --no-progress --frontier "$(front)" \
-		-o "$BATS_TEST_TMPDIR/o2.jsonl" "$FIXTURE/bytes/1"
-	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "crawl: --frontier $(front): warning: the server's maxmemory-policy is allkeys-lru: it may evict this crawl's keys when its memory is full (a shared crawl needs noeviction)" ]
+	warned_of 2
+	[ "${lines[0]}" = "$(evicts allkeys-lru 67108864)" ]
 	[ "${lines[1]}" = "crawl: --frontier $(front): this crawl is finished (1 pages fetched); nothing to do ($BATS_TEST_TMPDIR/o2.jsonl holds 0 bytes of its rows)" ]
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "allkeys-lfu and allkeys-random are warned of as allkeys-lru is; volatile-lru names the seeding lock, the crawl's one key with a time to live" {
+	own_redis --maxmemory 10mb --maxmemory-policy allkeys-lfu --appendonly yes
+	warned_of 1
+	[ "$output" = "$(evicts allkeys-lfu 10485760)" ]
+	[ "$(rcli CONFIG SET maxmemory-policy allkeys-random)" = OK ]
+	URL=$(front b) warned_of 2
+	[ "$output" = "$(URL=$(front b) evicts allkeys-random 10485760)" ]
+	[ "$(rcli CONFIG SET maxmemory-policy volatile-lru)" = OK ]
+	URL=$(front c) warned_of 3
+	[ "$output" = "crawl: --frontier $(front c): warning: the server's maxmemory-policy is volatile-lru, with maxmemory 10485760 bytes: it may evict the seeding lock, this crawl's one key with a time to live, and let a second worker read the list in again (a shared crawl needs noeviction)" ]
+}
+
+@test "a server under noeviction that keeps an append-only file, or under allkeys-lru without a maxmemory (it never evicts), is not warned of" {
+	own_redis --maxmemory 64mb --maxmemory-policy noeviction --appendonly yes
+	warned_of 1
+	[ "$output" = "" ]
+	[ "$(rcli CONFIG SET maxmemory-policy allkeys-lru)" = OK ]
+	[ "$(rcli CONFIG SET maxmemory 0)" = OK ]
+	URL=$(front b) warned_of 2
+	[ "$output" = "" ]
+	# Snapshots alone (save "3600 1") keep the crawl on disk too.
+	[ "$(rcli CONFIG SET appendonly no)" = OK ]
+	[ "$(rcli CONFIG SET save "3600 1")" = OK ]
+	URL=$(front c) warned_of 3
+	[ "$output" = "" ]
+}
+
+@test "a server whose user may not run CONFIG is read through INFO (the policy, not the snapshots: nothing said of the disk); one that may run neither is not warned of" {
+	own_redis --maxmemory 64mb --maxmemory-policy allkeys-lru \
+		--user w on '>pw' '~*' '&*' +@all -config --user v on '>pw' '~*' '&*' +@all -config -info
+	URL="redis://w:pw@$OWN/t${BATS_TEST_NUMBER}a"
+	# The server refuses CONFIG to this user.
+	[ "$(redis-cli -p "${OWN##*:}" --user w --pass pw --no-auth-warning CONFIG GET maxmemory)" = "NOPERM this user has no permissions to run the 'config|get' command" ]
+	warned_of 1
+	[ "$output" = "$(evicts allkeys-lru 67108864)" ]
+	URL="redis://v:pw@$OWN/t${BATS_TEST_NUMBER}b"
+	warned_of 2
+	[ "$output" = "" ]
+	[ "$(grep -c "\"url\"" "$BATS_TEST_TMPDIR/o2.jsonl")" -eq 1 ]
 }
 
 @test "a server stopped (SIGSTOP) for longer than --frontier-retry: a worker of each model stops after it with exit 7, no reply in N s, its rows whole" {
