@@ -71,7 +71,7 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
         .robots = o->robots, .user_agent = o->user_agent, .robots_agent = o->robots_agent,
         .per_host = o->per_host, .delay = o->delay, .ignore_crawl_delay = o->ignore_crawl_delay,
         .auto_throttle = o->auto_throttle, .sitemaps = o->sitemaps,
-        .retry_max_delay = o->retry_max_delay,
+        .retry_max_delay = o->retry_max_delay, .max_redirs = o->max_redirs,
     };
     if (!(c->fr = frontier_new(&fc))) {
         pthread_cond_destroy(&c->cond);

@@ -496,6 +496,13 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
      * Content-Length is over --max-size is still read up to its own limit. */
     curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE,
                      job->kind != JOB_PAGE ? (curl_off_t)0 : o->max_size);
+    /* Links followed: a page's redirect ends its transfer, and the page it
+     * names joins the crawl as a link does, held to its host's robots.txt
+     * and pace and to the URLs seen; robots.txt and sitemaps follow theirs
+     * here (RFC 9309, 2.3.1.2), as does a plain list. */
+    x->redirect_out = job->kind == JOB_PAGE && o->depth > 0 && o->max_redirs > 0;
+    curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION,
+                     !x->redirect_out && !ctx->warc && o->max_redirs > 0 ? 1L : 0L);
     curl_easy_setopt(x->easy, CURLOPT_URL, job->url);
     /* A transfer to an https host whose first connection is still being set
      * up waits to learn whether it multiplexes (HTTP/2) rather than opening
@@ -824,6 +831,33 @@ static double retry_after(struct fetch_xfer *x, long status)
     return secs;
 }
 
+/* A redirect handed to the frontier: the URL it names, in r->location; a
+ * scheme other than http and https is refused as libcurl refuses it. A
+ * 3xx without a Location is a page like any other. */
+static void take_location(struct fetch_xfer *x, struct crawl_result *r)
+{
+    char *loc = NULL;
+    free(r->location);
+    r->location = NULL;
+    if (curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc)
+        return;
+    if (strncasecmp(loc, "http://", 7) != 0 && strncasecmp(loc, "https://", 8) != 0) {
+        char buf[96];
+        snprintf(buf, sizeof buf, "redirect refused, only http and https are followed (%.*s)",
+                 (int)strcspn(loc, ":"), loc);
+        job_error_set(r, CRAWL_FAIL_PROTOCOL, buf);
+        /* The row libcurl's own following gives: the redirect counted, the
+         * URL it named as the final one. */
+        r->wire_bytes = 0;
+        r->redirects = 1;
+        free(r->final_url);
+        r->final_url = strdup(loc);
+        return;
+    }
+    if (!(r->location = strdup(loc)))
+        job_error_set(r, CRAWL_FAIL_OTHER, "out of memory");
+}
+
 int fetch_finish(struct fetch_xfer *x, CURLcode rc)
 {
     int later = 0;
@@ -854,6 +888,8 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
         char buf[64];
         snprintf(buf, sizeof buf, "HTTP status %ld", r->status);
         job_error_set(r, CRAWL_FAIL_HTTP, buf);
+    } else if (x->redirect_out && r->status >= 300 && r->status < 400) {
+        take_location(x, r);
     }
     keep_finish(x, rc, r);
     return later;

@@ -28,7 +28,7 @@
 
 /* A spilled link: this header, then the scope and the URL. */
 struct spilled {
-    int32_t depth;
+    int32_t depth, hops;
     uint32_t scope_len, url_len;
 };
 
@@ -647,9 +647,10 @@ static int spill_flush(struct frontier *f)
 
 /* Appends a link to the spill file (held back until SPILL_IO bytes wait).
  * Returns 0 or CRAWL_ENOMEM (the link is lost, as when memory runs out). */
-static int spill_push(struct frontier *f, const char *url, const char *scope, int depth)
+static int spill_push(struct frontier *f, const char *url, const char *scope, int depth,
+                      int hops)
 {
-    struct spilled r = { depth, (uint32_t)strlen(scope), (uint32_t)strlen(url) };
+    struct spilled r = { depth, hops, (uint32_t)strlen(scope), (uint32_t)strlen(url) };
     size_t n = sizeof r + r.scope_len + r.url_len;
     if (vec_reserve(&f->spill_w, &f->spill_w_cap, f->spill_w_len + n, 1, SPILL_IO) != 0)
         return CRAWL_ENOMEM;
@@ -754,7 +755,7 @@ static void spill_refill(struct frontier *f)
         f->spilled--;
         struct url_parts u;
         if (url_split(url, &u) == 0) {
-            frontier__place(f, &u, scope, r.depth, 0);
+            frontier__place(f, &u, scope, r.depth, 0, r.hops);
             url_parts_free(&u);
         } else {
             f->left++;   /* out of memory */
@@ -776,7 +777,7 @@ lost:
 
 /* Creates a job for a link that passed every test but robots.txt's. */
 static int add_link_job(struct frontier *f, struct crawl_host *h, const char *url,
-                        const char *scope, int depth, uint64_t mark)
+                        const char *scope, int depth, uint64_t mark, int hops)
 {
     struct crawl_job *j = job_new();
     if (!j || !(j->url = strdup(url)) || !(j->scope = strdup(scope))) {
@@ -787,6 +788,7 @@ static int add_link_job(struct frontier *f, struct crawl_host *h, const char *ur
         return CRAWL_ENOMEM;
     }
     j->depth = depth;
+    j->hops = hops;
     j->found = 1;
     j->unnumbered = 1;
     j->mark = mark;
@@ -832,7 +834,7 @@ static int admit_rules(const struct frontier_conf *o, const char *scope, const c
  * --max-queue links. p stays the
  * caller's. Returns 0 or CRAWL_ENOMEM. */
 static int admit_parts(struct frontier *f, const char *scope, const struct url_parts *p,
-                       int depth)
+                       int depth, int hops)
 {
     const struct frontier_conf *o = &f->conf;
     int rc;
@@ -855,11 +857,12 @@ static int admit_parts(struct frontier *f, const char *scope, const struct url_p
     if ((rc = frontier__seen_add(f, p->norm)) <= 0)
         return rc;
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
-        return spill_push(f, p->href, scope, depth);
-    return frontier__place(f, p, scope, depth, 0);
+        return spill_push(f, p->href, scope, depth, hops);
+    return frontier__place(f, p, scope, depth, 0, hops);
 }
 
-int frontier__admit(struct frontier *f, const char *scope, const char *url, int depth)
+/* frontier__admit, for a page reached through hops redirects. */
+static int admit_url(struct frontier *f, const char *scope, const char *url, int depth, int hops)
 {
     const struct frontier_conf *o = &f->conf;
     struct url_parts p;
@@ -868,9 +871,31 @@ int frontier__admit(struct frontier *f, const char *scope, const char *url, int 
     int rc = admit_rules(o, scope, url, &p);
     if (rc <= 0)
         return rc;
-    rc = admit_parts(f, scope, &p, depth);
+    rc = admit_parts(f, scope, &p, depth, hops);
     url_parts_free(&p);
     return rc;
+}
+
+int frontier__admit(struct frontier *f, const char *scope, const char *url, int depth)
+{
+    return admit_url(f, scope, url, depth, 0);
+}
+
+/* Page j's redirect, handed over by its fetch: the page it names joins the
+ * crawl at j's own depth, as a link would (scope, --include, --exclude,
+ * the URLs seen, robots.txt, its host's pace), unless the chain is
+ * --max-redirs long already: then j fails as libcurl fails such a chain.
+ * A --state crawl's store keeps no chain's length: it starts again. */
+static void admit_redirect(struct frontier *f, struct crawl_job *j)
+{
+    if (j->hops >= f->conf.max_redirs) {
+        char why[64];
+        snprintf(why, sizeof why, "Maximum (%ld) redirects followed", f->conf.max_redirs);
+        job_error_set(&j->res, CRAWL_FAIL_REDIRECTS, why);
+        return;
+    }
+    if (f->st || !frontier__cancelled(f))
+        admit_url(f, j->scope, j->res.location, j->depth, j->hops + 1);
 }
 
 void frontier_prepare(const struct frontier *f, struct crawl_job *j)
@@ -904,7 +929,7 @@ void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, i
     int go = cancelled_too || !frontier__cancelled(f);
     for (size_t i = 0; i < j->nparts; i++) {
         if (go)
-            admit_parts(f, j->scope, &j->parts[i], depth);
+            admit_parts(f, j->scope, &j->parts[i], depth, 0);
         url_parts_free(&j->parts[i]);
     }
     free(j->parts);
@@ -921,7 +946,7 @@ void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, i
 }
 
 int frontier__place(struct frontier *f, const struct url_parts *pp, const char *scope, int depth,
-                    uint64_t mark)
+                    uint64_t mark, int hops)
 {
     const struct url_parts p = *pp;
     int rc = 0;
@@ -942,6 +967,7 @@ int frontier__place(struct frontier *f, const struct url_parts *pp, const char *
             }
             pe->depth = depth;
             pe->mark = mark;
+            pe->hops = hops;
             if (h->pend_tail)
                 h->pend_tail->next = pe;
             else
@@ -956,7 +982,7 @@ int frontier__place(struct frontier *f, const struct url_parts *pp, const char *
             goto out;
         }
     }
-    rc = add_link_job(f, h, p.href, scope, depth, mark);
+    rc = add_link_job(f, h, p.href, scope, depth, mark, hops);
 out:
     return rc;
 }
@@ -1043,7 +1069,7 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
         struct url_parts p;
         if (url_split(pe->url, &p) == 0) {
             if (robots_allowed(h->robots, p.path)) {
-                add_link_job(f, h, pe->url, pe->scope, pe->depth, pe->mark);
+                add_link_job(f, h, pe->url, pe->scope, pe->depth, pe->mark, pe->hops);
             } else {
                 f->robots_blocked++;
                 frontier__store_drop(f, pe->mark);
@@ -1066,7 +1092,7 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
 int frontier_done_is_noop(const struct frontier *f, const struct crawl_job *j)
 {
     return j->kind == JOB_PAGE && !j->host && !j->pace_start && !j->nlinks && !j->nparts &&
-           !f->st;
+           !j->res.location && !f->st;
 }
 
 void frontier_done(struct frontier *f, struct crawl_job *j)
@@ -1089,6 +1115,8 @@ void frontier_done(struct frontier *f, struct crawl_job *j)
         frontier__sitemap_done(f, j);
         return;
     }
+    if (j->res.location)
+        admit_redirect(f, j);
     if (j->depth < f->conf.depth) {
         /* --state: a page's row commits it, so its links must be in the
          * store even when the crawl is being cancelled. */

@@ -42,6 +42,7 @@ struct frontier_conf {
     int    auto_throttle;     /* each host's delay follows its latency and errors */
     int    sitemaps;          /* the listed hosts' sitemaps add their URLs at depth 0 */
     double retry_max_delay;   /* the longest pause a 429's or 503's Retry-After buys */
+    long   max_redirs;        /* redirects in a row a page's fetch hands over at most */
     double (*now)(void);      /* the clock (monotonic seconds); NULL: clock_now */
 };
 

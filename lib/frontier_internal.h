@@ -23,6 +23,7 @@ struct pending {                /* a link waiting for its host's robots.txt */
     char *scope;
     int depth;
     uint64_t mark;              /* its id in the --state store; 0: none */
+    int hops;                   /* redirects that led to it */
     struct pending *next;
 };
 
@@ -171,11 +172,11 @@ void frontier__sitemaps_start(struct frontier *f, struct crawl_host *h, const st
 /* frontier_sitemap.c: sitemap job j is back: its URLs join the crawl. */
 void frontier__sitemap_done(struct frontier *f, struct crawl_job *j);
 
-/* Queues an admitted link p (mark: its store id, or 0) on its host, held
- * back while the host's robots.txt is on its way. Returns 0 or
- * CRAWL_ENOMEM. */
+/* Queues an admitted link p (mark: its store id, or 0; hops: the
+ * redirects that led to it) on its host, held back while the host's
+ * robots.txt is on its way. Returns 0 or CRAWL_ENOMEM. */
 int frontier__place(struct frontier *f, const struct url_parts *p, const char *scope, int depth,
-                    uint64_t mark);
+                    uint64_t mark, int hops);
 
 /* Sets h's rules from its robots.txt: fail (its failure class) and error
  * (its text, or NULL), status and body. */

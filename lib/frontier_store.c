@@ -69,7 +69,7 @@ static void load_one(uint64_t id, const struct state_page *p, void *data)
         f->left++;
         return;
     }
-    if (frontier__place(f, &u, p->scope ? p->scope : u.host, p->depth, id) != 0)
+    if (frontier__place(f, &u, p->scope ? p->scope : u.host, p->depth, id, 0) != 0)
         f->left++;
     url_parts_free(&u);
 }
@@ -145,7 +145,7 @@ int frontier__store_admit(struct frontier *f, const struct url_parts *p, const c
         return 0;
     }
     f->st_cursor = id;
-    return frontier__place(f, p, scope, depth, id);
+    return frontier__place(f, p, scope, depth, id, 0);
 out:
     if (rc < 0)
         frontier__store_fail(f);

@@ -46,6 +46,7 @@ void job_clear(struct crawl_job *j)
     struct crawl_result *r = &j->res;
     int attempts = r->attempts;
     free(r->final_url);
+    free(r->location);
     job_error_free(r->error);
     for (size_t i = 0; i < r->nextracts; i++) {
         free(r->extracts[i].name);

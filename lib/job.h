@@ -78,6 +78,9 @@ struct crawl_result {
                                * core counts them; 0: it never ran) */
     double retry_after;       /* seconds a 429 or 503 asked to wait
                                * (Retry-After, read with --retry); -1: none */
+    char  *location;          /* a redirect not followed in the transfer but
+                               * handed to the frontier (links followed): the
+                               * URL it names; else NULL */
 };
 
 
@@ -126,6 +129,8 @@ struct crawl_job {
     struct crawl_host *host;  /* its per-host queue, when the frontier keeps them */
     char  *scope;             /* host name of the listed URL it was reached from */
     struct crawl_job *qnext;  /* next job in its queue */
+    int    hops;              /* redirects that led to this page, each a job
+                               * of its own (links followed) */
     double not_before;        /* a retry's earliest start (monotonic seconds) */
 };
 

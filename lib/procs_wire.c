@@ -48,7 +48,8 @@
     X(nextracts, COUNT) \
     X(nlinks, INT) \
     X(attempts, LOCAL) \
-    X(retry_after, F64)
+    X(retry_after, F64) \
+    X(location, STR)
 
 #define FIELD_OF(T, f) (((T *)0)->f)
 #define RESULT_DESC(f, kind) \
