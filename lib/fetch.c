@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include "clock.h"
 #include "cookiejar.h"
@@ -447,6 +448,27 @@ static int on_prereq(void *data, char *conn_primary_ip, char *conn_local_ip,
     return CURL_PREREQFUNC_OK;
 }
 
+/* CURLOPT_RESOLVER_START_FUNCTION: libcurl's DNS cache had no entry for
+ * the name of the URL being fetched (a redirect's, after one), so it is
+ * looked up. libcurl 7.88 calls it for an address written as the host too,
+ * which needs no lookup and is not counted. */
+static int on_resolver_start(void *resolver, void *reserved, void *data)
+{
+    struct fetch_xfer *x = data;
+    char *url = NULL, *host = NULL;
+    CURLU *u = curl_url();
+    if (u && curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url &&
+        curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+        struct in_addr a4;
+        if (host[0] != '[' && inet_pton(AF_INET, host, &a4) != 1)
+            x->job->res.dns_lookups++;
+        curl_free(host);
+    }
+    curl_url_cleanup(u);
+    return 0;
+}
+
 /* Adds n (1 or -1) to the live count of transfers in flight, if any. */
 static void count_transfer(struct fetch_ctx *ctx, long n)
 {
@@ -472,6 +494,9 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
     /* A job its host's pace waits on says when its request goes out. */
     curl_easy_setopt(x->easy, CURLOPT_PREREQFUNCTION, job->pace_start ? on_prereq : NULL);
     curl_easy_setopt(x->easy, CURLOPT_PREREQDATA, x);
+    curl_easy_setopt(x->easy, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
+    curl_easy_setopt(x->easy, CURLOPT_RESOLVER_START_DATA, x);
+    job->res.dns_lookups = 0;
     x->page_checked = 0;
     x->buf_len = 0;
     x->robots_cut = 0;

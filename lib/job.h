@@ -81,6 +81,8 @@ struct crawl_result {
     char  *location;          /* a redirect not followed in the transfer but
                                * handed to the frontier (links followed): the
                                * URL it names; else NULL */
+    int    dns_lookups;       /* names looked up for it (libcurl's cache
+                               * missed; an address given as one excepted) */
 };
 
 

@@ -49,7 +49,8 @@
     X(nlinks, INT) \
     X(attempts, LOCAL) \
     X(retry_after, F64) \
-    X(location, STR)
+    X(location, STR) \
+    X(dns_lookups, INT)
 
 #define FIELD_OF(T, f) (((T *)0)->f)
 #define RESULT_DESC(f, kind) \
