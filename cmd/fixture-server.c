@@ -54,7 +54,7 @@ static const char usage_text[] =
 "  --web-links KIND  links name other hosts by name (names, the default) or\n"
 "                    by address (addrs)\n"
 "  --resolve-file FILE  write \"NAME:PORT:ADDRESS\" for every host to FILE,\n"
-"                    for --resolve @FILE\n"
+"                    the lines crawl and curl resolve names from\n"
 "  --hosts-file FILE write \"ADDRESS NAME\" for every host to FILE (a hosts\n"
 "                    file, for a DNS server)\n"
 "  --list-reachable  serve nothing: print the URL of every page a polite\n"
