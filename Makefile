@@ -40,7 +40,7 @@ override CFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EV_CFLAGS)
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(EV_LIBS) -lm -pthread
 # The fixture server needs neither libcurl nor libxml2; it encodes bodies
 # (gzip, br, zstd) that crawl decodes.
-FIX_LIBS  := $(shell pkg-config --libs zlib libbrotlienc libzstd 2>/dev/null || echo -lz -lbrotlienc -lzstd) $(EV_LIBS) -pthread
+FIX_LIBS  := $(shell pkg-config --libs zlib libbrotlienc libzstd 2>/dev/null || echo -lz -lbrotlienc -lzstd) $(EV_LIBS) -lm -pthread
 # The unit tests read their JSON test data with jansson.
 TEST_LIBS := $(shell pkg-config --libs cmocka jansson 2>/dev/null || echo -lcmocka -ljansson)
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <arpa/inet.h>
 
 #include "fixture.h"
 
@@ -21,6 +22,10 @@ static const char *prog = "fixture-server";
 static const char usage_text[] =
 "usage: %s [--port N] [--port-file FILE] [--root DIR]\n"
 "         [--stall-port-file FILE] [--robots PATH] [-q]\n"
+"       %s --web N [--seed S] [WEB OPTIONS] [--port N] [--port-file FILE]\n"
+"         [--resolve-file FILE] [--hosts-file FILE] [-q]\n"
+"       %s --web N [--seed S] [WEB OPTIONS] --port N --list-reachable\n"
+"         [--failed-robots-allow] SEED-URL...\n"
 "\n"
 "A deterministic HTTP/1.1 server on 127.0.0.1 for tests and benchmarks.\n"
 "\n"
@@ -35,6 +40,28 @@ static const char usage_text[] =
 "                    (e.g. /status/503, /hang, /robots/huge/104857600)\n"
 "  -q, --quiet       do not print \"listening on http://127.0.0.1:PORT\"\n"
 "  -h, --help        this text\n"
+"\n"
+"The synthetic web (docs/web.md): N hosts h00000.web.test ... on addresses\n"
+"of their own, every byte drawn from the seed, served from one process on\n"
+"every address of the loopback interface.\n"
+"\n"
+"  --web N           serve a web of N hosts (1 to 65534)\n"
+"  --seed S          the seed the web is drawn from (default 1)\n"
+"  --web-pages M     a host's pages on average (1 to 1000, default 20)\n"
+"  --web-ms MS       the time unit of latencies and Crawl-delays, in\n"
+"                    milliseconds (1 to 1000, default 10)\n"
+"  --web-net ADDR    host I has address ADDR + 1 + I (default 127.77.0.0)\n"
+"  --web-links KIND  links name other hosts by name (names, the default) or\n"
+"                    by address (addrs)\n"
+"  --resolve-file FILE  write \"NAME:PORT:ADDRESS\" for every host to FILE,\n"
+"                    the lines crawl and curl resolve names from\n"
+"  --hosts-file FILE write \"ADDRESS NAME\" for every host to FILE (a hosts\n"
+"                    file, for a DNS server)\n"
+"  --list-reachable  serve nothing: print the URL of every page a polite\n"
+"                    crawl from the SEED-URLs fetches (robots.txt obeyed,\n"
+"                    a failed one disallowing all), for the web on --port\n"
+"  --failed-robots-allow  with --list-reachable: a robots.txt that fails\n"
+"                    (5xx, no answer) allows all\n"
 "\n";
 
 static void die_usage(const char *fmt, const char *arg) __attribute__((noreturn));
@@ -49,13 +76,29 @@ static void die_usage(const char *fmt, const char *arg)
 /* What the command line asked for. */
 struct args {
     struct fixture_opts o;
+    struct fixture_web_opts web;
     const char *port_file, *stall_file;
+    const char *resolve_file, *hosts_file;
     int quiet, root_given;
+    int web_flags;              /* a web option was given */
+    int list_reachable, failed_allows;
 };
 
-enum { OPT_PORT = 256, OPT_PORT_FILE, OPT_STALL_PORT_FILE, OPT_ROOT, OPT_ROBOTS };
+enum { OPT_PORT = 256, OPT_PORT_FILE, OPT_STALL_PORT_FILE, OPT_ROOT, OPT_ROBOTS,
+       OPT_WEB, OPT_SEED, OPT_WEB_PAGES, OPT_WEB_MS, OPT_WEB_NET, OPT_WEB_LINKS,
+       OPT_RESOLVE_FILE, OPT_HOSTS_FILE, OPT_LIST_REACHABLE, OPT_FAILED_ALLOW };
 static const struct option long_opts[] = {
     { "port",            required_argument, NULL, OPT_PORT },
+    { "web",             required_argument, NULL, OPT_WEB },
+    { "seed",            required_argument, NULL, OPT_SEED },
+    { "web-pages",       required_argument, NULL, OPT_WEB_PAGES },
+    { "web-ms",          required_argument, NULL, OPT_WEB_MS },
+    { "web-net",         required_argument, NULL, OPT_WEB_NET },
+    { "web-links",       required_argument, NULL, OPT_WEB_LINKS },
+    { "resolve-file",    required_argument, NULL, OPT_RESOLVE_FILE },
+    { "hosts-file",      required_argument, NULL, OPT_HOSTS_FILE },
+    { "list-reachable",  no_argument,       NULL, OPT_LIST_REACHABLE },
+    { "failed-robots-allow", no_argument,   NULL, OPT_FAILED_ALLOW },
     { "port-file",       required_argument, NULL, OPT_PORT_FILE },
     { "stall-port-file", required_argument, NULL, OPT_STALL_PORT_FILE },
     { "root",            required_argument, NULL, OPT_ROOT },
@@ -65,10 +108,75 @@ static const struct option long_opts[] = {
     { NULL, 0, NULL, 0 },
 };
 
+/* A whole number from min to max of flag's value s; exits otherwise. */
+static unsigned long long number(const char *flag, const char *s, unsigned long long min,
+                                 unsigned long long max)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *s < '0' || *s > '9' || *end != '\0' || v < min || v > max) {
+        fprintf(stderr, "%s: %s: expected a whole number from %llu to %llu, got '%s' (see --help)\n",
+                prog, flag, min, max, s);
+        exit(EXIT_USAGE);
+    }
+    return v;
+}
+
+/* Takes a web flag ch (its value in optarg) into a; returns 0, or -1 when
+ * ch is none. */
+static int take_web_flag(struct args *a, int ch)
+{
+    struct in_addr in;
+    switch (ch) {
+    case OPT_WEB:
+        a->web.hosts = (unsigned)number("--web", optarg, 1, FIXTURE_WEB_MAX_HOSTS);
+        a->o.web = &a->web;
+        return 0;
+    case OPT_SEED:
+        a->web.seed = number("--seed", optarg, 0, UINT64_MAX);
+        break;
+    case OPT_WEB_PAGES:
+        a->web.pages = (unsigned)number("--web-pages", optarg, 1, 1000);
+        break;
+    case OPT_WEB_MS:
+        a->web.unit_ms = (unsigned)number("--web-ms", optarg, 1, 1000);
+        break;
+    case OPT_WEB_NET:
+        if (inet_pton(AF_INET, optarg, &in) != 1)
+            die_usage("--web-net: not an IPv4 address: '%s'", optarg);
+        a->web.net = ntohl(in.s_addr);
+        break;
+    case OPT_WEB_LINKS:
+        if (strcmp(optarg, "names") != 0 && strcmp(optarg, "addrs") != 0)
+            die_usage("--web-links: expected names or addrs, got '%s'", optarg);
+        a->web.addrs = optarg[0] == 'a';
+        break;
+    case OPT_RESOLVE_FILE:
+        a->resolve_file = optarg;
+        break;
+    case OPT_HOSTS_FILE:
+        a->hosts_file = optarg;
+        break;
+    case OPT_LIST_REACHABLE:
+        a->list_reachable = 1;
+        break;
+    case OPT_FAILED_ALLOW:
+        a->failed_allows = 1;
+        break;
+    default:
+        return -1;
+    }
+    a->web_flags = 1;
+    return 0;
+}
+
 /* Takes flag ch (its value in optarg) into a; exits on a bad value or
  * after --help. */
 static void take_flag(struct args *a, int ch)
 {
+    if (take_web_flag(a, ch) == 0)
+        return;
     switch (ch) {
     case OPT_PORT: {
         char *end;
@@ -99,10 +207,32 @@ static void take_flag(struct args *a, int ch)
         a->quiet = 1;
         break;
     case 'h':
-        printf(usage_text, prog);
+        printf(usage_text, prog, prog, prog);
         fixture_print_endpoints(stdout);
         exit(0);
     }
+}
+
+/* The web's flags together: each needs --web, and --list-reachable a
+ * port and seeds (nseeds of them) and nothing served. */
+static void check_web(const struct args *a, int nseeds)
+{
+    if (a->web_flags && !a->o.web)
+        die_usage("%s", "the web's options need --web N");
+    if (a->o.web && (uint64_t)a->web.net + a->web.hosts + 1 > UINT32_MAX)
+        die_usage("--web-net: %s leaves no room for the hosts", "the range");
+    if (!a->list_reachable) {
+        if (a->failed_allows)
+            die_usage("%s", "--failed-robots-allow needs --list-reachable");
+        return;
+    }
+    if (a->o.port == 0)
+        die_usage("%s", "--list-reachable needs the port of the web's links, --port N");
+    if (nseeds == 0)
+        die_usage("%s", "--list-reachable needs one seed URL or more");
+    if (a->port_file || a->stall_file || a->resolve_file || a->hosts_file)
+        die_usage("%s", "--list-reachable serves nothing: no --port-file, --stall-port-file, "
+                  "--resolve-file or --hosts-file");
 }
 
 static void parse_args(int argc, char **argv, struct args *a)
@@ -134,13 +264,36 @@ static void parse_args(int argc, char **argv, struct args *a)
         }
         take_flag(a, ch);
     }
-    if (optind < argc)
+    if (optind < argc && !a->list_reachable)
         die_usage("unknown flag '%s'", argv[optind]);
+    check_web(a, argc - optind);
     if (a->root_given) {
         struct stat st;
         if (stat(a->o.root, &st) < 0 || !S_ISDIR(st.st_mode))
             die_usage("--root: not a directory: '%s'", a->o.root);
     }
+}
+
+/* --list-reachable: the reachable set printed; 0, or 1 for a seed that is
+ * no page of the web (or memory short). */
+static int list_reachable(const struct args *a, char *const *seeds, size_t n)
+{
+    char err[256];
+    long rc = fixture_web_reachable(&a->web, a->o.port, seeds, n, a->failed_allows, stdout,
+                                    err, sizeof err);
+    if (rc == -1) {
+        fprintf(stderr, "%s: --list-reachable: %s\n", prog, err);
+        return 1;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "%s: --list-reachable: %s\n", prog, fixture_strerror((int)rc));
+        return 1;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "%s: --list-reachable: cannot write: %s\n", prog, strerror(errno));
+        return 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -151,7 +304,10 @@ int main(int argc, char **argv)
         prog = slash ? slash + 1 : argv[0];
     }
     fixture_opts_init(&a.o);
+    fixture_web_opts_init(&a.web, 0);
     parse_args(argc, argv, &a);
+    if (a.list_reachable)
+        return list_reachable(&a, argv + optind, (size_t)(argc - optind));
 
     signal(SIGPIPE, SIG_IGN);
     struct fixture *fx;
@@ -161,7 +317,7 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 1;
     }
-    if (err == FIXTURE_ENOMEM || err == FIXTURE_ELOOP) {
+    if (err == FIXTURE_ENOMEM || err == FIXTURE_ELOOP || err == FIXTURE_EWEB) {
         fprintf(stderr, "%s: %s\n", prog, fixture_strerror(err));
         return 1;
     }
@@ -171,6 +327,16 @@ int main(int argc, char **argv)
     }
     if (a.stall_file && fixture_write_port_file(a.stall_file, fixture_stall_port(fx)) < 0) {
         fprintf(stderr, "%s: cannot write %s: %s\n", prog, a.stall_file, strerror(errno));
+        fixture_free(fx);
+        return 1;
+    }
+    if (a.resolve_file && fixture_web_write_names(fx, a.resolve_file, 1) < 0) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, a.resolve_file, strerror(errno));
+        fixture_free(fx);
+        return 1;
+    }
+    if (a.hosts_file && fixture_web_write_names(fx, a.hosts_file, 0) < 0) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, a.hosts_file, strerror(errno));
         fixture_free(fx);
         return 1;
     }

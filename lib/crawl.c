@@ -72,7 +72,7 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
         .robots = o->robots, .user_agent = o->user_agent, .robots_agent = o->robots_agent,
         .per_host = o->per_host, .delay = o->delay, .ignore_crawl_delay = o->ignore_crawl_delay,
         .auto_throttle = o->auto_throttle, .sitemaps = o->sitemaps,
-        .retry_max_delay = o->retry_max_delay,
+        .retry_max_delay = o->retry_max_delay, .max_redirs = o->max_redirs,
         .canonical = o->canonical, .strip = o->strip_query, .nstrip = o->nstrip_query,
         .verdicts = o->links_out != NULL,
     };
@@ -247,6 +247,7 @@ void crawl_get_summary(struct crawl *c, struct crawl_summary *s)
     s->retries = c->retries;
     s->robots_fetched = fc.robots_fetched;
     s->robots_blocked = fc.robots_blocked;
+    s->dns_lookups = c->dns_lookups;
     s->wall = c->wall;
     s->limit = c->limit;
     s->reuse = c->reuse;
@@ -665,6 +666,13 @@ static void past_deadline(struct crawl *c, struct crawl_job *job)
 
 void crawl_done(struct crawl *c, struct crawl_job *job)
 {
+    /* Every try's look-ups count, and robots.txt's, which have no row. */
+    if (job->res.dns_lookups > 0) {
+        pthread_mutex_lock(&c->lock);
+        c->dns_lookups += (size_t)job->res.dns_lookups;
+        hist_add(&c->hist[CRAWL_TIME_DNS], job->res.time_dns);
+        pthread_mutex_unlock(&c->lock);
+    }
     past_deadline(c, job);
     if (job->kind == JOB_PAGE && job->res.fail != CRAWL_FAIL_NONE && !job->res.error)
         job_error_set(&job->res, job->res.fail, job_fail_name(job->res.fail));
@@ -1170,5 +1178,5 @@ static void job_started(void *data, struct crawl_job *job)
 
 double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q)
 {
-    return hist_quantile_ms(&c->hist[which == CRAWL_TIME_TTFB], q);
+    return hist_quantile_ms(&c->hist[which], q);
 }

@@ -66,6 +66,7 @@ struct crawl_summary {
     size_t conns;             /* connections opened */
     size_t retries;           /* fetches tried again (--retry) */
     size_t robots_fetched, robots_blocked;
+    size_t dns_lookups;       /* names looked up: libcurl's DNS cache missed */
     double wall;              /* seconds the run took */
     int    limit;             /* transfers in flight at most; 0: all at once */
     int    reuse;             /* the reuse policy that ran */
@@ -234,7 +235,9 @@ void crawl_set_live(struct crawl *c, struct crawl_live *l);
 /* The times of a fetched URL that the core keeps percentiles of. */
 enum crawl_time {
     CRAWL_TIME_TOTAL,         /* time_total: the whole transfer */
-    CRAWL_TIME_TTFB           /* time_ttfb: until the first byte of the response */
+    CRAWL_TIME_TTFB,          /* time_ttfb: until the first byte of the response */
+    CRAWL_TIME_DNS            /* time_dns of every fetch that looked a name up
+                               * (robots.txt's, sitemaps' and tries again too) */
 };
 
 /* Returns the q-quantile (0 < q < 1, nearest rank) of the fetched URLs'

@@ -44,7 +44,8 @@ struct crawl {
     int    input_streams;     /* read by input_tid, not by crawl_next */
     int    input_stop;        /* the reader thread is to end */
     pthread_t input_tid;
-    struct hist hist[2];  /* fetched URLs' times, by enum crawl_time */
+    struct hist hist[3];  /* fetched URLs' times, by enum crawl_time */
+    size_t dns_lookups;   /* names looked up, every fetch's */
     double t0;                /* monotonic seconds at crawl_run's start */
     double wall;              /* seconds crawl_run took */
     struct crawl_hook_at {

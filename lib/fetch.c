@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include "clock.h"
 #include "cookiejar.h"
@@ -530,6 +531,27 @@ static int cond_headers(struct fetch_xfer *x, const struct crawl_job *job)
     return rc;
 }
 
+/* CURLOPT_RESOLVER_START_FUNCTION: libcurl's DNS cache had no entry for
+ * the name of the URL being fetched (a redirect's, after one), so it is
+ * looked up. libcurl 7.88 calls it for an address written as the host too,
+ * which needs no lookup and is not counted. */
+static int on_resolver_start(void *resolver, void *reserved, void *data)
+{
+    struct fetch_xfer *x = data;
+    char *url = NULL, *host = NULL;
+    CURLU *u = curl_url();
+    if (u && curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url &&
+        curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+        struct in_addr a4;
+        if (host[0] != '[' && inet_pton(AF_INET, host, &a4) != 1)
+            x->job->res.dns_lookups++;
+        curl_free(host);
+    }
+    curl_url_cleanup(u);
+    return 0;
+}
+
 /* Adds n (1 or -1) to the live count of transfers in flight, if any. */
 static void count_transfer(struct fetch_ctx *ctx, long n)
 {
@@ -559,6 +581,9 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
     /* A job its host's pace waits on says when its request goes out. */
     curl_easy_setopt(x->easy, CURLOPT_PREREQFUNCTION, job->pace_start ? on_prereq : NULL);
     curl_easy_setopt(x->easy, CURLOPT_PREREQDATA, x);
+    curl_easy_setopt(x->easy, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
+    curl_easy_setopt(x->easy, CURLOPT_RESOLVER_START_DATA, x);
+    job->res.dns_lookups = 0;
     x->page_checked = 0;
     x->buf_len = 0;
     x->robots_cut = 0;
@@ -588,6 +613,13 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
      * Content-Length is over --max-size is still read up to its own limit. */
     curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE,
                      job->kind != JOB_PAGE ? (curl_off_t)0 : o->max_size);
+    /* Links followed: a page's redirect ends its transfer, and the page it
+     * names joins the crawl as a link does, held to its host's robots.txt
+     * and pace and to the URLs seen; robots.txt and sitemaps follow theirs
+     * here (RFC 9309, 2.3.1.2), as does a plain list. */
+    x->redirect_out = job->kind == JOB_PAGE && o->depth > 0 && o->max_redirs > 0;
+    curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION,
+                     !x->redirect_out && !ctx->warc && o->max_redirs > 0 ? 1L : 0L);
     curl_easy_setopt(x->easy, CURLOPT_URL, job->url);
     /* A transfer to an https host whose first connection is still being set
      * up waits to learn whether it multiplexes (HTTP/2) rather than opening
@@ -964,6 +996,33 @@ static void take_validators(struct fetch_xfer *x, struct crawl_result *r)
     }
 }
 
+/* A redirect handed to the frontier: the URL it names, in r->location; a
+ * scheme other than http and https is refused as libcurl refuses it. A
+ * 3xx without a Location is a page like any other. */
+static void take_location(struct fetch_xfer *x, struct crawl_result *r)
+{
+    char *loc = NULL;
+    free(r->location);
+    r->location = NULL;
+    if (curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc)
+        return;
+    if (strncasecmp(loc, "http://", 7) != 0 && strncasecmp(loc, "https://", 8) != 0) {
+        char buf[96];
+        snprintf(buf, sizeof buf, "redirect refused, only http and https are followed (%.*s)",
+                 (int)strcspn(loc, ":"), loc);
+        job_error_set(r, CRAWL_FAIL_PROTOCOL, buf);
+        /* The row libcurl's own following gives: the redirect counted, the
+         * URL it named as the final one. */
+        r->wire_bytes = 0;
+        r->redirects = 1;
+        free(r->final_url);
+        r->final_url = strdup(loc);
+        return;
+    }
+    if (!(r->location = strdup(loc)))
+        job_error_set(r, CRAWL_FAIL_OTHER, "out of memory");
+}
+
 int fetch_finish(struct fetch_xfer *x, CURLcode rc)
 {
     int later = 0;
@@ -996,6 +1055,8 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
         char buf[64];
         snprintf(buf, sizeof buf, "HTTP status %ld", r->status);
         job_error_set(r, CRAWL_FAIL_HTTP, buf);
+    } else if (x->redirect_out && r->status >= 300 && r->status < 400) {
+        take_location(x, r);
     }
     keep_finish(x, rc, r);
     return later;

@@ -112,6 +112,8 @@ struct fetch_xfer {
     int    sitemap_over;        /* it read all it will: the transfer was stopped
                                    there, and that is no failure */
     void  *multi;               /* the multi handle it is in (multi_ev.c), or NULL */
+    int    redirect_out;        /* a redirect ends the transfer: the URL it names
+                                   goes to the frontier (links followed) */
     struct fetch_keep *keep;    /* what --warc and --save keep of it, or NULL */
     struct curl_slist *cond;    /* the run's request headers and the page's
                                    validators (If-None-Match, If-Modified-Since),

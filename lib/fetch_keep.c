@@ -133,7 +133,8 @@ static int decode_begin(struct fetch_xfer *x)
 static int will_follow(struct fetch_xfer *x, long status)
 {
     struct curl_header *h;
-    return x->ctx->warc && x->ctx->opts->max_redirs > 0 && status >= 300 && status < 400 &&
+    return x->ctx->warc && !x->redirect_out && x->ctx->opts->max_redirs > 0 &&
+           status >= 300 && status < 400 &&
            curl_easy_header(x->easy, "Location", 0, CURLH_HEADER, -1, &h) == CURLHE_OK &&
            h->value[0];
 }

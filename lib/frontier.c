@@ -31,7 +31,7 @@
  * before it (a page's links are spilled in a row, and read back in
  * order), which costs no bytes. */
 struct spilled {
-    int32_t depth;
+    int32_t depth, hops;
     uint32_t scope_len, url_len, parent_len;
 };
 #define SPILL_SAME_PARENT UINT32_MAX
@@ -683,14 +683,14 @@ static int spill_flush(struct frontier *f)
     return rc ? CRAWL_ENOMEM : 0;
 }
 
-/* Appends a link (found on page parent, or NULL) to the spill file (held
- * back until SPILL_IO bytes wait). Returns 0 or CRAWL_ENOMEM (the link is
- * lost, as when memory runs out). */
+/* Appends a link (found on page parent, or NULL; hops: the redirects that
+ * led to it) to the spill file (held back until SPILL_IO bytes wait).
+ * Returns 0 or CRAWL_ENOMEM (the link is lost, as when memory runs out). */
 static int spill_push(struct frontier *f, const char *url, const char *scope,
-                      const char *parent, int depth)
+                      const char *parent, int depth, int hops)
 {
     int same = parent && f->spill_w_parent && strcmp(parent, f->spill_w_parent) == 0;
-    struct spilled r = { depth, (uint32_t)strlen(scope), (uint32_t)strlen(url),
+    struct spilled r = { depth, hops, (uint32_t)strlen(scope), (uint32_t)strlen(url),
                          same ? SPILL_SAME_PARENT : parent ? (uint32_t)strlen(parent) : 0 };
     size_t plen = same ? 0 : r.parent_len;
     size_t n = sizeof r + r.scope_len + r.url_len + plen;
@@ -818,7 +818,7 @@ static void spill_refill(struct frontier *f)
         if ((same || plen) && !from) {
             f->left++;   /* out of memory: its parent is lost */
         } else if (url_split(url, &u) == 0) {
-            frontier__place(f, &u, scope, from, r.depth, 0, NULL);
+            frontier__place(f, &u, scope, from, r.depth, 0, r.hops, NULL);
             url_parts_free(&u);
         } else {
             f->left++;   /* out of memory */
@@ -843,7 +843,7 @@ lost:
  * (NULL: none). Returns 0 or CRAWL_ENOMEM. */
 static int add_link_job(struct frontier *f, struct crawl_host *h, const char *url,
                         const char *scope, const char *parent, int depth, uint64_t mark,
-                        const struct frontier_cond *cond)
+                        int hops, const struct frontier_cond *cond)
 {
     struct crawl_job *j = job_new();
     if (!j || !(j->url = strdup(url)) || !(j->scope = strdup(scope)) ||
@@ -852,6 +852,7 @@ static int add_link_job(struct frontier *f, struct crawl_host *h, const char *ur
         return CRAWL_ENOMEM;
     }
     j->depth = depth;
+    j->hops = hops;
     j->found = 1;
     j->unnumbered = 1;
     j->mark = mark;
@@ -898,9 +899,9 @@ static enum job_verdict admit_rules(const struct frontier_conf *o, const char *s
 /* A link past admit_rules, found on page parent, joins the crawl unless
  * --max-pages is reached, it was seen (in the store, the queue or the
  * spill file), or the queue holds --max-queue links. p stays the caller's.
- * Returns its verdict. */
+ * hops: the redirects that led to it. Returns its verdict. */
 static enum job_verdict admit_parts(struct frontier *f, const char *scope, const char *parent,
-                                    const struct url_parts *p, int depth)
+                                    const struct url_parts *p, int depth, int hops)
 {
     const struct frontier_conf *o = &f->conf;
     uint64_t hash;
@@ -928,16 +929,16 @@ static enum job_verdict admit_parts(struct frontier *f, const char *scope, const
     if ((rc = hset64_add(&f->seen, hash)) <= 0)
         return rc < 0 ? JOB_LINK_NOMEM : JOB_LINK_SEEN;
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
-        return spill_push(f, p->href, scope, parent, depth) ? JOB_LINK_NOMEM : JOB_LINK_ADMITTED;
-    return frontier__place(f, p, scope, parent, depth, 0, NULL);
+        return spill_push(f, p->href, scope, parent, depth, hops) ? JOB_LINK_NOMEM : JOB_LINK_ADMITTED;
+    return frontier__place(f, p, scope, parent, depth, 0, hops, NULL);
 }
 
 /* Admits url as a page at depth, found on page parent from a listed URL
- * of host scope (NULL: its own host), when it passes scope, --include,
+ * of host scope (NULL: its own host) through hops redirects, when it passes scope, --include,
  * --exclude, the seen set, --max-pages and robots.txt. Returns its
  * verdict. */
 static enum job_verdict admit(struct frontier *f, const char *scope, const char *parent,
-                              const char *url, int depth)
+                              const char *url, int depth, int hops)
 {
     const struct frontier_conf *o = &f->conf;
     struct url_parts p;
@@ -946,7 +947,7 @@ static enum job_verdict admit(struct frontier *f, const char *scope, const char 
     enum job_verdict v = admit_rules(o, scope, url, &p);
     if (v != JOB_LINK_PENDING)
         return v;
-    v = admit_parts(f, scope, parent, &p, depth);
+    v = admit_parts(f, scope, parent, &p, depth, hops);
     url_parts_free(&p);
     return v;
 }
@@ -996,6 +997,25 @@ static void verdict_next(struct crawl_job *j, size_t *at, enum job_verdict v)
         j->verdicts[(*at)++].verdict = v;
 }
 
+/* Page j's redirect, handed over by its fetch: the page it names joins the
+ * crawl at j's own depth, as a link would (scope, --include, --exclude,
+ * the URLs seen, robots.txt, its host's pace), unless the chain is
+ * --max-redirs long already: then j fails as libcurl fails such a chain.
+ * A --state crawl's store keeps no chain's length: it starts again. */
+static void admit_redirect(struct frontier *f, struct crawl_job *j)
+{
+    if (j->hops >= f->conf.max_redirs) {
+        char why[64];
+        snprintf(why, sizeof why, "Maximum (%ld) redirects followed", f->conf.max_redirs);
+        job_error_set(&j->res, CRAWL_FAIL_REDIRECTS, why);
+        return;
+    }
+    /* The page that redirected is the one its target was found on. */
+    if (f->st || !frontier__cancelled(f))
+        admit(f, j->scope, j->res.final_url ? j->res.final_url : j->url, j->res.location,
+              j->depth, j->hops + 1);
+}
+
 void frontier_prepare(const struct frontier *f, struct crawl_job *j)
 {
     if (j->kind == JOB_ROBOTS) {
@@ -1043,7 +1063,7 @@ void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, i
     if (keeps_verdicts(f, j))
         verdicts_take(j);
     for (size_t i = 0; i < j->nparts; i++) {
-        verdict_next(j, &at, go ? admit_parts(f, j->scope, parent, &j->parts[i], depth)
+        verdict_next(j, &at, go ? admit_parts(f, j->scope, parent, &j->parts[i], depth, 0)
                                 : JOB_LINK_CANCELLED);
         url_parts_free(&j->parts[i]);
     }
@@ -1053,11 +1073,11 @@ void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, i
     /* Those frontier_prepare did not split (it was short of memory). */
     for (; at < j->nverdicts; at++)
         if (j->verdicts[at].verdict == JOB_LINK_PENDING)
-            j->verdicts[at].verdict = go ? admit(f, j->scope, parent, j->verdicts[at].url, depth)
+            j->verdicts[at].verdict = go ? admit(f, j->scope, parent, j->verdicts[at].url, depth, 0)
                                          : JOB_LINK_CANCELLED;
     for (size_t i = 0; i < j->nlinks; i++) {
         if (go)
-            admit(f, j->scope, parent, j->links[i], depth);
+            admit(f, j->scope, parent, j->links[i], depth, 0);
         free(j->links[i]);
     }
     free(j->links);
@@ -1085,7 +1105,7 @@ static void pending_free(struct pending *p)
 }
 
 enum job_verdict frontier__place(struct frontier *f, const struct url_parts *pp, const char *scope,
-                                 const char *parent, int depth, uint64_t mark,
+                                 const char *parent, int depth, uint64_t mark, int hops,
                                  const struct frontier_cond *cond)
 {
     const struct url_parts p = *pp;
@@ -1109,6 +1129,7 @@ enum job_verdict frontier__place(struct frontier *f, const struct url_parts *pp,
             }
             pe->depth = depth;
             pe->mark = mark;
+            pe->hops = hops;
             if (h->pend_tail)
                 h->pend_tail->next = pe;
             else
@@ -1123,7 +1144,7 @@ enum job_verdict frontier__place(struct frontier *f, const struct url_parts *pp,
             return JOB_LINK_ROBOTS;
         }
     }
-    rc = add_link_job(f, h, p.href, scope, parent, depth, mark, cond);
+    rc = add_link_job(f, h, p.href, scope, parent, depth, mark, hops, cond);
 out:
     return rc ? JOB_LINK_NOMEM : JOB_LINK_ADMITTED;
 }
@@ -1211,7 +1232,8 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
         if (url_split(pe->url, &p) == 0) {
             if (robots_allowed(h->robots, p.path)) {
                 struct frontier_cond cond = { pe->etag, pe->modified };
-                add_link_job(f, h, pe->url, pe->scope, pe->parent, pe->depth, pe->mark, &cond);
+                add_link_job(f, h, pe->url, pe->scope, pe->parent, pe->depth, pe->mark, pe->hops,
+                             &cond);
             } else {
                 f->robots_blocked++;
                 frontier__store_drop(f, pe->mark);
@@ -1234,7 +1256,7 @@ int frontier_done_is_noop(const struct frontier *f, const struct crawl_job *j)
     /* Verdicts but no parts: frontier_prepare was short of memory, and
      * frontier_done splits the links. */
     return j->kind == JOB_PAGE && !j->host && !j->pace_start && !j->nlinks && !j->nparts &&
-           !(j->verdicts && !j->parts) && !f->st;
+           !(j->verdicts && !j->parts) && !j->res.location && !f->st;
 }
 
 void frontier_done(struct frontier *f, struct crawl_job *j)
@@ -1257,6 +1279,8 @@ void frontier_done(struct frontier *f, struct crawl_job *j)
         frontier__sitemap_done(f, j);
         return;
     }
+    if (j->res.location)
+        admit_redirect(f, j);
     if (j->depth < f->conf.depth) {
         /* --state: a page's row commits it, so its links must be in the
          * store even when the crawl is being cancelled. */

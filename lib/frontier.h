@@ -49,6 +49,7 @@ struct frontier_conf {
     size_t nstrip;
     int    verdicts;          /* a page's links are kept with what became of
                                * each (j->verdicts), for --links-out */
+    long   max_redirs;        /* redirects in a row a page's fetch hands over at most */
     double (*now)(void);      /* the clock (monotonic seconds); NULL: clock_now */
 };
 

@@ -25,6 +25,7 @@ struct pending {                /* a link waiting for its host's robots.txt */
     int depth;
     uint64_t mark;              /* its id in the --state store; 0: none */
     char *etag, *modified;      /* its validators (a recrawl's), or NULL */
+    int hops;                   /* redirects that led to it */
     struct pending *next;
 };
 
@@ -181,12 +182,12 @@ void frontier__sitemaps_start(struct frontier *f, struct crawl_host *h, const st
 void frontier__sitemap_done(struct frontier *f, struct crawl_job *j);
 
 /* Queues an admitted link p (found on page parent, or NULL; mark: its
- * store id, or 0) on its host, held back while the host's robots.txt is on
- * its way; its request carries cond's validators (NULL: none). Returns
- * JOB_LINK_ADMITTED (queued, or held back), JOB_LINK_ROBOTS (robots.txt
- * forbids it) or JOB_LINK_NOMEM. */
+ * store id, or 0; hops: the redirects that led to it) on its host, held
+ * back while the host's robots.txt is on its way; its request carries
+ * cond's validators (NULL: none). Returns JOB_LINK_ADMITTED (queued, or
+ * held back), JOB_LINK_ROBOTS (robots.txt forbids it) or JOB_LINK_NOMEM. */
 enum job_verdict frontier__place(struct frontier *f, const struct url_parts *p, const char *scope,
-                                 const char *parent, int depth, uint64_t mark,
+                                 const char *parent, int depth, uint64_t mark, int hops,
                                  const struct frontier_cond *cond);
 
 /* Copies cond's validators (NULL: none) into job j's. 0 or CRAWL_ENOMEM. */

@@ -121,7 +121,7 @@ static void load_one(uint64_t id, const struct state_page *p, void *data)
     const char *scope = p->scope ? p->scope : u.host;
     if (recrawl_cond(f, p->valid, p->depth, &cond)
             ? skip_job(f, u.href, scope, p->depth, id) != 0
-            : frontier__place(f, &u, scope, p->parent, p->depth, id, &cond) == JOB_LINK_NOMEM)
+            : frontier__place(f, &u, scope, p->parent, p->depth, id, 0, &cond) == JOB_LINK_NOMEM)
         f->left++;
     url_parts_free(&u);
 }
@@ -187,7 +187,7 @@ static enum job_verdict recrawl_place(struct frontier *f, const struct url_parts
     if (got == 1 && recrawl_cond(f, &v, depth, &cond))
         verdict = skip_job(f, p->href, scope, depth, id) ? JOB_LINK_NOMEM : JOB_LINK_ADMITTED;
     else
-        verdict = frontier__place(f, p, scope, parent, depth, id, &cond);
+        verdict = frontier__place(f, p, scope, parent, depth, id, 0, &cond);
     free(buf);
     return verdict;
 }

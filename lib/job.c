@@ -51,6 +51,7 @@ void job_clear(struct crawl_job *j)
     free(r->final_url);
     free(r->digest);
     free(r->duplicate_of);
+    free(r->location);
     job_error_free(r->error);
     for (size_t i = 0; i < r->nextracts; i++) {
         free(r->extracts[i].name);

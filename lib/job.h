@@ -87,6 +87,11 @@ struct crawl_result {
                                * page that arrived whole; else NULL */
     char  *duplicate_of;      /* --dedupe: the final URL of the first page of
                                * the crawl with the same digest; else NULL */
+    char  *location;          /* a redirect not followed in the transfer but
+                               * handed to the frontier (links followed): the
+                               * URL it names; else NULL */
+    int    dns_lookups;       /* names looked up for it (libcurl's cache
+                               * missed; an address given as one excepted) */
 };
 
 
@@ -172,6 +177,8 @@ struct crawl_job {
                                * links are these then, not links */
     size_t nverdicts;
     struct crawl_job *qnext;  /* next job in its queue */
+    int    hops;              /* redirects that led to this page, each a job
+                               * of its own (links followed) */
     double not_before;        /* a retry's earliest start (monotonic seconds) */
     /* Conditional requests (--state's recrawl, --validators,
      * --if-modified-since): what a page's request carries. */

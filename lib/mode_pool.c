@@ -21,6 +21,7 @@
 struct pmode {
     struct crawl *c;
     struct fetch_xfer *xfers;   /* one per worker: its handle keeps its connections */
+    struct fetch_share *share;  /* the workers' one DNS cache and TLS sessions */
     pthread_mutex_t lock;       /* guards busy */
     pthread_cond_t idle;        /* signalled when a worker is done with a job */
     int busy;                   /* jobs submitted and not yet done */
@@ -114,12 +115,14 @@ static int pool_run(struct crawl *c)
     }
     size = pool_size(p);
     crawl_set_threads(c, size + 1);
-    if (!(m.xfers = calloc((size_t)size, sizeof *m.xfers))) {
+    /* A name is looked up once for every worker, as for the threads of
+     * the thread model, not once a worker. */
+    if (!(m.xfers = calloc((size_t)size, sizeof *m.xfers)) || !(m.share = fetch_share_new())) {
         rc = CRAWL_ENOMEM;
         goto out;
     }
     for (int i = 0; i < size; i++)
-        m.xfers[i].easy = fetch_easy_new(crawl_fetch_ctx(c), NULL);
+        m.xfers[i].easy = fetch_easy_new(crawl_fetch_ctx(c), m.share);
     /* Jobs submitted at most: one a worker, or POOL_AHEAD a worker when
      * nothing paces. */
     int most = crawl_paced(c) ? size : POOL_AHEAD * size;
@@ -165,6 +168,7 @@ out:
                 curl_easy_cleanup(m.xfers[i].easy);
         free(m.xfers);
     }
+    fetch_share_free(m.share);      /* after every handle using it */
     free(futs);
     pthread_cond_destroy(&m.idle);
     pthread_mutex_destroy(&m.lock);

@@ -53,7 +53,9 @@
     X(last_modified, STR) \
     X(not_modified, INT) \
     X(digest, STR) \
-    X(duplicate_of, STR)
+    X(duplicate_of, STR) \
+    X(location, STR) \
+    X(dns_lookups, INT)
 
 #define FIELD_OF(T, f) (((T *)0)->f)
 #define RESULT_DESC(f, kind) \

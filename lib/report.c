@@ -378,6 +378,7 @@ static const char *const sum_columns[] = {
     "concurrency", "threads", "robots_fetched", "robots_blocked", "options",
     "p50_ms", "p90_ms", "p99_ms", "max_ms",
     "ttfb_p50_ms", "ttfb_p90_ms", "ttfb_p99_ms", "ttfb_max_ms",
+    "dns_lookups", "dns_p50_ms", "dns_p99_ms",
 };
 #define NSUM (sizeof sum_columns / sizeof sum_columns[0])
 
@@ -411,6 +412,14 @@ static void sum_cells(struct cell *c, struct crawl *cr, char *desc, size_t n)
             x->kind = s.rows > s.failed ? CELL_NUM : CELL_NULL;
             snprintf(x->num, sizeof x->num, "%.3f", ms);
         }
+    /* The names looked up, and how long a look-up took (time_dns). */
+    c_int(&c[23], 1, (long long)s.dns_lookups);
+    for (int k = 0; k < 2; k++) {
+        struct cell *x = &c[24 + k];
+        x->kind = s.dns_lookups ? CELL_NUM : CELL_NULL;
+        snprintf(x->num, sizeof x->num, "%.3f",
+                 crawl_latency_ms(cr, CRAWL_TIME_DNS, k ? 0.99 : 0.50));
+    }
 }
 
 static void json_summary(struct strbuf *b, struct crawl *cr)
@@ -461,7 +470,12 @@ static void table_summary(struct strbuf *b, struct crawl *c)
         sb_printf(b, ", %zu links found and not fetched", s.queued_left);
     if (s.queue_dropped)
         sb_printf(b, ", %zu links dropped past --max-queue", s.queue_dropped);
-    sb_printf(b, "; %zu connections; %s\n", s.conns, crawl_describe(c, desc, sizeof desc));
+    sb_printf(b, "; %zu connections", s.conns);
+    if (s.dns_lookups)
+        sb_printf(b, "; %zu name %s (p50 %.2f ms, p99 %.2f ms)", s.dns_lookups,
+                  s.dns_lookups == 1 ? "lookup" : "lookups",
+                  crawl_latency_ms(c, CRAWL_TIME_DNS, 0.50), crawl_latency_ms(c, CRAWL_TIME_DNS, 0.99));
+    sb_printf(b, "; %s\n", crawl_describe(c, desc, sizeof desc));
 }
 
 int report_end(struct report *r, struct crawl *c)

@@ -45,11 +45,13 @@ static double draw(struct retry_hook *r)
 
 /* The back hook: a transient failure with tries left goes back to its
  * queue instead of to its row. fetch kept Retry-After only where it
- * applies (429, 503). */
+ * applies (429, 503). A robots.txt is asked for once: a host whose
+ * robots.txt fails is taken as forbidding all (RFC 9309, 2.3.1.4), and
+ * asking again would be the request it has just refused. */
 static int retry_back(void *data, struct crawl *c, struct crawl_job *job)
 {
     const struct crawl_opts *o = crawl_options(c);
-    if (job->failed_early || job->unrun || job->res.attempts > o->retry ||
+    if (job->kind == JOB_ROBOTS || job->failed_early || job->unrun || job->res.attempts > o->retry ||
         !job_transient(&job->res) || crawl_is_cancelled(c))
         return 0;
     double at = clock_now() + retry_wait(o->retry_delay, o->retry_max_delay, job->res.attempts,

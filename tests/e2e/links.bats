@@ -385,6 +385,39 @@ links_site() {
 	done
 }
 
+@test "following links, a redirect is a link: its target's robots.txt decides, and the target has a row of its own, in every model" {
+	start_private_fixture
+	secret="$PFIX/site/private/secret.html"
+	to=$(jq -rn --arg u "$secret" '$u | @uri')
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 1 --format=jsonl "$PFIX/redirect-to?url=$to" "$PFIX/redirect/1"
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		# The redirects' own rows (302, nothing followed), and the one page
+		# a redirect named that robots.txt allows.
+		[ "$(jq -c 'select(.url) | [.url, .status, .redirects, .depth]' <<<"$output" | sort | tr '\n' ' ')" = \
+			"[\"$PFIX/redirect-to?url=$to\",302,0,0] [\"$PFIX/redirect/0\",200,0,0] [\"$PFIX/redirect/1\",302,0,0] " ]
+		[ "$(tail -1 <<<"$output" | jq .robots_blocked)" -eq 1 ]
+	done
+	[ "$(curl -s "$PFIX/stats?path=/site/private/secret.html" | jq .count)" -eq 0 ]
+}
+
+@test "following links, a redirect to another host waits for that host's Crawl-delay" {
+	for m in coro thread procs; do
+		[[ " $MODES " == *" $m "* ]] || continue     # SKIP_MODES
+		start_private_fixture --robots /robots/delay/400
+		other="http://localhost:${PFIX##*:}"
+		run "$CRAWL" --mode=$m --depth 1 --span-hosts --format=jsonl "$PFIX/bytes/1" "$other/redirect-to?url=$PFIX/bytes/2"
+		echo "$m: $output"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r "select(.url == \"$PFIX/bytes/2\") | .status" <<<"$output")" = 200 ]
+		# The two requests to 127.0.0.1, as the server saw them come.
+		curl -s "$PFIX/stats?arrivals" | jq -rs 'map(select(.path | test("^/bytes/[12]$")) | .t) |
+			(.[1] - .[0]) | if . < 0 then -. else . end | . >= 0.35' | grep -qx true
+		stop_private_fixture
+	done
+}
+
 @test "--links-out that cannot be written: a directory is a usage error, a full disk exit 23, as -o" {
 	run "$CRAWL" --depth 1 --links-out "$BATS_TEST_TMPDIR" "$FIXTURE/bytes/1"
 	[ "$status" -eq 2 ]
@@ -400,4 +433,18 @@ links_site() {
 	run "$CRAWL" --mode=all --links-out "$BATS_TEST_TMPDIR/l.jsonl" "$FIXTURE/bytes/1"
 	[ "$status" -eq 2 ]
 	grep -q -- "^crawl: --links-out: one model at a time" <<<"$output"
+}
+
+@test "following links, --max-redirs bounds a chain of redirects, each a row; a refused scheme fails as without links" {
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 1 --max-redirs 2 --format=jsonl "$FIXTURE/redirect/5" \
+			"$FIXTURE/redirect-to?url=file%3A%2F%2F%2Fetc%2Fpasswd"
+		echo "$m: $output"
+		[ "$status" -eq 1 ]
+		[ "$(jq -c 'select(.url) | [.url, .status, .fail]' <<<"$output" | sort | tr '\n' ' ')" = \
+			"[\"$FIXTURE/redirect-to?url=file%3A%2F%2F%2Fetc%2Fpasswd\",302,\"protocol\"] [\"$FIXTURE/redirect/3\",302,\"redirects\"] [\"$FIXTURE/redirect/4\",302,null] [\"$FIXTURE/redirect/5\",302,null] " ]
+		[ "$(jq -r "select(.url == \"$FIXTURE/redirect/3\") | .error" <<<"$output")" = "Maximum (2) redirects followed" ]
+		[ "$(jq -r 'select(.fail == "protocol") | [.error, .redirects, .final_url] | join("|")' <<<"$output")" = \
+			"redirect refused, only http and https are followed (file)|1|file:///etc/passwd" ]
+	done
 }

@@ -199,3 +199,15 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 	[ "$status" -eq 2 ]
 	grep -q -- "--retry-max-delay" <<<"$output"
 }
+
+@test "robots.txt is asked for once: a 503 is not tried again, and its host stays forbidden, in every model" {
+	start_private_fixture --robots /status/503
+	for m in $MODES; do
+		run "$CRAWL" --mode=$m --depth 1 --retry 3 --retry-delay 0.01 --format=jsonl "$PFIX/bytes/$m"
+		echo "$m: $output"
+		[ "$status" -eq 1 ]
+		[ "$(jq -r 'select(.url) | .fail' <<<"$output")" = robots ]
+		[ "$(tail -1 <<<"$output" | jq -c '[.retries, .robots_fetched]')" = "[0,1]" ]
+	done
+	[ "$(curl -s "$PFIX/stats?path=/robots.txt" | jq .count)" -eq "$NMODES" ]
+}
