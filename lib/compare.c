@@ -31,6 +31,7 @@ void compare_fill(struct compare_run *r, struct crawl *c)
     r->failed = s.failed;
     r->ok = s.rows - s.failed;
     r->conns = s.conns;
+    r->dns = s.dns_lookups;
     r->retries = s.retries;
     r->threads = s.threads;
     r->reuse = s.reuse;
@@ -149,7 +150,7 @@ done:
 
 static const char *columns[] = {
     "mode", "urls", "ok", "failed", "retries", "wall_s", "min_s", "max_s", "speedup",
-    "user_s", "sys_s", "rss_mb", "threads", "vcsw", "ivcsw", "conns", "reuse", "concurrency",
+    "user_s", "sys_s", "rss_mb", "threads", "vcsw", "ivcsw", "conns", "dns", "reuse", "concurrency",
     "p50_ms", "p90_ms", "p99_ms", "max_ms",
     "ttfb_p50_ms", "ttfb_p90_ms", "ttfb_p99_ms", "ttfb_max_ms",
 };
@@ -158,7 +159,7 @@ static const char *columns[] = {
 #define CELL 32
 /* concurrency: in the data (0: every URL at once), not in the table, whose
  * Shared line says each model's in-flight limit. */
-#define CONC 17
+#define CONC 18
 
 /* The comparison's cells, as text, for run x; its speed-up is against base.
  * For CSV (data set) the figures are unrounded and the speed-up a plain
@@ -183,11 +184,12 @@ static void fill_cells(const struct compare_run *x, double min_wall, double max_
     snprintf(c[13], CELL, "%ld", x->vcsw);
     snprintf(c[14], CELL, "%ld", x->ivcsw);
     snprintf(c[15], CELL, "%zu", x->conns);
-    snprintf(c[16], CELL, "%s", x->reuse ? "on" : "off");
+    snprintf(c[16], CELL, "%zu", x->dns);
+    snprintf(c[17], CELL, "%s", x->reuse ? "on" : "off");
     snprintf(c[CONC], CELL, "%d", x->limit);
     for (int k = 0; k < 4; k++) {
-        snprintf(c[18 + k], CELL, ms, x->total_ms[k]);
-        snprintf(c[22 + k], CELL, ms, x->ttfb_ms[k]);
+        snprintf(c[19 + k], CELL, ms, x->total_ms[k]);
+        snprintf(c[23 + k], CELL, ms, x->ttfb_ms[k]);
     }
 }
 
@@ -196,7 +198,7 @@ static void print_jsonl(FILE *out, char (*cells)[NCOLS][CELL], int rows)
 {
     for (int i = 0; i < rows; i++) {
         for (size_t k = 0; k < NCOLS; k++) {
-            int text = k == 0 || k == 16;
+            int text = k == 0 || k == 17;
             fprintf(out, "%s\"%s\":%s%s%s", k ? "," : "{", columns[k], text ? "\"" : "",
                     cells[i][k], text ? "\"" : "");
         }

@@ -13,7 +13,7 @@
 /* What one run of one model measured. */
 struct compare_run {
     char   mode[16];
-    size_t urls, ok, failed, conns;
+    size_t urls, ok, failed, conns, dns;
     size_t retries;             /* fetches tried again (--retry) */
     int    threads;             /* most threads alive at once */
     int    reuse;               /* the reuse policy that ran */

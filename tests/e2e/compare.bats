@@ -51,16 +51,16 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -
 
 @test "CSV comparison parses with the named columns" {
 	run "$CRAWL" --mode=all --format=csv "$list"
-	[ "${lines[0]}" = "mode,urls,ok,failed,retries,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,reuse,concurrency,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
+	[ "${lines[0]}" = "mode,urls,ok,failed,retries,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,dns,reuse,concurrency,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
 	[ "${#lines[@]}" -eq $((NALL + 1)) ]
 	for i in $(seq "$NALL"); do
-		[ "$(awk -F, '{print NF}' <<<"${lines[$i]}")" -eq 26 ]
+		[ "$(awk -F, '{print NF}' <<<"${lines[$i]}")" -eq 27 ]
 	done
 	# Data, not display: a plain speed-up, times to the microsecond.
 	[ "$(printf '%s\n' "${lines[@]:1}" | awk -F, '$9 !~ /^[0-9]+\.[0-9]+$/ || $6 !~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9]$/' | wc -l)" -eq 0 ]
 	# The JSON lines have the same columns in the same order.
 	run "$CRAWL" --mode=all --format=jsonl --modes seq "$list"
-	[ "$(jq -r 'keys_unsorted | join(",")' <<<"$output")" = "mode,urls,ok,failed,retries,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,reuse,concurrency,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
+	[ "$(jq -r 'keys_unsorted | join(",")' <<<"$output")" = "mode,urls,ok,failed,retries,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,dns,reuse,concurrency,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
 }
 
 @test "percentiles of total time and time to first byte are present and ordered" {
@@ -138,4 +138,16 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -
 	run "$CRAWL" --mode=all --modes seq,coro --format=csv "$BATS_TEST_TMPDIR/fifo"
 	[ "$status" -eq 0 ]
 	[ "$(tail -n +2 <<<"$output" | cut -d, -f1-4 | tr '\n' ';')" = "seq,2,2,0;coro,2,2,0;" ]
+}
+
+@test "the dns column counts the names each model looked up, none for names given by --resolve" {
+	port=${FIXTURE##*:}
+	printf '%s\n' "http://localhost:$port/bytes/10" "http://localhost:$port/bytes/20" "$FIXTURE/bytes/5" >"$list"
+	run "$CRAWL" --mode=all --modes seq,coro --format=jsonl "$list"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '"\(.mode) \(.dns)"' <<<"$output" | tr '\n' ';')" = "seq 1;coro 1;" ]
+	run "$CRAWL" --mode=all --modes seq,coro --format=jsonl --resolve "localhost:$port:127.0.0.1" "$list"
+	[ "$(jq -r '"\(.mode) \(.dns)"' <<<"$output" | tr '\n' ';')" = "seq 0;coro 0;" ]
+	run "$CRAWL" --mode=all --modes coro -q "$list"
+	[ "$(grep '^mode ' <<<"$output" | awk '{ for (i = 1; i <= NF; i++) if ($i == "dns") print i }')" = 17 ]
 }
