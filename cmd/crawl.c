@@ -28,6 +28,7 @@
 #include "fetch.h"
 #include "html.h"
 #include "linkfile.h"
+#include "mirror.h"
 #include "hooks.h"
 #include "progress.h"
 #include "report.h"
@@ -37,6 +38,7 @@
 #include "trace.h"
 #include "urllist.h"
 #include "validators.h"
+#include "warc.h"
 
 
 /* Rows written are flushed at least this often, so that a run that is
@@ -894,6 +896,18 @@ static void cli_rules_free(struct cli *cli)
     curl_slist_free_all(cli->opts.resolve);
 }
 
+/* What each transfer's body passes through (lib/fetch_stage.h): the WARC
+ * writer takes it as sent, --save as the row counts it. */
+static void list_stages(struct crawl_opts *o)
+{
+    static const struct fetch_stage *stages[2];
+    if (o->warc)
+        stages[o->nstages++] = &warc_stage;
+    if (o->save_dir)
+        stages[o->nstages++] = &mirror_stage;
+    o->stages = stages;
+}
+
 int main(int argc, char **argv)
 {
     struct cli cli;
@@ -926,6 +940,7 @@ int main(int argc, char **argv)
         curl_global_cleanup();
         return rc;
     }
+    list_stages(&cli.opts);
     struct crawl *c = crawl_new(&cli.opts);
     if (!c) {
         fprintf(stderr, "crawl: out of memory\n");

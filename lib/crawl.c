@@ -13,12 +13,14 @@
 #include "crawl_internal.h"
 #include "dedupe.h"
 #include "fetch.h"
+#include "fetch_stage.h"
 #include "frontier.h"
 #include "html.h"
 #include "nofile.h"
 #include "retry.h"
 #include "state.h"
 #include "url.h"
+#include "warc.h"
 
 void crawl_opts_init(struct crawl_opts *o)
 {
@@ -121,7 +123,10 @@ static void digests_open(struct crawl *c)
     if (c->digests_made)
         return;
     c->digests_made = 1;
-    c->digests_rc = fetch_digests_open(&c->fx, &c->cdx_taken, &c->cdx_unread);
+    c->digests_rc = fetch_digests_open(&c->fx);
+    if (c->digests_rc == 0 && c->fx.seen && c->opts->warc_dedupe_cdx)
+        c->digests_rc = warc_cdx_load(c->opts->warc_dedupe_cdx, c->fx.seen, &c->cdx_taken,
+                                      &c->cdx_unread);
     c->digests_own = c->fx.seen != NULL;
 }
 
@@ -944,9 +949,10 @@ nomem:
 static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
 {
     size_t per = b->fds_per_transfer > 0 ? (size_t)b->fds_per_transfer : 1;
-    /* A transfer kept holds a spooled body's file (--warc) and a file
-     * being saved (--save) besides. */
-    per += (c->opts->warc ? 1 : 0) + (c->opts->save_dir ? 1 : 0);
+    /* A transfer's body stages hold files besides: a spooled body (the
+     * WARC writer), a file being saved (--save). */
+    for (int i = 0; i < c->opts->nstages; i++)
+        per += (size_t)c->opts->stages[i]->fds;
     size_t spare = 64 + c->nofile / 100;
     size_t budget = c->nofile > spare + per ? (c->nofile - spare) / per : 1;
     size_t want = c->input_open || crawl__finds(c->opts) ? (size_t)-1 : c->fetchable;
@@ -1047,8 +1053,9 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         cancel_rest(c);
         return CRAWL_ENOMEM;
     }
-    /* A procs coordinator fetches nothing: its workers write the WARC. */
-    if (!b->processes && fetch_keep_open(&c->fx) != 0) {
+    /* A procs coordinator fetches nothing: its workers run the stages
+     * (they write the WARC). */
+    if (!b->processes && fetch_stages_open(&c->fx) != 0) {
         /* Nothing will be fetched: a list is read to its end for its
          * rows, but a stream (a procs worker's, a pipe) may never end. */
         if (c->input_streams)
@@ -1072,7 +1079,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     cancel_rest(c);
     if (fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data) != 0 && rc == 0)
         rc = CRAWL_EOUTPUT;
-    if (fetch_keep_close(&c->fx) != 0 && rc == 0)
+    if (fetch_stages_close(&c->fx) != 0 && rc == 0)
         rc = CRAWL_EOUTPUT;
     digests_end(c);
     return rc;

@@ -183,8 +183,8 @@ int fetch__decoded(struct fetch_xfer *x, const char *ptr, size_t n)
     return 0;
 }
 
-/* CURLOPT_WRITEFUNCTION: the body as libcurl gives it, through what
- * --warc and --save keep of it when they are on. */
+/* CURLOPT_WRITEFUNCTION: the body as libcurl gives it, through the run's
+ * body stages when it has some. */
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
 {
     struct fetch_xfer *x = data;
@@ -462,11 +462,12 @@ CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share)
         share = ctx->cookies;
         curl_easy_setopt(h, CURLOPT_COOKIEFILE, "");
     }
-    /* --warc archives the body as sent, and every response of a redirect
-     * chain: fetch_keep.c decodes a copy (every coding libcurl decodes and
-     * so offers, decode.c) and follows redirects itself. The request head
-     * comes from the debug callback, which libcurl calls only when verbose. */
-    if (ctx->warc) {
+    /* A raw stage (the WARC writer) takes the body as sent, and every
+     * response of a redirect chain: fetch_keep.c decodes a copy (every
+     * coding libcurl decodes and so offers, decode.c) and follows redirects
+     * itself. The request head comes from the debug callback, which libcurl
+     * calls only when verbose. */
+    if (ctx->raw) {
         curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
         curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, keep_on_debug);
@@ -619,7 +620,7 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
      * here (RFC 9309, 2.3.1.2), as does a plain list. */
     x->redirect_out = job->kind == JOB_PAGE && o->depth > 0 && o->max_redirs > 0;
     curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION,
-                     !x->redirect_out && !ctx->warc && o->max_redirs > 0 ? 1L : 0L);
+                     !x->redirect_out && !ctx->raw && o->max_redirs > 0 ? 1L : 0L);
     curl_easy_setopt(x->easy, CURLOPT_URL, job->url);
     /* A transfer to an https host whose first connection is still being set
      * up waits to learn whether it multiplexes (HTTP/2) rather than opening

@@ -45,7 +45,9 @@ struct fetch_ctx {
                                    * every easy handle of the run */
     CURL  *cookie_easy;         /* the handle that reads the jar's file */
     int    cookie_file;         /* the jar is written to the file at the end */
-    struct warc *warc;          /* --warc's writer, open while the run fetches */
+    void  *stage_conf[4];       /* each of opts->stages' own, while the run fetches */
+    int    stages_open;         /* how many of them are open */
+    int    raw;                 /* one is raw: fetch decodes and follows redirects */
     struct dedupe *seen;        /* the crawl's digests (--dedupe, --warc's
                                  * revisits), shared by a procs crawl's
                                  * processes; NULL: none kept */
@@ -114,7 +116,7 @@ struct fetch_xfer {
     void  *multi;               /* the multi handle it is in (multi_ev.c), or NULL */
     int    redirect_out;        /* a redirect ends the transfer: the URL it names
                                    goes to the frontier (links followed) */
-    struct fetch_keep *keep;    /* what --warc and --save keep of it, or NULL */
+    struct fetch_keep *keep;    /* its way through the body stages, or NULL */
     struct curl_slist *cond;    /* the run's request headers and the page's
                                    validators (If-None-Match, If-Modified-Since),
                                    for this transfer; NULL: the run's alone */
@@ -209,21 +211,11 @@ int fetch_cookie_add(struct fetch_ctx *ctx, const char *line);
 int fetch_cookies_close(struct fetch_ctx *ctx, void (*fn)(const char *line, void *data),
                         void *data);
 
-/* With --warc: opens ctx's WARC writer. Returns 0 (also without --warc),
- * or CRAWL_EOUTPUT after a warning that says why. */
-int fetch_keep_open(struct fetch_ctx *ctx);
-
-/* Closes the writer, if any. Returns 0, or CRAWL_EOUTPUT after a warning
- * when a write failed. */
-int fetch_keep_close(struct fetch_ctx *ctx);
-
 /* Makes ctx->seen, the crawl's digest set, when the options keep digests
- * (--dedupe, --warc) and fills it from --warc-dedupe-cdx's index (*taken
- * and *unread: its lines read in and passed over as not CDXJ). Call it
- * before the workers of a procs crawl are forked: they share it. Returns
- * 0; CRAWL_ENOMEM (no set); or -errno, the index not read (the set made).
- * Freed by fetch_digests_close. */
-int fetch_digests_open(struct fetch_ctx *ctx, size_t *taken, size_t *unread);
+ * (--dedupe, --warc). Call it before the workers of a procs crawl are
+ * forked: they share it. Returns 0 or CRAWL_ENOMEM (no set). Freed by
+ * fetch_digests_close. */
+int fetch_digests_open(struct fetch_ctx *ctx);
 void fetch_digests_close(struct fetch_ctx *ctx);
 
 /* Returns a one-line description of the libcurl options every model shares,

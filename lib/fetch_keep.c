@@ -1,11 +1,13 @@
-/* fetch_keep.c: a transfer kept as it goes, for --warc and --save. With
- * --warc, libcurl hands over the body as sent (transfer coding removed,
- * content coding kept, CURLOPT_HTTP_CONTENT_DECODING off): that goes to the
- * archive, and a copy decoded here (decode.c: the codings libcurl decodes,
- * as it decodes them) goes on to be counted, parsed and saved, so that the
- * row is the one libcurl's own decoding gives, Length the decoded length.
- * Redirects are then followed here rather than by libcurl, which drops
- * the body of a response it follows: the archive keeps every response. */
+/* fetch_keep.c: a transfer through the run's body stages (fetch_stage.h).
+ * With a raw stage (the WARC writer), libcurl hands over the body as sent
+ * (transfer coding removed, content coding kept,
+ * CURLOPT_HTTP_CONTENT_DECODING off): that goes to the raw stages, and a
+ * copy decoded here (decode.c: the codings libcurl decodes, as it decodes
+ * them) goes on to the decoded stages (--save) and to be counted and
+ * parsed, so that the row is the one libcurl's own decoding gives, Length
+ * the decoded length. Redirects are then followed here rather than by
+ * libcurl, which drops the body of a response it follows: a raw stage sees
+ * every response. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,57 +20,104 @@
 #include "dedupe.h"
 #include "fetch_keep.h"
 #include "strbuf.h"
-#include "warc.h"
 
 static void keep_fail(struct fetch_keep *k, enum crawl_fail fail, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Records the first reason keeping fails the transfer. */
-static void keep_fail(struct fetch_keep *k, enum crawl_fail fail, const char *fmt, ...)
+static void keep_failv(struct fetch_keep *k, enum crawl_fail fail, const char *fmt, va_list ap)
 {
     if (k->fail != CRAWL_FAIL_NONE)
         return;
-    va_list ap;
-    va_start(ap, fmt);
     if (vasprintf(&k->why, fmt, ap) < 0)
         k->why = NULL;
-    va_end(ap);
     k->fail = fail;
 }
+
+/* Records the first reason keeping fails the transfer. */
+static void keep_fail(struct fetch_keep *k, enum crawl_fail fail, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    keep_failv(k, fail, fmt, ap);
+    va_end(ap);
+}
+
+void fetch_stage_fail(struct fetch_xfer *x, enum crawl_fail fail, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (x->keep)
+        keep_failv(x->keep, fail, fmt, ap);
+    va_end(ap);
+}
+
+const char *fetch_xfer_url(struct fetch_xfer *x)
+{
+    char *url = NULL;
+    curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &url);
+    return url ? url : x->job->url;
+}
+
+/* The run's stage i. */
+#define STAGE(x, i) ((x)->ctx->opts->stages[i])
 
 int keep_prepare(struct fetch_xfer *x)
 {
     struct fetch_ctx *c = x->ctx;
-    if (!c->warc && !c->opts->save_dir)
+    if (c->stages_open == 0)
         return 0;
     struct fetch_keep *k = x->keep = calloc(1, sizeof *k);
     x->keep_nomem = !k;
     if (!k)
         return CRAWL_ENOMEM;
-    k->file.fd = -1;
-    if (!c->warc)
-        return 0;
-    if (!(k->cap = warc_capture_new())) {
-        keep_fail(k, CRAWL_FAIL_OTHER, "--warc: out of memory");
-        return CRAWL_ENOMEM;
+    for (int i = 0; i < c->stages_open; i++) {
+        int rc = STAGE(x, i)->open(c->stage_conf[i], x, &k->st[i]);
+        if (rc)
+            return rc;
     }
-    curl_easy_setopt(x->easy, CURLOPT_DEBUGDATA, x);
+    if (c->raw)
+        curl_easy_setopt(x->easy, CURLOPT_DEBUGDATA, x);
     return 0;
 }
 
 size_t keep_on_header(char *p, size_t size, size_t n, void *data)
 {
     struct fetch_xfer *x = data;
-    if (x->keep && x->keep->cap)
-        warc_capture_header(x->keep->cap, p, size * n);
+    if (x->keep)
+        for (int i = 0; i < x->ctx->stages_open; i++)
+            if (STAGE(x, i)->raw && STAGE(x, i)->header && x->keep->st[i])
+                STAGE(x, i)->header(x->keep->st[i], p, size * n);
     return size * n;
 }
 
 int keep_on_debug(CURL *h, curl_infotype type, char *p, size_t n, void *data)
 {
     struct fetch_xfer *x = data;
-    if (type == CURLINFO_HEADER_OUT && x->keep && x->keep->cap)
-        warc_capture_request(x->keep->cap, p, n);
+    if (type == CURLINFO_HEADER_OUT && x->keep)
+        for (int i = 0; i < x->ctx->stages_open; i++)
+            if (STAGE(x, i)->raw && STAGE(x, i)->request && x->keep->st[i])
+                STAGE(x, i)->request(x->keep->st[i], p, n);
+    return 0;
+}
+
+/* Runs the body bytes through the stages of one kind (raw or decoded).
+ * Returns 0 or -1. */
+static int stages_body(struct fetch_xfer *x, int raw, const char *p, size_t n)
+{
+    for (int i = 0; i < x->ctx->stages_open; i++)
+        if (STAGE(x, i)->raw == raw && x->keep->st[i] &&
+            STAGE(x, i)->body(x->keep->st[i], x, p, n) != 0)
+            return -1;
+    return 0;
+}
+
+/* The response's body begins, for the stages of one kind. */
+static int stages_begin(struct fetch_xfer *x, int raw, long status)
+{
+    for (int i = 0; i < x->ctx->stages_open; i++)
+        if (STAGE(x, i)->raw == raw && STAGE(x, i)->begin && x->keep->st[i] &&
+            STAGE(x, i)->begin(x->keep->st[i], x, status) != 0)
+            return -1;
     return 0;
 }
 
@@ -104,7 +153,7 @@ static int codings(struct fetch_xfer *x, struct strbuf *b)
     return b->nomem ? CRAWL_ENOMEM : 0;
 }
 
-/* decode_sink: decoded bytes on to --save and fetch. */
+/* decode_sink: decoded bytes on to the decoded stages and fetch. */
 static int on_decoded(void *data, const char *p, size_t n);
 
 /* Sets up the decoding of the response's body. Returns 0 or -1. */
@@ -127,13 +176,13 @@ static int decode_begin(struct fetch_xfer *x)
     return 0;
 }
 
-/* Whether the response is a redirect that --warc's own following takes.
+/* Whether the response is a redirect that fetch's own following takes.
  * Its Location header is looked at: libcurl 7.88 resolves
  * CURLINFO_REDIRECT_URL only once the transfer is done. */
 static int will_follow(struct fetch_xfer *x, long status)
 {
     struct curl_header *h;
-    return x->ctx->warc && !x->redirect_out && x->ctx->opts->max_redirs > 0 &&
+    return x->ctx->raw && !x->redirect_out && x->ctx->opts->max_redirs > 0 &&
            status >= 300 && status < 400 &&
            curl_easy_header(x->easy, "Location", 0, CURLH_HEADER, -1, &h) == CURLHE_OK &&
            h->value[0];
@@ -144,38 +193,22 @@ static int decide(struct fetch_xfer *x)
 {
     struct fetch_keep *k = x->keep;
     long status = 0;
-    char *url = NULL;
     k->decided = 1;
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    if (stages_begin(x, 1, status) != 0)
+        return -1;
     if ((k->skip = will_follow(x, status)))
         return 0;
-    if (x->ctx->warc && decode_begin(x) != 0)
+    if (x->ctx->raw && decode_begin(x) != 0)
         return -1;
-    if (x->ctx->opts->save_dir && status >= 200 && status < 300) {
-        curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &url);
-        int rc = mirror_begin(&k->file, url ? url : x->job->url);
-        if (rc) {
-            keep_fail(k, CRAWL_FAIL_OTHER, "--save: no file for %s: %s",
-                      url ? url : x->job->url, strerror(-rc));
-            return -1;
-        }
-        k->saving = 1;
-    }
-    return 0;
+    return stages_begin(x, 0, status);
 }
 
-/* Decoded bytes: to the file of --save, then to fetch. */
+/* Decoded bytes: to the decoded stages, then to fetch. */
 static int decoded(struct fetch_xfer *x, const char *p, size_t n)
 {
-    struct fetch_keep *k = x->keep;
-    if (k->saving) {
-        int rc = mirror_write(&k->file, x->ctx->opts->save_dir, p, n);
-        if (rc) {
-            keep_fail(k, CRAWL_FAIL_OTHER, "--save: %s/%s: %s", x->ctx->opts->save_dir,
-                      k->file.rel, strerror(-rc));
-            return -1;
-        }
-    }
+    if (stages_body(x, 0, p, n) != 0)
+        return -1;
     return fetch__decoded(x, p, n);
 }
 
@@ -205,35 +238,11 @@ int keep_body(struct fetch_xfer *x, const char *p, size_t n)
         return -1;
     if (!k->decided && decide(x) != 0)
         return -1;
-    if (k->cap) {
-        int rc = warc_capture_body(k->cap, p, n);
-        if (rc) {
-            keep_fail(k, CRAWL_FAIL_OTHER, "--warc: spooling the body: %s", strerror(-rc));
-            return -1;
-        }
-    }
+    if (stages_body(x, 1, p, n) != 0)
+        return -1;
     if (k->skip)
         return 0;
     return k->dec ? decode_on(x, p, n) : decoded(x, p, n);
-}
-
-/* Writes the records of the transfer that just ended with rc. */
-static void archive(struct fetch_xfer *x, CURLcode rc)
-{
-    struct fetch_keep *k = x->keep;
-    char *url = NULL, *ip = NULL;
-    const char *cut = NULL;
-    if (!warc_capture_has_response(k->cap))
-        return;
-    curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &url);
-    curl_easy_getinfo(x->easy, CURLINFO_PRIMARY_IP, &ip);
-    if (rc != CURLE_OK)
-        cut = x->too_large || x->robots_cut || rc == CURLE_FILESIZE_EXCEEDED ? "length"
-            : rc == CURLE_OPERATION_TIMEDOUT ? "time"
-            : rc == CURLE_WRITE_ERROR ? "unspecified" : "disconnect";
-    int wr = warc_write(x->ctx->warc, k->cap, url ? url : x->job->url, ip, cut);
-    if (wr)
-        keep_fail(k, CRAWL_FAIL_OTHER, "--warc: %s: %s", warc_file_name(x->ctx->warc), strerror(-wr));
 }
 
 /* Ends the content decoding of one response. */
@@ -249,9 +258,11 @@ int keep_follow(struct fetch_xfer *x, CURLcode rc)
     char *loc = NULL;
     long status = 0;
     curl_off_t took = 0;
-    if (!k || !k->cap)
+    if (!k || !x->ctx->raw)
         return 0;
-    archive(x, rc);
+    for (int i = 0; i < x->ctx->stages_open; i++)
+        if (STAGE(x, i)->raw && STAGE(x, i)->ended && k->st[i])
+            STAGE(x, i)->ended(k->st[i], x, rc);
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     if (rc != CURLE_OK || k->fail != CRAWL_FAIL_NONE || !will_follow(x, status))
         return 0;
@@ -281,7 +292,6 @@ int keep_follow(struct fetch_xfer *x, CURLcode rc)
     k->hops++;
     k->decided = k->skip = 0;
     end_decode(k);
-    warc_capture_reset(k->cap);
     curl_easy_setopt(x->easy, CURLOPT_URL, next);
     free(next);
     return 1;
@@ -290,30 +300,21 @@ int keep_follow(struct fetch_xfer *x, CURLcode rc)
 void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
 {
     struct fetch_keep *k = x->keep;
-    long status = 0;
     if (!k) {
         if (x->keep_nomem)
             job_error_set(r, CRAWL_FAIL_OTHER, "out of memory for --warc or --save");
         x->keep_nomem = 0;
         return;
     }
-    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
-    /* A body of no bytes never met decide(): an empty file all the same,
-     * and codings libcurl refuses before any body (too many) refused. */
-    if (!k->decided && rc == CURLE_OK && k->fail == CRAWL_FAIL_NONE &&
-        (x->ctx->warc || (x->ctx->opts->save_dir && status >= 200 && status < 300)))
+    /* A body of no bytes never met decide(): its stages begin all the
+     * same (--save's empty file), and codings libcurl refuses before any
+     * body (too many) are refused. */
+    if (!k->decided && rc == CURLE_OK && k->fail == CRAWL_FAIL_NONE)
         (void)decide(x);
-    if (k->saving) {
-        if (rc == CURLE_OK && k->fail == CRAWL_FAIL_NONE && r->fail == CRAWL_FAIL_NONE) {
-            int e = mirror_commit(&k->file, x->ctx->opts->save_dir);
-            if (e)
-                keep_fail(k, CRAWL_FAIL_OTHER, "--save: %s/%s: %s", x->ctx->opts->save_dir,
-                          k->file.rel ? k->file.rel : "", strerror(-e));
-        } else {
-            mirror_abort(&k->file, x->ctx->opts->save_dir);
-        }
-        mirror_end(&k->file);
-    }
+    int ok = rc == CURLE_OK && k->fail == CRAWL_FAIL_NONE && r->fail == CRAWL_FAIL_NONE;
+    for (int i = 0; i < x->ctx->stages_open; i++)
+        if (STAGE(x, i)->finish && k->st[i])
+            STAGE(x, i)->finish(k->st[i], x, ok);
     if (k->hops) {
         r->redirects = k->hops;
         r->time_total += k->hop_time;
@@ -331,63 +332,55 @@ void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
     if (k->fail != CRAWL_FAIL_NONE)
         job_error_set(r, k->fail, k->why ? k->why : "out of memory");
     end_decode(k);
+    for (int i = 0; i < x->ctx->stages_open; i++)
+        if (k->st[i])
+            STAGE(x, i)->free(k->st[i]);
     free(k->refused);
     free(k->why);
-    warc_capture_free(k->cap);
     free(k);
     x->keep = NULL;
 }
 
-int fetch_keep_open(struct fetch_ctx *c)
+int fetch_stages_open(struct fetch_ctx *c)
 {
     const struct crawl_opts *o = c->opts;
-    char software[256];
-    if (!o->warc)
-        return 0;
-    struct warc_conf conf = {
-        .path = o->warc, .worker = o->warc_worker, .max_size = (uint64_t)o->warc_max_size,
-        .cdx = o->cdx, .software = crawl_version_line(software, sizeof software),
-        .options = o->warc_options, .seen = c->seen,
-    };
-    char failed[4096] = "";
-    int rc = warc_open(&c->warc, &conf, failed, sizeof failed);
-    if (rc) {
-        c->warc = NULL;
-        if (failed[0])
-            fetch_warn_once(c, "%s: %s (the archive is not written)", failed, strerror(-rc));
-        else
-            fetch_warn_once(c, "--warc: cannot write %s: %s", o->warc, strerror(-rc));
-        return CRAWL_EOUTPUT;
+    c->raw = 0;
+    int n = o->nstages < FETCH_STAGES_MAX ? o->nstages : FETCH_STAGES_MAX;
+    for (c->stages_open = 0; c->stages_open < n; c->stages_open++) {
+        const struct fetch_stage *s = o->stages[c->stages_open];
+        c->stage_conf[c->stages_open] = NULL;
+        if (s->run_open && s->run_open(c, &c->stage_conf[c->stages_open]) != 0) {
+            (void)fetch_stages_close(c);
+            return CRAWL_EOUTPUT;
+        }
+        c->raw |= s->raw;
     }
     return 0;
 }
 
-int fetch_digests_open(struct fetch_ctx *c, size_t *taken, size_t *unread)
+int fetch_stages_close(struct fetch_ctx *c)
+{
+    int rc = 0;
+    while (c->stages_open > 0) {
+        const struct fetch_stage *s = c->opts->stages[--c->stages_open];
+        if (s->run_close && s->run_close(c, c->stage_conf[c->stages_open]) != 0)
+            rc = CRAWL_EOUTPUT;
+        c->stage_conf[c->stages_open] = NULL;
+    }
+    c->raw = 0;
+    return rc;
+}
+
+int fetch_digests_open(struct fetch_ctx *c)
 {
     const struct crawl_opts *o = c->opts;
-    *taken = *unread = 0;
     if (!o->dedupe && !o->warc)
         return 0;
-    if (!(c->seen = dedupe_new(DEDUPE_MAX, DEDUPE_BYTES)))
-        return CRAWL_ENOMEM;
-    return o->warc_dedupe_cdx ? warc_cdx_load(o->warc_dedupe_cdx, c->seen, taken, unread) : 0;
+    return (c->seen = dedupe_new(DEDUPE_MAX, DEDUPE_BYTES)) ? 0 : CRAWL_ENOMEM;
 }
 
 void fetch_digests_close(struct fetch_ctx *c)
 {
     dedupe_free(c->seen);
     c->seen = NULL;
-}
-
-int fetch_keep_close(struct fetch_ctx *c)
-{
-    if (!c->warc)
-        return 0;
-    char *name = strdup(warc_file_name(c->warc));
-    int rc = warc_close(c->warc);
-    c->warc = NULL;
-    if (rc)
-        fetch_warn_once(c, "--warc: %s: %s", name ? name : c->opts->warc, strerror(-rc));
-    free(name);
-    return rc ? CRAWL_EOUTPUT : 0;
 }

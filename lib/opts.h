@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 
 struct html_rules;
+struct fetch_stage;
 
 enum crawl_reuse {
     CRAWL_REUSE_AUTO,   /* reuse unless every URL is in flight at once and none is https */
@@ -96,6 +97,11 @@ struct crawl_opts {
     int    warc_worker;       /* a procs worker's number, in its files' names; -1: none */
     const char *save_dir;     /* --save: every body as a file under it, or NULL */
     int    dedupe;            /* --dedupe: rows name the first page with their digest */
+    /* What each transfer's body passes through (fetch_stage.h): the WARC
+     * writer, --save; set by the program, run by every process that
+     * fetches. */
+    const struct fetch_stage *const *stages;
+    int    nstages;
 };
 
 /* --max-queue's default: ten million links, some 1 GB of spill file at

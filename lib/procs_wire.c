@@ -129,7 +129,9 @@ const size_t procs_result_nfields = sizeof procs_result_fields / sizeof *procs_r
     X(warc_options, KEEP) \
     X(warc_worker, OWN) \
     X(save_dir, KEEP) \
-    X(dedupe, KEEP)
+    X(dedupe, KEEP) \
+    X(stages, KEEP) \
+    X(nstages, KEEP)
 
 #define OPTS_DESC(f, cls) \
     { #f, offsetof(struct crawl_opts, f), sizeof FIELD_OF(struct crawl_opts, f), \
