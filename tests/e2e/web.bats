@@ -250,6 +250,7 @@ seeds() {
 }
 
 @test "web.sh: a namespace whose dnsmasq resolves every host; a crawl there looks names up, is polite and complete" {
+	alone
 	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
 	command -v dnsmasq >/dev/null || skip "needs dnsmasq (dnsmasq-base)"
 	ip netns add "crawlweb-probe-$$" 2>/dev/null || skip "network namespaces are not allowed here"
