@@ -884,7 +884,7 @@ second_pass() {
 	LIST="$PFIX/etag-graph/7/2/0" run worker 1
 	[ "$status" -eq 0 ]
 	: >"$BATS_TEST_TMPDIR/err.1"
-	LIST="$PFIX/etag-graph/7/2/0" together --recrawl --delay 20
+	LIST="$PFIX/etag-graph/7/2/0" together --recrawl --delay 300
 	[ "$(cat "$BATS_TEST_TMPDIR"/err.* | grep -c 'recrawl, pass 2')" -eq 1 ]
 	[ "$(cat "$BATS_TEST_TMPDIR"/err.* | grep -c 'joining (pass 2, ')" -eq 2 ]
 	# Worker 1's output holds the first pass too.
