@@ -297,7 +297,7 @@ peak_kb() {
 		exec 7>&-
 		echo "$m: rc $rc after $ms ms"; cat "$out"
 		[ "$rc" -eq 130 ]
-		[ "$ms" -lt 2000 ]
+		[ "$ms" -lt $((2 * SECOND_MS)) ]
 		grep -q "^Length:    3    URL: $FIXTURE/bytes/3$" "$out"
 		grep -q "^Length:  error  URL: $FIXTURE/delay/5000/x-$m (cancelled: interrupted)$" "$out"
 	done
