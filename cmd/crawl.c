@@ -900,7 +900,7 @@ static void cli_rules_free(struct cli *cli)
  * writer takes it as sent, --save as the row counts it. */
 static void list_stages(struct crawl_opts *o)
 {
-    static const struct fetch_stage *stages[2];
+    static const struct fetch_stage *stages[FETCH_STAGES_MAX];
     if (o->warc)
         stages[o->nstages++] = &warc_stage;
     if (o->save_dir)

@@ -45,7 +45,7 @@ struct fetch_ctx {
                                    * every easy handle of the run */
     CURL  *cookie_easy;         /* the handle that reads the jar's file */
     int    cookie_file;         /* the jar is written to the file at the end */
-    void  *stage_conf[4];       /* each of opts->stages' own, while the run fetches */
+    void  *stage_conf[FETCH_STAGES_MAX]; /* each of opts->stages' own, while the run fetches */
     int    stages_open;         /* how many of them are open */
     int    raw;                 /* one is raw: fetch decodes and follows redirects */
     struct dedupe *seen;        /* the crawl's digests (--dedupe, --warc's

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "job.h"
+#include "opts.h"
 
 struct fetch_ctx;
 struct fetch_xfer;
@@ -54,8 +55,6 @@ struct fetch_stage {
     void (*finish)(void *st, struct fetch_xfer *x, int ok);
     void (*free)(void *st);
 };
-
-#define FETCH_STAGES_MAX 4
 
 /* Fails x's transfer for a stage: the first reason given is kept (fail,
  * and fmt's text), later ones are not. */

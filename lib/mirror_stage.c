@@ -56,19 +56,27 @@ static int body(void *st, struct fetch_xfer *x, const char *p, size_t n)
     return rc ? -1 : 0;
 }
 
+/* The file being written is removed, unfinished. */
+static void drop(struct saving *s)
+{
+    mirror_abort(&s->file, s->dir);
+    mirror_end(&s->file);
+    s->on = 0;
+}
+
 static void finish(void *st, struct fetch_xfer *x, int ok)
 {
     struct saving *s = st;
     if (!s->on)
         return;
-    if (ok) {
-        int e = mirror_commit(&s->file, s->dir);
-        if (e)
-            fetch_stage_fail(x, CRAWL_FAIL_OTHER, "--save: %s/%s: %s", s->dir,
-                             s->file.rel ? s->file.rel : "", strerror(-e));
-    } else {
-        mirror_abort(&s->file, s->dir);
+    if (!ok) {
+        drop(s);
+        return;
     }
+    int e = mirror_commit(&s->file, s->dir);
+    if (e)
+        fetch_stage_fail(x, CRAWL_FAIL_OTHER, "--save: %s/%s: %s", s->dir,
+                         s->file.rel ? s->file.rel : "", strerror(-e));
     mirror_end(&s->file);
     s->on = 0;
 }
@@ -76,10 +84,8 @@ static void finish(void *st, struct fetch_xfer *x, int ok)
 static void free_saving(void *st)
 {
     struct saving *s = st;
-    if (s->on) {
-        mirror_abort(&s->file, s->dir);
-        mirror_end(&s->file);
-    }
+    if (s->on)
+        drop(s);
     free(s);
 }
 

@@ -101,8 +101,11 @@ struct crawl_opts {
      * writer, --save; set by the program, run by every process that
      * fetches. */
     const struct fetch_stage *const *stages;
-    int    nstages;
+    int    nstages;           /* at most FETCH_STAGES_MAX */
 };
+
+/* The most stages a run's bodies pass through. */
+#define FETCH_STAGES_MAX 4
 
 /* --max-queue's default: ten million links, some 1 GB of spill file at
  * 100-byte URLs, past any crawl that has a last page; an endless site
