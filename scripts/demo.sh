@@ -77,6 +77,9 @@ newrun() {
 crawl_into() {
 	local k=$1 rc=0
 	shift
+	# STAMP: a file for the time crawl is started at, the origin of the
+	# times taken outside it.
+	[ -z "${STAMP:-}" ] || echo "$EPOCHREALTIME" >"$STAMP"
 	"$BUILD/crawl" --format=jsonl --no-progress --trace "$tmp/run-$k.json" "$@" \
 		>"$tmp/run-$k.jsonl" || rc=$?
 	[ "$rc" -le 1 ] || { echo "demo.sh: crawl $* exited $rc" >&2; exit "$rc"; }
@@ -203,7 +206,6 @@ exp_queue() {
 	for m in $MODELS; do
 		newrun "$m"
 		k=$RUNS
-		t0=$EPOCHREALTIME
 		{
 			for p in a b; do
 				(for i in 1 2 3 4 5; do
@@ -213,8 +215,9 @@ exp_queue() {
 				done) &
 			done
 			wait
-		} | crawl_into "$k" --mode=$m -c 2 --order=completion -
-		cat "$tmp/put-$k-a" "$tmp/put-$k-b" | awk -v t0="$t0" '{ printf "%s %.3f\n", $1, $2 - t0 }' >"$tmp/put-$k"
+		} | STAMP="$tmp/started-$k" crawl_into "$k" --mode=$m -c 2 --order=completion -
+		# Lines in are timed from crawl's start, as its rows are.
+		cat "$tmp/put-$k-a" "$tmp/put-$k-b" | awk -v t0="$(cat "$tmp/started-$k")" '{ t = $2 - t0; printf "%s %.3f\n", $1, t < 0 ? 0 : t }' >"$tmp/put-$k"
 	done
 	# coro's rows (the fourth run), line by line: put in at, row out at
 	# (start_s + time_total_s, from the crawl's start).
