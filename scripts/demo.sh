@@ -77,11 +77,12 @@ newrun() {
 crawl_into() {
 	local k=$1 rc=0
 	shift
-	# STAMP: a file for the time crawl is started at, the origin of the
-	# times taken outside it.
-	[ -z "${STAMP:-}" ] || echo "$EPOCHREALTIME" >"$STAMP"
 	"$BUILD/crawl" --format=jsonl --no-progress --trace "$tmp/run-$k.json" "$@" \
 		>"$tmp/run-$k.jsonl" || rc=$?
+	# STAMP: a file for the time crawl ended at: less its wall_s, that is
+	# the start of its clock (a little after it), the origin of the times
+	# taken outside it.
+	[ -z "${STAMP:-}" ] || echo "$EPOCHREALTIME" >"$STAMP"
 	[ "$rc" -le 1 ] || { echo "demo.sh: crawl $* exited $rc" >&2; exit "$rc"; }
 	# The summary's fields, one "name value" a line, for summary().
 	jq -r 'select(.summary) | to_entries[] | "\(.key) \(.value)"' "$tmp/run-$k.jsonl" >"$tmp/sum-$k"
@@ -215,9 +216,11 @@ exp_queue() {
 				done) &
 			done
 			wait
-		} | STAMP="$tmp/started-$k" crawl_into "$k" --mode=$m -c 2 --order=completion -
-		# Lines in are timed from crawl's start, as its rows are.
-		cat "$tmp/put-$k-a" "$tmp/put-$k-b" | awk -v t0="$(cat "$tmp/started-$k")" '{ t = $2 - t0; printf "%s %.3f\n", $1, t < 0 ? 0 : t }' >"$tmp/put-$k"
+		} | STAMP="$tmp/ended-$k" crawl_into "$k" --mode=$m -c 2 --order=completion -
+		# Lines in are timed from the start of crawl's clock, as its rows
+		# are (its end less its wall_s: a little late, never early).
+		cat "$tmp/put-$k-a" "$tmp/put-$k-b" |
+			awk -v t0="$(awk -v e="$(cat "$tmp/ended-$k")" -v w="$(summary "$k" wall_s)" 'BEGIN { printf "%.6f", e - w }')" '{ t = $2 - t0; printf "%s %.3f\n", $1, t < 0 ? 0 : t }' >"$tmp/put-$k"
 	done
 	# coro's rows (the fourth run), line by line: put in at, row out at
 	# (start_s + time_total_s, from the crawl's start).

@@ -44,11 +44,15 @@ hosts() {
 }
 
 # curl_web BASE ARGS...: curl with the web at BASE's names resolved.
-curl_web() {
-	local base=$1 port=${1##*:} f
-	shift
+web_resolve() {
+	local port=${1##*:} f
 	f=$(ls "$BATS_TEST_TMPDIR"/*.resolve | while read -r r; do grep -q ":$port:" "$r" && echo "$r"; done | head -1)
-	curl -s $(sed 's/^/--resolve /' "$f") "$@"
+	sed 's/^/--resolve /' "$f"
+}
+curl_web() {
+	local base=$1
+	shift
+	curl -s $(web_resolve "$base") "$@"
 }
 
 # seeds PORT: the three seed URLs the crawls start from.
@@ -151,11 +155,15 @@ seeds() {
 			and .host != \"$h\" and .host != \"$s\" and .host != \"$i\") | .host" <<<"$all"); do
 		curl -s "$A/stats?web-host=$x" | jq -r 'select(.class == "throttle") | .url'; done | head -1)
 	th=$(sed 's|http://\([^:]*\):.*|\1|' <<<"$t")
-	curl_web "$A" -o /dev/null "$t"
-	sleep 0.4
-	curl_web "$A" -o /dev/null "$(u "$th" /)"
-	sleep 0.8
-	curl_web "$A" -o /dev/null "$(u "$th" /)"
+	# The pause is 1 s; a request counts inside it from 0.2 s to 0.98 s.
+	# The names are read before, so that a loaded machine's delay is
+	# only curl's start.
+	res=$(web_resolve "$A")
+	curl -s $res -o /dev/null "$t"
+	sleep 0.25
+	curl -s $res -o /dev/null "$(u "$th" /)"
+	sleep 1
+	curl -s $res -o /dev/null "$(u "$th" /)"
 	stats=$(curl -s "$A/stats?web")
 	[ "$(jq -r "select(.host == \"$i\") | [.requests, .peak_in_flight, .short_gaps] | @tsv" <<<"$stats")" = "$(printf '3\t3\t0')" ]
 	[ "$(jq -r "select(.host == \"$h\") | [.requests, .peak_in_flight, .short_gaps] | @tsv" <<<"$stats")" = "$(printf '3\t1\t2')" ]
