@@ -97,9 +97,11 @@ workers_of() {
 }
 
 @test "a worker killed mid-crawl: its URLs go to another worker, one row each" {
+	# Four in flight over the two workers: 10 s of pages, so that the kill
+	# lands while the worker still has URLs, however loaded the machine.
 	list 40 "$BATS_TEST_TMPDIR/l.txt" "delay/1000/k"
 	out="$BATS_TEST_TMPDIR/out.jsonl"
-	"$CRAWL" --mode=procs --procs 2 --format=jsonl -o "$out" "$BATS_TEST_TMPDIR/l.txt" \
+	"$CRAWL" --mode=procs --procs 2 -c 4 --format=jsonl -o "$out" "$BATS_TEST_TMPDIR/l.txt" \
 		2>"$BATS_TEST_TMPDIR/err" &
 	pid=$!
 	w=$(workers_of $pid 2)
