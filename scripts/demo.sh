@@ -220,7 +220,8 @@ exp_queue() {
 		# Lines in are timed from the start of crawl's clock, as its rows
 		# are (its end less its wall_s: a little late, never early).
 		cat "$tmp/put-$k-a" "$tmp/put-$k-b" |
-			awk -v t0="$(awk -v e="$(cat "$tmp/ended-$k")" -v w="$(summary "$k" wall_s)" 'BEGIN { printf "%.6f", e - w }')" '{ t = $2 - t0; printf "%s %.3f\n", $1, t < 0 ? 0 : t }' >"$tmp/put-$k"
+			awk -v e="$(cat "$tmp/ended-$k")" -v w="$(summary "$k" wall_s)" \
+				'{ t = $2 - (e - w); printf "%s %.3f\n", $1, t < 0 ? 0 : t }' >"$tmp/put-$k"
 	done
 	# coro's rows (the fourth run), line by line: put in at, row out at
 	# (start_s + time_total_s, from the crawl's start).

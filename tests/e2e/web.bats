@@ -43,12 +43,13 @@ hosts() {
 	curl -s "$1/stats?web&all" | jq -r "select($2) | .host"
 }
 
-# curl_web BASE ARGS...: curl with the web at BASE's names resolved.
+# web_resolve BASE: curl's --resolve arguments for the web at BASE's names.
 web_resolve() {
 	local port=${1##*:} f
 	f=$(ls "$BATS_TEST_TMPDIR"/*.resolve | while read -r r; do grep -q ":$port:" "$r" && echo "$r"; done | head -1)
 	sed 's/^/--resolve /' "$f"
 }
+# curl_web BASE ARGS...: curl with the web at BASE's names resolved.
 curl_web() {
 	local base=$1
 	shift
