@@ -50,6 +50,9 @@ static const char usage_text[] =
 "  --web-pages M     a host's pages on average (1 to 1000, default 20)\n"
 "  --web-ms MS       the time unit of latencies and Crawl-delays, in\n"
 "                    milliseconds (1 to 1000, default 10)\n"
+"  --web-slack MS    how much sooner than its host's rule a request may come\n"
+"                    before the counters call it a short gap (0 to 10000,\n"
+"                    default 20): two processes' clocks and turns differ\n"
 "  --web-net ADDR    host I has address ADDR + 1 + I (default 127.77.0.0)\n"
 "  --web-links KIND  links name other hosts by name (names, the default) or\n"
 "                    by address (addrs)\n"
@@ -85,7 +88,7 @@ struct args {
 };
 
 enum { OPT_PORT = 256, OPT_PORT_FILE, OPT_STALL_PORT_FILE, OPT_ROOT, OPT_ROBOTS,
-       OPT_WEB, OPT_SEED, OPT_WEB_PAGES, OPT_WEB_MS, OPT_WEB_NET, OPT_WEB_LINKS,
+       OPT_WEB, OPT_SEED, OPT_WEB_PAGES, OPT_WEB_MS, OPT_WEB_SLACK, OPT_WEB_NET, OPT_WEB_LINKS,
        OPT_RESOLVE_FILE, OPT_HOSTS_FILE, OPT_LIST_REACHABLE, OPT_FAILED_ALLOW };
 static const struct option long_opts[] = {
     { "port",            required_argument, NULL, OPT_PORT },
@@ -93,6 +96,7 @@ static const struct option long_opts[] = {
     { "seed",            required_argument, NULL, OPT_SEED },
     { "web-pages",       required_argument, NULL, OPT_WEB_PAGES },
     { "web-ms",          required_argument, NULL, OPT_WEB_MS },
+    { "web-slack",       required_argument, NULL, OPT_WEB_SLACK },
     { "web-net",         required_argument, NULL, OPT_WEB_NET },
     { "web-links",       required_argument, NULL, OPT_WEB_LINKS },
     { "resolve-file",    required_argument, NULL, OPT_RESOLVE_FILE },
@@ -141,6 +145,9 @@ static int take_web_flag(struct args *a, int ch)
         break;
     case OPT_WEB_MS:
         a->web.unit_ms = (unsigned)number("--web-ms", optarg, 1, 1000);
+        break;
+    case OPT_WEB_SLACK:
+        a->web.slack_ms = (unsigned)number("--web-slack", optarg, 0, 10000);
         break;
     case OPT_WEB_NET:
         if (inet_pton(AF_INET, optarg, &in) != 1)

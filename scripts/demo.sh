@@ -37,7 +37,9 @@ mkdir -p "$OUT"
 
 . scripts/fixture-lib.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-demo.XXXXXX")
-trap 'fixture_stop; rm -rf "$tmp"' EXIT
+# A producer of the queue experiment still waiting for a crawl that failed
+# is ended with the rest.
+trap 'fixture_stop; kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 fixture_start "$tmp"
 B=$FIXTURE_BASE
 MODELS="seq thread pool coro procs"
@@ -200,13 +202,16 @@ exp_queue() {
 	scale 0.4
 	section queue "producers and consumers on a queue"
 	para "The article: the asyncio primer (after the Python docs' \"Coroutines and Tasks\" and asyncio.Queue): two producers put five items each, a second apart, on a queue; two consumers took them as they came; the consumers were cancelled after 10 s."
-	para "Here: two producer processes write five URLs each, $(secs 1) s apart, into one pipe that crawl reads as its list (-) while it runs, two transfers in flight (-c 2, the two consumers); each page takes $(secs 1) s. crawl ends when the pipe does: nothing is left to cancel. $(factor)"
-	local every page m k
+	para "Here: two producer processes write five URLs each, $(secs 1) s apart, into one named pipe that crawl reads as its list while it runs, two transfers in flight (-c 2, the two consumers); each page takes $(secs 1) s. The producers start when crawl opens the pipe, as the article's start with its consumers. crawl ends when the pipe does: nothing is left to cancel. $(factor)"
+	local every page m k prod
 	every=$(secs 1)
 	page=$(ms 1000)
 	for m in $MODELS; do
 		newrun "$m"
 		k=$RUNS
+		mkfifo "$tmp/queue-$k"
+		# The redirection's open waits for crawl's: the producers' first
+		# lines go in as crawl starts, however long its start-up.
 		{
 			for p in a b; do
 				(for i in 1 2 3 4 5; do
@@ -216,7 +221,10 @@ exp_queue() {
 				done) &
 			done
 			wait
-		} | STAMP="$tmp/ended-$k" crawl_into "$k" --mode=$m -c 2 --order=completion -
+		} >"$tmp/queue-$k" &
+		prod=$!
+		STAMP="$tmp/ended-$k" crawl_into "$k" --mode=$m -c 2 --order=completion "$tmp/queue-$k"
+		wait "$prod"
 		# Lines in are timed from the start of crawl's clock, as its rows
 		# are (its end less its wall_s: a little late, never early).
 		cat "$tmp/put-$k-a" "$tmp/put-$k-b" |

@@ -12,6 +12,12 @@
 SECOND_MS=1000
 case "$BUILD" in *asan*|*tsan*) SECOND_MS=2500 ;; esac
 
+# sanitized: crawl is a sanitizer's build (make sanitize, make tsan).
+sanitized() { [ "$SECOND_MS" -ne 1000 ]; }
+
+# soon SEC: SEC of those seconds, for a bound on how soon a thing happens.
+soon() { awk -v s="$1" -v ms="$SECOND_MS" 'BEGIN { print s * ms / 1000 }'; }
+
 # Every model, from the registry: a new model is tested wherever $MODES is.
 # SKIP_MODES (names, space-separated) leaves some out of the loops.
 # NMODES counts the models looped over; NALL and per_mode count every

@@ -6,10 +6,8 @@
 load helpers
 bats_require_minimum_version 1.5.0   # run --separate-stderr
 
-
-# sanitized: ASan and TSan keep freed memory aside, so peak RSS says
-# nothing about what the crawl holds.
-sanitized() { case "$BUILD" in *asan*|*tsan*) return 0 ;; esac; return 1; }
+# Under a sanitizer (sanitized, helpers.bash) ASan and TSan keep freed
+# memory aside, so peak RSS says nothing about what the crawl holds.
 
 # list N FILE [PATH]: N distinct small URLs.
 list() {

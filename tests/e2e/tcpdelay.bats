@@ -115,6 +115,7 @@ took() {
 }
 
 @test "scripts/bench-frontier.sh LATENCY=1 crawls in memory, on --frontier direct and through tcpdelay, plain, with --delay and with --per-host, each run checked, the server's work per page counted" {
+	sanitized && skip "a benchmark script: the plain build's run tests it"
 	run env BUILD="$BUILD" LATENCY=1 PAGES=200 RUNS=1 RTTS=2 scripts/bench-frontier.sh
 	echo "$output"
 	[ "$status" -eq 0 ]
