@@ -470,8 +470,6 @@ CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share)
     if (ctx->raw) {
         curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, keep_on_debug);
-        curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
     }
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, ctx);
@@ -482,16 +480,23 @@ CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share)
     return h;
 }
 
-/* CURLOPT_PREREQFUNCTION: the connection is there and the request goes
- * out now: the moment a host's pace counts from (libcurl 7.80 and later
- * call it once per request, after connecting or reusing). */
-static int on_prereq(void *data, char *conn_primary_ip, char *conn_local_ip,
-                     int conn_primary_port, int conn_local_port)
+/* CURLOPT_DEBUGFUNCTION, on a handle that is verbose for it: the request
+ * head as it was written to the connection (libcurl tells it once the
+ * bytes are sent), for the raw stages, and for a job its host's pace
+ * waits on the moment that pace counts from. Stamped after the write, not
+ * before it (CURLOPT_PREREQFUNCTION), a thread that the machine's load
+ * holds back between the two cannot send a host's request closer to the
+ * next than the rule. */
+static int on_debug(CURL *h, curl_infotype type, char *p, size_t n, void *data)
 {
     struct fetch_xfer *x = data;
+    if (type != CURLINFO_HEADER_OUT)
+        return 0;
     if (x->job->pace_start && x->ctx->started)
         x->ctx->started(x->ctx->started_data, x->job);
-    return CURL_PREREQFUNC_OK;
+    if (x->ctx->raw)
+        keep_on_debug(h, type, p, n, data);
+    return 0;
 }
 
 /* Points x's handle at the request headers of job: the run's, and for a
@@ -579,9 +584,13 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
     job->res.start = clock_now() - ctx->t0;
     job->res.flight_start = atomic_fetch_add(&ctx->flight, 1) + 1;
     job->res.conns_start = atomic_load(&ctx->sockets);
-    /* A job its host's pace waits on says when its request goes out. */
-    curl_easy_setopt(x->easy, CURLOPT_PREREQFUNCTION, job->pace_start ? on_prereq : NULL);
-    curl_easy_setopt(x->easy, CURLOPT_PREREQDATA, x);
+    /* A job its host's pace waits on says when its request went out, as
+     * the raw stages take the request head: through the debug callback,
+     * which libcurl calls only when verbose. */
+    int debug = job->pace_start || ctx->raw;
+    curl_easy_setopt(x->easy, CURLOPT_VERBOSE, debug ? 1L : 0L);
+    curl_easy_setopt(x->easy, CURLOPT_DEBUGFUNCTION, debug ? on_debug : NULL);
+    curl_easy_setopt(x->easy, CURLOPT_DEBUGDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
     curl_easy_setopt(x->easy, CURLOPT_RESOLVER_START_DATA, x);
     job->res.dns_lookups = 0;

@@ -75,8 +75,6 @@ int keep_prepare(struct fetch_xfer *x)
         if (rc)
             return rc;
     }
-    if (c->raw)
-        curl_easy_setopt(x->easy, CURLOPT_DEBUGDATA, x);
     return 0;
 }
 

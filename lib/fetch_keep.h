@@ -43,8 +43,8 @@ int keep_follow(struct fetch_xfer *x, CURLcode rc);
 void keep_finish(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r);
 
 /* What the raw stages take of each header line (fetch.c's
- * CURLOPT_HEADERFUNCTION passes every line on; returns n * size), and its
- * CURLOPT_DEBUGFUNCTION: the request head. */
+ * CURLOPT_HEADERFUNCTION passes every line on; returns n * size), and of
+ * what its CURLOPT_DEBUGFUNCTION is told: the request head. */
 size_t keep_on_header(char *p, size_t size, size_t n, void *data);
 int keep_on_debug(CURL *h, curl_infotype type, char *p, size_t n, void *data);
 
