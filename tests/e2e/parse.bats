@@ -124,7 +124,7 @@ counts() { json | jq -c 'select(.summary) | [.urls, .ok, .failed, .queued_left]'
 @test "with parse threads, --deadline, Ctrl-C and a write error end a link-following crawl as before" {
 	start_private_fixture
 	for m in "coro --parse-threads 1" "coro --loops 2 --parse-threads 2"; do
-		run "$CRAWL" --mode=$m --depth 50 --no-robots --deadline 0.3 --format=jsonl "$PFIX/graph/1000000/10/"
+		run "$CRAWL" --mode=$m --depth 50 --no-robots --deadline "$(soon 0.3)" --format=jsonl "$PFIX/graph/1000000/10/"
 		echo "$m deadline: $status"
 		# 1 when transfers were cut short, 0 when those in flight ended first.
 		[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
