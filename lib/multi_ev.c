@@ -4,6 +4,7 @@
  * after), and curl_multi_socket_action is never called from inside the
  * timer callback, where a 0 ms timeout would re-enter libcurl. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "multi_ev.h"
 
@@ -38,6 +39,9 @@ struct multi_ev {
     void *data;
     struct shard *shards;
     struct shard *open;         /* where the next transfer goes, if not full */
+    struct shard **home;        /* with a bound over shard_cap: the shards made
+                                 * at the start, one of which is each host's */
+    int nhome;
     struct sock *free_socks;
     struct sock *fresh;         /* new sockets that wait for connect(), oldest first */
     struct sock **fresh_tail;
@@ -217,7 +221,7 @@ static struct shard *shard_new(struct multi_ev *m)
     return sh;
 }
 
-struct multi_ev *multi_ev_new(struct ev_loop *ev, int shard_cap, long maxconnects,
+struct multi_ev *multi_ev_new(struct ev_loop *ev, int shard_cap, long in_flight_max,
                               multi_ev_done_fn done, void (*drained)(void *data),
                               void *data)
 {
@@ -226,15 +230,21 @@ struct multi_ev *multi_ev_new(struct ev_loop *ev, int shard_cap, long maxconnect
         return NULL;
     m->ev = ev;
     m->shard_cap = shard_cap > 0 ? shard_cap : 1;
-    m->maxconnects = maxconnects;
+    m->maxconnects = in_flight_max;
     m->done = done;
     m->drained = drained;
     m->data = data;
     m->fresh_tail = &m->fresh;
-    if (!shard_new(m)) {
+    m->nhome = in_flight_max > m->shard_cap ? (int)((2 * in_flight_max + m->shard_cap - 1) / m->shard_cap) : 1;
+    if (!(m->home = calloc((size_t)m->nhome, sizeof *m->home))) {
         free(m);
         return NULL;
     }
+    for (int i = 0; i < m->nhome; i++)
+        if (!(m->home[i] = shard_new(m))) {
+            multi_ev_free(m);
+            return NULL;
+        }
     return m;
 }
 
@@ -258,12 +268,31 @@ void multi_ev_free(struct multi_ev *m)
         m->free_socks = sk->next_free;
         free(sk);
     }
+    free(m->home);
     free(m);
 }
 
-/* Returns a shard with room for one more transfer, made if need be. */
-static struct shard *shard_pick(struct multi_ev *m)
+/* FNV-1a of url's scheme and authority (all of it when it has no path). */
+static unsigned origin_hash(const char *url)
 {
+    unsigned h = 2166136261u;
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    for (const char *q = url; *q && (q < p || (*q != '/' && *q != '?' && *q != '#')); q++)
+        h = (h ^ (unsigned char)*q) * 16777619u;
+    return h;
+}
+
+/* Returns a shard with room for x, made if need be: its host's home shard
+ * when it has room, so that the host's next transfer finds the connection
+ * its last one left (each multi handle keeps idle connections of its own). */
+static struct shard *shard_pick(struct multi_ev *m, const struct fetch_xfer *x)
+{
+    if (m->nhome > 1 && x->job && x->job->url) {
+        struct shard *sh = m->home[origin_hash(x->job->url) % (unsigned)m->nhome];
+        if (sh->in_flight < m->shard_cap)
+            return sh;
+    }
     if (m->open && m->open->in_flight < m->shard_cap)
         return m->open;
     for (struct shard *sh = m->shards; sh; sh = sh->next)
@@ -274,7 +303,7 @@ static struct shard *shard_pick(struct multi_ev *m)
 
 int multi_ev_add(struct multi_ev *m, struct fetch_xfer *x)
 {
-    struct shard *sh = shard_pick(m);
+    struct shard *sh = shard_pick(m, x);
     if (!sh || curl_multi_add_handle(sh->multi, x->easy) != CURLM_OK)
         return CRAWL_ENOMEM;
     x->multi = sh;

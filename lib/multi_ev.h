@@ -26,18 +26,24 @@ struct multi_ev;
 typedef void (*multi_ev_done_fn)(void *data, struct fetch_xfer *x, CURLcode rc);
 
 /* Returns a new driver on loop ev, or NULL when out of memory or libcurl
- * cannot make a multi handle. maxconnects: idle connections each multi
- * handle keeps (0: libcurl's default, 4 a transfer). drained (may be NULL)
- * is called after each batch of done callbacks: room was made. */
-struct multi_ev *multi_ev_new(struct ev_loop *ev, int shard_cap, long maxconnects,
+ * cannot make a multi handle. in_flight_max: the transfers in flight at
+ * most (0: no bound), and the idle connections each multi handle keeps
+ * (0: libcurl's default, 4 a transfer). With a bound over shard_cap, the
+ * shards it needs are made at once and each host has one of them as its
+ * home (a hash of the URL's scheme and authority), where its transfers go
+ * while it has room: a host's next transfer then finds the idle connection
+ * its last one left, which another shard's cache does not hold. drained
+ * (may be NULL) is called after each batch of done callbacks: room was
+ * made. */
+struct multi_ev *multi_ev_new(struct ev_loop *ev, int shard_cap, long in_flight_max,
                               multi_ev_done_fn done, void (*drained)(void *data),
                               void *data);
 
 /* Removes what is still in m's multi handles and frees m. NULL is fine. */
 void multi_ev_free(struct multi_ev *m);
 
-/* Adds x's easy handle (fetch_prepare'd) to a shard with room. Returns 0,
- * or CRAWL_ENOMEM. */
+/* Adds x's easy handle (fetch_prepare'd) to a shard with room, its job's
+ * host's home shard when it has room. Returns 0, or CRAWL_ENOMEM. */
 int multi_ev_add(struct multi_ev *m, struct fetch_xfer *x);
 
 /* Takes x out of its multi handle before it is done (a cancelled crawl);

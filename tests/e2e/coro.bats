@@ -45,6 +45,23 @@ mixed_list() {
 	echo "http://127.0.0.1:1/refused"
 }
 
+@test "past 512 in flight, a host's transfers keep to one multi handle: 600 hosts x 3 URLs over 600 connections" {
+	[ "$(ulimit -Hn)" -ge 1400 ] || skip "needs 1,400 descriptors; the hard limit is $(ulimit -Hn)"
+	# A web server answers every loopback address; 127.0.x.y outside the
+	# web's range gets the plain endpoints, each address a host of its own.
+	start_private_fixture --web 1 --seed 1
+	port=${PFIX##*:}
+	for i in 1 2 3; do
+		for h in $(seq 0 599); do echo "http://127.0.$((1 + h / 250)).$((1 + h % 250)):$port/bytes/100"; done
+	done >"$BATS_TEST_TMPDIR/list"
+	run "$CRAWL" --mode=coro --loops 1 -c 1000 --per-host 1 --format=jsonl "$BATS_TEST_TMPDIR/list"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r 'select(.summary) | "\(.ok) \(.failed) \(.reuse) \(.conns)"' <<<"$output")" = "1800 0 on 600" ]
+	# The server counted as many (its /stats request's own is not yet in).
+	[ "$(stat_of "$PFIX" accepted)" -eq 600 ]
+	stop_private_fixture
+}
+
 @test "--loops 2 returns the same rows as --loops 1" {
 	mixed_list >"$BATS_TEST_TMPDIR/list"
 	for extra in "" "-c 7" "--reuse" "--no-reuse -c 50"; do
