@@ -326,18 +326,19 @@ static int on_progress(void *data, curl_off_t dltotal, curl_off_t dlnow,
 #define FETCH_MANY_BUFFER  2048
 
 /* Returns the receive buffer size for c's transfers; 0: libcurl's. When
- * the crawl has no bound, all that it holds is in flight at once; a
+ * the crawl has no bound, all that it holds is in flight at once. A
  * link-following crawl finds its pages as it goes (and its count changes
- * under the lock), so it keeps libcurl's. */
+ * under the lock), so only its bound counts: past FETCH_MANY it fills
+ * that bound on a web of many hosts, and without one it keeps libcurl's. */
 static long buffer_size(const struct fetch_ctx *ctx, int *automatic)
 {
     size_t in_flight;
     *automatic = 0;
     if (ctx->opts->buffer_size > 0)
         return ctx->opts->buffer_size;
-    if (ctx->finds)
+    if (ctx->finds && ctx->limit <= 0)
         return 0;
-    in_flight = ctx->listed;
+    in_flight = ctx->finds ? (size_t)ctx->limit : ctx->listed;
     if (ctx->limit > 0 && (size_t)ctx->limit < in_flight)
         in_flight = (size_t)ctx->limit;
     if (in_flight <= FETCH_MANY)

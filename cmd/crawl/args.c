@@ -84,7 +84,7 @@ static const char usage_text[] =
 "      --max-size=BYTES   largest body accepted, decoded (default 64M;\n"
 "                         suffixes K, M, G; 0 for no limit)\n"
 "      --buffer-size=BYTES  libcurl receive buffer (default 16K, or 2K when\n"
-"                         more than 1,000 transfers are in flight)\n"
+"                         more than 1,000 transfers can be in flight)\n"
 "  -k, --insecure         do not verify TLS certificates\n"
 "      --cacert=FILE      verify TLS certificates against the CA certificates\n"
 "                         in FILE (PEM) instead of the system's\n"
