@@ -62,10 +62,11 @@ took() {
 	[ "$MS" -lt $((600 * SECOND_MS / 1000)) ]
 }
 
-@test "-d 0 forwards at once; ten requests on one connection through -d 20 take ten round trips of 40 ms" {
+@test "-d 0 forwards without a delay; ten requests on one connection through -d 20 take ten round trips of 40 ms" {
 	delay_start -d 0
 	took "$PROXY/bytes/10"
-	[ "$MS" -lt $((50 * SECOND_MS / 1000)) ]
+	# Loose: a loaded machine takes tens of ms; a delay of 50 takes 100.
+	[ "$MS" -lt $((100 * SECOND_MS / 1000)) ]
 	kill "$PROXY_PID"; wait "$PROXY_PID" || true
 	delay_start -d 20
 	local urls=() i t
