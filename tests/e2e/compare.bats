@@ -96,10 +96,16 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -
 }
 
 @test "concurrent models beat sequential on delays, and thread counts differ" {
+	# Two delays of 1 and 1.5 of the suite's seconds: the sequential run
+	# waits for both, a concurrent one for the longer, and the second
+	# between them is more than a loaded machine's noise.
+	printf '%s\n' "$FIXTURE/delay/$SECOND_MS/1" "$FIXTURE/delay/$((3 * SECOND_MS / 2))/2" \
+		"$FIXTURE/bytes/64" "http://127.0.0.1:1/" >"$list"
 	run "$CRAWL" --mode=all --format=jsonl "$list"
 	seq=$(jq -r 'select(.mode == "seq") | .wall_s' <<<"$output")
 	for m in thread pool coro; do
 		w=$(jq -r "select(.mode == \"$m\") | .wall_s" <<<"$output")
+		echo "seq $seq s, $m $w s"
 		awk -v s="$seq" -v w="$w" 'BEGIN { exit !(w < s) }'
 	done
 	[ "$(jq -r 'select(.mode == "seq") | .threads' <<<"$output")" -eq 1 ]

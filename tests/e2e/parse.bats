@@ -78,12 +78,14 @@ counts() { json | jq -c 'select(.summary) | [.urls, .ok, .failed, .queued_left]'
 
 @test "a page bigger than the bodies kept for parse threads is parsed as it arrives, all its links found" {
 	start_private_fixture
-	# About 21 MB of HTML: past the 16 MiB kept for the parse threads.
+	# About 24 MB of HTML: past the 16 MiB kept for the parse threads. It
+	# takes 12 s under ThreadSanitizer on a loaded machine: the timeout is
+	# not what is tested.
 	for pt in 0 1; do
-		run "$CRAWL" --mode=coro --parse-threads $pt --depth 1 --max-pages 1 --no-robots --format=jsonl \
+		run "$CRAWL" --mode=coro --parse-threads $pt --depth 1 --max-pages 1 --no-robots --timeout 300 --format=jsonl \
 			"$PFIX/wide/700000" "$PFIX/wide/20"
+		jq -c 'select(.url) | [.url, .links, .length, .fail, .error]' <<<"$(json)"
 		[ "$status" -eq 0 ]
-		jq -c 'select(.url) | [.url, .links, .length]' <<<"$(json)"
 		[ "$(jq -r 'select(.url) | select(.url | endswith("/wide/700000")) | .links' <<<"$(json)")" -eq 10000 ]
 		[ "$(jq -r 'select(.url) | select(.url | endswith("/wide/20")) | .links' <<<"$(json)")" -eq 20 ]
 		[ "$(jq -r 'select(.url) | select(.url | endswith("/wide/700000")) | .length' <<<"$(json)")" -gt 16777216 ]
