@@ -37,7 +37,6 @@ struct spilled {
 #define SPILL_SAME_PARENT UINT32_MAX
 
 static void spill_refill(struct frontier *f);
-static void pending_free(struct pending *p);
 static void started(struct frontier *f, struct crawl_job *j, int sent);
 
 /* ---- the set of URLs seen ------------------------------------------------ */
@@ -259,6 +258,15 @@ int frontier_store_failed(struct frontier *f)
     return was;
 }
 
+/* Frees every entry of the queue that starts at e. */
+static void qent_free_all(struct job_qent *e)
+{
+    for (struct job_qent *en; e; e = en) {
+        en = e->next;
+        frontier__qent_free(e);
+    }
+}
+
 void frontier_free(struct frontier *f)
 {
     if (!f)
@@ -266,14 +274,8 @@ void frontier_free(struct frontier *f)
     for (size_t i = 0; i < f->hosts.cap; i++) {
         struct crawl_host *h = f->hosts.slot[i].item;
         if (h) {
-            for (struct pending *p = h->pend, *pn; p; p = pn) {
-                pn = p->next;
-                pending_free(p);
-            }
-            for (struct crawl_job *j = h->head, *jn; j; j = jn) {
-                jn = j->qnext;
-                job_free(j);
-            }
+            qent_free_all(h->pend);
+            qent_free_all(h->head);
             robots_free(h->robots);
             free(h->robots_why);
             free(h->scope);
@@ -283,11 +285,11 @@ void frontier_free(struct frontier *f)
         }
     }
     hset_free(&f->hosts);
-    for (struct crawl_job **q[] = { &f->head, &f->fhead }, ***p = q; p < q + 2; p++)
-        for (struct crawl_job *j = **p, *nx; j; j = nx) {
-            nx = j->qnext;
-            job_free(j);
-        }
+    qent_free_all(f->head);
+    for (struct crawl_job *j = f->fhead, *nx; j; j = nx) {
+        nx = j->qnext;
+        job_free(j);
+    }
     for (size_t i = 0; i < f->nlater; i++)
         if (f->later[i]->kind != JOB_ROBOTS)   /* robots jobs go with their hosts */
             job_free(f->later[i]);
@@ -343,14 +345,16 @@ static int robots_start(struct frontier *f, struct crawl_host *h)
 void frontier__host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_job *j)
 {
     j->host = h;
-    enqueue(&h->head, &h->tail, j);
+    j->qe.job = j;
+    frontier__qpush(&h->head, &h->tail, &j->qe);
     f->queued++;
     ring_add(f, h);
 }
 
 void frontier_push_plain(struct frontier *f, struct crawl_job *j)
 {
-    enqueue(&f->head, &f->tail, j);
+    j->qe.job = j;
+    frontier__qpush(&f->head, &f->tail, &j->qe);
     f->queued++;
 }
 
@@ -380,8 +384,7 @@ int frontier_push(struct frontier *f, struct crawl_job *j)
             return rc;
         if (rc != 0) {
             /* crawl_add checked it already; keep it in the plain queue. */
-            enqueue(&f->head, &f->tail, j);
-            f->queued++;
+            frontier_push_plain(f, j);
             return 0;
         }
         if (f->follow || f->sitemaps) {
@@ -411,14 +414,12 @@ int frontier_push(struct frontier *f, struct crawl_job *j)
                 }
             }
         } else if (rc == 0) {
-            enqueue(&f->head, &f->tail, j);
-            f->queued++;
+            frontier_push_plain(f, j);
         }
         url_parts_free(&p);
         return rc;
     }
-    enqueue(&f->head, &f->tail, j);
-    f->queued++;
+    frontier_push_plain(f, j);
     return 0;
 }
 
@@ -458,20 +459,21 @@ static struct crawl_job *later_pop(struct frontier *f)
 /* Puts j at the front of the queue it came from: its turn has come. */
 static void requeue_front(struct frontier *f, struct crawl_job *j)
 {
-    struct crawl_job **head, **tail;
     struct crawl_host *h = j->host;
-    if (j->kind == JOB_ROBOTS)
-        head = &f->rhead, tail = &f->rtail;
-    else if (h)
-        head = &h->head, tail = &h->tail;
-    else
-        head = &f->head, tail = &f->tail;
-    j->qnext = *head;
-    *head = j;
-    if (!*tail)
-        *tail = j;
-    if (h && j->kind != JOB_ROBOTS)
-        ring_add(f, h);
+    if (j->kind == JOB_ROBOTS) {
+        j->qnext = f->rhead;
+        f->rhead = j;
+        if (!f->rtail)
+            f->rtail = j;
+    } else {
+        j->qe.job = j;
+        if (h) {
+            frontier__qpush_front(&h->head, &h->tail, &j->qe);
+            ring_add(f, h);
+        } else {
+            frontier__qpush_front(&f->head, &f->tail, &j->qe);
+        }
+    }
     f->queued++;
 }
 
@@ -546,22 +548,15 @@ static void later_release(struct frontier *f, double *wake)
         *wake = later_at(f, 0);
 }
 
-/* Takes the next job that may start now, without the --max-pages test. */
-static struct crawl_job *pick(struct frontier *f, double *wake)
+/* Takes the next entry of the queues that may start now; *hp: the host
+ * whose queue it was on, NULL for the plain queue. */
+static struct job_qent *pick_entry(struct frontier *f, double *wake, struct crawl_host **hp)
 {
-    struct crawl_job *j;
-    if ((j = dequeue(&f->fhead, &f->ftail)))
-        goto got;
-    if ((j = dequeue(&f->rhead, &f->rtail)))
-        goto got;
-    if (!f->per_host_queues) {
-        if ((j = dequeue(&f->head, &f->tail)))
-            goto got;
-        return NULL;
-    }
-    if ((j = dequeue(&f->head, &f->tail)))
-        goto got;
-    if (!f->ring)
+    struct job_qent *e;
+    *hp = NULL;
+    if ((e = frontier__qpop(&f->head, &f->tail)))
+        return e;
+    if (!f->per_host_queues || !f->ring)
         return NULL;
     const struct frontier_conf *o = &f->conf;
     double now = f->timed ? f->now() : 0;
@@ -582,20 +577,47 @@ static struct crawl_job *pick(struct frontier *f, double *wake)
         if (ok && !slot_take(f, h, wake))
             ok = 0;
         if (ok) {
-            j = dequeue(&h->head, &h->tail);
-            j->slot = state_shared(f->st) && o->per_host > 0;
+            e = frontier__qpop(&h->head, &h->tail);
             if (!h->head)
                 ring_remove(f, h);
             /* Round robin: the next pick starts after this host. */
             if (f->ring)
                 f->ring = h->in_ring ? h->ring_next : next;
-            goto got;
+            *hp = h;
+            return e;
         }
         h = next;
     } while (h != start && f->ring);
     return NULL;
-got:
+}
+
+/* Takes the next job that may start now, without the --max-pages test: a
+ * link's is made now. */
+static struct crawl_job *pick(struct frontier *f, double *wake)
+{
+    struct crawl_job *j = dequeue(&f->fhead, &f->ftail);
+    if (!j)
+        j = dequeue(&f->rhead, &f->rtail);
+    while (!j) {
+        struct crawl_host *h;
+        struct job_qent *e = pick_entry(f, wake, &h);
+        if (!e)
+            return NULL;
+        int slot = h && state_shared(f->st) && f->conf.per_host > 0;
+        if ((j = frontier__qent_job(e))) {
+            if (h)
+                j->host = h;
+            j->slot = slot;
+            break;
+        }
+        /* Out of memory: the link is lost, and counted as left. */
+        f->queued--;
+        f->left++;
+        if (slot)
+            state_host_give(f->st, h->key);
+    }
     f->queued--;
+    struct crawl_host *h;
     if ((h = j->host)) {
         h->running++;
         h->last_start = f->now();
@@ -838,30 +860,29 @@ lost:
     free(buf);
 }
 
-/* Creates a job for a link, found on page parent (or NULL), that passed
- * every test but robots.txt's; its request carries cond's validators
- * (NULL: none). Returns 0 or CRAWL_ENOMEM. */
+/* Queues link entry e on host h's queue (NULL: the plain one). */
+static void link_enqueue(struct frontier *f, struct crawl_host *h, struct job_qent *e)
+{
+    if (h) {
+        frontier__qpush(&h->head, &h->tail, e);
+        ring_add(f, h);
+    } else {
+        frontier__qpush(&f->head, &f->tail, e);
+    }
+    f->queued++;
+}
+
+/* Queues a link, found on page parent (or NULL), that passed every test
+ * but robots.txt's; its request carries cond's validators (NULL: none).
+ * Returns 0 or CRAWL_ENOMEM. */
 static int add_link_job(struct frontier *f, struct crawl_host *h, const char *url,
                         const char *scope, const char *parent, int depth, uint64_t mark,
                         int hops, const struct frontier_cond *cond)
 {
-    struct crawl_job *j = job_new();
-    if (!j || !(j->url = strdup(url)) || !(j->scope = strdup(scope)) ||
-        (parent && !(j->parent = strdup(parent))) || frontier__cond_set(j, cond) != 0) {
-        job_free(j);
+    struct job_qent *e = frontier__qlink_new(url, scope, parent, depth, mark, hops, cond);
+    if (!e)
         return CRAWL_ENOMEM;
-    }
-    j->depth = depth;
-    j->hops = hops;
-    j->found = 1;
-    j->unnumbered = 1;
-    j->mark = mark;
-    if (h)
-        frontier__host_enqueue(f, h, j);
-    else {
-        enqueue(&f->head, &f->tail, j);
-        f->queued++;
-    }
+    link_enqueue(f, h, e);
     return 0;
 }
 
@@ -1094,16 +1115,6 @@ int frontier__cond_set(struct crawl_job *j, const struct frontier_cond *cond)
     return 0;
 }
 
-static void pending_free(struct pending *p)
-{
-    free(p->url);
-    free(p->scope);
-    free(p->parent);
-    free(p->etag);
-    free(p->modified);
-    free(p);
-}
-
 enum job_verdict frontier__place(struct frontier *f, const struct url_parts *pp, const char *scope,
                                  const char *parent, int depth, uint64_t mark, int hops,
                                  const struct frontier_cond *cond)
@@ -1117,24 +1128,12 @@ enum job_verdict frontier__place(struct frontier *f, const struct url_parts *pp,
         if (h->robots_state == ROBOTS_NONE && (rc = robots_start(f, h)) != 0)
             goto out;
         if (h->robots_state == ROBOTS_PENDING) {
-            struct pending *pe = calloc(1, sizeof *pe);
-            if (!pe || !(pe->url = strdup(p.href)) || !(pe->scope = strdup(scope)) ||
-                (parent && !(pe->parent = strdup(parent))) ||
-                (cond && cond->etag && !(pe->etag = strdup(cond->etag))) ||
-                (cond && cond->modified && !(pe->modified = strdup(cond->modified)))) {
-                if (pe)
-                    pending_free(pe);
+            struct job_qent *e = frontier__qlink_new(p.href, scope, parent, depth, mark, hops, cond);
+            if (!e) {
                 rc = CRAWL_ENOMEM;
                 goto out;
             }
-            pe->depth = depth;
-            pe->mark = mark;
-            pe->hops = hops;
-            if (h->pend_tail)
-                h->pend_tail->next = pe;
-            else
-                h->pend = pe;
-            h->pend_tail = pe;
+            frontier__qpush(&h->pend, &h->pend_tail, e);
             f->pending++;
             goto out;
         }
@@ -1199,23 +1198,33 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
     }
 
     /* Listed jobs already queued: drop the forbidden ones from the queue. */
-    struct crawl_job *keep_head = NULL, *keep_tail = NULL, *j;
-    while ((j = dequeue(&h->head, &h->tail))) {
+    struct job_qent *keep_head = NULL, *keep_tail = NULL, *e;
+    while ((e = frontier__qpop(&h->head, &h->tail))) {
         f->queued--;
+        struct crawl_job *j = e->job;
         struct url_parts p;
-        int rc = url_split(j->url, &p), allowed = 1;
+        int rc = url_split(frontier__qent_url(e), &p), allowed = 1;
         if (rc == 0) {
             /* A sitemap is read whatever the rules say of its path. */
-            allowed = j->kind == JOB_SITEMAP || robots_allowed(h->robots, p.path);
+            allowed = (j && j->kind == JOB_SITEMAP) || robots_allowed(h->robots, p.path);
             url_parts_free(&p);
         }
-        if (rc == CRAWL_ENOMEM) {
+        if (allowed && rc != CRAWL_ENOMEM) {
+            frontier__qpush(&keep_head, &keep_tail, e);
+            f->queued++;
+        } else if (!j) {
+            /* A link: dropped, as one held back would be. */
+            if (rc == CRAWL_ENOMEM) {
+                f->left++;
+            } else {
+                f->robots_blocked++;
+                frontier__store_drop(f, frontier__qent_mark(e));
+            }
+            frontier__qent_free(e);
+        } else if (rc == CRAWL_ENOMEM) {
             /* Unchecked, it must not be fetched. */
             job_fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
             frontier_push_failed(f, j);
-        } else if (allowed) {
-            enqueue(&keep_head, &keep_tail, j);
-            f->queued++;
         } else {
             fail_robots(f, j, h);
         }
@@ -1225,27 +1234,24 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
     if (!h->head)
         ring_remove(f, h);
 
-    /* Links held back. */
-    for (struct pending *pe = h->pend, *pn; pe; pe = pn) {
-        pn = pe->next;
+    /* Links held back: those allowed go to the queue as they are. */
+    while ((e = frontier__qpop(&h->pend, &h->pend_tail))) {
+        f->pending--;
         struct url_parts p;
-        if (url_split(pe->url, &p) == 0) {
+        if (url_split(frontier__qent_url(e), &p) == 0) {
             if (robots_allowed(h->robots, p.path)) {
-                struct frontier_cond cond = { pe->etag, pe->modified };
-                add_link_job(f, h, pe->url, pe->scope, pe->parent, pe->depth, pe->mark, pe->hops,
-                             &cond);
+                link_enqueue(f, h, e);
+                e = NULL;
             } else {
                 f->robots_blocked++;
-                frontier__store_drop(f, pe->mark);
+                frontier__store_drop(f, frontier__qent_mark(e));
             }
             url_parts_free(&p);
         } else {
             f->left++;   /* out of memory */
         }
-        f->pending--;
-        pending_free(pe);
+        frontier__qent_free(e);
     }
-    h->pend = h->pend_tail = NULL;
     if (f->sitemaps && h->scope)
         frontier__sitemaps_start(f, h, read ? read : h->robots);
     robots_free(read);
@@ -1298,7 +1304,7 @@ void frontier_done(struct frontier *f, struct crawl_job *j)
     j->nlinks = 0;
 }
 
-/* Moves every job of queue (head, tail) to the end of list (lh, lt). */
+/* Moves every job of list (head, tail) to the end of list (lh, lt). */
 static void take_all(struct crawl_job **head, struct crawl_job **tail,
                      struct crawl_job **lh, struct crawl_job **lt)
 {
@@ -1309,6 +1315,23 @@ static void take_all(struct crawl_job **head, struct crawl_job **tail,
     }
 }
 
+/* Moves every job of queue (head, tail) to the end of list (lh, lt); its
+ * links, never started, are counted as left. */
+static void take_queue(struct frontier *f, struct job_qent **head, struct job_qent **tail,
+                       struct crawl_job **lh, struct crawl_job **lt)
+{
+    struct job_qent *e;
+    while ((e = frontier__qpop(head, tail))) {
+        if (e->job) {
+            e->job->host = NULL;
+            enqueue(lh, lt, e->job);
+        } else {
+            f->left++;
+            frontier__qent_free(e);
+        }
+    }
+}
+
 struct crawl_job *frontier_drain(struct frontier *f)
 {
     struct crawl_job *lh = NULL, *lt = NULL;
@@ -1316,7 +1339,7 @@ struct crawl_job *frontier_drain(struct frontier *f)
     while (dequeue(&f->rhead, &f->rtail))
         ;
     take_all(&f->fhead, &f->ftail, &lh, &lt);
-    take_all(&f->head, &f->tail, &lh, &lt);
+    take_queue(f, &f->head, &f->tail, &lh, &lt);
     /* Waiting retries: pages get their rows; robots jobs stay their hosts'. */
     while (f->nlater) {
         struct crawl_job *w = later_pop(f);
@@ -1328,14 +1351,10 @@ struct crawl_job *frontier_drain(struct frontier *f)
     for (size_t i = 0; i < f->hosts.cap; i++) {
         struct crawl_host *h = f->hosts.slot[i].item;
         if (h) {
-            take_all(&h->head, &h->tail, &lh, &lt);
+            take_queue(f, &h->head, &h->tail, &lh, &lt);
             ring_remove(f, h);
-            for (struct pending *p = h->pend, *pn; p; p = pn) {
-                pn = p->next;
-                pending_free(p);
-                f->left++;
-            }
-            h->pend = h->pend_tail = NULL;
+            for (struct job_qent *e; (e = frontier__qpop(&h->pend, &h->pend_tail)); f->left++)
+                frontier__qent_free(e);
         }
     }
     f->queued = 0;

@@ -18,15 +18,19 @@ struct name {                   /* an input file name, kept for its jobs */
     struct name *next;
 };
 
-struct pending {                /* a link waiting for its host's robots.txt */
-    char *url;
-    char *scope;
-    char *parent;               /* the page it was found on, or NULL */
-    int depth;
+/* A link admitted and not yet started, kept as its fields until its turn
+ * comes (a job is made of it then): in its host's queue (or the plain
+ * one), or waiting for its host's robots.txt. One allocation: this, then
+ * its strings, some 150 bytes against a job's 500 and its strings. */
+struct qlink {
+    struct job_qent qe;         /* qe.job is NULL */
     uint64_t mark;              /* its id in the --state store; 0: none */
-    char *etag, *modified;      /* its validators (a recrawl's), or NULL */
+    int depth;
     int hops;                   /* redirects that led to it */
-    struct pending *next;
+    uint32_t scope;             /* offsets in s: the listed URL's host name, */
+    uint32_t parent;            /* the page it was found on, its validators */
+    uint32_t etag, modified;    /* (a recrawl's); 0: none but for scope */
+    char s[];                   /* the URL first, then those */
 };
 
 /* What a page's request carries from the store's record of its last
@@ -56,8 +60,8 @@ struct crawl_host {
     struct robots *robots;
     char *robots_why;           /* why its listed URLs fail robots.txt; NULL: its rules */
     struct crawl_job *robots_job;
-    struct crawl_job *head, *tail;      /* queued jobs */
-    struct pending *pend, *pend_tail;   /* links held back for robots.txt */
+    struct job_qent *head, *tail;       /* queued jobs and links */
+    struct job_qent *pend, *pend_tail;  /* links held back for robots.txt */
     struct crawl_host *ring_next, *ring_prev;   /* hosts with queued jobs */
     int in_ring;
 };
@@ -84,7 +88,7 @@ struct frontier {
     int sitemaps;               /* --sitemaps */
     int follow;                 /* links are followed (--depth > 0) */
     char *agent;                /* robots.txt product token */
-    struct crawl_job *head, *tail;      /* the one FIFO */
+    struct job_qent *head, *tail;       /* the one FIFO (no host queues) */
     struct crawl_job *rhead, *rtail;    /* robots jobs */
     struct crawl_job *fhead, *ftail;    /* jobs that failed before a fetch */
     struct hset hosts;          /* every host, by key */
@@ -160,6 +164,33 @@ struct crawl_host *frontier__host_get(struct frontier *f, const char *key);
 
 /* Puts job j at the end of host h's queue (h takes its turns). */
 void frontier__host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_job *j);
+
+/* ---- queues (frontier_queue.c) ---- */
+
+/* Appends e to the queue (head, tail); puts it first; takes the first
+ * (NULL when empty). */
+void frontier__qpush(struct job_qent **head, struct job_qent **tail, struct job_qent *e);
+void frontier__qpush_front(struct job_qent **head, struct job_qent **tail, struct job_qent *e);
+struct job_qent *frontier__qpop(struct job_qent **head, struct job_qent **tail);
+
+/* Returns a link's entry, found on page parent (or NULL) from a listed
+ * URL of host scope, its request to carry cond's validators (NULL: none);
+ * NULL when out of memory. */
+struct job_qent *frontier__qlink_new(const char *url, const char *scope, const char *parent,
+                                     int depth, uint64_t mark, int hops,
+                                     const struct frontier_cond *cond);
+
+/* The URL and the store id of what e holds. */
+const char *frontier__qent_url(const struct job_qent *e);
+uint64_t frontier__qent_mark(const struct job_qent *e);
+
+/* Returns the job of e, made of a link's fields if e holds a link (a page
+ * found: its row is numbered as it starts), and frees e but the job; NULL
+ * when out of memory (e is freed). */
+struct crawl_job *frontier__qent_job(struct job_qent *e);
+
+/* Frees e and what it holds. */
+void frontier__qent_free(struct job_qent *e);
 
 /* Admits j's links at depth, as frontier_prepare left them or as fetch
  * found them, unless the crawl is being cancelled and cancelled_too is 0,

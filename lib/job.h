@@ -126,6 +126,14 @@ struct job_link {
     enum job_verdict verdict;
 };
 
+/* A place in a frontier's queue: a job's own (job is that job), or that of
+ * a link admitted and not yet started, kept as its few fields until its
+ * turn comes (job NULL; the frontier holds the fields beside it). */
+struct job_qent {
+    struct job_qent *next;
+    struct crawl_job *job;
+};
+
 /* A page is a row of the output; a robots job fetches a host's robots.txt
  * for the core, a sitemap job a sitemap (--sitemaps), and neither is
  * shown. */
@@ -176,7 +184,9 @@ struct crawl_job {
                                * order, with its verdict (the frontier's); the
                                * links are these then, not links */
     size_t nverdicts;
-    struct crawl_job *qnext;  /* next job in its queue */
+    struct crawl_job *qnext;  /* next job in its list (robots jobs, early
+                               * failures, a drained queue) */
+    struct job_qent qe;       /* its place in a host's queue or the plain one */
     int    hops;              /* redirects that led to this page, each a job
                                * of its own (links followed) */
     double not_before;        /* a retry's earliest start (monotonic seconds) */

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "frontier.h"
+#include "frontier_internal.h"
 #include "job.h"
 #include "state_internal.h"
 
@@ -651,7 +652,58 @@ static void test_spilled_links_of_pages_in_turn_keep_each_its_own_parent(void **
     frontier_free(f);
 }
 
-static void test_drain_hands_back_every_queued_page_and_counts_held_links_as_left(void **state)
+/* A link waits as its fields (queued, or held for its host's robots.txt)
+ * and comes out a whole job: its URL, scope, parent, depth and redirects,
+ * numbered as it starts, its validators on its request. */
+static void test_a_queued_link_comes_out_a_whole_job(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 2, .robots = 1, .span_hosts = 1 });
+    push(f, "http://a/");
+    robots_back(f, 404, "");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    p->res.final_url = strdup("http://a/home");
+    static const char *const links[] = { "http://a/x", "http://b/y" };
+    give_links(p, links, 2);
+    done(f, p, 1);
+    /* b/y waits for b's robots.txt, which goes first. */
+    robots_back(f, 404, "");
+    const char *want[] = { "http://a/x", "http://b/y" };
+    for (int i = 0; i < 2; i++) {
+        struct crawl_job *j = take(f, want[i], NULL);
+        assert_int_equal(j->kind, JOB_PAGE);
+        assert_string_equal(j->scope, "a");
+        assert_string_equal(j->parent, "http://a/home");
+        assert_int_equal(j->depth, 1);
+        assert_int_equal(j->hops, 0);
+        assert_true(j->found && j->unnumbered);
+        assert_null(j->if_etag);
+        assert_non_null(j->host);
+        done(f, j, 1);
+    }
+    take(f, NULL, NULL);
+    frontier_free(f);
+
+    /* Every field, validators too, through the entry alone. */
+    struct frontier_cond cond = { "\"v1\"", "Tue, 01 Dec 2026 10:00:00 GMT" };
+    struct job_qent *e = frontier__qlink_new("http://c/p", "c", NULL, 3, 42, 2, &cond);
+    assert_non_null(e);
+    assert_null(e->job);
+    assert_string_equal(frontier__qent_url(e), "http://c/p");
+    assert_int_equal(frontier__qent_mark(e), 42);
+    struct crawl_job *j = frontier__qent_job(e);
+    assert_non_null(j);
+    assert_string_equal(j->url, "http://c/p");
+    assert_string_equal(j->scope, "c");
+    assert_null(j->parent);
+    assert_int_equal(j->depth, 3);
+    assert_int_equal(j->mark, 42);
+    assert_int_equal(j->hops, 2);
+    assert_string_equal(j->if_etag, "\"v1\"");
+    assert_string_equal(j->if_modified, "Tue, 01 Dec 2026 10:00:00 GMT");
+    job_free(j);
+}
+
+static void test_drain_hands_back_every_queued_job_and_counts_links_as_left(void **state)
 {
     struct frontier *f = make((struct frontier_conf){ .depth = 1, .robots = 1, .span_hosts = 1 });
     push(f, "http://a/1");
@@ -671,10 +723,10 @@ static void test_drain_hands_back_every_queued_page_and_counts_held_links_as_lef
         pages++;
         job_free(j);
     }
-    assert_int_equal(pages, 2);         /* a/2 and b/1 */
+    assert_int_equal(pages, 1);         /* b/1, listed: it gets its row */
     struct frontier_counts n;
     frontier_counts(f, &n);
-    assert_int_equal(n.left, 1);        /* b/2, held for b's robots.txt */
+    assert_int_equal(n.left, 2);        /* a/2 queued, b/2 held for b's robots.txt */
     assert_int_equal(n.queued, 0);
     frontier_free(f);
 }
@@ -774,7 +826,8 @@ int main(void)
         cmocka_unit_test(test_canonical_urls_are_one_page_and_strip_query_drops_arguments),
         cmocka_unit_test(test_the_spill_file_takes_links_past_memory_and_gives_them_back_in_order),
         cmocka_unit_test(test_spilled_links_of_pages_in_turn_keep_each_its_own_parent),
-        cmocka_unit_test(test_drain_hands_back_every_queued_page_and_counts_held_links_as_left),
+        cmocka_unit_test(test_a_queued_link_comes_out_a_whole_job),
+        cmocka_unit_test(test_drain_hands_back_every_queued_job_and_counts_links_as_left),
         cmocka_unit_test(test_a_store_error_is_latched_for_the_core_to_read_once),
         cmocka_unit_test(test_a_store_that_cannot_be_read_is_latched_and_asked_no_more),
     };

@@ -1,0 +1,139 @@
+/* frontier_queue.c: the frontier's queues of jobs and links. A listed URL,
+ * a sitemap or a retry is queued as its job; a link found is queued as a
+ * struct qlink, its fields in one allocation, and made a job when its turn
+ * comes: on the 2,000-host web some 15,000 links wait at once, and a job
+ * each would be 7 MB of the crawl's memory. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontier_internal.h"
+#include "job.h"
+
+void frontier__qpush(struct job_qent **head, struct job_qent **tail, struct job_qent *e)
+{
+    e->next = NULL;
+    if (*tail)
+        (*tail)->next = e;
+    else
+        *head = e;
+    *tail = e;
+}
+
+void frontier__qpush_front(struct job_qent **head, struct job_qent **tail, struct job_qent *e)
+{
+    e->next = *head;
+    *head = e;
+    if (!*tail)
+        *tail = e;
+}
+
+struct job_qent *frontier__qpop(struct job_qent **head, struct job_qent **tail)
+{
+    struct job_qent *e = *head;
+    if (e) {
+        *head = e->next;
+        if (!*head)
+            *tail = NULL;
+        e->next = NULL;
+    }
+    return e;
+}
+
+/* Copies s (when not NULL) to *at in l->s and returns its offset there,
+ * or 0 for NULL. */
+static uint32_t put(struct qlink *l, size_t *at, const char *s)
+{
+    if (!s)
+        return 0;
+    size_t n = strlen(s) + 1, off = *at;
+    memcpy(l->s + off, s, n);
+    *at += n;
+    return (uint32_t)off;
+}
+
+struct job_qent *frontier__qlink_new(const char *url, const char *scope, const char *parent,
+                                     int depth, uint64_t mark, int hops,
+                                     const struct frontier_cond *cond)
+{
+    const char *etag = cond ? cond->etag : NULL, *modified = cond ? cond->modified : NULL;
+    size_t n = strlen(url) + 1 + strlen(scope) + 1;
+    n += (parent ? strlen(parent) + 1 : 0) + (etag ? strlen(etag) + 1 : 0) +
+         (modified ? strlen(modified) + 1 : 0);
+    if (n > UINT32_MAX)
+        return NULL;
+    struct qlink *l = malloc(sizeof *l + n);
+    if (!l)
+        return NULL;
+    l->qe.next = NULL;
+    l->qe.job = NULL;
+    l->mark = mark;
+    l->depth = depth;
+    l->hops = hops;
+    size_t at = 0;
+    put(l, &at, url);
+    l->scope = put(l, &at, scope);
+    l->parent = put(l, &at, parent);
+    l->etag = put(l, &at, etag);
+    l->modified = put(l, &at, modified);
+    return &l->qe;
+}
+
+const char *frontier__qent_url(const struct job_qent *e)
+{
+    return e->job ? e->job->url : ((const struct qlink *)e)->s;
+}
+
+uint64_t frontier__qent_mark(const struct job_qent *e)
+{
+    return e->job ? e->job->mark : ((const struct qlink *)e)->mark;
+}
+
+void frontier__qent_free(struct job_qent *e)
+{
+    if (!e)
+        return;
+    if (e->job)
+        job_free(e->job);
+    else
+        free(e);
+}
+
+/* Duplicates the string at offset off of l, or gives NULL for none; sets
+ * *nomem when it cannot. */
+static char *dup_at(const struct qlink *l, uint32_t off, int *nomem)
+{
+    if (!off)
+        return NULL;
+    char *s = strdup(l->s + off);
+    if (!s)
+        *nomem = 1;
+    return s;
+}
+
+struct crawl_job *frontier__qent_job(struct job_qent *e)
+{
+    if (e->job)
+        return e->job;
+    struct qlink *l = (struct qlink *)e;
+    struct crawl_job *j = job_new();
+    int nomem = !j;
+    if (j) {
+        if (!(j->url = strdup(l->s)))
+            nomem = 1;
+        j->scope = dup_at(l, l->scope, &nomem);
+        j->parent = dup_at(l, l->parent, &nomem);
+        j->if_etag = dup_at(l, l->etag, &nomem);
+        j->if_modified = dup_at(l, l->modified, &nomem);
+        j->depth = l->depth;
+        j->hops = l->hops;
+        j->mark = l->mark;
+        j->found = 1;
+        j->unnumbered = 1;
+    }
+    free(l);
+    if (nomem) {
+        job_free(j);
+        return NULL;
+    }
+    return j;
+}
