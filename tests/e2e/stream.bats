@@ -203,8 +203,10 @@ peak_kb() {
 
 @test "an endless site: the frontier spills to disk and memory stays bounded, in every model" {
 	# 10,000 pages of 50 links each leave about 490,000 links queued, most
-	# of them in the spill file: kept in memory they take about 230 MB. A
-	# sanitizer's build, which measures no memory here, crawls 3,000.
+	# of them in the spill file: the crawl peaks at 33 to 36 MB, and with
+	# every link kept in memory at 111 MB (measured with the memory bound
+	# raised past them). A sanitizer's build, which measures no memory
+	# here, crawls 3,000.
 	pages=10000
 	sanitized && pages=3000
 	for m in $MODES; do
@@ -219,7 +221,7 @@ peak_kb() {
 		# The default --max-queue keeps such a crawl whole: nothing dropped.
 		[ "$(jq -r 'select(.summary) | .queue_dropped' "$out")" -eq 0 ]
 		[ "$(jq -r 'select(.url) | .url' "$out" | sort | uniq -d | wc -l)" -eq 0 ]
-		sanitized || [ "$kb" -lt 131072 ]
+		sanitized || [ "$kb" -lt 65536 ]
 	done
 }
 
