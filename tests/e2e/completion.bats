@@ -67,11 +67,11 @@ lines() {
 
 @test "crawl --mode=<TAB> offers every model of crawl --list-modes, and all" {
 	run tab --mode =
-	[ "$output" = "$(lines $MODES all)" ]
+	[ "$output" = "$(lines $ALL_MODES all)" ]
 	run tab --mode = c
 	[ "$output" = coro ]
 	run tab --mode = se
-	[ "$output" = "$(lines $(tr ' ' '\n' <<<"$MODES" | grep '^se'))" ]
+	[ "$output" = "$(lines $(tr ' ' '\n' <<<"$ALL_MODES" | grep '^se'))" ]
 }
 
 @test "--mode's value completes as the next word too, and where = does not break words" {
@@ -80,14 +80,14 @@ lines() {
 	NOBREAK=1 run tab --mode=po
 	[ "$output" = --mode=pool ]
 	NOBREAK=1 run tab --mode=
-	[ "$output" = "$(lines $MODES all | sed 's/^/--mode=/')" ]
+	[ "$output" = "$(lines $ALL_MODES all | sed 's/^/--mode=/')" ]
 }
 
 @test "--modes=<TAB> completes the last name of a comma-separated list" {
 	run tab --modes = seq,th
 	[ "$output" = seq,thread ]
 	run tab --modes = ''
-	[ "$output" = "$(lines $MODES)" ]
+	[ "$output" = "$(lines $ALL_MODES)" ]
 }
 
 @test "--format= and --order= offer exactly the values crawl accepts" {
@@ -150,7 +150,7 @@ lines() {
 		autoload -U _crawl
 		_crawl' _ "$COMPLETION" "$CRAWL"
 	[ "$status" -eq 0 ]
-	models=$(echo $MODES all)
+	models=$(echo $ALL_MODES all)
 	grep -qxF -e "--mode=[the model to run]:model:($models)" <<<"$output"
 	grep -qxF -e "--format=[output format]:format:(table jsonl csv)" <<<"$output"
 	# The "--" form: every other option from crawl --help.

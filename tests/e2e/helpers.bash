@@ -19,10 +19,12 @@ sanitized() { [ "$SECOND_MS" -ne 1000 ]; }
 soon() { awk -v s="$1" -v ms="$SECOND_MS" 'BEGIN { print s * ms / 1000 }'; }
 
 # Every model, from the registry: a new model is tested wherever $MODES is.
-# SKIP_MODES (names, space-separated) leaves some out of the loops.
-# NMODES counts the models looped over; NALL and per_mode count every
-# model, as --mode=all runs them all.
+# SKIP_MODES (names, space-separated) leaves some out of the loops;
+# ALL_MODES keeps them all, for the tests of the registry itself (--help,
+# the manual, the completion). NMODES counts the models looped over; NALL
+# and per_mode count every model, as --mode=all runs them all.
 MODES=$("$CRAWL" --list-modes | tr '\n' ' ')
+ALL_MODES=$MODES
 NALL=$(wc -w <<<"$MODES")
 for skip in ${SKIP_MODES:-}; do MODES=${MODES/$skip /}; done
 NMODES=$(wc -w <<<"$MODES")

@@ -94,7 +94,7 @@ same() {
 
 @test "crawl(1) describes every model of the registry, and no other" {
 	man=$(items "$CRAWL_1" MODELS | grep -v '^\.B all$' | sed 's/^\.B //')
-	same "crawl --list-modes (<) and crawl(1) MODELS (>)" "$MODES" "$man"
+	same "crawl --list-modes (<) and crawl(1) MODELS (>)" "$ALL_MODES" "$man"
 }
 
 @test "crawl(1) lists the exit statuses the help text names, and no other" {
