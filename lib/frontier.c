@@ -621,10 +621,14 @@ static struct crawl_job *pick(struct frontier *f, double *wake)
     if ((h = j->host)) {
         h->running++;
         h->last_start = f->now();
-        if (h->delay > 0) {
+        if (h->delay > 0 || (j->kind == JOB_ROBOTS && f->robots)) {
             /* The delay runs from when the request goes out, which the
              * model says (frontier_started): until then the host hands
-             * out nothing, however long its model takes to start it. */
+             * out nothing, however long its model takes to start it. A
+             * robots.txt request counts too: the Crawl-delay it brings
+             * runs from when it went out, not from when it was picked
+             * (a thread that started late sent the host's first page
+             * too soon after it). */
             h->next_at = h->last_start + h->delay;
             h->starting++;
             j->pace_start = 1;

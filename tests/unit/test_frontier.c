@@ -418,6 +418,30 @@ static void test_crawl_delay_spaces_the_host_from_its_robots_request_unless_igno
     }
 }
 
+/* A robots.txt request that went out late (a thread started late, on a
+ * loaded machine): the Crawl-delay it brings runs from when it went out. */
+static void test_crawl_delay_runs_from_when_the_robots_request_went_out(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .robots = 1 });
+    push(f, "http://a/1");
+    struct crawl_job *r = frontier_pick(f, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->kind, JOB_ROBOTS);
+    fake_now = 1000.5;
+    frontier_started(f, r);
+    fake_now = 1001;
+    r->res.status = 200;
+    r->body = strdup("User-agent: *\nCrawl-delay: 3\n");
+    r->body_len = strlen(r->body);
+    done(f, r, 1);
+    double wake;
+    take(f, NULL, &wake);
+    assert_true(wake == 1003.5);
+    fake_now = 1003.5;
+    done(f, take(f, "http://a/1", NULL), 1);
+    frontier_free(f);
+}
+
 static void verdicts_are_given_in_page_order(int prepared)
 {
     regex_t ex;
@@ -819,6 +843,7 @@ int main(void)
         cmocka_unit_test(test_robots_txt_goes_first_holds_its_host_and_fails_what_it_forbids),
         cmocka_unit_test(test_an_unreachable_robots_txt_forbids_its_host_and_says_why),
         cmocka_unit_test(test_crawl_delay_spaces_the_host_from_its_robots_request_unless_ignored),
+        cmocka_unit_test(test_crawl_delay_runs_from_when_the_robots_request_went_out),
         cmocka_unit_test(test_each_link_gets_its_verdict_in_page_order_prepared_or_not),
         cmocka_unit_test(test_verdicts_say_max_pages_queue_full_and_cancelled),
         cmocka_unit_test(test_without_verdicts_links_are_not_kept),
