@@ -122,8 +122,10 @@ struct crawl_job *frontier__qent_job(struct job_qent *e)
             nomem = 1;
         j->scope = dup_at(l, l->scope, &nomem);
         j->parent = dup_at(l, l->parent, &nomem);
-        j->if_etag = dup_at(l, l->etag, &nomem);
-        j->if_modified = dup_at(l, l->modified, &nomem);
+        struct frontier_cond cond = { l->etag ? l->s + l->etag : NULL,
+                                      l->modified ? l->s + l->modified : NULL };
+        if (frontier__cond_set(j, &cond) != 0)
+            nomem = 1;
         j->depth = l->depth;
         j->hops = l->hops;
         j->mark = l->mark;
