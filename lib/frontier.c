@@ -621,14 +621,15 @@ static struct crawl_job *pick(struct frontier *f, double *wake)
     if ((h = j->host)) {
         h->running++;
         h->last_start = f->now();
-        if (h->delay > 0 || (j->kind == JOB_ROBOTS && f->robots)) {
+        if (h->delay > 0 || f->throttle || (j->kind == JOB_ROBOTS && f->robots)) {
             /* The delay runs from when the request goes out, which the
              * model says (frontier_started): until then the host hands
              * out nothing, however long its model takes to start it. A
-             * robots.txt request counts too: the Crawl-delay it brings
-             * runs from when it went out, not from when it was picked
-             * (a thread that started late sent the host's first page
-             * too soon after it). */
+             * request whose answer may bring a delay counts too, from
+             * when it went out, not from when it was picked (a thread
+             * that started late sent the next request too soon after
+             * it): robots.txt's (Crawl-delay) and, with --auto-throttle,
+             * a host's first (its latency sets the delay). */
             h->next_at = h->last_start + h->delay;
             h->starting++;
             j->pace_start = 1;

@@ -442,6 +442,31 @@ static void test_crawl_delay_runs_from_when_the_robots_request_went_out(void **s
     frontier_free(f);
 }
 
+/* --auto-throttle: the delay a host's first answer sets runs from when
+ * that request went out, not from when it was picked. */
+static void test_a_throttled_delay_runs_from_when_the_first_request_went_out(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .auto_throttle = 1 });
+    push(f, "http://a/1");
+    push(f, "http://a/2");
+    struct crawl_job *a = take(f, "http://a/1", NULL);
+    assert_true(a->pace_start);
+    /* Alone until it is answered, and sent 0.25 s after it was picked. */
+    take(f, NULL, NULL);
+    fake_now = 1000.25;
+    frontier_started(f, a);
+    fake_now = 1000.375;
+    a->res.status = 503;
+    a->res.time_total = 0.125;
+    done(f, a, 1);
+    double wake;
+    take(f, NULL, &wake);
+    assert_true(wake == 1000.75);
+    fake_now = 1000.75;
+    done(f, take(f, "http://a/2", NULL), 1);
+    frontier_free(f);
+}
+
 static void verdicts_are_given_in_page_order(int prepared)
 {
     regex_t ex;
@@ -844,6 +869,7 @@ int main(void)
         cmocka_unit_test(test_an_unreachable_robots_txt_forbids_its_host_and_says_why),
         cmocka_unit_test(test_crawl_delay_spaces_the_host_from_its_robots_request_unless_ignored),
         cmocka_unit_test(test_crawl_delay_runs_from_when_the_robots_request_went_out),
+        cmocka_unit_test(test_a_throttled_delay_runs_from_when_the_first_request_went_out),
         cmocka_unit_test(test_each_link_gets_its_verdict_in_page_order_prepared_or_not),
         cmocka_unit_test(test_verdicts_say_max_pages_queue_full_and_cancelled),
         cmocka_unit_test(test_without_verdicts_links_are_not_kept),
