@@ -17,9 +17,11 @@
 # Each tool runs on a web started afresh (so its counters are its own),
 # with a TIMEOUT s limit and one retry, in turns, RUNS rounds; the figures
 # are each tool's medians. A slow tool (SLOW_TOOLS: Scrapy, half an hour a
-# run on two cores) runs in the first SLOW_RUNS rounds only. The web's checker (scripts/web-check.sh) judges each run:
-# its violations by kind, and the pages missed from and beyond the set a
-# polite crawl fetches under RFC 9309 (a failed robots.txt disallows all).
+# run on two cores) runs in the first SLOW_RUNS rounds only. The web's
+# checker (scripts/web-check.sh) judges each run: its violations by kind,
+# the connections that carried its requests, and the pages missed from and
+# beyond the set a polite crawl fetches under RFC 9309 (a failed robots.txt
+# disallows all).
 # Scrapy and wget2 allow all on a failed robots.txt: their requests to
 # such hosts are not counted as violations but as extra pages.
 #
@@ -176,12 +178,12 @@ one() {
 	local v e pages missed extra fr
 	v=$(jq '.violations.total' "$tmp/allow.json")
 	fr=$(jq '.violations.failed_robots' "$tmp/strict.json")
-	read -r pages missed extra < <(jq -r '[.pages.fetched, .pages.missed, .pages.extra] | @tsv' "$tmp/strict.json")
+	read -r pages missed extra conns < <(jq -r '[.pages.fetched, .pages.missed, .pages.extra, .connections] | @tsv' "$tmp/strict.json")
 	local kinds
 	kinds=$(jq -r '.violations | "over \(.hosts_over_per_host) (most \(.most_in_flight)); gaps \(.short_gaps); disallowed \(.disallowed); pause \(.during_pause); robots again \(.robots_again)"' "$tmp/allow.json")
-	echo "$tool,$round,$STATUS,$WALL,$CPU,$RSS,$pss,$pages,$missed,$extra,$v,$fr,\"$kinds\"" >>"$CSV"
-	printf '  %-12s round %d: %7.1f s, %6.1f CPU s, %6.1f MB PSS, %6d pages, %4d missed, %5d extra, %5d violations (%s)\n' \
-		"$tool" "$round" "$WALL" "$CPU" "$(awk -v k="$pss" 'BEGIN { print k / 1024 }')" "$pages" "$missed" "$extra" "$v" "$kinds" >&2
+	echo "$tool,$round,$STATUS,$WALL,$CPU,$RSS,$pss,$pages,$missed,$extra,$v,$fr,$conns,\"$kinds\"" >>"$CSV"
+	printf '  %-12s round %d: %7.1f s, %6.1f CPU s, %6.1f MB PSS, %6d pages, %4d missed, %5d extra, %6d connections, %5d violations (%s)\n' \
+		"$tool" "$round" "$WALL" "$CPU" "$(awk -v k="$pss" 'BEGIN { print k / 1024 }')" "$pages" "$missed" "$extra" "$conns" "$v" "$kinds" >&2
 	if [ "$tool" = crawl ] && [ "$round" = 1 ]; then
 		cp "$rows" "$tmp/crawl-rows"
 		cp "$tmp/keep/reachable" "$tmp/reachable"
@@ -235,7 +237,7 @@ curve() {
 }
 
 mkdir -p "$(dirname "$OUT")"
-echo "tool,round,status,wall_s,cpu_s,max_rss_kb,peak_pss_kb,pages,missed,extra,violations,failed_robots_requests,kinds" >"$CSV"
+echo "tool,round,status,wall_s,cpu_s,max_rss_kb,peak_pss_kb,pages,missed,extra,violations,failed_robots_requests,connections,kinds" >"$CSV"
 echo "$me: $HOSTS hosts x $PAGES pages, seed $SEED, $RUNS round(s) of: $TOOLS" >&2
 for round in $(seq "$RUNS"); do
 	for tool in $TOOLS; do
@@ -265,23 +267,24 @@ fi
 	echo "# ($fh: $fn pages, $ft throttled, found at depth $fd, $fr ms apart)."
 	echo "# memory: the peak of the summed PSS of the tool's processes (sampled"
 	echo "# every 0.5 s); max_rss its largest process's peak RSS (/usr/bin/time)."
+	echo "# connections: those that carried the tool's requests, summed over the hosts."
 	echo "# violations: what the checker counts (docs/web.md), a failed robots.txt"
 	echo "# allowing all for scrapy and wget2 (their requests there are extra pages)."
 	echo
-	printf '%-12s %4s %8s %8s %9s %10s %10s %10s %8s %8s %7s %11s %s\n' tool runs wall_s pages/s cpu_s cpu_s/1k mem_mb max_rss_mb pages missed extra violations floor
+	printf '%-12s %4s %8s %8s %9s %10s %10s %10s %8s %8s %7s %11s %11s %s\n' tool runs wall_s pages/s cpu_s cpu_s/1k mem_mb max_rss_mb pages missed extra connections violations floor
 	for tool in $TOOLS; do
 		col() { awk -F, -v t="$tool" -v c="$1" '$1 == t { print $c }' "$CSV" | median; }
 		runs=$(awk -F, -v t="$tool" '$1 == t' "$CSV" | wc -l)
 		[ "$runs" -gt 0 ] || continue
-		w=$(col 4) cpu=$(col 5) rss=$(col 6) pss=$(col 7) pages=$(col 8) missed=$(col 9) extra=$(col 10) v=$(col 11)
+		w=$(col 4) cpu=$(col 5) rss=$(col 6) pss=$(col 7) pages=$(col 8) missed=$(col 9) extra=$(col 10) v=$(col 11) cn=$(col 13)
 		awk -v t="$tool" -v n="$runs" -v w="$w" -v cpu="$cpu" -v rss="$rss" -v pss="$pss" -v p="$pages" -v m="$missed" \
-			-v e="$extra" -v v="$v" -v f="$floor_s" 'BEGIN {
-			printf "%-12s %4d %8.1f %8.1f %9.1f %10.3f %10.1f %10.1f %8d %8d %7d %11d %5.2fx\n",
-				t, n, w, p / w, cpu, cpu / p * 1000, pss / 1024, rss / 1024, p, m, e, v, w / f }'
+			-v e="$extra" -v cn="$cn" -v v="$v" -v f="$floor_s" 'BEGIN {
+			printf "%-12s %4d %8.1f %8.1f %9.1f %10.3f %10.1f %10.1f %8d %8d %7d %11d %11d %5.2fx\n",
+				t, n, w, p / w, cpu, cpu / p * 1000, pss / 1024, rss / 1024, p, m, e, cn, v, w / f }'
 	done
 	echo
 	echo "# violations by kind, each round:"
-	awk -F, 'NR > 1 { gsub(/"/, "", $13); printf "#   %-12s %s: %s violations: %s\n", $1, $2, $11, $13 }' "$CSV"
+	awk -F, 'NR > 1 { gsub(/"/, "", $14); printf "#   %-12s %s: %s violations: %s\n", $1, $2, $11, $14 }' "$CSV"
 	if [ -n "$CURVE_HOSTS" ]; then
 		echo
 		echo "# The memory curve: $CURVE_HOSTS hosts x $CURVE_PAGES pages, same rules; memory"

@@ -80,14 +80,15 @@ comm -13 "$tmp/reachable" "$tmp/fetched" >"$tmp/extra"
 
 # The counters, summed over the hosts that were asked anything.
 get "web&delay=$delay$cd_param" >"$tmp/hosts"
-read -r over most gaps disallowed failed_robots pauses again < <(jq -rs --argjson n "$per_host" '
+read -r over most gaps disallowed failed_robots pauses again conns < <(jq -rs --argjson n "$per_host" '
 	[ (map(select(.peak_in_flight > $n)) | length),
 	  (map(.peak_in_flight) | max // 0),
 	  (map(.short_gaps) | add // 0),
 	  (map(.disallowed) | add // 0),
 	  (map(.failed_robots) | add // 0),
 	  (map(.during_pause) | add // 0),
-	  (map([.robots_fetches - 1, 0] | max) | add // 0) ] | @tsv' "$tmp/hosts")
+	  (map([.robots_fetches - 1, 0] | max) | add // 0),
+	  (map(.connections) | add // 0) ] | @tsv' "$tmp/hosts")
 # A peer that holds a failed robots.txt to allow all is judged by it.
 counted_failed=$failed_robots
 [ -n "$failed" ] && counted_failed=0
@@ -121,13 +122,14 @@ if [ "$json" -eq 1 ]; then
 		--argjson p "[$n_reach,$n_fetched,$n_missed,$n_extra]" \
 		--argjson r "[$rows_n,$rows_missed,$rows_extra,$rows_twice]" \
 		--arg manner "$manner" --arg pageset "$pageset" --argjson rows "$([ -n "$rows" ] && echo true || echo false)" \
-		--argjson per_host "$per_host" --argjson delay "$delay" --arg policy "${failed:+failed-robots-allow}" '
+		--argjson conns "$conns" --argjson per_host "$per_host" --argjson delay "$delay" --arg policy "${failed:+failed-robots-allow}" '
 		{ polite: ($manner == "polite"), complete: ($pageset == "complete"),
 		  violations: { total: ($v[0] + $v[2] + $v[3] + $v[5] + $v[6] + $v[7]),
 		                hosts_over_per_host: $v[0], most_in_flight: $v[1], short_gaps: $v[2],
 		                disallowed: $v[3], failed_robots: $v[4], failed_robots_counted: $v[5],
 		                during_pause: $v[6], robots_again: $v[7] },
 		  pages: { reachable: $p[0], fetched: $p[1], missed: $p[2], extra: $p[3] },
+		  connections: $conns,
 		  rows: (if $rows then { rows: $r[0], missed: $r[1], extra: $r[2], twice: $r[3] } else null end),
 		  rules: { per_host: $per_host, delay_ms: $delay,
 		           robots_failed: (if $policy == "" then "disallows" else "allows" end) } }'
@@ -136,6 +138,7 @@ else
 		"gaps under the rule: $gaps; disallowed: $disallowed; to hosts whose robots.txt failed:" \
 		"$failed_robots${failed:+, allowed}; during a Retry-After pause: $pauses; robots.txt again: $again)"
 	echo "pages: $n_reach reachable, $n_fetched fetched, $n_missed missed, $n_extra extra"
+	echo "connections: $conns"
 	[ -n "$rows" ] && echo "rows: $rows_n, $rows_missed missed, $rows_extra extra, $rows_twice twice"
 	head -5 "$tmp/missed" | sed 's/^/  missed: /'
 	head -5 "$tmp/extra" | sed 's/^/  extra: /'

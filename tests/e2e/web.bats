@@ -166,11 +166,12 @@ seeds() {
 	sleep 1
 	curl -s $res -o /dev/null "$(u "$th" /)"
 	stats=$(curl -s "$A/stats?web")
-	[ "$(jq -r "select(.host == \"$i\") | [.requests, .peak_in_flight, .short_gaps] | @tsv" <<<"$stats")" = "$(printf '3\t3\t0')" ]
-	[ "$(jq -r "select(.host == \"$h\") | [.requests, .peak_in_flight, .short_gaps] | @tsv" <<<"$stats")" = "$(printf '3\t1\t2')" ]
+	# Three at once on three connections; three in a row on one.
+	[ "$(jq -r "select(.host == \"$i\") | [.requests, .peak_in_flight, .short_gaps, .connections] | @tsv" <<<"$stats")" = "$(printf '3\t3\t0\t3')" ]
+	[ "$(jq -r "select(.host == \"$h\") | [.requests, .peak_in_flight, .short_gaps, .connections] | @tsv" <<<"$stats")" = "$(printf '3\t1\t2\t1')" ]
 	[ "$(jq -r "select(.host == \"$s\") | [.robots_fetches, .disallowed] | @tsv" <<<"$stats")" = "$(printf '2\t1')" ]
 	[ "$(jq -r "select(.host == \"$f\") | .failed_robots" <<<"$stats")" = 1 ]
-	[ "$(jq -r "select(.host == \"$th\") | [.requests, .during_pause] | @tsv" <<<"$stats")" = "$(printf '3\t1')" ]
+	[ "$(jq -r "select(.host == \"$th\") | [.requests, .during_pause, .connections] | @tsv" <<<"$stats")" = "$(printf '3\t1\t3')" ]
 	# The checker: those, by kind, and the pages asked that no crawl from
 	# h00000 reaches are extra.
 	run "$CHECK" --fixture "$A" --fixture-server "$FIXTURE_SERVER" --json "http://h00000.web.test:$A_PORT/"
