@@ -5,6 +5,7 @@
  * timer callback, where a 0 ms timeout would re-enter libcurl. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "multi_ev.h"
 
@@ -272,13 +273,23 @@ void multi_ev_free(struct multi_ev *m)
     free(m);
 }
 
-/* FNV-1a of url's scheme and authority (all of it when it has no path). */
+/* FNV-1a of url's scheme and authority (all of it when it has no path),
+ * a scheme's default port left out: a host's robots.txt URL names its
+ * port (http://h:80/robots.txt) where its pages need not, and both must
+ * land on the one multi handle that keeps the host's connection. */
 static unsigned origin_hash(const char *url)
 {
     unsigned h = 2166136261u;
     const char *p = strstr(url, "://");
     p = p ? p + 3 : url;
-    for (const char *q = url; *q && (q < p || (*q != '/' && *q != '?' && *q != '#')); q++)
+    const char *e = p + strcspn(p, "/?#");
+    size_t slen = (size_t)(p - url);
+    if (slen == 7 && strncasecmp(url, "http://", 7) == 0 && e - p > 3 && memcmp(e - 3, ":80", 3) == 0)
+        e -= 3;
+    else if (slen == 8 && strncasecmp(url, "https://", 8) == 0 && e - p > 4 &&
+             memcmp(e - 4, ":443", 4) == 0)
+        e -= 4;
+    for (const char *q = url; q < e; q++)
         h = (h ^ (unsigned char)*q) * 16777619u;
     return h;
 }
