@@ -67,12 +67,14 @@ $H/delay/0/pct%25" ]
 
 @test "--save never writes outside DIR: .., %2e%2e, %2F, absolute paths, NUL, overlong names" {
 	mkdir -p "$D/m"
+	# a name no other file on the machine has, so a search of / finds only what this run wrote
+	e=esc$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
 	run "$CRAWL" --mode=seq --format=jsonl --save "$D/m" \
-		"$FIXTURE/delay/0/%2e%2e/%2e%2e/%2e%2e/escape1" \
-		"$FIXTURE/delay/0/%2E%2E%2F%2E%2E%2Fescape2" \
-		"$FIXTURE/delay/0/..%2f..%2fescape3" \
-		"$FIXTURE/delay/0//etc/escape4" \
-		"$FIXTURE/delay/0/%2Fabs%2Fescape5" \
+		"$FIXTURE/delay/0/%2e%2e/%2e%2e/%2e%2e/${e}1" \
+		"$FIXTURE/delay/0/%2E%2E%2F%2E%2E%2F${e}2" \
+		"$FIXTURE/delay/0/..%2f..%2f${e}3" \
+		"$FIXTURE/delay/0//etc/${e}4" \
+		"$FIXTURE/delay/0/%2Fabs%2F${e}5" \
 		"$FIXTURE/delay/0/nul%00byte" \
 		"$FIXTURE/delay/0/.." \
 		"$FIXTURE/delay/0/$(printf 'x%.0s' $(seq 400))" \
@@ -83,11 +85,11 @@ $H/delay/0/pct%25" ]
 	# every file is under DIR/HOST:PORT, and nothing else appeared anywhere
 	[ "$(files "$D/m" | grep -vc "^$H/delay/0/")" -eq 0 ]
 	[ "$(files "$D/m" | wc -l)" -eq 8 ]    # /delay/0/.. is /delay/ once resolved: its own file
-	[ -z "$(find "$D" -name 'escape*' -not -path "$D/m/*")" ]
-	[ -z "$(find / -xdev -name 'escape[0-9]' -not -path "$D/m/*" 2>/dev/null | head -1)" ]
-	files "$D/m" | grep -qx "$H/delay/0/%2E%2E/%2E%2E/%2E%2E/escape1"
-	files "$D/m" | grep -qx "$H/delay/0/..%2F..%2Fescape3"
-	files "$D/m" | grep -qx "$H/delay/0/%2Fabs%2Fescape5"
+	[ -z "$(find "$D" -name "$e*" -not -path "$D/m/*")" ]
+	[ -z "$(find / -xdev -name "$e[0-9]" -not -path "$D/m/*" 2>/dev/null | head -1)" ]
+	files "$D/m" | grep -qx "$H/delay/0/%2E%2E/%2E%2E/%2E%2E/${e}1"
+	files "$D/m" | grep -qx "$H/delay/0/..%2F..%2F${e}3"
+	files "$D/m" | grep -qx "$H/delay/0/%2Fabs%2F${e}5"
 	files "$D/m" | grep -qx "$H/delay/0/nul%00byte"
 	# overlong names are cut and end in a hash of the whole; none is over 200 bytes
 	long=$(files "$D/m" | grep 'xxxxxxxx')
