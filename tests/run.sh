@@ -90,12 +90,17 @@ alone_tests() {
 	awk '/^@test "/ { t = $0; sub(/^@test "/, "", t); sub(/" *\{ *$/, "", t); next }
 		t != "" && /^[ \t]*alone[ \t]*$/ { print t } { t = "" }' "$1"
 }
+# run_alone FILE NAME OUT: bats runs FILE's test called NAME, by itself, TAP to OUT.
+run_alone() {
+	local re
+	re=$(printf '%s' "$2" | sed 's/[][\.*^$()+?{}|]/\\&/g')
+	CRAWL_TEST_PASS=alone bats --timing --tap -f "^$re\$" "$1" >"$3" 2>&1
+}
 # The tests whose body starts with "alone", one bats run each.
 for f in "${files[@]}"; do
 	alone_tests "$f" |
 	while IFS= read -r t; do
-		re=$(printf '%s' "$t" | sed 's/[][\.*^$()+?{}|]/\\&/g')
-		CRAWL_TEST_PASS=alone bats --timing --tap -f "^$re\$" "$f" >"$log/alone.tap" 2>&1
+		run_alone "$f" "$t" "$log/alone.tap"
 		tap_results "$(basename "$f" .bats)" 1 1 <"$log/alone.tap"
 	done
 done
@@ -117,8 +122,7 @@ if [ "${RERUN:-1}" != 0 ]; then
 		awk -v t="    not ok: $t" '$0 == t { on = 1; print; next }
 			/^    not ok: / { on = 0 } on' "$log/$name.fail" >"$log/this.fail"
 		grep -qE 'Sanitizer|runtime error:' "$log/this.fail" && continue
-		re=$(printf '%s' "$t" | sed 's/[][\.*^$()+?{}|]/\\&/g')
-		CRAWL_TEST_PASS=alone bats --timing --tap -f "^$re\$" "$f" >"$log/again.tap" 2>&1
+		run_alone "$f" "$t" "$log/again.tap"
 		grep -q '^ok 1 ' "$log/again.tap" || continue
 		awk -F'\t' -v OFS='\t' -v n="$name" -v t="$t" \
 			'$1 == n && $4 == t && $2 == "not ok" { $2 = "ok" } { print }' \
