@@ -478,8 +478,25 @@ static void wake_locked(struct crawl *c)
     }
 }
 
+/* Reads the store's next pages into memory when the frontier wants them,
+ * letting the lock go while the store is read (an LMDB cursor, a Redis
+ * lease's round trip): the other threads go on taking and finishing jobs
+ * meanwhile. The lock is held. */
+static void refill(struct crawl *c)
+{
+    if (!frontier_refill_begin(c->fr))
+        return;
+    pthread_mutex_unlock(&c->lock);
+    frontier_refill_read(c->fr);
+    pthread_mutex_lock(&c->lock);
+    frontier_refill_end(c->fr);
+    /* Whoever found nothing to take while it read may find it now. */
+    wake_locked(c);
+}
+
 /* Takes the next job that may start now into *job; the lock is held, and
- * let go only to finish a job that failed before any fetch. Returns 1, 0
+ * let go only to read the store (refill) or to finish a job that failed
+ * before any fetch. Returns 1, 0
  * when the crawl is over, or CRAWL_EAGAIN with *due set to when a job may
  * come due by itself (a host's pace, a retry's time, the deadline; 0: only
  * when something else happens). */
@@ -492,6 +509,7 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
             read_input(c, read_ahead(c) - frontier_queued(c->fr)))
             continue;
         double wake = 0;
+        refill(c);
         struct crawl_job *j = frontier_pick(c->fr, &wake);
         if (frontier_store_failed(c->fr))
             crawl__state_warn(c);
@@ -527,7 +545,8 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
         /* A shared crawl goes on while other workers hold pages: they may
          * find more, or fall silent and have theirs given back. */
         int elsewhere = c->st && state_elsewhere(c->st) > 0;
-        if (c->running == 0 && frontier_queued(c->fr) == 0 && !c->input_open && !elsewhere)
+        if (c->running == 0 && frontier_queued(c->fr) == 0 && !c->input_open && !elsewhere &&
+                !frontier_refilling(c->fr))
             return 0;
         if (elsewhere && (wake == 0 || wake > clock_now() + 0.05))
             wake = clock_now() + 0.05;

@@ -286,6 +286,7 @@ void frontier_free(struct frontier *f)
     }
     hset_free(&f->hosts);
     qent_free_all(f->head);
+    frontier__refill_free(f);
     for (struct crawl_job *j = f->fhead, *nx; j; j = nx) {
         nx = j->qnext;
         job_free(j);
@@ -669,8 +670,6 @@ struct crawl_job *frontier_pick(struct frontier *f, double *wake)
     struct crawl_job *j;
     if (f->spilled)
         spill_refill(f);
-    if (f->st_more)
-        frontier__store_refill(f);
     if (f->nlater)
         later_release(f, wake);
     while ((j = pick(f, wake))) {

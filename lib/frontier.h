@@ -104,7 +104,25 @@ void frontier_push_plain(struct frontier *f, struct crawl_job *j);
  * turn; such jobs go first. */
 void frontier_push_failed(struct frontier *f, struct crawl_job *j);
 
-/* Takes the next job that may start now, or NULL; discovered links past
+/* A --state or --frontier crawl's memory holds the head of the store's
+ * queue, read in as it drains, in three steps so that the store is read
+ * without the caller's lock: frontier_refill_begin (lock held) returns 1
+ * when a read is due, and claims it (no other begins until it ends);
+ * frontier_refill_read (lock not held; touches only what the claim set
+ * aside) reads the pages; frontier_refill_end (lock held) places them.
+ * Links queued in the store meanwhile wait there for the next read.
+ * frontier_refill does all three without letting a lock go. */
+int frontier_refill_begin(struct frontier *f);
+void frontier_refill_read(struct frontier *f);
+void frontier_refill_end(struct frontier *f);
+void frontier_refill(struct frontier *f);
+
+/* 1 while a read claimed by frontier_refill_begin has not ended: the
+ * crawl is not over, whatever the queues hold. */
+int frontier_refilling(const struct frontier *f);
+
+/* Takes the next job that may start now, or NULL (from memory: a store's
+ * pages are read in by the refill above); discovered links past
  * --max-pages are dropped on the way (counted as left). When jobs wait
  * only for their time (a host's delay or pause, a retry), *wake (if not
  * NULL) is set to the monotonic time when one may start. */

@@ -13,6 +13,8 @@
 struct robots;
 struct spool;
 
+struct held_page;                /* a page read from the store (frontier_store.c) */
+
 struct name {                   /* an input file name, kept for its jobs */
     char *s;
     struct name *next;
@@ -116,6 +118,17 @@ struct frontier {
     struct name *names;         /* input file names of listed pages loaded */
     double sh_poll_at;          /* --frontier: when to ask again after an empty lease */
     int sh_found;               /* --frontier: links sent since the last lease */
+    /* The store's pages being read into memory without the core's lock
+     * (frontier_refill_begin .. frontier_refill_end): one read at a time. */
+    struct {
+        int on;                 /* a read is claimed and not yet ended */
+        int deferred;           /* links were queued in the store during it */
+        uint64_t after;         /* it reads pages with ids above this, */
+        size_t max;             /* ... this many at most */
+        int n;                  /* what state_queue_load returned */
+        size_t lost;            /* pages it could not copy (out of memory) */
+        struct held_page *head, *tail;  /* the pages read, in id order */
+    } rf;
     uint64_t *st_seen;          /* URL hashes known to be in the store's seen
                                  * set, direct-mapped (FRONTIER_SEEN_CACHE) */
     int recrawl;                /* a recrawl pass: pages carry their validators */
@@ -241,10 +254,8 @@ enum job_verdict frontier__store_admit(struct frontier *f, const struct url_part
                                        const char *scope, const char *parent, int depth,
                                        uint64_t hash);
 
-/* Takes queued pages from the store into memory while memory's queue is
- * less than half full; from a shared store, leases a batch the size of
- * the transfers in flight when memory's queue is below it. */
-void frontier__store_refill(struct frontier *f);
+/* Frees the pages a store read holds that were never placed. */
+void frontier__refill_free(struct frontier *f);
 
 /* Looks host h's robots.txt up in the store; sets its rules when there. */
 void frontier__store_robots_load(struct frontier *f, struct crawl_host *h);

@@ -139,35 +139,144 @@ static size_t lease_batch(const struct frontier *f)
  * may yet find links, or fall silent and give its pages back. */
 #define LEASE_POLL 0.05
 
-static void shared_refill(struct frontier *f)
+/* A page read from the store without the core's lock, copied whole: the
+ * store's strings last only as long as its callback. */
+struct held_page {
+    struct held_page *next;
+    uint64_t id;
+    struct state_page p;
+    struct state_valid v;
+    char s[];                   /* the strings p and v point into */
+};
+
+static size_t size_of(const char *s)
 {
-    /* Leased when half of it is gone: one round trip for many pages. */
-    size_t want = lease_batch(f);
-    if (f->queued + f->pending > want / 2 || frontier__cancelled(f))
-        return;
-    double now = f->now();
-    if (!f->sh_found && now < f->sh_poll_at)
-        return;
-    f->sh_found = 0;
-    int n = state_queue_load(f->st, 0, want - (f->queued + f->pending), load_one, f);
-    if (n < 0)
-        frontier__store_fail(f);
-    f->sh_poll_at = n > 0 ? 0 : now + LEASE_POLL;
+    return s ? strlen(s) + 1 : 0;
 }
 
-void frontier__store_refill(struct frontier *f)
+/* Copies s to *w and moves *w past it; returns the copy (NULL for NULL). */
+static const char *put(char **w, const char *s)
 {
-    if (state_shared(f->st)) {
-        shared_refill(f);
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *r = memcpy(*w, s, n);
+    *w += n;
+    return r;
+}
+
+/* state_queue_load's callback in frontier_refill_read: keeps a copy of
+ * page p for frontier_refill_end. Touches only f->rf. */
+static void hold_one(uint64_t id, const struct state_page *p, void *data)
+{
+    struct frontier *f = data;
+    const struct state_valid *v = p->valid;
+    size_t n = size_of(p->url) + size_of(p->scope) + size_of(p->source) + size_of(p->why) +
+               size_of(p->parent) + (v ? size_of(v->etag) + size_of(v->modified) : 0);
+    struct held_page *h = malloc(sizeof *h + n);
+    if (!h) {
+        f->rf.lost++;           /* as when a job cannot be made: the next run takes it */
         return;
     }
-    while (f->st_more && f->queued + f->pending < FRONTIER_MEM_JOBS / 2) {
-        int n = state_queue_load(f->st, f->st_cursor, FRONTIER_MEM_JOBS / 4, load_one, f);
-        if (n < 0)
-            frontier__store_fail(f);
-        if (n <= 0)
-            f->st_more = 0;
+    char *w = h->s;
+    h->next = NULL;
+    h->id = id;
+    h->p = *p;
+    h->p.url = put(&w, p->url);
+    h->p.scope = put(&w, p->scope);
+    h->p.source = put(&w, p->source);
+    h->p.why = put(&w, p->why);
+    h->p.parent = put(&w, p->parent);
+    h->p.valid = NULL;
+    if (v) {
+        h->v = *v;
+        h->v.etag = put(&w, v->etag);
+        h->v.modified = put(&w, v->modified);
+        h->v.links = NULL;
+        h->v.links_len = 0;
+        h->p.valid = &h->v;
     }
+    if (f->rf.tail)
+        f->rf.tail->next = h;
+    else
+        f->rf.head = h;
+    f->rf.tail = h;
+}
+
+int frontier_refill_begin(struct frontier *f)
+{
+    if (!f->st || !f->st_more || f->rf.on)
+        return 0;
+    if (state_shared(f->st)) {
+        /* Leased when half of it is gone: one round trip for many pages. */
+        size_t want = lease_batch(f);
+        if (f->queued + f->pending > want / 2 || frontier__cancelled(f))
+            return 0;
+        if (!f->sh_found && f->now() < f->sh_poll_at)
+            return 0;
+        f->sh_found = 0;
+        f->rf.after = 0;
+        f->rf.max = want - (f->queued + f->pending);
+    } else {
+        if (f->queued + f->pending >= FRONTIER_MEM_JOBS / 2)
+            return 0;
+        f->rf.after = f->st_cursor;
+        f->rf.max = FRONTIER_MEM_JOBS / 4;
+    }
+    f->rf.on = 1;
+    f->rf.deferred = 0;
+    f->rf.n = 0;
+    return 1;
+}
+
+void frontier_refill_read(struct frontier *f)
+{
+    f->rf.n = state_queue_load(f->st, f->rf.after, f->rf.max, hold_one, f);
+}
+
+void frontier_refill_end(struct frontier *f)
+{
+    struct held_page *h = f->rf.head, *next;
+    f->rf.head = f->rf.tail = NULL;
+    for (; h; h = next) {
+        next = h->next;
+        load_one(h->id, &h->p, f);
+        free(h);
+    }
+    f->left += f->rf.lost;
+    f->rf.lost = 0;
+    int n = f->rf.n;
+    if (n < 0)
+        frontier__store_fail(f);
+    if (state_shared(f->st))
+        f->sh_poll_at = n > 0 ? 0 : f->now() + LEASE_POLL;
+    else if (n < 0 || ((size_t)n < f->rf.max && !f->rf.deferred))
+        f->st_more = 0;         /* the store holds nothing past the cursor */
+    f->rf.on = 0;
+}
+
+void frontier_refill(struct frontier *f)
+{
+    while (frontier_refill_begin(f)) {
+        frontier_refill_read(f);
+        frontier_refill_end(f);
+        if (state_shared(f->st))
+            break;              /* one lease a pick, as the core does */
+    }
+}
+
+int frontier_refilling(const struct frontier *f)
+{
+    return f->rf.on;
+}
+
+void frontier__refill_free(struct frontier *f)
+{
+    for (struct held_page *h = f->rf.head, *next; h; h = next) {
+        next = h->next;
+        free(h);
+    }
+    f->rf.head = f->rf.tail = NULL;
 }
 
 /* Places page p (found on page parent), just queued in the store as id, in
@@ -224,6 +333,8 @@ enum job_verdict frontier__store_admit(struct frontier *f, const struct url_part
      * before it is in memory too, and there is room. */
     if (f->st_more || f->queued + f->pending >= FRONTIER_MEM_JOBS) {
         f->st_more = 1;
+        /* A read under way may or may not see it: the next one will. */
+        f->rf.deferred |= f->rf.on;
         return JOB_LINK_ADMITTED;
     }
     f->st_cursor = id;

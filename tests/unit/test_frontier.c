@@ -5,7 +5,8 @@
  * robots.txt), each link's verdict (--links-out) and a found page's
  * parent, the canonical key of --canonical and --strip-query, the spill
  * file that takes links past the memory bound and gives them back in
- * order, and a store's errors, latched for the core to read once. */
+ * order, a store's errors, latched for the core to read once, and the
+ * store's queue read into memory in claimed steps without the lock. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -60,6 +61,7 @@ static void push(struct frontier *f, const char *url)
 static struct crawl_job *take(struct frontier *f, const char *url, double *wake)
 {
     double w = 0;
+    frontier_refill(f);
     struct crawl_job *j = frontier_pick(f, &w);
     if (wake)
         *wake = w;
@@ -853,6 +855,92 @@ static void test_a_store_that_cannot_be_read_is_latched_and_asked_no_more(void *
     frontier_free(f);
 }
 
+/* A store whose queue holds pages 1..pages, "http://h/ID" at depth 1, and
+ * one link admitted later (its URL kept). Its loader hands each page over
+ * in a buffer it overwrites at once: what the frontier keeps, it copied. */
+struct queue_store {
+    struct state st;
+    uint64_t pages;
+    char *admitted;             /* the URL of page `pages`, when admitted */
+};
+
+static int queue_admit(struct state *st, uint64_t hash, const struct state_page *p,
+                       uint64_t *id)
+{
+    struct queue_store *qs = (struct queue_store *)st;
+    free(qs->admitted);
+    qs->admitted = strdup(p->url);
+    *id = ++qs->pages;
+    return 1;
+}
+
+static int queue_load(struct state *st, uint64_t after, size_t max,
+                      void (*fn)(uint64_t id, const struct state_page *p, void *data), void *data)
+{
+    struct queue_store *qs = (struct queue_store *)st;
+    char url[64], scope[8];
+    int n = 0;
+    for (uint64_t id = after + 1; id <= qs->pages && (size_t)n < max; id++, n++) {
+        if (id == qs->pages && qs->admitted)
+            snprintf(url, sizeof url, "%s", qs->admitted);
+        else
+            snprintf(url, sizeof url, "http://h/%llu", (unsigned long long)id);
+        snprintf(scope, sizeof scope, "h");
+        struct state_page p = { .url = url, .scope = scope, .depth = 1, .hash = id };
+        fn(id, &p, data);
+        memset(url, 'X', sizeof url - 1);
+        memset(scope, 'X', sizeof scope - 1);
+    }
+    return n;
+}
+
+static const struct state_ops queue_ops = {
+    .error = fake_error, .admit = queue_admit, .queue_load = queue_load, .drop = fake_drop,
+};
+
+static void test_a_store_read_is_claimed_once_and_a_link_queued_during_it_is_read_next(
+    void **state)
+{
+    /* Memory reads the store's head until it is half full, a batch at a
+     * time: the store may hold more. */
+    const uint64_t batch = FRONTIER_MEM_JOBS / 2;
+    struct queue_store qs = { .st = { .ops = &queue_ops }, .pages = batch };
+    struct frontier *f = make((struct frontier_conf){ .depth = 2 });
+    frontier_use_store(f, &qs.st, 0);
+    assert_int_equal(frontier_refilling(f), 0);
+    struct crawl_job *p = take(f, "http://h/1", NULL);
+    assert_int_equal(frontier_queued(f), batch - 1);
+    /* The next read is claimed: no other begins until it ends, and the
+     * crawl is not over while it runs. */
+    assert_int_equal(frontier_refill_begin(f), 1);
+    assert_int_equal(frontier_refilling(f), 1);
+    assert_int_equal(frontier_refill_begin(f), 0);
+    frontier_refill_read(f);            /* the store has nothing past the batch */
+    /* Page 1's link is queued in the store while the read is under way
+     * (as another thread would, with the core's lock): memory leaves it to
+     * the store, and the read that found nothing does not end the queue. */
+    static const char *const links[] = { "http://h/new" };
+    give_links(p, links, 1);
+    done(f, p, 1);
+    assert_int_equal(qs.pages, batch + 1);
+    assert_int_equal(frontier_queued(f), batch - 1);
+    frontier_refill_end(f);
+    assert_int_equal(frontier_refilling(f), 0);
+    /* Every page comes out once, in the store's order, its URL whole. */
+    char want[64];
+    for (uint64_t id = 2; id <= batch; id++) {
+        snprintf(want, sizeof want, "http://h/%llu", (unsigned long long)id);
+        struct crawl_job *j = take(f, want, NULL);
+        assert_string_equal(j->scope ? j->scope : "h", "h");
+        done(f, j, 0);
+    }
+    done(f, take(f, "http://h/new", NULL), 0);
+    take(f, NULL, NULL);
+    assert_int_equal(frontier_refill_begin(f), 0);      /* nothing more to read */
+    free(qs.admitted);
+    frontier_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -881,6 +969,7 @@ int main(void)
         cmocka_unit_test(test_drain_hands_back_every_queued_job_and_counts_links_as_left),
         cmocka_unit_test(test_a_store_error_is_latched_for_the_core_to_read_once),
         cmocka_unit_test(test_a_store_that_cannot_be_read_is_latched_and_asked_no_more),
+        cmocka_unit_test(test_a_store_read_is_claimed_once_and_a_link_queued_during_it_is_read_next),
     };
     return cmocka_run_group_tests_name("frontier", tests, NULL, NULL);
 }
