@@ -481,17 +481,20 @@ static void wake_locked(struct crawl *c)
 /* Reads the store's next pages into memory when the frontier wants them,
  * letting the lock go while the store is read (an LMDB cursor, a Redis
  * lease's round trip): the other threads go on taking and finishing jobs
- * meanwhile. The lock is held. */
-static void refill(struct crawl *c)
+ * meanwhile. The lock is held. Returns 1 when links went to the store
+ * during the read: another read is due before an empty queue can mean
+ * the crawl is over. */
+static int refill(struct crawl *c)
 {
     if (!frontier_refill_begin(c->fr))
-        return;
+        return 0;
     pthread_mutex_unlock(&c->lock);
     frontier_refill_read(c->fr);
     pthread_mutex_lock(&c->lock);
-    frontier_refill_end(c->fr);
+    int stale = frontier_refill_end(c->fr);
     /* Whoever found nothing to take while it read may find it now. */
     wake_locked(c);
+    return stale;
 }
 
 /* Takes the next job that may start now into *job; the lock is held, and
@@ -509,7 +512,8 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
             read_input(c, read_ahead(c) - frontier_queued(c->fr)))
             continue;
         double wake = 0;
-        refill(c);
+        if (refill(c))
+            continue;
         struct crawl_job *j = frontier_pick(c->fr, &wake);
         if (frontier_store_failed(c->fr))
             crawl__state_warn(c);

@@ -110,11 +110,13 @@ void frontier_push_failed(struct frontier *f, struct crawl_job *j);
  * when a read is due, and claims it (no other begins until it ends);
  * frontier_refill_read (lock not held; touches only what the claim set
  * aside) reads the pages; frontier_refill_end (lock held) places them.
- * Links queued in the store meanwhile wait there for the next read.
- * frontier_refill does all three without letting a lock go. */
+ * Links queued in the store meanwhile wait there for the next read, which
+ * is then due at once: frontier_refill_end returns 1, and until that read
+ * an empty queue does not mean the crawl is over. frontier_refill does all
+ * three without letting a lock go. */
 int frontier_refill_begin(struct frontier *f);
 void frontier_refill_read(struct frontier *f);
-void frontier_refill_end(struct frontier *f);
+int frontier_refill_end(struct frontier *f);
 void frontier_refill(struct frontier *f);
 
 /* 1 while a read claimed by frontier_refill_begin has not ended: the

@@ -234,7 +234,7 @@ void frontier_refill_read(struct frontier *f)
     f->rf.n = state_queue_load(f->st, f->rf.after, f->rf.max, hold_one, f);
 }
 
-void frontier_refill_end(struct frontier *f)
+int frontier_refill_end(struct frontier *f)
 {
     struct held_page *h = f->rf.head, *next;
     f->rf.head = f->rf.tail = NULL;
@@ -253,15 +253,18 @@ void frontier_refill_end(struct frontier *f)
     else if (n < 0 || ((size_t)n < f->rf.max && !f->rf.deferred))
         f->st_more = 0;         /* the store holds nothing past the cursor */
     f->rf.on = 0;
+    /* Links sent to the store while it was read: what the read found (and
+     * a shared store's count of pages elsewhere) is already out of date. */
+    return state_shared(f->st) ? f->sh_found : f->rf.deferred;
 }
 
 void frontier_refill(struct frontier *f)
 {
     while (frontier_refill_begin(f)) {
         frontier_refill_read(f);
-        frontier_refill_end(f);
-        if (state_shared(f->st))
-            break;              /* one lease a pick, as the core does */
+        /* A lease a pick, as the core does, unless it is out of date. */
+        if (!frontier_refill_end(f) && state_shared(f->st))
+            break;
     }
 }
 

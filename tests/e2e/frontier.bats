@@ -150,6 +150,24 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	done
 }
 
+@test "a worker 2 ms from its server (tcpdelay) with --per-host crawls every page once, in every model: a page that ends while the queue is read does not end the crawl" {
+	local pf=$BATS_TEST_TMPDIR/delay.port m N=200
+	mkdir -p "$BATS_TEST_TMPDIR/r"
+	"$PWD/$BUILD/tools/tcpdelay" -t "$REDIS_ADDR" -d 1 -p "$pf" </dev/null >/dev/null 3>&- &
+	echo "$!" >>"$BATS_TEST_TMPDIR/r/pids"      # teardown stops it
+	wait_until 5 test -s "$pf"
+	local far=127.0.0.1:$(cat "$pf")
+	start_private_fixture
+	for m in $MODES; do
+		rm -f "$BATS_TEST_TMPDIR"/out.* "$BATS_TEST_TMPDIR"/err.*
+		run worker 1 --mode=$m -c 50 --per-host 4 --no-robots \
+			--frontier "redis://$far/t$BATS_TEST_NUMBER$m"
+		cat "$BATS_TEST_TMPDIR/err.1"
+		[ "$status" -eq 0 ]
+		diff <(union | sort) <(expected | sort)
+	done
+}
+
 @test "three workers, one killed with SIGKILL: the union holds every page once, none fetched more than twice" {
 	start_private_fixture
 	set -- $MODES
