@@ -14,8 +14,8 @@
 #   WORKERS="1 2 4"  the worker counts; RUNS=n (default 5)
 #   OUT=file    also write the table there
 #   QUICK=1     1,000 pages, 1 run
-#   LATENCY=1   the cost of the server's distance instead: one coro worker
-#               at -c 50 on a 2,000-page graph (PAGES), RUNS 3, in memory,
+#   LATENCY=1   the cost of the server's distance instead: one worker
+#               (MODE) at -c 50 on a 2,000-page graph (PAGES), RUNS 3, in memory,
 #               on --frontier direct, and through tests/tools/tcpdelay at 2
 #               and 10 ms round trips (RTTS="2 10"), plain, with --delay 1,
 #               and with --per-host 4 --no-robots; for each --frontier row
@@ -108,7 +108,7 @@ proxy_start() {
 	PROXY_ADDR=127.0.0.1:$(cat "$pf")
 }
 
-# lat_once N ADDR ARGS...: one crawl of the site by one coro worker at -c
+# lat_once N ADDR ARGS...: one crawl of the site by one MODE worker at -c
 # 50 with ARGS, on crawl benchN at ADDR (-: in memory); prints "wall_s
 # crawl_cpu_s redis_cpu_s commands evalsha bytes_in bytes_out".
 lat_once() {
@@ -119,7 +119,7 @@ lat_once() {
 	redis-cli -p "${REDIS_ADDR##*:}" config resetstat >/dev/null
 	c0=$(awk -v a="$(rinfo cpu used_cpu_user)" -v b="$(rinfo cpu used_cpu_sys)" 'BEGIN { print a + b }')
 	t0=$(date +%s%N)
-	timeout 600 /usr/bin/time -f "%U %S" -o "$tmp/time.1" "$BUILD/crawl" --mode=coro -c 50 \
+	timeout 600 /usr/bin/time -f "%U %S" -o "$tmp/time.1" "$BUILD/crawl" --mode="$MODE" -c 50 \
 		--depth "$depth" --format=jsonl --no-progress "${front[@]}" "$@" -o "$tmp/out.1" "$root" \
 		2>/dev/null
 	t1=$(date +%s%N)
@@ -147,7 +147,7 @@ latency_table() {
 		proxy_start "$(awk -v r="$rtt" 'BEGIN { print r / 2 }')" || return 1
 		at[$rtt]=$PROXY_ADDR
 	done
-	echo "# scripts/bench-frontier.sh LATENCY=1: $PAGES pages of /graph/$PAGES/$FANOUT/, depth $depth, one --mode=coro worker at -c 50, medians of $RUNS ($(nproc) cores, redis $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), $(date -u '+%Y-%m-%d %H:%M UTC'))"
+	echo "# scripts/bench-frontier.sh LATENCY=1: $PAGES pages of /graph/$PAGES/$FANOUT/, depth $depth, one --mode=$MODE worker at -c 50, medians of $RUNS ($(nproc) cores, redis $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), $(date -u '+%Y-%m-%d %H:%M UTC'))"
 	printf '%-34s %8s %8s %9s %9s %9s %9s %9s %9s\n' run wall_s pages/s crawl_cpu redis_cpu \
 		cmds/page eval/page B_in/page B_out/pg
 	# Each case: a label, where the frontier is (memory, direct or an
