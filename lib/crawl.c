@@ -481,9 +481,9 @@ static void wake_locked(struct crawl *c)
 /* Reads the store's next pages into memory when the frontier wants them,
  * letting the lock go while the store is read (an LMDB cursor, a Redis
  * lease's round trip): the other threads go on taking and finishing jobs
- * meanwhile. The lock is held. Returns 1 when links went to the store
- * during the read: another read is due before an empty queue can mean
- * the crawl is over. */
+ * meanwhile. The lock is held. Returns 1 when another read is due at
+ * once (frontier_refill_end): before an empty queue can mean the crawl
+ * is over. */
 static int refill(struct crawl *c)
 {
     if (!frontier_refill_begin(c->fr))
@@ -512,8 +512,7 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
             read_input(c, read_ahead(c) - frontier_queued(c->fr)))
             continue;
         double wake = 0;
-        if (refill(c))
-            continue;
+        int again = refill(c);
         struct crawl_job *j = frontier_pick(c->fr, &wake);
         if (frontier_store_failed(c->fr))
             crawl__state_warn(c);
@@ -542,6 +541,9 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
             *job = j;
             return 1;
         }
+        /* Nothing to take, and the store may hold what memory lacks. */
+        if (again)
+            continue;
         /* The pick itself may have cancelled the crawl (a lost --frontier
          * server). */
         if (atomic_load(&c->cancel.why))

@@ -110,10 +110,12 @@ void frontier_push_failed(struct frontier *f, struct crawl_job *j);
  * when a read is due, and claims it (no other begins until it ends);
  * frontier_refill_read (lock not held; touches only what the claim set
  * aside) reads the pages; frontier_refill_end (lock held) places them.
- * Links queued in the store meanwhile wait there for the next read, which
- * is then due at once: frontier_refill_end returns 1, and until that read
- * an empty queue does not mean the crawl is over. frontier_refill does all
- * three without letting a lock go. */
+ * Links queued in the store meanwhile wait there for the next read.
+ * frontier_refill_end returns 1 when another read is due at once (links
+ * went to the store during this one, or the store may hold more and
+ * memory is still short of them): until it is made, an empty queue does
+ * not mean the crawl is over. frontier_refill does all three, as often as
+ * that asks, without letting a lock go. */
 int frontier_refill_begin(struct frontier *f);
 void frontier_refill_read(struct frontier *f);
 int frontier_refill_end(struct frontier *f);

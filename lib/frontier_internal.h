@@ -126,6 +126,7 @@ struct frontier {
         uint64_t after;         /* it reads pages with ids above this, */
         size_t max;             /* ... this many at most */
         int n;                  /* what state_queue_load returned */
+        uint64_t last;          /* the last page id it read */
         size_t lost;            /* pages it could not copy (out of memory) */
         struct held_page *head, *tail;  /* the pages read, in id order */
     } rf;

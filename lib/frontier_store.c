@@ -171,6 +171,7 @@ static void hold_one(uint64_t id, const struct state_page *p, void *data)
 {
     struct frontier *f = data;
     const struct state_valid *v = p->valid;
+    f->rf.last = id;            /* read, copied or not: the cursor passes it */
     size_t n = size_of(p->url) + size_of(p->scope) + size_of(p->source) + size_of(p->why) +
                size_of(p->parent) + (v ? size_of(v->etag) + size_of(v->modified) : 0);
     struct held_page *h = malloc(sizeof *h + n);
@@ -226,6 +227,7 @@ int frontier_refill_begin(struct frontier *f)
     f->rf.on = 1;
     f->rf.deferred = 0;
     f->rf.n = 0;
+    f->rf.last = 0;
     return 1;
 }
 
@@ -248,22 +250,27 @@ int frontier_refill_end(struct frontier *f)
     int n = f->rf.n;
     if (n < 0)
         frontier__store_fail(f);
-    if (state_shared(f->st))
-        f->sh_poll_at = n > 0 ? 0 : f->now() + LEASE_POLL;
-    else if (n < 0 || ((size_t)n < f->rf.max && !f->rf.deferred))
-        f->st_more = 0;         /* the store holds nothing past the cursor */
     f->rf.on = 0;
     /* Links sent to the store while it was read: what the read found (and
      * a shared store's count of pages elsewhere) is already out of date. */
-    return state_shared(f->st) ? f->sh_found : f->rf.deferred;
+    if (state_shared(f->st)) {
+        f->sh_poll_at = n > 0 ? 0 : f->now() + LEASE_POLL;
+        return f->sh_found;
+    }
+    if (f->rf.last > f->st_cursor)
+        f->st_cursor = f->rf.last;
+    if (n < 0 || ((size_t)n < f->rf.max && !f->rf.deferred))
+        f->st_more = 0;         /* the store holds nothing past the cursor */
+    /* Or the store may hold more, and memory is still short of it (a
+     * batch of pages that robots.txt forbids places nothing). */
+    return f->st_more && f->queued + f->pending < FRONTIER_MEM_JOBS / 2;
 }
 
 void frontier_refill(struct frontier *f)
 {
     while (frontier_refill_begin(f)) {
         frontier_refill_read(f);
-        /* A lease a pick, as the core does, unless it is out of date. */
-        if (!frontier_refill_end(f) && state_shared(f->st))
+        if (!frontier_refill_end(f))
             break;
     }
 }

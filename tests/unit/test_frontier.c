@@ -862,6 +862,7 @@ struct queue_store {
     struct state st;
     uint64_t pages;
     char *admitted;             /* the URL of page `pages`, when admitted */
+    int bad;                    /* its pages are no URLs: none can be placed */
 };
 
 static int queue_admit(struct state *st, uint64_t hash, const struct state_page *p,
@@ -881,7 +882,9 @@ static int queue_load(struct state *st, uint64_t after, size_t max,
     char url[64], scope[8];
     int n = 0;
     for (uint64_t id = after + 1; id <= qs->pages && (size_t)n < max; id++, n++) {
-        if (id == qs->pages && qs->admitted)
+        if (qs->bad)
+            snprintf(url, sizeof url, "no URL %llu", (unsigned long long)id);
+        else if (id == qs->pages && qs->admitted)
             snprintf(url, sizeof url, "%s", qs->admitted);
         else
             snprintf(url, sizeof url, "http://h/%llu", (unsigned long long)id);
@@ -941,6 +944,30 @@ static void test_a_store_read_is_claimed_once_and_a_link_queued_during_it_is_rea
     frontier_free(f);
 }
 
+static void test_a_store_read_that_placed_nothing_asks_for_the_next_at_once(void **state)
+{
+    /* A full batch of which no page becomes a job (no URL here; a host's
+     * robots.txt forbidding them all, in a crawl): memory is empty, yet
+     * the store may hold more, so the crawl is not over. */
+    const uint64_t batch = FRONTIER_MEM_JOBS / 4;
+    struct queue_store qs = { .st = { .ops = &queue_ops }, .pages = batch, .bad = 1 };
+    struct frontier *f = make((struct frontier_conf){ .depth = 2 });
+    frontier_use_store(f, &qs.st, 0);
+    assert_int_equal(frontier_refill_begin(f), 1);
+    frontier_refill_read(f);
+    assert_int_equal(frontier_refill_end(f), 1);
+    assert_int_equal(frontier_queued(f), 0);
+    /* The next read starts past them, finds the end, and says so. */
+    assert_int_equal(frontier_refill_begin(f), 1);
+    frontier_refill_read(f);
+    assert_int_equal(frontier_refill_end(f), 0);
+    assert_int_equal(frontier_refill_begin(f), 0);
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.left, batch);    /* each counted once */
+    frontier_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -970,6 +997,7 @@ int main(void)
         cmocka_unit_test(test_a_store_error_is_latched_for_the_core_to_read_once),
         cmocka_unit_test(test_a_store_that_cannot_be_read_is_latched_and_asked_no_more),
         cmocka_unit_test(test_a_store_read_is_claimed_once_and_a_link_queued_during_it_is_read_next),
+        cmocka_unit_test(test_a_store_read_that_placed_nothing_asks_for_the_next_at_once),
     };
     return cmocka_run_group_tests_name("frontier", tests, NULL, NULL);
 }
