@@ -21,22 +21,10 @@
 #include "frontier.h"
 #include "frontier_internal.h"
 #include "robots.h"
-#include "spool.h"
 #include "state.h"
 #include "url.h"
 #include "vec.h"
 
-/* A spilled link: this header, then the scope, the URL and its parent,
- * unless parent_len is SPILL_SAME_PARENT: then its parent is the link's
- * before it (a page's links are spilled in a row, and read back in
- * order), which costs no bytes. */
-struct spilled {
-    int32_t depth, hops;
-    uint32_t scope_len, url_len, parent_len;
-};
-#define SPILL_SAME_PARENT UINT32_MAX
-
-static void spill_refill(struct frontier *f);
 static void started(struct frontier *f, struct crawl_job *j, int sent);
 
 /* ---- the set of URLs seen ------------------------------------------------ */
@@ -237,7 +225,7 @@ void frontier_counts(const struct frontier *f, struct frontier_counts *n)
     n->left = f->left;
     n->dropped = f->dropped;
     n->seen = f->seen.n;
-    n->spill_bytes = (f->spill ? spool_size(f->spill) : 0) + f->spill_w_len;
+    n->spill_bytes = f->sp.bytes;
     n->started = f->started;
     n->robots_fetched = f->robots_fetched;
     n->robots_blocked = f->robots_blocked;
@@ -301,11 +289,7 @@ void frontier_free(struct frontier *f)
         free(nm->s);
         free(nm);
     }
-    spool_free(f->spill);
-    free(f->spill_w);
-    free(f->spill_r);
-    free(f->spill_w_parent);
-    free(f->spill_r_parent);
+    frontier__spill_free(f);
     free(f->st_seen);
     free(f->agent);
     free(f);
@@ -660,6 +644,43 @@ void frontier_started(struct frontier *f, struct crawl_job *j)
     started(f, j, 1);
 }
 
+int frontier_refill_begin(struct frontier *f)
+{
+    if (f->rf.on || !(f->st ? frontier__store_refill_begin(f) : frontier__spill_begin(f)))
+        return 0;
+    f->rf.on = 1;
+    return 1;
+}
+
+void frontier_refill_read(struct frontier *f)
+{
+    if (f->st)
+        frontier__store_refill_read(f);
+    else
+        frontier__spill_read(f);
+}
+
+int frontier_refill_end(struct frontier *f)
+{
+    int again = f->st ? frontier__store_refill_end(f) : frontier__spill_end(f);
+    f->rf.on = 0;
+    return again;
+}
+
+void frontier_refill(struct frontier *f)
+{
+    while (frontier_refill_begin(f)) {
+        frontier_refill_read(f);
+        if (!frontier_refill_end(f))
+            break;
+    }
+}
+
+int frontier_refilling(const struct frontier *f)
+{
+    return f->rf.on;
+}
+
 /* --max-pages bounds the pages that start, listed ones included; a link
  * found before the bound was reached is dropped when its turn comes after
  * it, and counted as left. */
@@ -668,8 +689,6 @@ struct crawl_job *frontier_pick(struct frontier *f, double *wake)
     /* A shared crawl's --max-pages is kept by the server, over every worker. */
     long max = state_shared(f->st) ? 0 : f->conf.max_pages;
     struct crawl_job *j;
-    if (f->spilled)
-        spill_refill(f);
     if (f->nlater)
         later_release(f, wake);
     while ((j = pick(f, wake))) {
@@ -690,179 +709,6 @@ struct crawl_job *frontier_pick(struct frontier *f, double *wake)
     return j;
 }
 
-
-/* The spill file is written and read SPILL_IO bytes at a time: a link a
- * write and three reads held the core's lock for some 2 microseconds each
- * (on the endless site, 50 links a page: most of the lock's time). */
-#define SPILL_IO (64 * 1024)
-
-/* Writes the records held back to the spill file. Returns 0 or
- * CRAWL_ENOMEM (they are lost, as when memory runs out). */
-static int spill_flush(struct frontier *f)
-{
-    if (!f->spill_w_len)
-        return 0;
-    if (!f->spill && !(f->spill = spool_new(0)))
-        return CRAWL_ENOMEM;
-    int rc = spool_add(f->spill, f->spill_w, f->spill_w_len, NULL);
-    f->spill_w_len = 0;
-    return rc ? CRAWL_ENOMEM : 0;
-}
-
-/* Appends a link (found on page parent, or NULL; hops: the redirects that
- * led to it) to the spill file (held back until SPILL_IO bytes wait).
- * Returns 0 or CRAWL_ENOMEM (the link is lost, as when memory runs out). */
-static int spill_push(struct frontier *f, const char *url, const char *scope,
-                      const char *parent, int depth, int hops)
-{
-    int same = parent && f->spill_w_parent && strcmp(parent, f->spill_w_parent) == 0;
-    struct spilled r = { depth, hops, (uint32_t)strlen(scope), (uint32_t)strlen(url),
-                         same ? SPILL_SAME_PARENT : parent ? (uint32_t)strlen(parent) : 0 };
-    size_t plen = same ? 0 : r.parent_len;
-    size_t n = sizeof r + r.scope_len + r.url_len + plen;
-    if (vec_reserve(&f->spill_w, &f->spill_w_cap, f->spill_w_len + n, 1, SPILL_IO) != 0)
-        return CRAWL_ENOMEM;
-    if (!same) {
-        free(f->spill_w_parent);
-        /* NULL, out of memory: the next link writes its parent out. */
-        f->spill_w_parent = parent ? strdup(parent) : NULL;
-    }
-    char *w = f->spill_w + f->spill_w_len;
-    memcpy(w, &r, sizeof r);
-    memcpy(w + sizeof r, scope, r.scope_len);
-    memcpy(w + sizeof r + r.scope_len, url, r.url_len);
-    if (plen)
-        memcpy(w + sizeof r + r.scope_len + r.url_len, parent, plen);
-    f->spill_w_len += n;
-    f->spilled++;
-    return f->spill_w_len >= SPILL_IO ? spill_flush(f) : 0;
-}
-
-/* Returns the n bytes at offset off of the spill file, read ahead, or NULL
- * when they cannot be read. Valid until the next call. */
-static const char *spill_get(struct frontier *f, uint64_t off, size_t n)
-{
-    if (off >= f->spill_r_at && off + n <= f->spill_r_at + f->spill_r_len)
-        return f->spill_r + (off - f->spill_r_at);
-    /* The records held back are the file's end: written once needed. */
-    if ((!f->spill || off + n > spool_size(f->spill)) && spill_flush(f) != 0)
-        return NULL;
-    if (!f->spill)
-        return NULL;
-    uint64_t size = spool_size(f->spill);
-    if (off + n > size)
-        return NULL;
-    size_t want = size - off < SPILL_IO ? (size_t)(size - off) : SPILL_IO;
-    if (want < n)
-        want = n;
-    f->spill_r_len = 0;
-    if (vec_reserve(&f->spill_r, &f->spill_r_cap, want, 1, SPILL_IO) != 0 ||
-        spool_get(f->spill, off, f->spill_r, want) != 0)
-        return NULL;
-    f->spill_r_at = off;
-    f->spill_r_len = want;
-    return f->spill_r;
-}
-
-/* Forgets every spilled link's bytes: the file, those held back and read. */
-static void spill_clear(struct frontier *f)
-{
-    if (f->spill)
-        spool_reset(f->spill);
-    f->spill_at = 0;
-    f->spill_w_len = f->spill_r_len = 0;
-    free(f->spill_w_parent);
-    free(f->spill_r_parent);
-    f->spill_w_parent = f->spill_r_parent = NULL;
-}
-
-/* Moves what is left to read of the spill file to a new one, once the part
- * read back is FRONTIER_SPILL_COMPACT or more and at least half the file.
- * A copy that fails leaves the old file as it was. */
-static void spill_compact(struct frontier *f)
-{
-    uint64_t size = f->spill ? spool_size(f->spill) : 0;
-    if (f->spill_at < FRONTIER_SPILL_COMPACT || f->spill_at < size / 2)
-        return;
-    struct spool *to = spool_new(0);
-    char buf[SPILL_IO];
-    for (uint64_t at = f->spill_at; to && at < size;) {
-        size_t n = size - at < sizeof buf ? (size_t)(size - at) : sizeof buf;
-        if (spool_get(f->spill, at, buf, n) != 0 || spool_add(to, buf, n, NULL) != 0) {
-            spool_free(to);
-            return;
-        }
-        at += n;
-    }
-    if (!to)
-        return;
-    spool_free(f->spill);
-    f->spill = to;
-    f->spill_at = 0;
-    f->spill_r_len = 0;
-}
-
-/* Links read back from the spill file in one call at most, unless the
- * queues have nothing to hand out: the core's lock is held meanwhile, and
- * every transfer that ends waits for it (8,192 at once held it some 10 ms,
- * long enough for every worker to go idle). */
-#define SPILL_BATCH 256
-
-/* Reads spilled links back into the queues while they are less than half
- * full, SPILL_BATCH at a time. */
-static void spill_refill(struct frontier *f)
-{
-    char *buf = NULL;
-    size_t cap = 0;
-    for (int n = 0; f->spilled && f->queued + f->pending < FRONTIER_MEM_JOBS / 2 &&
-                    (n < SPILL_BATCH || f->queued + f->pending == 0); n++) {
-        struct spilled r;
-        const char *p = spill_get(f, f->spill_at, sizeof r);
-        if (!p)
-            goto lost;
-        memcpy(&r, p, sizeof r);
-        int same = r.parent_len == SPILL_SAME_PARENT;
-        size_t plen = same ? 0 : r.parent_len;
-        size_t body = (size_t)r.scope_len + r.url_len + plen;
-        if (vec_reserve(&buf, &cap, body + 3, 1, 256) != 0 ||
-            !(p = spill_get(f, f->spill_at + sizeof r, body)))
-            goto lost;
-        char *scope = buf, *url = buf + r.scope_len + 1, *parent = url + r.url_len + 1;
-        memcpy(scope, p, r.scope_len);
-        memcpy(url, p + r.scope_len, r.url_len);
-        if (plen)
-            memcpy(parent, p + r.scope_len + r.url_len, plen);
-        scope[r.scope_len] = url[r.url_len] = parent[plen] = '\0';
-        f->spill_at += sizeof r + body;
-        f->spilled--;
-        if (!same) {
-            free(f->spill_r_parent);
-            f->spill_r_parent = plen ? strdup(parent) : NULL;
-        }
-        const char *from = same || plen ? f->spill_r_parent : NULL;
-        struct url_parts u;
-        if ((same || plen) && !from) {
-            f->left++;   /* out of memory: its parent is lost */
-        } else if (url_split(url, &u) == 0) {
-            frontier__place(f, &u, scope, from, r.depth, 0, r.hops, NULL);
-            url_parts_free(&u);
-        } else {
-            f->left++;   /* out of memory */
-        }
-    }
-    if (!f->spilled)
-        spill_clear(f);
-    else
-        spill_compact(f);
-    free(buf);
-    return;
-lost:
-    /* The file cannot be read back: what it held is counted as left. */
-    f->left += f->spilled;
-    f->spilled = 0;
-    spill_clear(f);
-    free(buf);
-}
 
 /* Queues link entry e on host h's queue (NULL: the plain one). */
 static void link_enqueue(struct frontier *f, struct crawl_host *h, struct job_qent *e)
@@ -954,7 +800,8 @@ static enum job_verdict admit_parts(struct frontier *f, const char *scope, const
     if ((rc = hset64_add(&f->seen, hash)) <= 0)
         return rc < 0 ? JOB_LINK_NOMEM : JOB_LINK_SEEN;
     if (f->spilled || f->queued + f->pending >= FRONTIER_MEM_JOBS)
-        return spill_push(f, p->href, scope, parent, depth, hops) ? JOB_LINK_NOMEM : JOB_LINK_ADMITTED;
+        return frontier__spill_push(f, p->href, scope, parent, depth, hops) ? JOB_LINK_NOMEM
+                                                                          : JOB_LINK_ADMITTED;
     return frontier__place(f, p, scope, parent, depth, 0, hops, NULL);
 }
 
@@ -1363,8 +1210,6 @@ struct crawl_job *frontier_drain(struct frontier *f)
     }
     f->queued = 0;
     f->pending = 0;
-    f->left += f->spilled;
-    f->spilled = 0;
-    spill_clear(f);
+    frontier__spill_drop(f);
     return lh;
 }

@@ -104,18 +104,21 @@ void frontier_push_plain(struct frontier *f, struct crawl_job *j);
  * turn; such jobs go first. */
 void frontier_push_failed(struct frontier *f, struct crawl_job *j);
 
-/* A --state or --frontier crawl's memory holds the head of the store's
- * queue, read in as it drains, in three steps so that the store is read
- * without the caller's lock: frontier_refill_begin (lock held) returns 1
- * when a read is due, and claims it (no other begins until it ends);
- * frontier_refill_read (lock not held; touches only what the claim set
- * aside) reads the pages; frontier_refill_end (lock held) places them.
- * Links queued in the store meanwhile wait there for the next read.
+/* Memory holds the head of the queue; the rest waits in the --state or
+ * --frontier store or, without one, in the spill (links admitted past
+ * FRONTIER_MEM_JOBS, in temporary files). Both are read in as memory
+ * drains, in three steps so that the files or the store are read and
+ * written, and what they hold parsed, without the caller's lock:
+ * frontier_refill_begin (lock held) returns 1 when a read is due, and
+ * claims it (no other begins until it ends); frontier_refill_read (lock
+ * not held; touches only what the claim set aside) does the I/O and the
+ * parsing; frontier_refill_end (lock held) places what it read. Links
+ * admitted meanwhile wait for the next read, after those claimed.
  * frontier_refill_end returns 1 when another read is due at once (links
- * went to the store during this one, or the store may hold more and
- * memory is still short of them): until it is made, an empty queue does
- * not mean the crawl is over. frontier_refill does all three, as often as
- * that asks, without letting a lock go. */
+ * went to the store during this one, or the store or the spill may hold
+ * more and memory is still short of them): until it is made, an empty
+ * queue does not mean the crawl is over. frontier_refill does all three,
+ * as often as that asks, without letting a lock go. */
 int frontier_refill_begin(struct frontier *f);
 void frontier_refill_read(struct frontier *f);
 int frontier_refill_end(struct frontier *f);

@@ -1,8 +1,9 @@
 /* frontier_internal.h: what the frontier's files share (frontier.c: the
  * queues, hosts and admission; frontier_pace.c: each host's pace;
  * frontier_sitemap.c: --sitemaps; frontier_store.c: the queue, the seen set
- * and robots.txt in the --state store) and nothing else includes. Every
- * call is made with the crawl's lock held. */
+ * and robots.txt in the --state store; frontier_spill.c: links past memory's
+ * queue) and nothing else includes. Every call is made with the crawl's
+ * lock held, but a refill's read (frontier_refill_read). */
 #ifndef CRAWL_FRONTIER_INTERNAL_H
 #define CRAWL_FRONTIER_INTERNAL_H
 
@@ -14,6 +15,37 @@ struct robots;
 struct spool;
 
 struct held_page;                /* a page read from the store (frontier_store.c) */
+struct spill_chunk;             /* links spilled (frontier_spill.c) */
+struct spill_extent;
+struct spill_seg;
+struct held_link;
+
+/* The spill: links admitted while memory's queue is full, oldest first in
+ * files (fhead), then in full chunks in memory (mhead), then in the chunk
+ * being filled (w). What the lock guards: w, w_parent, mhead, nmem, bytes
+ * and dropped. The rest belongs to whoever holds the refill's claim: the
+ * core's lock holder while none is claimed, and the claimer without the
+ * lock while its read runs (frontier_refill_read). */
+struct frontier_spill {
+    struct spill_chunk *w;      /* the chunk links go to, or NULL */
+    char *w_parent;             /* the parent of its last link (or NULL) */
+    struct spill_chunk *mhead, *mtail;  /* full chunks, not yet in a file */
+    size_t nmem;
+    uint64_t bytes;             /* in chunks and files: frontier_counts */
+    int dropped;                /* drained while a read was claimed */
+    struct spill_extent *fhead, *ftail; /* the chunks in files, in order */
+    size_t nfile;               /* the links in them */
+    struct spill_seg *seg_w;    /* the file chunks are written to */
+    /* The claim: chunks to read back from files (rhead), from memory
+     * (rchunks), and to write (wchunks); the links read back (held), the
+     * links it took off the spill (took) and of those, the ones lost
+     * (lost); the change it makes to bytes (dbytes). */
+    struct spill_extent *rhead;
+    struct spill_chunk *rchunks, *wchunks;
+    struct held_link *held, *held_tail;
+    size_t took, lost;
+    int64_t dbytes;
+};
 
 struct name {                   /* an input file name, kept for its jobs */
     char *s;
@@ -99,16 +131,9 @@ struct frontier {
     size_t pending;             /* links held back for robots.txt */
     struct hset64 seen;         /* the URL hashes seen */
     size_t started;             /* pages handed out, for --max-pages */
-    struct spool *spill;        /* links admitted past FRONTIER_MEM_JOBS, in order */
-    uint64_t spill_at;          /* where the next one to read back starts */
-    size_t spilled;             /* links waiting there */
-    char  *spill_w;             /* records not yet written to the file (its end) */
-    size_t spill_w_len, spill_w_cap;
-    char  *spill_r;             /* the file's bytes from spill_r_at, read ahead */
-    size_t spill_r_len, spill_r_cap;
-    uint64_t spill_r_at;
-    char  *spill_w_parent;      /* the parent of the last link written there, */
-    char  *spill_r_parent;      /* ... and of the last read back (or NULL) */
+    size_t spilled;             /* links admitted past FRONTIER_MEM_JOBS, in
+                                 * order, waiting in sp (frontier_spill.c) */
+    struct frontier_spill sp;
     struct crawl_job **later;   /* retries waiting for their time: a binary
                                  * heap on not_before, soonest first */
     size_t nlater, later_cap;
@@ -144,11 +169,11 @@ struct frontier {
  * site. */
 #define FRONTIER_MEM_JOBS 32768
 
-/* The spill file is rewritten without the part read back once that part
- * is at least this large and half the file: a queue that never empties
- * (an endless site) then takes at most twice its own size on disk,
- * instead of every link it ever held. */
-#define FRONTIER_SPILL_COMPACT (4u << 20)
+/* The spill's files hold about this many bytes each, and one is dropped
+ * once every link in it is read back: a queue that never empties (an
+ * endless site) then takes its own size on disk and a file more, instead
+ * of every link it ever held. */
+#define FRONTIER_SPILL_SEGMENT (4u << 20)
 
 /* Slots of the --state crawl's cache of seen URL hashes: a link seen a
  * moment ago (a page's link to itself, to its parent) costs no store
@@ -257,6 +282,29 @@ enum job_verdict frontier__store_admit(struct frontier *f, const struct url_part
 
 /* Frees the pages a store read holds that were never placed. */
 void frontier__refill_free(struct frontier *f);
+
+/* The store's part of frontier_refill_begin, _read and _end. */
+int frontier__store_refill_begin(struct frontier *f);
+void frontier__store_refill_read(struct frontier *f);
+int frontier__store_refill_end(struct frontier *f);
+
+/* frontier_spill.c. Appends a link (found on page parent, or NULL; hops:
+ * the redirects that led to it) to the spill; 0 or CRAWL_ENOMEM (the link
+ * is lost, as when memory runs out). */
+int frontier__spill_push(struct frontier *f, const char *url, const char *scope,
+                         const char *parent, int depth, int hops);
+
+/* The spill's part of frontier_refill_begin, _read and _end: reads the
+ * oldest links back while the queues are less than half full, and writes
+ * the chunks memory holds past SPILL_MEM_CHUNKS to a file. */
+int frontier__spill_begin(struct frontier *f);
+void frontier__spill_read(struct frontier *f);
+int frontier__spill_end(struct frontier *f);
+
+/* Counts every spilled link as left and forgets it (a read claimed now
+ * finds its links dropped when it ends); frees everything. */
+void frontier__spill_drop(struct frontier *f);
+void frontier__spill_free(struct frontier *f);
 
 /* Looks host h's robots.txt up in the store; sets its rules when there. */
 void frontier__store_robots_load(struct frontier *f, struct crawl_host *h);

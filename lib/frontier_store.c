@@ -165,8 +165,8 @@ static const char *put(char **w, const char *s)
     return r;
 }
 
-/* state_queue_load's callback in frontier_refill_read: keeps a copy of
- * page p for frontier_refill_end. Touches only f->rf. */
+/* state_queue_load's callback in frontier__store_refill_read: keeps a copy of
+ * page p for frontier__store_refill_end. Touches only f->rf. */
 static void hold_one(uint64_t id, const struct state_page *p, void *data)
 {
     struct frontier *f = data;
@@ -204,9 +204,9 @@ static void hold_one(uint64_t id, const struct state_page *p, void *data)
     f->rf.tail = h;
 }
 
-int frontier_refill_begin(struct frontier *f)
+int frontier__store_refill_begin(struct frontier *f)
 {
-    if (!f->st || !f->st_more || f->rf.on)
+    if (!f->st_more)
         return 0;
     if (state_shared(f->st)) {
         /* Leased when half of it is gone: one round trip for many pages. */
@@ -224,19 +224,18 @@ int frontier_refill_begin(struct frontier *f)
         f->rf.after = f->st_cursor;
         f->rf.max = FRONTIER_MEM_JOBS / 4;
     }
-    f->rf.on = 1;
     f->rf.deferred = 0;
     f->rf.n = 0;
     f->rf.last = 0;
     return 1;
 }
 
-void frontier_refill_read(struct frontier *f)
+void frontier__store_refill_read(struct frontier *f)
 {
     f->rf.n = state_queue_load(f->st, f->rf.after, f->rf.max, hold_one, f);
 }
 
-int frontier_refill_end(struct frontier *f)
+int frontier__store_refill_end(struct frontier *f)
 {
     struct held_page *h = f->rf.head, *next;
     f->rf.head = f->rf.tail = NULL;
@@ -250,7 +249,6 @@ int frontier_refill_end(struct frontier *f)
     int n = f->rf.n;
     if (n < 0)
         frontier__store_fail(f);
-    f->rf.on = 0;
     /* Links sent to the store while it was read: what the read found (and
      * a shared store's count of pages elsewhere) is already out of date. */
     if (state_shared(f->st)) {
@@ -264,20 +262,6 @@ int frontier_refill_end(struct frontier *f)
     /* Or the store may hold more, and memory is still short of it (a
      * batch of pages that robots.txt forbids places nothing). */
     return f->st_more && f->queued + f->pending < FRONTIER_MEM_JOBS / 2;
-}
-
-void frontier_refill(struct frontier *f)
-{
-    while (frontier_refill_begin(f)) {
-        frontier_refill_read(f);
-        if (!frontier_refill_end(f))
-            break;
-    }
-}
-
-int frontier_refilling(const struct frontier *f)
-{
-    return f->rf.on;
 }
 
 void frontier__refill_free(struct frontier *f)

@@ -4,9 +4,10 @@
  * are admitted (depth, scope, --include, --exclude, seen once, --max-pages,
  * robots.txt), each link's verdict (--links-out) and a found page's
  * parent, the canonical key of --canonical and --strip-query, the spill
- * file that takes links past the memory bound and gives them back in
- * order, a store's errors, latched for the core to read once, and the
- * store's queue read into memory in claimed steps without the lock. */
+ * that takes links past the memory bound and gives them back in order, a
+ * store's errors, latched for the core to read once, and the spill and the
+ * store's queue read into memory in claimed steps without the lock, links
+ * admitted meanwhile from another thread. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -647,7 +649,7 @@ static void test_the_spill_file_takes_links_past_memory_and_gives_them_back_in_o
     for (size_t i = 0; i < 7; i++)
         next[i] = i;
     struct crawl_job *j;
-    while ((j = frontier_pick(f, NULL))) {
+    while ((j = (frontier_refill(f), frontier_pick(f, NULL)))) {
         size_t h, k;
         assert_int_equal(sscanf(j->url, "http://h%zu/p%zu", &h, &k), 2);
         assert_int_equal(k, next[h]);
@@ -691,7 +693,7 @@ static void test_spilled_links_of_pages_in_turn_keep_each_its_own_parent(void **
     done(f, first, 1);
     size_t from_a = 1, from_b = 0;
     struct crawl_job *j;
-    while ((j = frontier_pick(f, NULL))) {
+    while ((j = (frontier_refill(f), frontier_pick(f, NULL)))) {
         int b = strncmp(j->url, "http://b/", 9) == 0;
         assert_string_equal(j->parent, b ? "http://a/p0-final" : "http://a/final");
         from_a += !b;
@@ -700,6 +702,207 @@ static void test_spilled_links_of_pages_in_turn_keep_each_its_own_parent(void **
     }
     assert_int_equal(from_a, A);
     assert_int_equal(from_b, B);
+    frontier_free(f);
+}
+
+/* Takes the jobs memory holds now, without reading the spill, up to
+ * "http://a/p<end - 1>": each must be "http://a/p<next>", in order.
+ * Returns how many. */
+static size_t take_memory(struct frontier *f, size_t *next, size_t end)
+{
+    struct crawl_job *j;
+    size_t n = 0;
+    while (*next < end && (j = frontier_pick(f, NULL))) {
+        char want[64];
+        snprintf(want, sizeof want, "http://a/p%zu", (*next)++);
+        assert_string_equal(j->url, want);
+        done(f, j, 1);
+        n++;
+    }
+    return n;
+}
+
+static void test_links_admitted_during_a_spill_read_come_after_the_claimed_ones(void **state)
+{
+    enum { N = FRONTIER_MEM_JOBS + 20000, M = 100 };
+    struct frontier *f = make((struct frontier_conf){ .depth = 2 });
+    push(f, "http://a/");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    give_many(p, "a", N, "http://a/");
+    done(f, p, 1);
+    assert_int_equal(frontier_queued(f), FRONTIER_MEM_JOBS);
+    struct crawl_job *held = take(f, "http://a/p0", NULL);
+    size_t next = 1;
+    assert_int_equal(take_memory(f, &next, N), FRONTIER_MEM_JOBS - 1);
+    /* The read is claimed: the claimed links and the chunks it writes out
+     * belong to it, and links found meanwhile join the spill behind them. */
+    assert_int_equal(frontier_refill_begin(f), 1);
+    assert_int_equal(frontier_refilling(f), 1);
+    assert_int_equal(frontier_refill_begin(f), 0);
+    give_many(held, "a", M, "http://a/p0");
+    for (size_t i = 0; i < M; i++) {
+        free(held->links[i]);
+        char u[64];
+        snprintf(u, sizeof u, "http://a/q%zu", i);
+        held->links[i] = strdup(u);
+    }
+    done(f, held, 1);
+    frontier_refill_read(f);
+    /* Whole chunks of a quarter of memory's bound were read and placed at
+     * the end, more wait: the next read is due at once. */
+    assert_int_equal(frontier_queued(f), 0);
+    assert_int_equal(frontier_refill_end(f), 1);
+    assert_in_range(frontier_queued(f), FRONTIER_MEM_JOBS / 4, FRONTIER_MEM_JOBS / 2 - 1);
+    assert_int_equal(frontier_refilling(f), 0);
+    assert_true(f->sp.nfile > 0);                   /* a file holds the rest */
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_true(n.spill_bytes > 0);
+    /* Every spilled link once, in the order admitted, then the new ones. */
+    while (next < N) {
+        frontier_refill(f);
+        size_t got = take_memory(f, &next, N);
+        assert_true(got > 0);
+    }
+    for (size_t i = 0; i < M; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "http://a/q%zu", i);
+        done(f, take(f, want, NULL), 1);
+    }
+    take(f, NULL, NULL);
+    frontier_counts(f, &n);
+    assert_int_equal(n.left, 0);
+    assert_int_equal(n.queued, 0);
+    assert_int_equal(n.spill_bytes, 0);
+    assert_true(f->sp.nfile == 0 && !f->sp.fhead);
+    frontier_free(f);
+}
+
+static void test_a_drain_during_a_spill_read_counts_every_link_left_once(void **state)
+{
+    enum { N = FRONTIER_MEM_JOBS + 20000 };
+    struct frontier *f = make((struct frontier_conf){ .depth = 2 });
+    push(f, "http://a/");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    give_many(p, "a", N, "http://a/");
+    done(f, p, 1);
+    struct crawl_job *held = take(f, "http://a/p0", NULL);
+    size_t next = 1;
+    take_memory(f, &next, N);
+    assert_int_equal(frontier_refill_begin(f), 1);
+    frontier_refill_read(f);
+    /* Cancelled while the claimed links wait to be placed: they, the links
+     * on disk and those in memory are all left, and counted so once. */
+    assert_null(frontier_drain(f));
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.left, N - FRONTIER_MEM_JOBS);
+    assert_int_equal(n.spill_bytes, 0);
+    /* A page that was under way when the crawl was cancelled still ends. */
+    static const char *const links[] = { "http://a/late" };
+    give_links(held, links, 1);
+    done(f, held, 1);
+    assert_int_equal(frontier_refill_end(f), 0);
+    frontier_counts(f, &n);
+    assert_int_equal(n.left, N - FRONTIER_MEM_JOBS);
+    done(f, take(f, "http://a/late", NULL), 1);
+    take(f, NULL, NULL);
+    assert_int_equal(frontier_refill_begin(f), 0);
+    frontier_free(f);
+}
+
+/* A reader takes jobs and reads the spill as a model's thread does (the
+ * read without the lock) while the test's thread admits links under it. */
+struct spill_race {
+    struct frontier *f;
+    pthread_mutex_t mu;
+    atomic_int producing;
+    size_t links;               /* found on each page */
+    size_t k, i;                /* the link due next: the i-th of page k */
+    size_t taken;
+    int bad;
+};
+
+static void *spill_reader(void *arg)
+{
+    struct spill_race *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        int producing = atomic_load(&r->producing);
+        if (frontier_refill_begin(r->f)) {
+            pthread_mutex_unlock(&r->mu);
+            frontier_refill_read(r->f);
+            pthread_mutex_lock(&r->mu);
+            frontier_refill_end(r->f);
+        }
+        size_t got = 0;
+        struct crawl_job *j;
+        while ((j = frontier_pick(r->f, NULL))) {
+            size_t k, i;
+            /* One host: they come out in the order admitted, page by page. */
+            if (sscanf(j->url, "http://a/k%zu-%zu", &k, &i) != 2 || k != r->k || i != r->i)
+                r->bad = 1;
+            if (++r->i == r->links) {
+                r->k++;
+                r->i = 0;
+            }
+            r->taken++;
+            got++;
+            frontier_done(r->f, j);
+            job_free(j);
+        }
+        int idle = !got && !frontier_refilling(r->f) && !producing;
+        pthread_mutex_unlock(&r->mu);
+        if (idle)
+            return NULL;
+    }
+}
+
+static void test_links_admitted_while_another_thread_reads_the_spill_come_out_once_in_order(
+    void **state)
+{
+    enum { PAGES = 4, LINKS = FRONTIER_MEM_JOBS + 8000 };   /* each page spills */
+    struct frontier *f = make((struct frontier_conf){ .depth = 2 });
+    struct crawl_job *page[PAGES];
+    for (size_t k = 0; k < PAGES; k++) {
+        char u[32];
+        snprintf(u, sizeof u, "http://a/k%zu", k);
+        push(f, u);
+        page[k] = frontier_pick(f, NULL);
+        assert_non_null(page[k]);
+    }
+    struct spill_race r = { .f = f, .producing = 1, .links = LINKS };
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, spill_reader, &r), 0);
+    for (size_t k = 0; k < PAGES; k++) {
+        char prefix[16], final[32];
+        snprintf(prefix, sizeof prefix, "a/k%zu-", k);
+        snprintf(final, sizeof final, "http://a/k%zu", k);
+        give_many(page[k], "a", LINKS, final);
+        for (size_t i = 0; i < LINKS; i++) {    /* "http://a/kK-I" */
+            char u[64];
+            snprintf(u, sizeof u, "http://%s%zu", prefix, i);
+            free(page[k]->links[i]);
+            page[k]->links[i] = strdup(u);
+        }
+        frontier_prepare(f, page[k]);
+        pthread_mutex_lock(&r.mu);
+        frontier_done(f, page[k]);
+        if (k == PAGES - 1)
+            atomic_store(&r.producing, 0);
+        pthread_mutex_unlock(&r.mu);
+        job_free(page[k]);
+    }
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(r.bad, 0);
+    assert_int_equal(r.taken, PAGES * LINKS);
+    assert_int_equal(r.k, PAGES);
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.left, 0);
+    assert_int_equal(n.spill_bytes, 0);
+    pthread_mutex_destroy(&r.mu);
     frontier_free(f);
 }
 
@@ -992,6 +1195,10 @@ int main(void)
         cmocka_unit_test(test_canonical_urls_are_one_page_and_strip_query_drops_arguments),
         cmocka_unit_test(test_the_spill_file_takes_links_past_memory_and_gives_them_back_in_order),
         cmocka_unit_test(test_spilled_links_of_pages_in_turn_keep_each_its_own_parent),
+        cmocka_unit_test(test_links_admitted_during_a_spill_read_come_after_the_claimed_ones),
+        cmocka_unit_test(test_a_drain_during_a_spill_read_counts_every_link_left_once),
+        cmocka_unit_test(
+            test_links_admitted_while_another_thread_reads_the_spill_come_out_once_in_order),
         cmocka_unit_test(test_a_queued_link_comes_out_a_whole_job),
         cmocka_unit_test(test_drain_hands_back_every_queued_job_and_counts_links_as_left),
         cmocka_unit_test(test_a_store_error_is_latched_for_the_core_to_read_once),
