@@ -33,6 +33,10 @@
 #   DOCS_DIR=dir     its HTML folder (default /usr/share/doc/python3.11/html)
 #   DOCS_INDEX=file  the index page under it (default index.html)
 #   TMAX=s           limit for one command (default 120)
+#   AGAINST=dir      a folder holding another build's crawl (an earlier
+#                    commit's, built with make BUILD=...): each crawl row is
+#                    run with it too, in turn in the same round ("against"
+#                    rows), and the table says this build's time over its
 #   QUICK=1          one round, FLAT_N=2000, no installs: for the tests
 #   NODEPS=1         do not call scripts/deps.sh
 set -uo pipefail
@@ -72,6 +76,11 @@ case $BUILD in
 /*) CRAWL=$BUILD/crawl ;;
 *)  CRAWL=$PWD/$BUILD/crawl ;;
 esac
+OTHER=
+if [ -n "${AGAINST:-}" ]; then
+	OTHER=$(cd "$AGAINST" 2>/dev/null && pwd)/crawl
+	[ -x "$OTHER" ] || { echo "$me: AGAINST=$AGAINST holds no crawl" >&2; exit 1; }
+fi
 
 ulimit -n "$(ulimit -Hn)" 2>/dev/null
 mkdir -p "$OUT"
@@ -163,13 +172,16 @@ counts() {
 # wget2 ignores the page requisites (link, script, img) it would otherwise
 # fetch without -p. Neither asks for robots.txt.
 set_cmd() { # set_cmd TABLE TOOL: the command line of TOOL for TABLE, in cmd
-	local c=$C
+	local c=$C bin=$CRAWL tool=$2
 	[ "$1" = flat ] && c=$FLAT_C
-	case $2 in
-	coro)  cmd=("$CRAWL" --mode=coro -c "$c") ;;
-	coro0) cmd=("$CRAWL" --mode=coro --parse-threads 0 -c "$c") ;;
-	loops) cmd=("$CRAWL" --mode=coro --loops "$LOOPS" -c "$c") ;;
-	procs) cmd=("$CRAWL" --mode=procs --procs "$PROCS" -c "$c") ;;
+	case $tool in
+	against-*) bin=$OTHER; tool=${tool#against-} ;;
+	esac
+	case $tool in
+	coro)  cmd=("$bin" --mode=coro -c "$c") ;;
+	coro0) cmd=("$bin" --mode=coro --parse-threads 0 -c "$c") ;;
+	loops) cmd=("$bin" --mode=coro --loops "$LOOPS" -c "$c") ;;
+	procs) cmd=("$bin" --mode=procs --procs "$PROCS" -c "$c") ;;
 	wget2)
 		if [ "$1" = docs ]; then
 			cmd=(wget2 --no-config -r -l inf --no-parent --delete-after --max-threads="$c" -q --no-robots
@@ -190,6 +202,7 @@ label() { # label TABLE TOOL: the row's name
 	local c=$C
 	[ "$1" = flat ] && c=$FLAT_C
 	case $2 in
+	against-*) echo "against: $(label "$1" "${2#against-}")" ;;
 	coro)  echo "crawl coro -c $c" ;;
 	coro0) echo "crawl coro --parse-threads 0 -c $c" ;;
 	loops) echo "crawl coro --loops $LOOPS -c $c" ;;
@@ -203,6 +216,16 @@ tools=(coro loops procs)
 [ "$have_wget2" = 1 ] && tools+=(wget2)
 docs_tools=(coro coro0 loops procs)
 [ "$have_wget2" = 1 ] && docs_tools+=(wget2)
+# with_against TOOL...: each crawl tool followed by the other build's.
+with_against() {
+	local t
+	for t in "$@"; do
+		echo "$t"
+		[ -n "$OTHER" ] && [ "$t" != wget2 ] && echo "against-$t"
+	done
+}
+mapfile -t tools < <(with_against "${tools[@]}")
+mapfile -t docs_tools < <(with_against "${docs_tools[@]}")
 
 # run TABLE TOOL ROUND: one timed run; appends a CSV line to $tmp/runs.csv:
 # table,tool,round,wall_s,cpu_s,rss_kb,requests,bytes,conns,crawl_urls,same,status
@@ -218,7 +241,7 @@ run() {
 	wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
 	read -r cpu rss < <(tail -1 "$tmp/time" | awk 'NF == 3 { printf "%.2f %d\n", $1 + $2, $3; next } { print "nan nan" }')
 	read -r reqs bytes conns _ < <(counts)
-	[ "$tool" != wget2 ] && urls=$(sed -n 's/.*"summary":true.*"urls":\([0-9]*\).*/\1/p' "$tmp/out")
+	[ "${tool#against-}" != wget2 ] && urls=$(sed -n 's/.*"summary":true.*"urls":\([0-9]*\).*/\1/p' "$tmp/out")
 	if [ "$table" = docs ]; then
 		if [ ! -f "$tmp/ref" ]; then same=yes
 		elif cmp -s "$tmp/paths" "$tmp/ref"; then same=yes
@@ -258,6 +281,7 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 header() {
 	echo "# scripts/bench-docs.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $DOCS_PKG $pkgver: $tree_pages pages ($tree_ok answered 200), $tree_mb MB of HTML, crawl commit $commit"
 	echo "# load average (1, 5, 15 min) at the start: $load0$(awk -v l="${load0%% *}" 'BEGIN { if (l >= 0.5) print "; other work was running, so the figures are noisy" }')"
+	[ -n "$OTHER" ] && echo "# against: $OTHER, $("$OTHER" --version | head -1), commit $(git -C "$(dirname "$OTHER")" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 	echo "# $("$CRAWL" --version | head -1); $(if [ "$have_wget2" = 1 ]; then wget2 --version | head -1 | cut -d' ' -f1-3; else echo "wget2 not installed"; fi); $(nginx -v 2>&1 | sed 's/^nginx version: //'), worker_processes auto; RUNS=$RUNS C=$C FLAT_N=$FLAT_N FLAT_C=$FLAT_C"
 }
 header >&2
@@ -297,6 +321,16 @@ ratio() {
 		printf "  %-50s wall %5.2fx, CPU %5.2fx\n", n, wb / wa, cb / ca }'
 }
 
+# against_ratios TABLE: each crawl row's time over the other build's.
+against_ratios() {
+	local t
+	[ -n "$OTHER" ] || return 0
+	echo "  this build over the other (AGAINST; below 1: this build takes less):"
+	for t in coro coro0 loops procs; do
+		ratio "$(label "$1" "$t")" "$1.against-$t" "$1.$t"
+	done
+}
+
 {
 	header
 	echo
@@ -313,6 +347,7 @@ ratio() {
 	ratio "procs --procs $PROCS over coro --loops $LOOPS" docs.procs docs.loops
 	ratio "coro (one loop, the default) over wget2 -r" docs.coro docs.wget2
 	ratio "procs --procs $PROCS over wget2 -r" docs.procs docs.wget2
+	against_ratios docs
 	echo
 	echo "2. $FLAT_N URLs $base/flat/1k.txt?i=1..$FLAT_N (nginx, one 1 KiB file), $FLAT_C in flight; medians of $RUNS round(s)"
 	echo "   wget2 writes the bodies to -O /dev/null; same pages: nginx logged exactly $FLAT_N distinct URLs"
@@ -321,6 +356,7 @@ ratio() {
 	ratio "procs --procs $PROCS over coro (one loop)" flat.procs flat.coro
 	ratio "coro --loops $LOOPS over coro (one loop)" flat.loops flat.coro
 	ratio "coro (one loop, the default) over wget2" flat.coro flat.wget2
+	against_ratios flat
 	echo
 	echo "# the commands (TMP: this run's temporary folder):"
 	for tb in docs flat; do
