@@ -478,12 +478,12 @@ static void wake_locked(struct crawl *c)
     }
 }
 
-/* Reads the store's next pages into memory when the frontier wants them,
- * letting the lock go while the store is read (an LMDB cursor, a Redis
- * lease's round trip): the other threads go on taking and finishing jobs
- * meanwhile. The lock is held. Returns 1 when another read is due at
- * once (frontier_refill_end): before an empty queue can mean the crawl
- * is over. */
+/* Reads the queue's tail into memory when the frontier wants it, letting
+ * the lock go while the store (an LMDB cursor, a Redis lease's round trip)
+ * or the spill's files are read and parsed: the other threads go on
+ * taking and finishing jobs meanwhile. The lock is held. Returns 1 when
+ * another read is due at once (frontier_refill_end): before an empty
+ * queue can mean the crawl is over. */
 static int refill(struct crawl *c)
 {
     if (!frontier_refill_begin(c->fr))
@@ -492,7 +492,8 @@ static int refill(struct crawl *c)
     frontier_refill_read(c->fr);
     pthread_mutex_lock(&c->lock);
     int stale = frontier_refill_end(c->fr);
-    /* Whoever found nothing to take while it read may find it now. */
+    /* Whoever found nothing to take while it read may find it now, or,
+     * when it placed nothing, see that the crawl is over. */
     wake_locked(c);
     return stale;
 }

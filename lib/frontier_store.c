@@ -102,28 +102,28 @@ static void load_listed(struct frontier *f, uint64_t id, const struct state_page
     }
 }
 
-/* state_queue_load's callback. */
-static void load_one(uint64_t id, const struct state_page *p, void *data)
+/* Places page id read from the store: a found one split into *u (split
+ * is url_split's result, *u emptied here), a listed one as it is. */
+static void load_one(struct frontier *f, uint64_t id, const struct state_page *p,
+                     struct url_parts *u, int split)
 {
-    struct frontier *f = data;
     if (!state_shared(f->st))
         f->st_cursor = id;
     if (p->depth == 0) {
         load_listed(f, id, p);
         return;
     }
-    struct url_parts u;
     struct frontier_cond cond;
-    if (url_split(p->url, &u) != 0) {
+    if (split != 0) {
         f->left++;
         return;
     }
-    const char *scope = p->scope ? p->scope : u.host;
+    const char *scope = p->scope ? p->scope : u->host;
     if (recrawl_cond(f, p->valid, p->depth, &cond)
-            ? skip_job(f, u.href, scope, p->depth, id) != 0
-            : frontier__place(f, &u, scope, p->parent, p->depth, id, 0, &cond) == JOB_LINK_NOMEM)
+            ? skip_job(f, u->href, scope, p->depth, id) != 0
+            : frontier__place(f, u, scope, p->parent, p->depth, id, 0, &cond) == JOB_LINK_NOMEM)
         f->left++;
-    url_parts_free(&u);
+    url_parts_free(u);
 }
 
 /* Pages a worker holds queued from a shared store: twice its transfers in
@@ -139,13 +139,16 @@ static size_t lease_batch(const struct frontier *f)
  * may yet find links, or fall silent and give its pages back. */
 #define LEASE_POLL 0.05
 
-/* A page read from the store without the core's lock, copied whole: the
- * store's strings last only as long as its callback. */
+/* A page read from the store without the core's lock, copied whole (the
+ * store's strings last only as long as its callback), a found page's URL
+ * split there too. */
 struct held_page {
     struct held_page *next;
     uint64_t id;
     struct state_page p;
     struct state_valid v;
+    struct url_parts u;         /* a found page's URL, split */
+    int split;                  /* url_split's result for it */
     char s[];                   /* the strings p and v point into */
 };
 
@@ -197,6 +200,8 @@ static void hold_one(uint64_t id, const struct state_page *p, void *data)
         h->v.links_len = 0;
         h->p.valid = &h->v;
     }
+    memset(&h->u, 0, sizeof h->u);
+    h->split = p->depth == 0 ? 0 : url_split(h->p.url, &h->u);
     if (f->rf.tail)
         f->rf.tail->next = h;
     else
@@ -241,7 +246,7 @@ int frontier__store_refill_end(struct frontier *f)
     f->rf.head = f->rf.tail = NULL;
     for (; h; h = next) {
         next = h->next;
-        load_one(h->id, &h->p, f);
+        load_one(f, h->id, &h->p, &h->u, h->split);
         free(h);
     }
     f->left += f->rf.lost;
@@ -268,6 +273,7 @@ void frontier__refill_free(struct frontier *f)
 {
     for (struct held_page *h = f->rf.head, *next; h; h = next) {
         next = h->next;
+        url_parts_free(&h->u);
         free(h);
     }
     f->rf.head = f->rf.tail = NULL;
