@@ -37,6 +37,7 @@ void crawl_opts_init(struct crawl_opts *o)
     o->retry_delay = 1;
     o->retry_max_delay = 30;
     o->warc_worker = -1;
+    o->digests = 1;
     o->max_queue = CRAWL_MAX_QUEUE;
 }
 

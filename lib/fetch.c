@@ -607,11 +607,12 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
     x->sitemap_over = 0;
     if (job->kind == JOB_SITEMAP)
         x->sitemap = sitemap_new(job->url);     /* NULL: the fetch fails, out of memory */
-    /* A page's digest is taken as its decoded bytes arrive (NULL: its row
-     * has none); a robots.txt or a sitemap is no row. */
-    digest_free(x->body_md);
-    x->body_md = job->kind == JOB_PAGE ? digest_new() : NULL;
     const struct crawl_opts *o = ctx->opts;
+    /* A page's digest is taken as its decoded bytes arrive (NULL: its row
+     * has none), when a row shows it or --dedupe claims it; a robots.txt
+     * or a sitemap is no row. */
+    digest_free(x->body_md);
+    x->body_md = job->kind == JOB_PAGE && (o->digests || o->dedupe) ? digest_new() : NULL;
     /* --links-out reports the links of every page, those at --depth too. */
     if (job->kind == JOB_PAGE && o->rules &&
         (job->depth < o->depth || html_rules_nextract(o->rules) > 0 || o->links_out))

@@ -97,6 +97,9 @@ struct crawl_opts {
     int    warc_worker;       /* a procs worker's number, in its files' names; -1: none */
     const char *save_dir;     /* --save: every body as a file under it, or NULL */
     int    dedupe;            /* --dedupe: rows name the first page with their digest */
+    int    digests;           /* rows carry each 2xx page's digest (on by default;
+                               * off where no row shows it: the SHA-1 of a body
+                               * is then not taken, unless --dedupe needs it) */
     /* What each transfer's body passes through (fetch_stage.h): the WARC
      * writer, --save; set by the program, run by every process that
      * fetches. */

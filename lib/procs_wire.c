@@ -130,6 +130,7 @@ const size_t procs_result_nfields = sizeof procs_result_fields / sizeof *procs_r
     X(warc_worker, OWN) \
     X(save_dir, KEEP) \
     X(dedupe, KEEP) \
+    X(digests, KEEP) \
     X(stages, KEEP) \
     X(nstages, KEEP)
 

@@ -1111,6 +1111,9 @@ void cli_parse(struct cli *cli, int argc, char **argv)
     cli->opts.warc_options = command_line(argc, argv);
     check_store(cli);
     check_conditional(cli);
+    /* The table and -q show no digest column: no body's SHA-1 is taken
+     * for them (--dedupe still takes it). */
+    cli->opts.digests = !cli->quiet && cli->format != CRAWL_FMT_TABLE;
     /* robots.txt is read for a product token: the user agent must start
      * with one, or --robots-agent give it. */
     const struct crawl_opts *o = &cli->opts;

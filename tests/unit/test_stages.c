@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "crawl.h"
+#include "digest.h"
 #include "fetch.h"
 #include "fetch_stage.h"
 #include "hooks.h"
@@ -156,6 +157,7 @@ struct row {
     int64_t length;
     enum crawl_fail fail;
     char error[256];
+    char digest[64];
 };
 
 static void keep_row(void *data, struct crawl *c, struct crawl_job *j)
@@ -166,11 +168,15 @@ static void keep_row(void *data, struct crawl *c, struct crawl_job *j)
     r->length = j->res.length;
     r->fail = j->res.fail;
     snprintf(r->error, sizeof r->error, "%s", j->res.error ? j->res.error : "");
+    snprintf(r->digest, sizeof r->digest, "%s", j->res.digest ? j->res.digest : "");
 }
 
 static void quiet(const char *msg, uint64_t once, void *data)
 {
 }
+
+/* What the next run sets of o.digests and o.dedupe. */
+static int run_digests = 1, run_dedupe;
 
 /* Fetches PATH of the fixture in the seq model through the n stages, each
  * with its rec; returns crawl_run's code and the row in *row. */
@@ -182,6 +188,10 @@ static int run(const char *path, const struct fetch_stage *const *stages, struct
     o.user_agent = "crawl/test";
     o.stages = stages;
     o.nstages = n;
+    o.digests = run_digests;
+    o.dedupe = run_dedupe;
+    run_digests = 1;
+    run_dedupe = 0;
     nevents = 0;
     events[0] = '\0';
     nrecs = 0;
@@ -313,6 +323,28 @@ static void test_a_stage_whose_run_cannot_open_fetches_nothing_and_closes_those_
     assert_int_equal(row.fail, CRAWL_FAIL_CANCELLED);
 }
 
+/* The row's digest is taken by default; off, no body's is, unless
+ * --dedupe claims it. */
+static void test_a_rows_digest_is_taken_when_asked_for_or_deduped(void **state)
+{
+    struct row row;
+    assert_int_equal(run("/bytes/100", NULL, NULL, 0, &row), 0);
+    assert_int_equal(row.status, 200);
+    assert_int_equal(strlen(row.digest), DIGEST_TEXT - 1);
+    assert_memory_equal(row.digest, "sha1:", 5);
+    char first[64];
+    snprintf(first, sizeof first, "%s", row.digest);
+    run_digests = 0;
+    assert_int_equal(run("/bytes/100", NULL, NULL, 0, &row), 0);
+    assert_int_equal(row.status, 200);
+    assert_int_equal(row.length, 100);
+    assert_string_equal(row.digest, "");
+    run_digests = 0;
+    run_dedupe = 1;
+    assert_int_equal(run("/bytes/100", NULL, NULL, 0, &row), 0);
+    assert_string_equal(row.digest, first);
+}
+
 /* ---- The fixture server -------------------------------------------------- */
 
 static int server_up(void **state)
@@ -362,6 +394,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_raw_stages_run_before_decoded_ones_whatever_the_order_listed),
         cmocka_unit_test(test_a_failing_stage_ends_the_body_there_and_names_the_rows_error),
         cmocka_unit_test(test_a_stage_whose_run_cannot_open_fetches_nothing_and_closes_those_opened),
+        cmocka_unit_test(test_a_rows_digest_is_taken_when_asked_for_or_deduped),
     };
     int rc = cmocka_run_group_tests(tests, server_up, server_down);
     curl_global_cleanup();
