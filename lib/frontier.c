@@ -894,6 +894,8 @@ void frontier_prepare(const struct frontier *f, struct crawl_job *j)
         if (!j->rules && j->res.fail == CRAWL_FAIL_NONE && j->res.status >= 200 &&
             j->res.status < 300)
             j->rules = robots_parse(j->body ? j->body : "", j->body_len, f->agent);
+        /* --state keeps what was read, before the rules apply. */
+        j->store_rc = frontier__store_robots_save(f, j);
         return;
     }
     if (keeps_verdicts(f, j))
@@ -1038,7 +1040,8 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
                            rj->body_len, rj->rules);
     rj->rules = NULL;   /* the host's now, or never made */
     f->robots_fetched++;
-    frontier__store_robots_save(f, rj);
+    if (rj->store_rc)
+        frontier__store_fail(f);
     struct robots *read = NULL;     /* the file as read, for its Sitemap lines */
     if (!f->robots) {
         /* Read for its Sitemap lines only (--no-robots): no rules. */

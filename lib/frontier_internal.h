@@ -309,8 +309,10 @@ void frontier__spill_free(struct frontier *f);
 /* Looks host h's robots.txt up in the store; sets its rules when there. */
 void frontier__store_robots_load(struct frontier *f, struct crawl_host *h);
 
-/* Records robots job rj's outcome for its host, unless it was cancelled. */
-void frontier__store_robots_save(struct frontier *f, const struct crawl_job *rj);
+/* Records robots job rj's outcome for its host, unless it was cancelled,
+ * through the store's own lock (frontier_prepare, without the core's).
+ * Returns 0, or -1 when the store failed (latched by frontier_done). */
+int frontier__store_robots_save(const struct frontier *f, const struct crawl_job *rj);
 
 /* Marks the page of job j done without a row (robots.txt or --max-pages
  * dropped it). */

@@ -353,14 +353,13 @@ void frontier__store_robots_load(struct frontier *f, struct crawl_host *h)
     free(body);
 }
 
-void frontier__store_robots_save(struct frontier *f, const struct crawl_job *rj)
+int frontier__store_robots_save(const struct frontier *f, const struct crawl_job *rj)
 {
     /* A fetch the cancellation stopped says nothing of the host. */
     if (!f->st || rj->res.fail == CRAWL_FAIL_CANCELLED)
-        return;
-    if (state_robots_put(f->st, rj->host->key, rj->res.status, (int)rj->res.fail,
-                         rj->body, rj->body_len) != 0)
-        frontier__store_fail(f);
+        return 0;
+    return state_robots_put(f->st, rj->host->key, rj->res.status, (int)rj->res.fail,
+                            rj->body, rj->body_len) != 0 ? -1 : 0;
 }
 
 void frontier__store_drop(struct frontier *f, uint64_t mark)

@@ -161,6 +161,8 @@ struct crawl_job {
                                * crawl state (frontier_prepare), or NULL */
     size_t nparts;
     struct robots *rules;     /* a robots job's body parsed (frontier_prepare) */
+    int    store_rc;          /* a robots job's store write (frontier_prepare):
+                               * 0, or -1 for the frontier to latch */
     uint64_t mark;            /* --state: its page's id in the store (with
                                * STATE_FETCHED once fetched); 0: none */
     /* Where the job stands, kept by the core and the frontier. */

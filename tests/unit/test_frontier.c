@@ -1058,6 +1058,68 @@ static void test_a_store_that_cannot_be_read_is_latched_and_asked_no_more(void *
     frontier_free(f);
 }
 
+/* A store that keeps one robots.txt, or refuses to. */
+struct robots_store {
+    struct state st;
+    int refuse;                 /* its put fails */
+    int puts;
+    long status;
+    char body[128];
+};
+
+static int robots_store_put(struct state *st, const char *host, long status, int fail,
+                            const char *body, size_t len)
+{
+    struct robots_store *rs = (struct robots_store *)st;
+    rs->puts++;
+    if (rs->refuse)
+        return -5;
+    rs->status = status;
+    snprintf(rs->body, sizeof rs->body, "%.*s", (int)len, body ? body : "");
+    return 0;
+}
+
+static int robots_store_get(struct state *st, const char *host, long *status, int *fail,
+                            char **body, size_t *len)
+{
+    return 0;
+}
+
+static const struct state_ops robots_ops = {
+    .error = fake_error, .admit = fake_admit, .queue_load = fake_load, .drop = fake_drop,
+    .robots_put = robots_store_put, .robots_get = robots_store_get,
+};
+
+/* A fetched robots.txt is written to the store as it is prepared, outside
+ * the core's lock; a refusal is latched once the job is done. */
+static void test_a_robots_txt_is_stored_as_it_is_prepared_and_a_refusal_latched_when_done(
+    void **state)
+{
+    for (int refuse = 0; refuse <= 1; refuse++) {
+        struct robots_store rs = { .st = { .ops = &robots_ops }, .refuse = refuse };
+        struct frontier *f = make((struct frontier_conf){ .depth = 1, .robots = 1 });
+        frontier_use_store(f, &rs.st, 0);
+        push(f, "http://a/open");
+        struct crawl_job *r = frontier_pick(f, NULL);
+        assert_string_equal(r->url, "http://a:80/robots.txt");
+        r->res.status = 200;
+        r->body = strdup("User-agent: *\nDisallow: /private\n");
+        r->body_len = strlen(r->body);
+        frontier_prepare(f, r);
+        assert_int_equal(rs.puts, 1);
+        if (!refuse) {
+            assert_int_equal(rs.status, 200);
+            assert_string_equal(rs.body, "User-agent: *\nDisallow: /private\n");
+        }
+        assert_int_equal(frontier_store_failed(f), 0);
+        frontier_done(f, r);
+        assert_int_equal(rs.puts, 1);       /* not written again */
+        assert_int_equal(frontier_store_failed(f), refuse);
+        done(f, take(f, "http://a/open", NULL), 1);
+        frontier_free(f);
+    }
+}
+
 /* A store whose queue holds pages 1..pages, "http://h/ID" at depth 1, and
  * one link admitted later (its URL kept). Its loader hands each page over
  * in a buffer it overwrites at once: what the frontier keeps, it copied. */
@@ -1203,6 +1265,7 @@ int main(void)
         cmocka_unit_test(test_drain_hands_back_every_queued_job_and_counts_links_as_left),
         cmocka_unit_test(test_a_store_error_is_latched_for_the_core_to_read_once),
         cmocka_unit_test(test_a_store_that_cannot_be_read_is_latched_and_asked_no_more),
+        cmocka_unit_test(test_a_robots_txt_is_stored_as_it_is_prepared_and_a_refusal_latched_when_done),
         cmocka_unit_test(test_a_store_read_is_claimed_once_and_a_link_queued_during_it_is_read_next),
         cmocka_unit_test(test_a_store_read_that_placed_nothing_asks_for_the_next_at_once),
     };
