@@ -121,8 +121,8 @@ run_tool() {
 	echo "$mw $mr $ok $tout"
 }
 
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-git diff --quiet HEAD -- lib cmd Makefile 2>/dev/null || commit="$commit (with uncommitted changes)"
+commit=$(git -C "$BUILD" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$BUILD" diff --quiet HEAD -- :/lib :/cmd :/Makefile 2>/dev/null || commit="$commit (with uncommitted changes)"
 {
 	echo "scripts/bench-memory.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
