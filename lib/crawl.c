@@ -492,10 +492,15 @@ static int refill(struct crawl *c)
     pthread_mutex_unlock(&c->lock);
     frontier_refill_read(c->fr);
     pthread_mutex_lock(&c->lock);
+    size_t had = frontier_queued(c->fr);
     int stale = frontier_refill_end(c->fr);
     /* Whoever found nothing to take while it read may find it now, or,
-     * when it placed nothing, see that the crawl is over. */
-    wake_locked(c);
+     * when it placed nothing and the store holds no more, see that the
+     * crawl is over. A read that placed nothing and wants another (its
+     * pages were all forbidden, or links came in meanwhile) wakes nobody:
+     * the next one will. */
+    if (frontier_queued(c->fr) != had || !stale)
+        wake_locked(c);
     return stale;
 }
 

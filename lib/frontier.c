@@ -201,6 +201,8 @@ void frontier_use_store(struct frontier *f, struct state *st, size_t fetched)
     f->st = st;
     f->started = fetched;
     f->st_more = 1;
+    /* Without it (out of memory), every link asks the store. */
+    f->st_seen = calloc(FRONTIER_SEEN_CACHE, sizeof *f->st_seen);
 }
 
 void frontier_recrawl(struct frontier *f, uint64_t first, double due_before)
@@ -702,7 +704,8 @@ struct crawl_job *frontier_pick(struct frontier *f, double *wake)
                 job_free(j);
                 continue;
             }
-            f->started++;
+            /* Read without the lock too (frontier_prepare). */
+            __atomic_store_n(&f->started, f->started + 1, __ATOMIC_RELAXED);
         }
         break;
     }
@@ -767,6 +770,30 @@ static enum job_verdict admit_rules(const struct frontier_conf *o, const char *s
     return v;
 }
 
+/* Whether --max-pages pages have started; read without the lock too. */
+static int max_pages_reached(const struct frontier *f)
+{
+    long max = f->conf.max_pages;
+    return max > 0 && __atomic_load_n(&f->started, __ATOMIC_RELAXED) >= (size_t)max;
+}
+
+/* A link past admit_rules, found on page parent, goes to the store unless
+ * --max-pages is reached or the store has seen it; *sent is set when the
+ * store took it. Needs no lock. Returns its verdict. */
+static enum job_verdict store_admit_parts(const struct frontier *f, const char *scope,
+                                          const char *parent, const struct url_parts *p,
+                                          int depth, int *sent)
+{
+    uint64_t hash;
+    if (max_pages_reached(f))
+        return JOB_LINK_MAX_PAGES;
+    /* Seen by its normal form (or its canonical one); fetched as the page
+     * wrote it. */
+    if (frontier_seen_hash(f, p->norm, &hash) != 0)
+        return JOB_LINK_NOMEM;
+    return frontier__store_send(f, p, scope ? scope : p->host, parent, depth, hash, sent);
+}
+
 /* A link past admit_rules, found on page parent, joins the crawl unless
  * --max-pages is reached, it was seen (in the store, the queue or the
  * spill file), or the queue holds --max-queue links. p stays the caller's.
@@ -776,17 +803,18 @@ static enum job_verdict admit_parts(struct frontier *f, const char *scope, const
 {
     const struct frontier_conf *o = &f->conf;
     uint64_t hash;
-    int rc;
-    if (o->max_pages > 0 && f->started >= (size_t)o->max_pages)
+    int rc, sent = 0;
+    if (f->st) {
+        enum job_verdict v = store_admit_parts(f, scope, parent, p, depth, &sent);
+        frontier__store_sent(f, sent, v == JOB_LINK_STORE);
+        return v;
+    }
+    if (max_pages_reached(f))
         return JOB_LINK_MAX_PAGES;
     if (!scope)
         scope = p->host;
-    /* Seen by its normal form (or its canonical one); fetched as the page
-     * wrote it. */
     if (frontier_seen_hash(f, p->norm, &hash) != 0)
         return JOB_LINK_NOMEM;
-    if (f->st)
-        return frontier__store_admit(f, p, scope, parent, depth, hash);
     /* Past --max-queue, a link new to the crawl is dropped and not kept in
      * the seen set: that set then grows with the links queued, not with
      * every link found (50 a page on an endless site), and a link dropped
@@ -814,7 +842,7 @@ static enum job_verdict admit(struct frontier *f, const char *scope, const char 
 {
     const struct frontier_conf *o = &f->conf;
     struct url_parts p;
-    if (o->max_pages > 0 && f->started >= (size_t)o->max_pages)
+    if (max_pages_reached(f))
         return JOB_LINK_MAX_PAGES;
     enum job_verdict v = admit_rules(o, scope, url, &p);
     if (v != JOB_LINK_PENDING)
@@ -882,10 +910,47 @@ static void admit_redirect(struct frontier *f, struct crawl_job *j)
         job_error_set(&j->res, CRAWL_FAIL_REDIRECTS, why);
         return;
     }
+    if (j->stored)
+        return;     /* frontier_prepare sent its target to the store */
     /* The page that redirected is the one its target was found on. */
     if (f->st || !frontier__cancelled(f))
         admit(f, j->scope, j->res.final_url ? j->res.final_url : j->url, j->res.location,
               j->depth, j->hops + 1);
+}
+
+/* --state, --frontier: page j's links at its depth + 1 (as split, and each
+ * given its verdict) and its redirect's target go to the store here,
+ * without the core's lock; frontier_done then only tells the frontier what
+ * the store took (j->stored, j->store_rc). They go even when the crawl is
+ * being cancelled: the page's row commits it. */
+static void store_links(const struct frontier *f, struct crawl_job *j)
+{
+    const char *parent = j->res.final_url ? j->res.final_url : j->url;
+    int sent = 0, failed = 0;
+    if (j->res.location && j->hops < f->conf.max_redirs) {
+        struct url_parts p;
+        enum job_verdict v = max_pages_reached(f) ? JOB_LINK_MAX_PAGES
+                                                  : admit_rules(&f->conf, j->scope,
+                                                                j->res.location, &p);
+        if (v == JOB_LINK_PENDING) {
+            v = store_admit_parts(f, j->scope, parent, &p, j->depth, &sent);
+            url_parts_free(&p);
+        }
+        failed |= v == JOB_LINK_STORE;
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < j->nparts; i++) {
+        enum job_verdict v = store_admit_parts(f, j->scope, parent, &j->parts[i], j->depth + 1,
+                                               &sent);
+        failed |= v == JOB_LINK_STORE;
+        verdict_next(j, &at, v);
+        url_parts_free(&j->parts[i]);
+    }
+    free(j->parts);
+    j->parts = NULL;
+    j->nparts = 0;
+    j->stored = sent ? 2 : 1;
+    j->store_rc = failed ? -1 : 0;
 }
 
 void frontier_prepare(const struct frontier *f, struct crawl_job *j)
@@ -902,10 +967,16 @@ void frontier_prepare(const struct frontier *f, struct crawl_job *j)
         verdicts_take(j);
     struct job_link *kept = j->verdicts;
     size_t nl = kept ? j->nverdicts : j->nlinks;
-    if (j->parts || !nl)
+    int store = f->st && j->kind == JOB_PAGE && !j->stored;
+    if (j->parts || !nl) {
+        if (store && (j->parts || j->res.location))
+            store_links(f, j);
         return;
+    }
     if (j->kind == JOB_PAGE && j->depth >= f->conf.depth) {
         verdicts_all(j, JOB_LINK_DEPTH);
+        if (store && j->res.location)
+            store_links(f, j);
         return;
     }
     struct url_parts *v = malloc(nl * sizeof *v);
@@ -927,6 +998,8 @@ void frontier_prepare(const struct frontier *f, struct crawl_job *j)
     j->nlinks = 0;
     j->parts = v;
     j->nparts = n;
+    if (store)
+        store_links(f, j);
 }
 
 void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, int cancelled_too)
@@ -1141,13 +1214,14 @@ void frontier_done(struct frontier *f, struct crawl_job *j)
     }
     if (j->res.location)
         admit_redirect(f, j);
-    if (j->depth < f->conf.depth) {
+    if (j->stored) {
+        frontier__store_sent(f, j->stored == 2, j->store_rc != 0);
+    } else if (j->depth < f->conf.depth) {
         /* --state: a page's row commits it, so its links must be in the
          * store even when the crawl is being cancelled. */
         frontier__admit_links(f, j, j->depth + 1, f->st != NULL);
         return;
-    }
-    if (keeps_verdicts(f, j)) {
+    } else if (keeps_verdicts(f, j)) {
         verdicts_take(j);
         verdicts_all(j, JOB_LINK_DEPTH);
     }

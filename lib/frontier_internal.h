@@ -3,7 +3,8 @@
  * frontier_sitemap.c: --sitemaps; frontier_store.c: the queue, the seen set
  * and robots.txt in the --state store; frontier_spill.c: links past memory's
  * queue) and nothing else includes. Every call is made with the crawl's
- * lock held, but a refill's read (frontier_refill_read). */
+ * lock held, but a refill's read (frontier_refill_read) and what
+ * frontier_prepare calls (those say so). */
 #ifndef CRAWL_FRONTIER_INTERNAL_H
 #define CRAWL_FRONTIER_INTERNAL_H
 
@@ -271,14 +272,21 @@ void frontier__robots_rules(struct frontier *f, struct crawl_host *h, enum crawl
 
 /* frontier_store.c: --state. */
 
-/* Admits link p (found on page parent; hash: its seen-set key), new to
- * memory's knowledge: adds it to the store's seen set and queue, and to
- * memory's queue when that holds the store's head. Returns its verdict:
- * JOB_LINK_ADMITTED, JOB_LINK_SEEN, JOB_LINK_ROBOTS, JOB_LINK_STORE or
- * JOB_LINK_NOMEM. */
-enum job_verdict frontier__store_admit(struct frontier *f, const struct url_parts *p,
-                                       const char *scope, const char *parent, int depth,
-                                       uint64_t hash);
+/* Sends link p (found on page parent; hash: its seen-set key) to the
+ * store's seen set and queue, unless the cache of hashes sent has it.
+ * Needs no lock (frontier_prepare calls it): the store has its own, and
+ * the cache is read and written atomically. Sets *sent when the store
+ * took it (a shared one: when it was sent). Returns its verdict:
+ * JOB_LINK_ADMITTED, JOB_LINK_SEEN or JOB_LINK_STORE. Memory's queue takes
+ * it only by reading the store back (frontier__store_sent). */
+enum job_verdict frontier__store_send(const struct frontier *f, const struct url_parts *p,
+                                      const char *scope, const char *parent, int depth,
+                                      uint64_t hash, int *sent);
+
+/* What frontier__store_send did (sent: the store took pages; failed: a
+ * call failed), told with the lock held: the next read looks for them, and
+ * a failure is latched. */
+void frontier__store_sent(struct frontier *f, int sent, int failed);
 
 /* Frees the pages a store read holds that were never placed. */
 void frontier__refill_free(struct frontier *f);

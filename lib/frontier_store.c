@@ -279,66 +279,45 @@ void frontier__refill_free(struct frontier *f)
     f->rf.head = f->rf.tail = NULL;
 }
 
-/* Places page p (found on page parent), just queued in the store as id, in
- * memory's queue: in a recrawl pass, with what the store kept of it.
- * Returns its verdict. */
-static enum job_verdict recrawl_place(struct frontier *f, const struct url_parts *p,
+enum job_verdict frontier__store_send(const struct frontier *f, const struct url_parts *p,
                                       const char *scope, const char *parent, int depth,
-                                      uint64_t id, uint64_t hash)
-{
-    struct state_valid v;
-    struct frontier_cond cond = { 0 };
-    char *buf = NULL;
-    enum job_verdict verdict;
-    int got = f->recrawl ? state_valid_get(f->st, hash, &v, &buf) : 0;
-    if (got < 0)
-        frontier__store_fail(f);
-    if (got == 1 && recrawl_cond(f, &v, depth, &cond))
-        verdict = skip_job(f, p->href, scope, depth, id) ? JOB_LINK_NOMEM : JOB_LINK_ADMITTED;
-    else
-        verdict = frontier__place(f, p, scope, parent, depth, id, 0, &cond);
-    free(buf);
-    return verdict;
-}
-
-enum job_verdict frontier__store_admit(struct frontier *f, const struct url_parts *p,
-                                       const char *scope, const char *parent, int depth,
-                                       uint64_t hash)
+                                      uint64_t hash, int *sent)
 {
     struct state_page sp = { .url = p->href, .scope = scope, .parent = parent, .depth = depth,
                              .hash = hash };
-    uint64_t id;
-    if (!f->st_seen)
-        f->st_seen = calloc(FRONTIER_SEEN_CACHE, sizeof *f->st_seen);
-    uint64_t *slot = f->st_seen ? &f->st_seen[hash % FRONTIER_SEEN_CACHE] : NULL;
-    if (slot && *slot == hash)
+    uint64_t id, *slot = f->st_seen ? &f->st_seen[hash % FRONTIER_SEEN_CACHE] : NULL;
+    if (slot && __atomic_load_n(slot, __ATOMIC_RELAXED) == hash)
         return JOB_LINK_SEEN;
     int rc = state_admit(f->st, hash, &sp, &id);
-    if (rc >= 0 && slot)
-        *slot = hash;
-    /* Sent to the shared queue: whoever leases it next fetches it. */
-    if (state_shared(f->st))
-        f->sh_found = 1;
-    if (rc < 0) {
-        frontier__store_fail(f);
+    if (rc < 0)
         return JOB_LINK_STORE;
-    }
-    /* The server keeps it once, which it says only later, in the batch's
-     * reply: sent is admitted. */
-    if (state_shared(f->st))
-        return JOB_LINK_ADMITTED;
-    if (rc == 0)
+    if (slot)
+        __atomic_store_n(slot, hash, __ATOMIC_RELAXED);
+    /* A shared store keeps it once, which it says only later, in the
+     * batch's reply: sent is admitted, and whoever leases it next fetches
+     * it. */
+    if (rc == 0 && !state_shared(f->st))
         return JOB_LINK_SEEN;
-    /* Memory holds the store's head: a link joins it only when every page
-     * before it is in memory too, and there is room. */
-    if (f->st_more || f->queued + f->pending >= FRONTIER_MEM_JOBS) {
-        f->st_more = 1;
-        /* A read under way may or may not see it: the next one will. */
-        f->rf.deferred |= f->rf.on;
-        return JOB_LINK_ADMITTED;
+    *sent = 1;
+    return JOB_LINK_ADMITTED;
+}
+
+void frontier__store_sent(struct frontier *f, int sent, int failed)
+{
+    if (failed)
+        frontier__store_fail(f);
+    if (!sent)
+        return;
+    if (state_shared(f->st)) {
+        f->sh_found = 1;
+        return;
     }
-    f->st_cursor = id;
-    return recrawl_place(f, p, scope, parent, depth, id, hash);
+    /* Memory takes the store's pages in id order only, by reading them
+     * back: pages found by two threads at once get their ids in one order
+     * and may reach this in the other. */
+    f->st_more = 1;
+    /* A read under way may or may not see them: the next one will. */
+    f->rf.deferred |= f->rf.on;
 }
 
 void frontier__store_robots_load(struct frontier *f, struct crawl_host *h)

@@ -161,8 +161,12 @@ struct crawl_job {
                                * crawl state (frontier_prepare), or NULL */
     size_t nparts;
     struct robots *rules;     /* a robots job's body parsed (frontier_prepare) */
-    int    store_rc;          /* a robots job's store write (frontier_prepare):
-                               * 0, or -1 for the frontier to latch */
+    int    store_rc;          /* what frontier_prepare wrote to the store (a
+                               * robots.txt, a page's links): 0, or -1 for
+                               * the frontier to latch */
+    int    stored;            /* frontier_prepare sent a page's links and its
+                               * redirect's target to the store: 1, or 2 when
+                               * the store took any; 0: not (yet) */
     uint64_t mark;            /* --state: its page's id in the store (with
                                * STATE_FETCHED once fetched); 0: none */
     /* Where the job stands, kept by the core and the frontier. */

@@ -1233,6 +1233,94 @@ static void test_a_store_read_that_placed_nothing_asks_for_the_next_at_once(void
     frontier_free(f);
 }
 
+/* A store that keeps every page sent to it, by hash once, and counts the
+ * calls to its queue: what a --state file does. */
+struct list_store {
+    struct state st;
+    char *url[16];
+    uint64_t hash[16];
+    uint64_t n;
+    int admits, loads;
+};
+
+static int list_admit(struct state *st, uint64_t hash, const struct state_page *p, uint64_t *id)
+{
+    struct list_store *ls = (struct list_store *)st;
+    ls->admits++;
+    for (uint64_t i = 0; i < ls->n; i++)
+        if (ls->hash[i] == hash)
+            return 0;
+    assert_true(ls->n < 16);
+    ls->hash[ls->n] = hash;
+    ls->url[ls->n] = strdup(p->url);
+    *id = ++ls->n;
+    return 1;
+}
+
+static int list_load(struct state *st, uint64_t after, size_t max,
+                     void (*fn)(uint64_t id, const struct state_page *p, void *data), void *data)
+{
+    struct list_store *ls = (struct list_store *)st;
+    int n = 0;
+    ls->loads++;
+    for (uint64_t id = after + 1; id <= ls->n && (size_t)n < max; id++, n++) {
+        struct state_page p = { .url = ls->url[id - 1], .depth = 1, .hash = ls->hash[id - 1] };
+        fn(id, &p, data);
+    }
+    return n;
+}
+
+static const struct state_ops list_ops = {
+    .error = fake_error, .admit = list_admit, .queue_load = list_load, .drop = fake_drop,
+};
+
+/* A page's links go to the store as it is prepared, without the core's
+ * lock, each with its verdict; done, under the lock, asks the store
+ * nothing. Memory takes them only by reading the store back, in the
+ * store's order: two pages prepared in one order and done in the other
+ * (two threads) lose none and repeat none. */
+static void test_found_links_go_to_the_store_as_prepared_and_come_back_in_its_order(
+    void **state)
+{
+    struct list_store ls = { .st = { .ops = &list_ops } };
+    struct frontier *f = make((struct frontier_conf){ .depth = 2, .verdicts = 1 });
+    frontier_use_store(f, &ls.st, 0);
+    push(f, "http://a/");
+    push(f, "http://a/b");
+    struct crawl_job *a = take(f, "http://a/", NULL);
+    struct crawl_job *b = take(f, "http://a/b", NULL);
+    static const char *const la[] = { "http://a/1", "http://a/2", "http://a/1" };
+    static const char *const lb[] = { "http://a/3", "http://a/2", "mailto:x@a" };
+    give_links(a, la, 3);
+    give_links(b, lb, 3);
+    frontier_prepare(f, a);
+    frontier_prepare(f, b);
+    assert_int_equal(ls.n, 3);              /* 1, 2, then 3 */
+    int admits = ls.admits, loads = ls.loads;
+    char got[128] = "";
+    for (size_t i = 0; i < b->nverdicts; i++) {
+        const char *why = job_verdict_reason(b->verdicts[i].verdict);
+        if (!why && b->verdicts[i].verdict != JOB_LINK_ADMITTED)
+            why = "UNDECIDED";
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s;", why ? why : "ok");
+    }
+    assert_string_equal(got, "ok;seen;not http;");
+    frontier_done(f, b);
+    frontier_done(f, a);
+    assert_int_equal(ls.admits, admits);
+    assert_int_equal(ls.loads, loads);
+    assert_int_equal(frontier_queued(f), 0);
+    job_free(a);
+    job_free(b);
+    done(f, take(f, "http://a/1", NULL), 1);
+    done(f, take(f, "http://a/2", NULL), 1);
+    done(f, take(f, "http://a/3", NULL), 1);
+    take(f, NULL, NULL);
+    for (uint64_t i = 0; i < ls.n; i++)
+        free(ls.url[i]);
+    frontier_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1268,6 +1356,8 @@ int main(void)
         cmocka_unit_test(test_a_robots_txt_is_stored_as_it_is_prepared_and_a_refusal_latched_when_done),
         cmocka_unit_test(test_a_store_read_is_claimed_once_and_a_link_queued_during_it_is_read_next),
         cmocka_unit_test(test_a_store_read_that_placed_nothing_asks_for_the_next_at_once),
+        cmocka_unit_test(
+            test_found_links_go_to_the_store_as_prepared_and_come_back_in_its_order),
     };
     return cmocka_run_group_tests_name("frontier", tests, NULL, NULL);
 }
