@@ -223,7 +223,7 @@ uint64_t crawl_state_offset(const struct crawl *c)
 int crawl_state_commit(const uint64_t *marks, size_t n, uint64_t offset, void *data)
 {
     struct crawl *c = data;
-    if (state_commit(c->st, marks, n, offset) != 0) {
+    if (frontier_store_flush(c->fr) < 0 || state_commit(c->st, marks, n, offset) != 0) {
         crawl__state_warn(c);
         return -EIO;
     }
@@ -262,7 +262,15 @@ int64_t crawl_state_pass(const struct crawl *c)
 
 int crawl_state_finish(struct crawl *c)
 {
-    if (!c->st || !c->st_complete || state_queue_left(c->st) != 0)
+    if (!c->st)
+        return 0;
+    /* Pages dropped since the last row's commit. */
+    int dropped = frontier_store_flush(c->fr);
+    if (dropped < 0 || (dropped > 0 && state_commit(c->st, NULL, 0, c->st_offset) != 0)) {
+        crawl__state_warn(c);
+        return CRAWL_ESTATE;
+    }
+    if (!c->st_complete || state_queue_left(c->st) != 0)
         return 0;
     if (state_set(c->st, "finished", 1) != 0 ||
         state_commit(c->st, NULL, 0, c->st_offset) != 0) {

@@ -169,6 +169,7 @@ struct frontier *frontier_new(const struct frontier_conf *conf)
         return NULL;
     f->conf = *conf;
     f->now = conf->now ? conf->now : clock_now;
+    pthread_mutex_init(&f->drops.lock, NULL);
     const struct frontier_conf *o = &f->conf;
     f->follow = o->depth > 0;
     f->sitemaps = o->sitemaps;
@@ -293,6 +294,8 @@ void frontier_free(struct frontier *f)
     }
     frontier__spill_free(f);
     free(f->st_seen);
+    free(f->drops.v);
+    pthread_mutex_destroy(&f->drops.lock);
     free(f->agent);
     free(f);
 }

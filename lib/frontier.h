@@ -194,6 +194,14 @@ int frontier_queue_full(struct frontier *f);
  * state_error), else 0. */
 int frontier_store_failed(struct frontier *f);
 
+/* Gives the store the pages the frontier dropped without a row since the
+ * last call (robots.txt forbade them, --max-pages was reached), before a
+ * commit: called without the core's lock, for the frontier drops them
+ * with it held. A page whose drop never reaches a commit is dropped again
+ * by the next run. Returns 1 when there were any, 0 when none, -1 when the
+ * store failed (state_error says why). */
+int frontier_store_flush(struct frontier *f);
+
 /* Empties every queue and returns the page jobs that were in them, in
  * queue order, linked by qnext (links held back for robots.txt and spilled
  * are counted as left and dropped; robots jobs stay their hosts'). */

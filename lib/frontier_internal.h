@@ -8,6 +8,8 @@
 #ifndef CRAWL_FRONTIER_INTERNAL_H
 #define CRAWL_FRONTIER_INTERNAL_H
 
+#include <pthread.h>
+
 #include "frontier.h"
 #include "hset.h"
 #include "url.h"
@@ -158,6 +160,15 @@ struct frontier {
     } rf;
     uint64_t *st_seen;          /* URL hashes known to be in the store's seen
                                  * set, direct-mapped (FRONTIER_SEEN_CACHE) */
+    /* Store pages dropped without a row (robots.txt, --max-pages), kept
+     * until frontier_store_flush gives them to the store without the
+     * core's lock. Their own lock, taken last (the core's or the sink's
+     * held). */
+    struct {
+        pthread_mutex_t lock;
+        uint64_t *v;
+        size_t n, cap;
+    } drops;
     int recrawl;                /* a recrawl pass: pages carry their validators */
     double due_before;          /* ... and those fetched after this (seconds
                                  * since 1970) are not due; 0: all are */
@@ -322,8 +333,8 @@ void frontier__store_robots_load(struct frontier *f, struct crawl_host *h);
  * Returns 0, or -1 when the store failed (latched by frontier_done). */
 int frontier__store_robots_save(const struct frontier *f, const struct crawl_job *rj);
 
-/* Marks the page of job j done without a row (robots.txt or --max-pages
- * dropped it). */
+/* Marks store page mark done without a row (robots.txt or --max-pages
+ * dropped it): kept for frontier_store_flush (out of memory: at once). */
 void frontier__store_drop(struct frontier *f, uint64_t mark);
 
 #endif

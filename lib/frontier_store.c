@@ -343,6 +343,41 @@ int frontier__store_robots_save(const struct frontier *f, const struct crawl_job
 
 void frontier__store_drop(struct frontier *f, uint64_t mark)
 {
-    if (f->st && mark && state_drop(f->st, mark) != 0)
+    if (!f->st || !mark)
+        return;
+    pthread_mutex_lock(&f->drops.lock);
+    int kept = 0;
+    if (f->drops.n == f->drops.cap) {
+        size_t cap = f->drops.cap ? 2 * f->drops.cap : 64;
+        uint64_t *v = realloc(f->drops.v, cap * sizeof *v);
+        if (v) {
+            f->drops.v = v;
+            f->drops.cap = cap;
+        }
+    }
+    if (f->drops.n < f->drops.cap) {
+        f->drops.v[f->drops.n++] = mark;
+        kept = 1;
+    }
+    pthread_mutex_unlock(&f->drops.lock);
+    if (!kept && state_drop(f->st, mark) != 0)
         frontier__store_fail(f);
+}
+
+int frontier_store_flush(struct frontier *f)
+{
+    if (!f || !f->st)
+        return 0;
+    pthread_mutex_lock(&f->drops.lock);
+    uint64_t *v = f->drops.v;
+    size_t n = f->drops.n;
+    f->drops.v = NULL;
+    f->drops.n = f->drops.cap = 0;
+    pthread_mutex_unlock(&f->drops.lock);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (state_drop(f->st, v[i]) != 0)
+            rc = -1;
+    free(v);
+    return rc < 0 ? -1 : n > 0;
 }

@@ -1241,6 +1241,8 @@ struct list_store {
     uint64_t hash[16];
     uint64_t n;
     int admits, loads;
+    uint64_t drops[16];
+    int ndrops;
 };
 
 static int list_admit(struct state *st, uint64_t hash, const struct state_page *p, uint64_t *id)
@@ -1270,8 +1272,15 @@ static int list_load(struct state *st, uint64_t after, size_t max,
     return n;
 }
 
+static int list_drop(struct state *st, uint64_t id)
+{
+    struct list_store *ls = (struct list_store *)st;
+    ls->drops[ls->ndrops++ % 16] = id;
+    return 0;
+}
+
 static const struct state_ops list_ops = {
-    .error = fake_error, .admit = list_admit, .queue_load = list_load, .drop = fake_drop,
+    .error = fake_error, .admit = list_admit, .queue_load = list_load, .drop = list_drop,
 };
 
 /* A page's links go to the store as it is prepared, without the core's
@@ -1321,6 +1330,34 @@ static void test_found_links_go_to_the_store_as_prepared_and_come_back_in_its_or
     frontier_free(f);
 }
 
+/* A page the frontier drops without a row (here --max-pages) reaches the
+ * store only when the core flushes, without its lock, before a commit. */
+static void test_a_dropped_page_reaches_the_store_when_flushed_not_under_the_lock(void **state)
+{
+    struct list_store ls = { .st = { .ops = &list_ops } };
+    struct frontier *f = make((struct frontier_conf){ .depth = 2, .max_pages = 2 });
+    frontier_use_store(f, &ls.st, 0);
+    assert_int_equal(frontier_store_flush(f), 0);
+    push(f, "http://a/");
+    push(f, "http://a/x");
+    struct crawl_job *a = take(f, "http://a/", NULL);
+    static const char *const la[] = { "http://a/1" };
+    give_links(a, la, 1);
+    done(f, a, 1);                      /* sent before the bound was reached */
+    assert_int_equal(ls.n, 1);
+    done(f, take(f, "http://a/x", NULL), 1);
+    take(f, NULL, NULL);                /* read back, and dropped for --max-pages */
+    assert_int_equal(ls.ndrops, 0);
+    assert_int_equal(frontier_store_flush(f), 1);
+    assert_int_equal(ls.ndrops, 1);
+    assert_int_equal(ls.drops[0], 1);
+    assert_int_equal(frontier_store_flush(f), 0);
+    assert_int_equal(ls.ndrops, 1);
+    for (uint64_t i = 0; i < ls.n; i++)
+        free(ls.url[i]);
+    frontier_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1358,6 +1395,7 @@ int main(void)
         cmocka_unit_test(test_a_store_read_that_placed_nothing_asks_for_the_next_at_once),
         cmocka_unit_test(
             test_found_links_go_to_the_store_as_prepared_and_come_back_in_its_order),
+        cmocka_unit_test(test_a_dropped_page_reaches_the_store_when_flushed_not_under_the_lock),
     };
     return cmocka_run_group_tests_name("frontier", tests, NULL, NULL);
 }
