@@ -87,10 +87,15 @@ static int host_is(const void *item, const void *key)
     return strcmp(((const struct crawl_host *)item)->key, key) == 0;
 }
 
+struct crawl_host *frontier__host_find(struct frontier *f, const char *key, uint64_t k)
+{
+    return hset_find(&f->hosts, k, host_is, key);
+}
+
 struct crawl_host *frontier__host_get(struct frontier *f, const char *key)
 {
     uint64_t k = hset_hash(key, strlen(key));
-    struct crawl_host *h = hset_find(&f->hosts, k, host_is, key);
+    struct crawl_host *h = frontier__host_find(f, key, k);
     if (h)
         return h;
     if (!(h = calloc(1, sizeof *h)) || !(h->key = strdup(key)) ||

@@ -18,6 +18,7 @@ struct robots;
 struct spool;
 
 struct held_page;                /* a page read from the store (frontier_store.c) */
+struct held_robots;             /* a host's robots.txt read with it */
 struct spill_chunk;             /* links spilled (frontier_spill.c) */
 struct spill_extent;
 struct spill_seg;
@@ -157,6 +158,14 @@ struct frontier {
         uint64_t last;          /* the last page id it read */
         size_t lost;            /* pages it could not copy (out of memory) */
         struct held_page *head, *tail;  /* the pages read, in id order */
+        /* The hosts of the pages read (hashes of their keys) whose
+         * robots.txt the store was asked for, and those it had, read in
+         * this read: every host a store's page makes is made as its pages
+         * are placed, so its rules are in by then. Only the read's claimer
+         * touches them. */
+        struct hset64 looked;
+        struct held_robots *robots;
+        int placing;            /* refill_end is placing what it read */
     } rf;
     uint64_t *st_seen;          /* URL hashes known to be in the store's seen
                                  * set, direct-mapped (FRONTIER_SEEN_CACHE) */
@@ -212,6 +221,9 @@ int frontier__seen_add(struct frontier *f, const char *url);
  * (with its robots.txt from the store, if there), or NULL when out of
  * memory. */
 struct crawl_host *frontier__host_get(struct frontier *f, const char *key);
+
+/* The host called key, whose hset_hash is k, or NULL when not made yet. */
+struct crawl_host *frontier__host_find(struct frontier *f, const char *key, uint64_t k);
 
 /* Puts job j at the end of host h's queue (h takes its turns). */
 void frontier__host_enqueue(struct frontier *f, struct crawl_host *h, struct crawl_job *j);
@@ -325,7 +337,8 @@ int frontier__spill_end(struct frontier *f);
 void frontier__spill_drop(struct frontier *f);
 void frontier__spill_free(struct frontier *f);
 
-/* Looks host h's robots.txt up in the store; sets its rules when there. */
+/* Looks host h's robots.txt up in the store, unless the read being placed
+ * did; sets its rules when there. */
 void frontier__store_robots_load(struct frontier *f, struct crawl_host *h);
 
 /* Records robots job rj's outcome for its host, unless it was cancelled,

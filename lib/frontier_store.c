@@ -168,6 +168,61 @@ static const char *put(char **w, const char *s)
     return r;
 }
 
+struct held_robots {
+    struct held_robots *next;
+    long status;
+    int fail;
+    struct robots *rules;       /* a 2xx body, parsed; NULL: none */
+    char key[];                 /* its host */
+};
+
+/* Asks the store for the robots.txt of host key, the first time a read
+ * meets the host, and keeps it parsed for frontier__store_refill_end. A
+ * store that fails or has none leaves the host to fetch its own. */
+static void robots_look(struct frontier *f, const char *key)
+{
+    long status;
+    int fail;
+    char *body;
+    size_t len, n = strlen(key) + 1;
+    if (hset64_add(&f->rf.looked, frontier_hash_url(key)) != 1 ||
+        state_robots_get(f->st, key, &status, &fail, &body, &len) != 1)
+        return;
+    struct held_robots *r = malloc(sizeof *r + n);
+    if (r) {
+        r->status = status;
+        r->fail = fail;
+        r->rules = fail == CRAWL_FAIL_NONE && status >= 200 && status < 300
+                       ? robots_parse(body ? body : "", len, f->agent)
+                       : NULL;
+        memcpy(r->key, key, n);
+        r->next = f->rf.robots;
+        f->rf.robots = r;
+    }
+    free(body);
+}
+
+/* The robots.txt of the hosts the read met, in: each host is made with its
+ * rules, unless it was made meanwhile. */
+static void robots_place(struct frontier *f)
+{
+    for (struct held_robots *r = f->rf.robots, *next; r; r = next) {
+        next = r->next;
+        uint64_t k = hset_hash(r->key, strlen(r->key));
+        if (!frontier__host_find(f, r->key, k)) {
+            struct crawl_host *h = frontier__host_get(f, r->key);
+            if (h && h->robots_state == ROBOTS_NONE) {
+                frontier__robots_rules(f, h, (enum crawl_fail)r->fail, NULL, r->status, NULL, 0,
+                                       r->rules);
+                r->rules = NULL;
+            }
+        }
+        robots_free(r->rules);
+        free(r);
+    }
+    f->rf.robots = NULL;
+}
+
 /* state_queue_load's callback in frontier__store_refill_read: keeps a copy of
  * page p for frontier__store_refill_end. Touches only f->rf. */
 static void hold_one(uint64_t id, const struct state_page *p, void *data)
@@ -202,6 +257,15 @@ static void hold_one(uint64_t id, const struct state_page *p, void *data)
     }
     memset(&h->u, 0, sizeof h->u);
     h->split = p->depth == 0 ? 0 : url_split(h->p.url, &h->u);
+    if (f->robots && f->per_host_queues) {
+        struct url_parts lu;
+        if (p->depth > 0 && h->split == 0)
+            robots_look(f, h->u.key);
+        else if (p->depth == 0 && !p->why && url_split(h->p.url, &lu) == 0) {
+            robots_look(f, lu.key);
+            url_parts_free(&lu);
+        }
+    }
     if (f->rf.tail)
         f->rf.tail->next = h;
     else
@@ -244,11 +308,14 @@ int frontier__store_refill_end(struct frontier *f)
 {
     struct held_page *h = f->rf.head, *next;
     f->rf.head = f->rf.tail = NULL;
+    f->rf.placing = 1;
+    robots_place(f);
     for (; h; h = next) {
         next = h->next;
         load_one(f, h->id, &h->p, &h->u, h->split);
         free(h);
     }
+    f->rf.placing = 0;
     f->left += f->rf.lost;
     f->rf.lost = 0;
     int n = f->rf.n;
@@ -277,6 +344,13 @@ void frontier__refill_free(struct frontier *f)
         free(h);
     }
     f->rf.head = f->rf.tail = NULL;
+    for (struct held_robots *r = f->rf.robots, *next; r; r = next) {
+        next = r->next;
+        robots_free(r->rules);
+        free(r);
+    }
+    f->rf.robots = NULL;
+    hset64_free(&f->rf.looked);
 }
 
 enum job_verdict frontier__store_send(const struct frontier *f, const struct url_parts *p,
@@ -326,6 +400,8 @@ void frontier__store_robots_load(struct frontier *f, struct crawl_host *h)
     int fail;
     char *body;
     size_t len;
+    if (f->rf.placing && hset64_has(&f->rf.looked, frontier_hash_url(h->key)))
+        return;
     if (state_robots_get(f->st, h->key, &status, &fail, &body, &len) != 1)
         return;
     frontier__robots_rules(f, h, (enum crawl_fail)fail, NULL, status, body, len, NULL);

@@ -337,6 +337,17 @@ static void done_verdicts(struct frontier *f, struct crawl_job *j, int prepared,
     job_free(j);
 }
 
+/* Robots job r back with status st and body. */
+static void robots_back_job(struct frontier *f, struct crawl_job *r, long st, const char *body)
+{
+    assert_non_null(r);
+    assert_int_equal(r->kind, JOB_ROBOTS);
+    r->res.status = st;
+    r->body = strdup(body);
+    r->body_len = strlen(body);
+    done(f, r, 1);
+}
+
 /* A robots job back with status st and body. */
 static void robots_back(struct frontier *f, long st, const char *body)
 {
@@ -1358,6 +1369,89 @@ static void test_a_dropped_page_reaches_the_store_when_flushed_not_under_the_loc
     frontier_free(f);
 }
 
+/* A store whose queue holds two found pages of host a, and a robots.txt for
+ * it; it says in which step of a read the frontier asked for that. */
+static int read_step;                  /* 1: reading, 2: placing */
+
+struct kept_store {
+    struct list_store ls;
+    int robots_gets, got_in_step[3];
+};
+
+static int kept_robots_get(struct state *st, const char *host, long *status, int *fail,
+                           char **body, size_t *len)
+{
+    struct kept_store *ks = (struct kept_store *)st;
+    ks->robots_gets++;
+    ks->got_in_step[read_step]++;
+    if (strcmp(host, "http://a:80") != 0)
+        return 0;
+    *status = 200;
+    *fail = 0;
+    *body = strdup("User-agent: *\nDisallow: /private\n");
+    *len = strlen(*body);
+    return 1;
+}
+
+static int kept_robots_put(struct state *st, const char *host, long status, int fail,
+                           const char *body, size_t len)
+{
+    return 0;
+}
+
+static const struct state_ops kept_ops = {
+    .error = fake_error, .admit = list_admit, .queue_load = list_load, .drop = list_drop,
+    .robots_get = kept_robots_get, .robots_put = kept_robots_put,
+};
+
+/* A host's robots.txt kept in the store is read as the store's pages of
+ * the host are, without the core's lock, once; the host's rules are in
+ * before its pages are placed, so none waits for a fetch of robots.txt. */
+static void test_a_kept_robots_txt_is_read_with_its_hosts_pages_not_as_they_are_placed(
+    void **state)
+{
+    struct kept_store ks = { .ls = { .st = { .ops = &kept_ops } } };
+    struct state_page p = { .depth = 1 };
+    uint64_t id;
+    p.url = "http://a/open";
+    p.hash = 1;
+    list_admit(&ks.ls.st, 1, &p, &id);
+    p.url = "http://a/private";
+    p.hash = 2;
+    list_admit(&ks.ls.st, 2, &p, &id);
+    p.url = "http://b/x";
+    p.hash = 3;
+    list_admit(&ks.ls.st, 3, &p, &id);
+    struct frontier *f = make((struct frontier_conf){ .depth = 2, .robots = 1 });
+    frontier_use_store(f, &ks.ls.st, 0);
+    assert_int_equal(frontier_refill_begin(f), 1);
+    read_step = 1;
+    frontier_refill_read(f);
+    read_step = 2;
+    frontier_refill_end(f);
+    read_step = 0;
+    assert_int_equal(ks.got_in_step[1], 2);     /* a's, and b's (none kept) */
+    assert_int_equal(ks.got_in_step[2], 0);
+    /* a has its rules: its open page goes first; b's robots.txt is fetched. */
+    struct crawl_job *r = take(f, "http://b:80/robots.txt", NULL);
+    done(f, take(f, "http://a/open", NULL), 1);
+    robots_back_job(f, r, 404, "");
+    done(f, take(f, "http://b/x", NULL), 1);
+    take(f, NULL, NULL);
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.robots_blocked, 1);
+    assert_int_equal(n.robots_fetched, 1);
+    assert_int_equal(ks.ls.ndrops, 0);          /* until flushed */
+    assert_int_equal(frontier_store_flush(f), 1);
+    assert_int_equal(ks.ls.ndrops, 1);
+    assert_int_equal(ks.ls.drops[0], 2);
+    assert_int_equal(ks.robots_gets, 2);
+    for (uint64_t i = 0; i < ks.ls.n; i++)
+        free(ks.ls.url[i]);
+    frontier_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1396,6 +1490,8 @@ int main(void)
         cmocka_unit_test(
             test_found_links_go_to_the_store_as_prepared_and_come_back_in_its_order),
         cmocka_unit_test(test_a_dropped_page_reaches_the_store_when_flushed_not_under_the_lock),
+        cmocka_unit_test(
+            test_a_kept_robots_txt_is_read_with_its_hosts_pages_not_as_they_are_placed),
     };
     return cmocka_run_group_tests_name("frontier", tests, NULL, NULL);
 }
