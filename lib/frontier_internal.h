@@ -9,6 +9,7 @@
 #define CRAWL_FRONTIER_INTERNAL_H
 
 #include <pthread.h>
+#include <string.h>
 
 #include "frontier.h"
 #include "hset.h"
@@ -200,6 +201,25 @@ struct frontier {
  * moment ago (a page's link to itself, to its parent) costs no store
  * lookup. 512 KiB, whatever the crawl's size. */
 #define FRONTIER_SEEN_CACHE 65536
+
+/* The bytes string s takes with its NUL; 0 for NULL. */
+static inline size_t frontier__str_size(const char *s)
+{
+    return s ? strlen(s) + 1 : 0;
+}
+
+/* Copies s to *w and moves *w past it; returns the copy (NULL for NULL):
+ * the strings of a queued link or a page read are packed so, one
+ * allocation each. */
+static inline char *frontier__str_put(char **w, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *r = memcpy(*w, s, n);
+    *w += n;
+    return r;
+}
 
 /* Whether the core has cancelled the crawl. */
 static inline int frontier__cancelled(const struct frontier *f)

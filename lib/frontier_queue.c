@@ -39,16 +39,12 @@ struct job_qent *frontier__qpop(struct job_qent **head, struct job_qent **tail)
     return e;
 }
 
-/* Copies s (when not NULL) to *at in l->s and returns its offset there,
+/* Copies s (when not NULL) to *w in l->s and returns its offset there,
  * or 0 for NULL. */
-static uint32_t put(struct qlink *l, size_t *at, const char *s)
+static uint32_t put(struct qlink *l, char **w, const char *s)
 {
-    if (!s)
-        return 0;
-    size_t n = strlen(s) + 1, off = *at;
-    memcpy(l->s + off, s, n);
-    *at += n;
-    return (uint32_t)off;
+    char *c = frontier__str_put(w, s);
+    return c ? (uint32_t)(c - l->s) : 0;
 }
 
 struct job_qent *frontier__qlink_new(const char *url, const char *scope, const char *parent,
@@ -56,9 +52,8 @@ struct job_qent *frontier__qlink_new(const char *url, const char *scope, const c
                                      const struct frontier_cond *cond)
 {
     const char *etag = cond ? cond->etag : NULL, *modified = cond ? cond->modified : NULL;
-    size_t n = strlen(url) + 1 + strlen(scope) + 1;
-    n += (parent ? strlen(parent) + 1 : 0) + (etag ? strlen(etag) + 1 : 0) +
-         (modified ? strlen(modified) + 1 : 0);
+    size_t n = strlen(url) + 1 + strlen(scope) + 1 + frontier__str_size(parent) +
+               frontier__str_size(etag) + frontier__str_size(modified);
     if (n > UINT32_MAX)
         return NULL;
     struct qlink *l = malloc(sizeof *l + n);
@@ -69,12 +64,12 @@ struct job_qent *frontier__qlink_new(const char *url, const char *scope, const c
     l->mark = mark;
     l->depth = depth;
     l->hops = hops;
-    size_t at = 0;
-    put(l, &at, url);
-    l->scope = put(l, &at, scope);
-    l->parent = put(l, &at, parent);
-    l->etag = put(l, &at, etag);
-    l->modified = put(l, &at, modified);
+    char *w = l->s;
+    put(l, &w, url);
+    l->scope = put(l, &w, scope);
+    l->parent = put(l, &w, parent);
+    l->etag = put(l, &w, etag);
+    l->modified = put(l, &w, modified);
     return &l->qe;
 }
 

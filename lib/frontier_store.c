@@ -152,22 +152,6 @@ struct held_page {
     char s[];                   /* the strings p and v point into */
 };
 
-static size_t size_of(const char *s)
-{
-    return s ? strlen(s) + 1 : 0;
-}
-
-/* Copies s to *w and moves *w past it; returns the copy (NULL for NULL). */
-static const char *put(char **w, const char *s)
-{
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *r = memcpy(*w, s, n);
-    *w += n;
-    return r;
-}
-
 struct held_robots {
     struct held_robots *next;
     long status;
@@ -230,8 +214,11 @@ static void hold_one(uint64_t id, const struct state_page *p, void *data)
     struct frontier *f = data;
     const struct state_valid *v = p->valid;
     f->rf.last = id;            /* read, copied or not: the cursor passes it */
-    size_t n = size_of(p->url) + size_of(p->scope) + size_of(p->source) + size_of(p->why) +
-               size_of(p->parent) + (v ? size_of(v->etag) + size_of(v->modified) : 0);
+    size_t n = frontier__str_size(p->url) + frontier__str_size(p->scope) +
+               frontier__str_size(p->source) + frontier__str_size(p->why) +
+               frontier__str_size(p->parent);
+    if (v)
+        n += frontier__str_size(v->etag) + frontier__str_size(v->modified);
     struct held_page *h = malloc(sizeof *h + n);
     if (!h) {
         f->rf.lost++;           /* as when a job cannot be made: the next run takes it */
@@ -241,16 +228,16 @@ static void hold_one(uint64_t id, const struct state_page *p, void *data)
     h->next = NULL;
     h->id = id;
     h->p = *p;
-    h->p.url = put(&w, p->url);
-    h->p.scope = put(&w, p->scope);
-    h->p.source = put(&w, p->source);
-    h->p.why = put(&w, p->why);
-    h->p.parent = put(&w, p->parent);
+    h->p.url = frontier__str_put(&w, p->url);
+    h->p.scope = frontier__str_put(&w, p->scope);
+    h->p.source = frontier__str_put(&w, p->source);
+    h->p.why = frontier__str_put(&w, p->why);
+    h->p.parent = frontier__str_put(&w, p->parent);
     h->p.valid = NULL;
     if (v) {
         h->v = *v;
-        h->v.etag = put(&w, v->etag);
-        h->v.modified = put(&w, v->modified);
+        h->v.etag = frontier__str_put(&w, v->etag);
+        h->v.modified = frontier__str_put(&w, v->modified);
         h->v.links = NULL;
         h->v.links_len = 0;
         h->p.valid = &h->v;
