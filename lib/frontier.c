@@ -207,8 +207,12 @@ void frontier_use_store(struct frontier *f, struct state *st, size_t fetched)
     f->st = st;
     f->started = fetched;
     f->st_more = 1;
-    /* Without it (out of memory), every link asks the store. */
-    f->st_seen = calloc(FRONTIER_SEEN_CACHE, sizeof *f->st_seen);
+    /* Without it (out of memory), every link asks the store. A recrawl's
+     * pass comes again, with a store that starts its pass: none is known. */
+    if (f->st_seen)
+        memset(f->st_seen, 0, FRONTIER_SEEN_CACHE * sizeof *f->st_seen);
+    else
+        f->st_seen = calloc(FRONTIER_SEEN_CACHE, sizeof *f->st_seen);
 }
 
 void frontier_recrawl(struct frontier *f, uint64_t first, double due_before)
