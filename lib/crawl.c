@@ -497,8 +497,9 @@ static int refill(struct crawl *c)
     /* Whoever found nothing to take while it read may find it now, or,
      * when it placed nothing and the store holds no more, see that the
      * crawl is over. A read that placed nothing and wants another (its
-     * pages were all forbidden, or links came in meanwhile) wakes nobody:
-     * the next one will. */
+     * pages were all forbidden, or links came in meanwhile) wakes nobody
+     * here: its thread reads again, or wakes the others as it takes a job
+     * (take_locked). */
     if (frontier_queued(c->fr) != had || !stale)
         wake_locked(c);
     return stale;
@@ -524,6 +525,10 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
         if (frontier_store_failed(c->fr))
             crawl__state_warn(c);
         if (j) {
+            /* The store holds more that this read did not place: whoever
+             * waits reads it, not this thread, which has a job to run. */
+            if (again)
+                wake_locked(c);
             c->running++;
             if (j->skip) {
                 /* Neither fetched nor numbered: the store takes it. */
