@@ -34,6 +34,17 @@ struct sink {
     uint64_t offset;            /* bytes in the file: what it held, and what was written */
     uint64_t *marks;            /* marks of the rows in buf */
     size_t nmarks, marks_cap;
+    struct written *wq;         /* writes not yet told to commit, oldest first */
+    size_t nwq, wq_cap;
+    int committing;             /* a thread is telling commit, without the lock */
+    pthread_cond_t committed;   /* wq emptied */
+};
+
+/* A write for the commit callback: its rows' marks and the file's bytes. */
+struct written {
+    uint64_t *marks;
+    size_t n;
+    uint64_t offset;
 };
 
 /* Records the first error and tells the owner; the lock is held. */
@@ -47,14 +58,66 @@ static int fail(struct sink *s, int err)
     return s->err;
 }
 
-/* Counts n bytes written and passes the marks of the rows written to the
- * commit callback; the lock is held. */
+/* Counts n bytes written and queues the marks of the rows written for the
+ * commit callback (commit_run); the lock is held. */
 static int written(struct sink *s, size_t n)
 {
     s->offset += n;
-    int rc = s->commit ? s->commit(s->marks, s->nmarks, s->offset, s->commit_data) : 0;
-    s->nmarks = 0;
-    return rc ? fail(s, rc) : 0;
+    if (!s->commit) {
+        s->nmarks = 0;
+        return 0;
+    }
+    if (s->nwq == s->wq_cap) {
+        size_t cap = s->wq_cap ? 2 * s->wq_cap : 8;
+        struct written *q = realloc(s->wq, cap * sizeof *q);
+        if (!q)
+            return fail(s, -ENOMEM);
+        s->wq = q, s->wq_cap = cap;
+    }
+    s->wq[s->nwq++] = (struct written){ .marks = s->marks, .n = s->nmarks, .offset = s->offset };
+    s->marks = NULL;
+    s->nmarks = s->marks_cap = 0;
+    return 0;
+}
+
+/* Tells the commit callback of the writes queued, oldest first, letting
+ * the lock go meanwhile (a store's round trip must not hold up the rows
+ * that follow); one thread at a time does it, so that they are told in
+ * order. The lock is held. Returns the sticky error. */
+static int commit_run(struct sink *s)
+{
+    if (s->committing)
+        return s->err;
+    s->committing = 1;
+    while (s->nwq > 0) {
+        struct written w = s->wq[0];
+        memmove(s->wq, s->wq + 1, (s->nwq - 1) * sizeof *s->wq);
+        s->nwq--;
+        int rc = 0;
+        if (!s->err) {
+            pthread_mutex_unlock(&s->lock);
+            rc = s->commit(w.marks, w.n, w.offset, s->commit_data);
+            pthread_mutex_lock(&s->lock);
+        }
+        free(w.marks);
+        if (rc)
+            fail(s, rc);
+    }
+    s->committing = 0;
+    pthread_cond_broadcast(&s->committed);
+    return s->err;
+}
+
+/* Waits until every write queued was told to the commit callback,
+ * telling it itself if nobody is; the lock is held. */
+static int commit_wait(struct sink *s)
+{
+    commit_run(s);
+    while (s->committing || s->nwq > 0) {
+        pthread_cond_wait(&s->committed, &s->lock);
+        commit_run(s);
+    }
+    return s->err;
 }
 
 /* Writes the buffer out; the lock is held and busy is set. */
@@ -97,6 +160,7 @@ static void *flush_main(void *arg)
             drain(s);
             leave(s);
         }
+        commit_run(s);
     }
     pthread_mutex_unlock(&s->lock);
     return NULL;
@@ -121,9 +185,15 @@ int sink_new(struct sink **out, int fd, int flush_ms, sink_error_fn on_error, vo
         pthread_mutex_destroy(&s->lock);
         goto err;
     }
+    if (pthread_cond_init(&s->committed, NULL) != 0) {
+        pthread_cond_destroy(&s->wake);
+        pthread_mutex_destroy(&s->lock);
+        goto err;
+    }
     if (flush_ms > 0) {
         int rc = pthread_create(&s->tid, NULL, flush_main, s);
         if (rc) {
+            pthread_cond_destroy(&s->committed);
             pthread_cond_destroy(&s->wake);
             pthread_mutex_destroy(&s->lock);
             free(s->buf);
@@ -175,6 +245,14 @@ int sink_put_mark(struct sink *s, const char *row, size_t n, uint64_t mark)
         s->len += n;
     }
     leave(s);
+    /* The flushing thread tells the commit callback, not the thread that
+     * puts a row; without one, this thread does. */
+    if (s->nwq > 0) {
+        if (s->threaded)
+            pthread_cond_signal(&s->wake);
+        else if (rc == 0)
+            rc = commit_run(s);
+    }
 out:
     pthread_mutex_unlock(&s->lock);
     return rc;
@@ -194,6 +272,8 @@ int sink_flush(struct sink *s)
         rc = drain(s);
         leave(s);
     }
+    if (rc == 0)
+        rc = commit_wait(s);
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
@@ -226,8 +306,12 @@ int sink_free(struct sink *s)
         pthread_join(s->tid, NULL);
     }
     int rc = sink_flush(s);
+    pthread_cond_destroy(&s->committed);
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->lock);
+    for (size_t i = 0; i < s->nwq; i++)
+        free(s->wq[i].marks);
+    free(s->wq);
     free(s->buf);
     free(s->marks);
     free(s);

@@ -19,7 +19,10 @@ typedef void (*sink_error_fn)(int err, void *data);
 /* Told after bytes reached the file: marks[0..n) are the marks of the
  * rows among them (sink_put_mark), offset the bytes written to the file
  * so far, from the offset given to sink_set_commit. Returns 0, or -errno
- * (then the sink fails with it). Called with the sink's lock held. */
+ * (then the sink fails with it). Called without the sink's lock, by one
+ * thread at a time, in the order of the writes (the flushing thread's,
+ * when there is one: a row put never waits for it); sink_flush returns
+ * once every write before it was told. */
 typedef int (*sink_commit_fn)(const uint64_t *marks, size_t n, uint64_t offset, void *data);
 
 /* Makes a sink over fd (not closed by the sink). flush_ms > 0 starts the

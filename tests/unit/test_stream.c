@@ -8,12 +8,14 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "reorder.h"
 #include "sink.h"
 #include "spool.h"
@@ -175,6 +177,80 @@ static void test_sink_flushes_on_its_own_within_the_interval(void **state)
     close(fds[1]);
 }
 
+/* A commit callback whose first call waits (at most 2 s) until the test
+ * lets it go, as a store's round trip does; it keeps what it was told. */
+struct slow_commit {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int entered, released, timed_out;
+    uint64_t marks[400], offsets[400];
+    size_t nmarks, ncalls;
+};
+
+static int slow_commit(const uint64_t *marks, size_t n, uint64_t offset, void *data)
+{
+    struct slow_commit *c = data;
+    pthread_mutex_lock(&c->lock);
+    if (c->ncalls == 0) {
+        c->entered = 1;
+        pthread_cond_broadcast(&c->cond);
+        struct timespec ts = clock_timespec(clock_now() + 2);
+        while (!c->released && !c->timed_out)
+            c->timed_out = pthread_cond_timedwait(&c->cond, &c->lock, &ts) != 0;
+    }
+    for (size_t i = 0; i < n && c->nmarks < 400; i++)
+        c->marks[c->nmarks++] = marks[i];
+    if (c->ncalls < 400)
+        c->offsets[c->ncalls] = offset;
+    c->ncalls++;
+    pthread_mutex_unlock(&c->lock);
+    return 0;
+}
+
+static void test_sink_puts_rows_while_a_commit_waits_and_tells_the_writes_in_order(void **state)
+{
+    (void)state;
+    struct slow_commit c = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    assert_int_equal(clock_cond_init(&c.cond), 0);
+    int fd = open("/dev/null", O_WRONLY);
+    assert_true(fd >= 0);
+    struct sink *s;
+    assert_int_equal(sink_new(&s, fd, 5, NULL, NULL), 0);
+    sink_set_commit(s, 100, slow_commit, &c);
+    char row[1024];
+    memset(row, 'x', sizeof row);
+    row[sizeof row - 1] = '\n';
+    assert_int_equal(sink_put_mark(s, row, sizeof row, 1), 0);
+    /* The flushing thread writes that row and tells the callback, which
+     * waits; meanwhile rows that fill the buffer three times over go in. */
+    pthread_mutex_lock(&c.lock);
+    struct timespec ts = clock_timespec(clock_now() + 2);
+    while (!c.entered && pthread_cond_timedwait(&c.cond, &c.lock, &ts) == 0)
+        ;
+    assert_true(c.entered);
+    pthread_mutex_unlock(&c.lock);
+    for (uint64_t m = 2; m <= 200; m++)
+        assert_int_equal(sink_put_mark(s, row, sizeof row, m), 0);
+    pthread_mutex_lock(&c.lock);
+    int blocked = c.timed_out;
+    c.released = 1;
+    pthread_cond_broadcast(&c.cond);
+    pthread_mutex_unlock(&c.lock);
+    assert_int_equal(sink_flush(s), 0);
+    /* Every row's mark once, in order, each write's offset past the last. */
+    assert_false(blocked);
+    assert_int_equal(c.nmarks, 200);
+    for (size_t i = 0; i < c.nmarks; i++)
+        assert_int_equal(c.marks[i], i + 1);
+    assert_true(c.ncalls >= 2);
+    for (size_t i = 1; i < c.ncalls; i++)
+        assert_true(c.offsets[i] > c.offsets[i - 1]);
+    assert_int_equal(c.offsets[c.ncalls - 1], 100 + 200 * sizeof row);
+    assert_int_equal(sink_free(s), 0);
+    close(fd);
+    pthread_cond_destroy(&c.cond);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_sink_reports_the_first_write_error_once),
         cmocka_unit_test(test_sink_writes_rows_larger_than_its_buffer_whole),
         cmocka_unit_test(test_sink_flushes_on_its_own_within_the_interval),
+        cmocka_unit_test(test_sink_puts_rows_while_a_commit_waits_and_tells_the_writes_in_order),
     };
     return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
 }
