@@ -516,6 +516,8 @@ static int state_begin(struct cli *cli, struct crawl *c, struct worker_out *o)
     struct state_conf conf = { .lease = cli->lease > 0 ? cli->lease : 15,
                                .retry = cli->frontier_retry > 0 ? cli->frontier_retry : 30,
                                .max_pages = cli->opts.max_pages, .worker = o->name,
+                               .whole_hosts = cli->opts.per_host > 0 || cli->opts.delay > 0 ||
+                                              cli->opts.auto_throttle,
                                .output_id = o->id, .warn = frontier_warn,
                                .warn_data = (void *)cli->state };
     int phase = crawl_state_open(c, cli->state, opts, cli->frontier ? &conf : NULL, why,

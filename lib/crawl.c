@@ -520,7 +520,13 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
             read_input(c, read_ahead(c) - frontier_queued(c->fr)))
             continue;
         double wake = 0;
-        int again = refill(c);
+        int again = 0, lease = 0;
+        if (c->lease_on) {
+            if ((lease = frontier_lease_due(c->fr)))
+                pthread_cond_signal(&c->lease_cond);
+        } else {
+            again = refill(c);
+        }
         struct crawl_job *j = frontier_pick(c->fr, &wake);
         if (frontier_store_failed(c->fr))
             crawl__state_warn(c);
@@ -564,9 +570,10 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
          * find more, or fall silent and have theirs given back. */
         int elsewhere = c->st && state_elsewhere(c->st) > 0;
         if (c->running == 0 && frontier_queued(c->fr) == 0 && !c->input_open && !elsewhere &&
-                !frontier_refilling(c->fr))
+                !frontier_refilling(c->fr) && !lease)
             return 0;
-        if (elsewhere && (wake == 0 || wake > clock_now() + 0.05))
+        /* The leasing thread wakes whoever waits once it placed pages. */
+        if ((elsewhere || lease) && (wake == 0 || wake > clock_now() + 0.05))
             wake = clock_now() + 0.05;
         double end = c->cancel.deadline_at;
         if (end > 0 && (wake == 0 || wake > end))
@@ -1049,6 +1056,52 @@ static void run_policies(struct crawl *c, const struct crawl_backend *b)
 
 /* The clock starts: the deadline, the frontier and the fetch context learn
  * what the run is. Returns 1 when a streamed list gets a reader thread. */
+/* The leasing thread of a --frontier crawl: each lease's round trip (and
+ * the robots.txt look-ups it brings) is made here, so that no model's
+ * thread waits on the server before it starts a transfer. It leases when
+ * a thread that takes jobs finds one due, and at least every LEASE_TICK
+ * seconds; the lock is let go while the server is asked (refill). */
+#define LEASE_TICK 0.05
+static void *lease_main(void *arg)
+{
+    struct crawl *c = arg;
+    pthread_mutex_lock(&c->lock);
+    while (!c->lease_stop) {
+        if (refill(c))
+            continue;
+        struct timespec ts = clock_timespec(clock_now() + LEASE_TICK);
+        pthread_cond_timedwait(&c->lease_cond, &c->lock, &ts);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+/* Starts the leasing thread when the crawl's store is shared. */
+static void lease_start(struct crawl *c)
+{
+    if (!state_shared(c->st) || clock_cond_init(&c->lease_cond) != 0)
+        return;
+    c->lease_stop = 0;
+    pthread_mutex_lock(&c->lock);
+    c->lease_on = pthread_create(&c->lease_tid, NULL, lease_main, c) == 0;
+    pthread_mutex_unlock(&c->lock);
+    if (!c->lease_on)
+        pthread_cond_destroy(&c->lease_cond);
+}
+
+static void lease_end(struct crawl *c)
+{
+    if (!c->lease_on)
+        return;
+    pthread_mutex_lock(&c->lock);
+    c->lease_stop = 1;
+    pthread_cond_signal(&c->lease_cond);
+    pthread_mutex_unlock(&c->lock);
+    pthread_join(c->lease_tid, NULL);
+    c->lease_on = 0;
+    pthread_cond_destroy(&c->lease_cond);
+}
+
 static int run_start(struct crawl *c, const struct crawl_backend *b)
 {
     pthread_mutex_lock(&c->lock);
@@ -1102,7 +1155,9 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         return CRAWL_EOUTPUT;
     }
     int reader = run_start(c, b);
+    lease_start(c);
     int rc = b->run(c);
+    lease_end(c);
     c->wall = clock_now() - c->t0;
     c->st_complete = rc == 0 && !atomic_load(&c->cancel.why) && frontier_queued(c->fr) == 0;
     if (reader) {

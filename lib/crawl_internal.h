@@ -44,6 +44,10 @@ struct crawl {
     int    input_streams;     /* read by input_tid, not by crawl_next */
     int    input_stop;        /* the reader thread is to end */
     pthread_t input_tid;
+    int    lease_on;          /* a --frontier store's leases are lease_tid's */
+    int    lease_stop;        /* the leasing thread is to end */
+    pthread_t lease_tid;
+    pthread_cond_t lease_cond;    /* wakes the leasing thread: a lease is due */
     struct hist hist[3];  /* fetched URLs' times, by enum crawl_time */
     size_t dns_lookups;   /* names looked up, every fetch's */
     double t0;                /* monotonic seconds at crawl_run's start */

@@ -486,11 +486,12 @@ static void slot_give(struct frontier *f, struct crawl_job *j)
 }
 
 /* Takes a slot of host h in the --frontier server, when --per-host or a
- * delay bounds it across workers. Returns 1 when h may start a job now. */
+ * delay bounds it across workers and the server does not lease this
+ * worker its hosts whole. Returns 1 when h may start a job now. */
 static int slot_take(struct frontier *f, struct crawl_host *h, double *wake)
 {
     int per = f->conf.per_host;
-    if (!state_shared(f->st) || (per <= 0 && h->delay <= 0))
+    if (!state_shared(f->st) || (per <= 0 && h->delay <= 0) || state_hosts_whole(f->st))
         return 1;
     double wait = 0;
     int rc = state_host_take(f->st, h->key, per > 0 ? per : 0, h->delay, &wait);
@@ -602,7 +603,8 @@ static struct crawl_job *pick(struct frontier *f, double *wake)
         struct job_qent *e = pick_entry(f, wake, &h);
         if (!e)
             return NULL;
-        int slot = h && state_shared(f->st) && f->conf.per_host > 0;
+        int slot = h && state_shared(f->st) && !state_hosts_whole(f->st) &&
+                   f->conf.per_host > 0;
         if ((j = frontier__qent_job(e))) {
             if (h)
                 j->host = h;
@@ -695,6 +697,11 @@ int frontier_refilling(const struct frontier *f)
     return f->rf.on;
 }
 
+int frontier_lease_due(const struct frontier *f)
+{
+    return !f->rf.on && f->st && frontier__store_lease_due(f);
+}
+
 /* --max-pages bounds the pages that start, listed ones included; a link
  * found before the bound was reached is dropped when its turn comes after
  * it, and counted as left. */
@@ -721,6 +728,7 @@ struct crawl_job *frontier_pick(struct frontier *f, double *wake)
         }
         break;
     }
+    f->sh_paced = !j && f->queued > 0;
     return j;
 }
 

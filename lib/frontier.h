@@ -120,6 +120,9 @@ void frontier_push_failed(struct frontier *f, struct crawl_job *j);
  * queue does not mean the crawl is over. frontier_refill does all three,
  * as often as that asks, without letting a lock go. */
 int frontier_refill_begin(struct frontier *f);
+/* 1 when a --frontier store's lease is due and no read is claimed: the
+ * thread that leases (not the one asking) is to make it. The lock is held. */
+int frontier_lease_due(const struct frontier *f);
 void frontier_refill_read(struct frontier *f);
 int frontier_refill_end(struct frontier *f);
 void frontier_refill(struct frontier *f);

@@ -148,6 +148,8 @@ struct frontier {
     struct name *names;         /* input file names of listed pages loaded */
     double sh_poll_at;          /* --frontier: when to ask again after an empty lease */
     int sh_found;               /* --frontier: links sent since the last lease */
+    int sh_paced;               /* --frontier: the last pick found jobs queued,
+                                 * none of which could start yet */
     /* The store's pages being read into memory without the core's lock
      * (frontier_refill_begin .. frontier_refill_end): one read at a time. */
     struct {
@@ -336,6 +338,9 @@ void frontier__refill_free(struct frontier *f);
 
 /* The store's part of frontier_refill_begin, _read and _end. */
 int frontier__store_refill_begin(struct frontier *f);
+/* 1 when a shared store's lease is due (frontier_refill_begin would
+ * claim it). */
+int frontier__store_lease_due(const struct frontier *f);
 void frontier__store_refill_read(struct frontier *f);
 int frontier__store_refill_end(struct frontier *f);
 

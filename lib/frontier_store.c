@@ -128,7 +128,9 @@ static void load_one(struct frontier *f, uint64_t id, const struct state_page *p
 
 /* Pages a worker holds queued from a shared store: twice its transfers in
  * flight, enough to keep them busy between two leases, few enough to
- * leave the rest to the other workers. */
+ * leave the rest to the other workers. While none of those may start yet
+ * (their hosts' delays), it leases up to four times as many, so that the
+ * hosts the server holds beside them get their turn. */
 static size_t lease_batch(const struct frontier *f)
 {
     size_t n = f->limit > 0 ? 2 * (size_t)f->limit : 64;
@@ -260,20 +262,65 @@ static void hold_one(uint64_t id, const struct state_page *p, void *data)
     f->rf.tail = h;
 }
 
+/* The host of page h, which the lease took from another worker: its next
+ * request waits out what is left of its delay since that one let it go
+ * (robots.txt's rules, read with the lease, are in already). */
+static void hand_over(struct frontier *f, const struct held_page *h)
+{
+    struct url_parts lu;
+    const struct url_parts *u = &h->u;
+    if (h->p.depth == 0) {
+        if (url_split(h->p.url, &lu) != 0)
+            return;
+        u = &lu;
+    } else if (h->split != 0) {
+        return;
+    }
+    struct crawl_host *host = frontier__host_get(f, u->key);
+    if (host && host->running == 0) {
+        double at = f->now() - h->p.host_idle + host->delay;
+        if (at > host->next_at) {
+            host->next_at = at;
+            f->timed = 1;
+        }
+    }
+    if (u == &lu)
+        url_parts_free(&lu);
+}
+
+/* The pages a lease from a shared store would ask for now; 0: none is
+ * due. Leased when half of what memory holds is gone: one round trip for
+ * many pages. */
+static size_t lease_due(const struct frontier *f)
+{
+    size_t want = lease_batch(f), have = f->queued + f->pending;
+    if (!f->st_more)
+        return 0;
+    if (f->sh_paced && have < 16 * want)
+        want = have + want / 2 > 16 * want ? 16 * want : have + want / 2;
+    else if (have > want / 2)
+        return 0;
+    if (frontier__cancelled(f) || (!f->sh_found && f->now() < f->sh_poll_at))
+        return 0;
+    return want - have;
+}
+
+int frontier__store_lease_due(const struct frontier *f)
+{
+    return state_shared(f->st) && lease_due(f) > 0;
+}
+
 int frontier__store_refill_begin(struct frontier *f)
 {
     if (!f->st_more)
         return 0;
     if (state_shared(f->st)) {
-        /* Leased when half of it is gone: one round trip for many pages. */
-        size_t want = lease_batch(f);
-        if (f->queued + f->pending > want / 2 || frontier__cancelled(f))
-            return 0;
-        if (!f->sh_found && f->now() < f->sh_poll_at)
+        size_t n = lease_due(f);
+        if (n == 0)
             return 0;
         f->sh_found = 0;
         f->rf.after = 0;
-        f->rf.max = want - (f->queued + f->pending);
+        f->rf.max = n;
     } else {
         if (f->queued + f->pending >= FRONTIER_MEM_JOBS / 2)
             return 0;
@@ -299,6 +346,8 @@ int frontier__store_refill_end(struct frontier *f)
     robots_place(f);
     for (; h; h = next) {
         next = h->next;
+        if (h->p.host_handed && f->per_host_queues)
+            hand_over(f, h);
         load_one(f, h->id, &h->p, &h->u, h->split);
         free(h);
     }

@@ -41,6 +41,11 @@ int state_shared(const struct state *st)
     return st && st->shared;
 }
 
+int state_hosts_whole(const struct state *st)
+{
+    return st && st->shared && st->whole;
+}
+
 int state_get(struct state *st, const char *key, int64_t *v)
 {
     return st->ops->get(st, key, v);

@@ -50,6 +50,11 @@ struct state_page {
     const struct state_valid *valid;    /* state_queue_load, in a recrawl pass:
                                  * the page's record (its links left out), or
                                  * NULL; ignored by the calls that queue */
+    int host_handed;            /* state_queue_load of a shared store: this
+                                 * lease took the page's host from another
+                                 * holder, who let it go host_idle seconds
+                                 * ago; ignored by the calls that queue */
+    double host_idle;
 };
 
 /* What the store keeps of a page fetched whole or answered 304, for the
@@ -76,6 +81,9 @@ struct state_conf {
     double retry;               /* seconds a request to the server may take,
                                  * end to end (connecting again included) */
     long max_pages;             /* --max-pages over every worker; 0: none */
+    int whole_hosts;            /* this worker keeps per-host rules (--per-host,
+                                 * --delay, --auto-throttle): a host it leases a
+                                 * page of is its alone until it lets it go */
     /* Asked while the store waits for the server: once it says yes, the
      * store gives a request only a moment more (NULL: never). */
     int (*cancelled)(void *data);
@@ -126,6 +134,11 @@ int state_shared(const struct state *st);
  * state_queue_load of a shared store (while there are any, this process
  * waits for more rather than ending); 0 for a file. */
 long state_elsewhere(struct state *st);
+
+/* 1 when a shared store leases this process its hosts whole (conf's
+ * whole_hosts): every page it leases is of a host no other process holds,
+ * so per-host rules are kept in memory, with no state_host_take. */
+int state_hosts_whole(const struct state *st);
 
 /* A shared store's per-host bound: takes one of host's per_host slots
  * (0: no bound) and its next start, delay seconds after the last one any

@@ -41,6 +41,7 @@ struct state_ops {
 struct state {
     const struct state_ops *ops;
     int shared;                 /* other processes take pages from its queue */
+    int whole;                  /* a shared store's hosts are leased whole */
 };
 
 int state_lmdb_open(struct state **out, const char *path, const char *opts,

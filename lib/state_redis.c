@@ -21,15 +21,32 @@
  *   wfile         hash: output file (host:device:inode) -> its worker
  *   robots        hash: host -> its robots.txt as fetched
  *   seedlock      the worker reading the list in
- *   h:HOST:run    hash: worker -> its transfers in flight to HOST
- *   h:HOST:next   the earliest start of HOST's next request (ms)
+ *   ho            hash: host -> the worker that holds it whole, or '-' and
+ *                 the time its last holder let it go (ms, server time)
+ *   hq:HOST       list of the ids parked for HOST's holder ('r' first: given
+ *                 back by a silent worker)
+ *   wh:W, whn:W   set of the hosts worker W holds; hash: host -> its pages
+ *                 W holds under its lease
+ *   h:HOST:run    hash: worker -> its transfers in flight to HOST, when
+ *                 hosts are not leased whole
+ *   h:HOST:next   the earliest start of HOST's next request (ms), likewise
  * Each change is one Lua script, atomic on the server, which first checks
  * that the crawl is there and whole (state_redis_lua.c). A worker that
  * falls silent for longer than its lease (killed, cut off) is reaped by
  * the next script any worker runs: its pages go back to the queue (rq,
- * taken first), its session ends and every later script of it is
- * refused, its commits first: its rows for pages others now hold are
- * never committed, and it cuts them off. Requests that change something
+ * taken first), its hosts are let go, its session ends and every later
+ * script of it is refused, its commits first: its rows for pages others
+ * now hold are never committed, and it cuts them off.
+ *
+ * A worker that keeps per-host rules leases hosts whole: the first page
+ * of a host it leases makes the host its own (ho), the pages of the host
+ * found or given back meanwhile are parked for it (hq:HOST) and leased by
+ * it first, and it lets the host go at the commit that leaves it none,
+ * so that its pacing, kept in memory, holds over all workers. A lease
+ * that hands a host over says how long ago its last holder let it go,
+ * which the new holder's delay counts from. A worker without per-host
+ * rules takes pages of hosts nobody holds page by page: a host is then
+ * shared by them all. Requests that change something
  * carry an id that grows, so that a request sent again after a lost
  * connection is not applied twice (a lease sent again returns the same
  * pages). Pages found are sent in batches, pipelined: a page's links reach
@@ -56,11 +73,19 @@
 /* Entries of a batch of pages found, sent in one script. */
 #define BATCH_MAX 512
 
-/* A command's arguments, owned. */
+/* A command's arguments, owned. req_at: the index of its request id,
+ * given as it joins the commands to send (0: it carries none). */
 struct cmd {
     int argc;
+    int req_at;
     char **argv;
     size_t *len;
+};
+
+/* Commands in the order they go to the server. */
+struct cmds {
+    struct cmd *v;
+    size_t n, cap;
 };
 
 /* A connection, with the digests of the scripts it loaded. */
@@ -78,17 +103,24 @@ struct rs {
     long max_pages;
     char mark[40];              /* the crawl's marker, from hello */
     char sess[24];              /* this worker's session */
-    long long gen;              /* the last change of the crawl seen */
+    long long gen;              /* the last change of the crawl seen (atomic) */
+    char sha[NSCRIPTS][41];     /* the scripts' digests, the same on every connection */
     struct conn main, beat;     /* the crawl's; the heartbeat thread's */
     struct redis_wait w, bw;    /* their requests' time */
-    pthread_mutex_t lock;       /* recursive: a loader's callback may look robots.txt up */
-    uint64_t req;               /* the last request id sent */
-    struct cmd *pend;           /* sent or to send, replies not read yet */
-    size_t npend, cap;
+    /* Two locks, taken in this order: lock orders the requests that wait
+     * for a reply (it is held while the server is asked; recursive: a
+     * loader's callback may look robots.txt up); qlock guards what a
+     * thread adds to be sent without waiting (the batch of pages found,
+     * the pending commands, the request ids) and is never held while the
+     * server is asked, so that finding a link never waits on a lease. */
+    pthread_mutex_t lock, qlock;
+    pthread_mutex_t errlock;    /* fail's first setting and err */
+    uint64_t req;               /* the last request id given */
+    struct cmds pend;           /* to send, in order, before the next request */
     struct cmd batch;           /* pages found, not yet a command */
-    long elsewhere;
+    long elsewhere;             /* atomic */
     int seeding;                /* holds the seeding lock */
-    int fail;                   /* 0, or the first failure (STATE_E...): every
+    atomic_int fail;            /* 0, or the first failure (STATE_E...): every
                                  * request fails from then on */
     int want_types;             /* a key of another type: name it */
     int worker_ok;              /* registered: it says goodbye at the end */
@@ -152,44 +184,72 @@ static int cmd_num(struct cmd *c, long long v)
  * every script but hello checks first. */
 static int cmd_eval(struct rs *r, struct cmd *c, int s)
 {
-    return cmd_str(c, "EVALSHA") || cmd_str(c, r->main.sha[s]) || cmd_str(c, "1") ||
+    return cmd_str(c, "EVALSHA") || cmd_str(c, r->sha[s]) || cmd_str(c, "1") ||
            cmd_str(c, r->a.prefix) || cmd_str(c, r->worker) || cmd_str(c, r->mark) ||
-           cmd_str(c, r->sess) || cmd_num(c, r->gen);
+           cmd_str(c, r->sess) || cmd_num(c, __atomic_load_n(&r->gen, __ATOMIC_RELAXED));
 }
 
+/* Appends the place of c's request id, given when c is sent (run). */
+static int cmd_req(struct cmd *c)
+{
+    c->req_at = c->argc;
+    return cmd_str(c, "0");
+}
+
+/* Says what failed (a request that could not be made), when nothing
+ * failed before; returns -1. */
 static int failf(struct rs *r, const char *fmt, const char *what)
 {
-    snprintf(r->err, sizeof r->err, fmt, what);
+    pthread_mutex_lock(&r->errlock);
+    if (!r->fail)
+        snprintf(r->err, sizeof r->err, fmt, what);
+    pthread_mutex_unlock(&r->errlock);
     return -1;
 }
 
 /* Records the first failure: why (STATE_E...) and its text. */
 static void latch(struct rs *r, int why, const char *fmt, const char *what)
 {
-    if (r->fail)
-        return;
-    r->fail = why;
-    snprintf(r->err, sizeof r->err, fmt, what);
+    pthread_mutex_lock(&r->errlock);
+    if (!r->fail) {
+        snprintf(r->err, sizeof r->err, fmt, what);
+        atomic_store(&r->fail, why);
+    }
+    pthread_mutex_unlock(&r->errlock);
 }
 
-/* Moves the batch of pages found into the pending commands. */
+static void cmds_free(struct cmds *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        cmd_free(&l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+/* Appends c (taken over) to l. Returns 0 or -1. */
+static int cmds_add(struct cmds *l, struct cmd *c)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        struct cmd *p = realloc(l->v, cap * sizeof *p);
+        if (!p)
+            return -1;
+        l->v = p, l->cap = cap;
+    }
+    l->v[l->n++] = *c;
+    memset(c, 0, sizeof *c);
+    return 0;
+}
+
+/* Moves the batch of pages found into the pending commands; qlock held. */
 static int batch_close(struct rs *r)
 {
     if (r->batch.argc == 0)
         return 0;
-    if (r->npend == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 8;
-        struct cmd *p = realloc(r->pend, cap * sizeof *p);
-        if (!p)
-            return failf(r, "%s", "out of memory");
-        r->pend = p, r->cap = cap;
-    }
-    r->pend[r->npend++] = r->batch;
-    memset(&r->batch, 0, sizeof r->batch);
-    return 0;
+    return cmds_add(&r->pend, &r->batch) ? failf(r, "%s", "out of memory") : 0;
 }
 
-/* Queues command c (taken over) after the pending ones. */
+/* Queues command c (taken over) after the pending ones; qlock held. */
 static int pend_add(struct rs *r, struct cmd *c)
 {
     if (batch_close(r) != 0)
@@ -201,7 +261,7 @@ static int pend_add(struct rs *r, struct cmd *c)
 
 /* Connects cn within w's time and loads the scripts. Returns 0 or an RW_
  * code with the reason in err (size n). */
-static int conn_open(const struct rs *r, struct conn *cn, struct redis_wait *w, char *err,
+static int conn_open(struct rs *r, struct conn *cn, struct redis_wait *w, char *err,
                      size_t n)
 {
     if (cn->ctx)
@@ -223,6 +283,8 @@ static int conn_open(const struct rs *r, struct conn *cn, struct redis_wait *w, 
         }
         if (y->type == REDIS_REPLY_STRING && y->len == 40) {
             memcpy(cn->sha[i], y->str, 41);
+            if (!r->sha[i][0])
+                memcpy(r->sha[i], y->str, 41);
         } else {
             snprintf(err, n, "redis at %s:%d: %s", r->a.host, r->a.port,
                      y->type == REDIS_REPLY_ERROR ? y->str : "cannot load the scripts");
@@ -283,20 +345,20 @@ static void conn_drop(struct conn *cn)
     cn->ctx = NULL;
 }
 
-/* Sends the pending commands and then c (NULL: none) on the main
- * connection and reads their replies; the answered ones leave the list.
- * Returns X_DONE with c's reply in *last (NULL without c), X_AGAIN when
- * the connection must be made again (lost; a restarted server without the
- * scripts; a server busy for now) and what is unanswered sent again, or
- * X_FAIL with the failure latched. */
-static int exchange(struct rs *r, struct cmd *c, redisReply **last)
+/* Sends the commands of l and then c (NULL: none) on the main connection
+ * and reads their replies; the answered ones leave l. Returns X_DONE with
+ * c's reply in *last (NULL without c), X_AGAIN when the connection must
+ * be made again (lost; a restarted server without the scripts; a server
+ * busy for now) and what is unanswered sent again, or X_FAIL with the
+ * failure latched. lock is held, qlock not. */
+static int exchange(struct rs *r, struct cmds *l, struct cmd *c, redisReply **last)
 {
     redisContext *x = r->main.ctx;
-    size_t want = r->npend + (c ? 1 : 0), done = 0;
+    size_t want = l->n + (c ? 1 : 0), done = 0;
     int rc = X_DONE;
-    for (size_t i = 0; rc == X_DONE && i < r->npend; i++)
-        if (redisAppendCommandArgv(x, r->pend[i].argc, (const char **)r->pend[i].argv,
-                                   r->pend[i].len) != REDIS_OK)
+    for (size_t i = 0; rc == X_DONE && i < l->n; i++)
+        if (redisAppendCommandArgv(x, l->v[i].argc, (const char **)l->v[i].argv,
+                                   l->v[i].len) != REDIS_OK)
             rc = X_AGAIN;
     if (rc == X_DONE && c &&
         redisAppendCommandArgv(x, c->argc, (const char **)c->argv, c->len) != REDIS_OK)
@@ -307,25 +369,26 @@ static int exchange(struct rs *r, struct cmd *c, redisReply **last)
         if (wrc == RW_IO) {
             rc = X_AGAIN;
         } else if (wrc != 0) {
-            redis_wait_text(wrc, &r->w, x, &r->a, r->err, sizeof r->err);
-            r->fail = STATE_EUNREACHABLE;
+            char why[512];
+            redis_wait_text(wrc, &r->w, x, &r->a, why, sizeof why);
+            latch(r, STATE_EUNREACHABLE, "%s", why);
             rc = X_FAIL;
         } else if (y->type == REDIS_REPLY_ERROR) {
             rc = strncmp(y->str, "NOSCRIPT", 8) == 0 || classify(r, y->str) > 0 ? X_AGAIN
                                                                                  : X_FAIL;
             freeReplyObject(y);
-        } else if (done < r->npend) {
+        } else if (done < l->n) {
             freeReplyObject(y);
-            cmd_free(&r->pend[done++]);
+            cmd_free(&l->v[done++]);
         } else {
             *last = y;
             done++;
         }
     }
-    size_t gone = done < r->npend ? done : r->npend;
+    size_t gone = done < l->n ? done : l->n;
     if (gone) {
-        memmove(r->pend, r->pend + gone, (r->npend - gone) * sizeof *r->pend);
-        r->npend -= gone;
+        memmove(l->v, l->v + gone, (l->n - gone) * sizeof *l->v);
+        l->n -= gone;
     }
     if (rc != X_DONE)
         conn_drop(&r->main);
@@ -379,20 +442,42 @@ static void name_wrong_key(struct rs *r)
     redisFree(x);
 }
 
-/* Sends the pending commands and then c (NULL: none), reads their
- * replies, and returns c's (the caller's; never an error reply), or NULL
- * with the failure latched and r->err saying why. A lost connection is
- * made again and everything not answered sent again, all within
- * r->retry seconds of the start. */
-static redisReply *run(struct rs *r, struct cmd *c)
+/* Takes the pending commands into l, c's request id given after theirs;
+ * qlock is taken here. Returns 0 or -1. */
+static int take_pending(struct rs *r, struct cmd *c, struct cmds *l)
 {
-    if (r->fail || batch_close(r) != 0)
-        return NULL;
+    pthread_mutex_lock(&r->qlock);
+    int rc = batch_close(r);
+    if (rc == 0 && c && c->req_at > 0) {
+        char b[32];
+        int n = snprintf(b, sizeof b, "%llu", (unsigned long long)++r->req);
+        char *d = strdup(b);
+        if (d) {
+            free(c->argv[c->req_at]);
+            c->argv[c->req_at] = d;
+            c->len[c->req_at] = (size_t)n;
+        } else {
+            rc = failf(r, "%s", "out of memory");
+        }
+    }
+    *l = r->pend;
+    memset(&r->pend, 0, sizeof r->pend);
+    pthread_mutex_unlock(&r->qlock);
+    return rc;
+}
+
+/* Sends the commands of l and then c (NULL: none), reads their replies,
+ * and returns c's (the caller's; never an error reply), or NULL with the
+ * failure latched and r->err saying why. A lost connection is made again
+ * and everything not answered sent again, all within r->retry seconds of
+ * the start. lock is held. */
+static redisReply *run_list(struct rs *r, struct cmds *l, struct cmd *c)
+{
     redis_wait_begin(&r->w, r->retry);
     double pause = 0;
     for (;;) {
         redisReply *last = NULL;
-        int rc = r->main.ctx ? exchange(r, c, &last) : X_AGAIN;
+        int rc = r->main.ctx ? exchange(r, l, c, &last) : X_AGAIN;
         if (rc == X_DONE)
             return last;
         if (rc == X_FAIL) {
@@ -415,6 +500,19 @@ static redisReply *run(struct rs *r, struct cmd *c)
     }
 }
 
+/* Sends the pending commands and then c (NULL: none): run_list's, with
+ * lock held, which orders the requests: a thread that adds to the pending
+ * ones meanwhile (qlock) does not wait for the reply. */
+static redisReply *run(struct rs *r, struct cmd *c)
+{
+    if (r->fail)
+        return NULL;
+    struct cmds l;
+    redisReply *rep = take_pending(r, c, &l) == 0 ? run_list(r, &l, c) : NULL;
+    cmds_free(&l);
+    return rep;
+}
+
 /* Runs c and frees it; returns its reply (NULL: r->err says why). */
 static redisReply *run_cmd(struct rs *r, struct cmd *c)
 {
@@ -430,14 +528,10 @@ static const char *rs_error(struct state *st)
 
 static int rs_failure(struct state *st)
 {
-    struct rs *r = (struct rs *)st;
-    pthread_mutex_lock(&r->lock);
-    int f = r->fail;
-    pthread_mutex_unlock(&r->lock);
-    return f;
+    return atomic_load(&((struct rs *)st)->fail);
 }
 
-/* The next request id. */
+/* The next request id; qlock held. */
 static long long next_req(struct rs *r)
 {
     return (long long)++r->req;
@@ -447,8 +541,8 @@ static long long next_req(struct rs *r)
  * commit's): no later script may find the crawl at an older one. */
 static void saw_change(struct rs *r, long long gen)
 {
-    if (gen > r->gen)
-        r->gen = gen;
+    if (gen > __atomic_load_n(&r->gen, __ATOMIC_RELAXED))
+        __atomic_store_n(&r->gen, gen, __ATOMIC_RELAXED);
 }
 
 /* A URL hash as the keys of v and vl (and records) name it: its 8 bytes,
@@ -561,18 +655,18 @@ static int batch_add(struct rs *r, char kind, uint64_t hash, const struct state_
 static int rs_seen_add(struct state *st, uint64_t hash)
 {
     struct rs *r = (struct rs *)st;
-    pthread_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->qlock);
     int rc = r->fail ? -1 : batch_add(r, 'S', hash, NULL);
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->qlock);
     return rc < 0 ? -1 : 1;
 }
 
 static int rs_queue_add(struct state *st, const struct state_page *p, uint64_t *id)
 {
     struct rs *r = (struct rs *)st;
-    pthread_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->qlock);
     int rc = r->fail ? -1 : batch_add(r, 'L', 0, p);
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->qlock);
     *id = 0;
     return rc;
 }
@@ -582,21 +676,34 @@ static int rs_queue_add(struct state *st, const struct state_page *p, uint64_t *
 static int rs_admit(struct state *st, uint64_t hash, const struct state_page *p, uint64_t *id)
 {
     struct rs *r = (struct rs *)st;
-    pthread_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->qlock);
     int rc = r->fail ? -1 : batch_add(r, 'F', hash, p);
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->qlock);
     *id = 0;
     return rc;
 }
 
-/* A lease's reply: {change, queued, leased elsewhere, id, record, kept...};
- * its pages go to fn, each with what the crawl kept of it (a recrawl's).
- * Returns how many, or -1. */
+/* Reads a leased page's idle field x (ms; empty: its host was not handed
+ * over) into p. Returns 0, or -1 when it is not a time. */
+static int idle_read(const redisReply *x, struct state_page *p)
+{
+    char *end;
+    p->host_handed = x->len > 0;
+    if (!x->len)
+        return 0;
+    p->host_idle = strtod(x->str, &end) / 1000;
+    return end == x->str + x->len && p->host_idle >= 0 ? 0 : -1;
+}
+
+/* A lease's reply: {change, queued, leased elsewhere, id, record, kept,
+ * idle...}; its pages go to fn, each with what the crawl kept of it (a
+ * recrawl's) and, when the lease took its host from another worker, the
+ * time since that one let it go. Returns how many, or -1. */
 static int lease_read(struct rs *r, const redisReply *rep,
                       void (*fn)(uint64_t id, const struct state_page *p, void *data),
                       void *data)
 {
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ||
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 || (rep->elements - 3) % 4 != 0 ||
         rep->element[0]->type != REDIS_REPLY_INTEGER ||
         rep->element[1]->type != REDIS_REPLY_INTEGER ||
         rep->element[2]->type != REDIS_REPLY_INTEGER) {
@@ -604,15 +711,19 @@ static int lease_read(struct rs *r, const redisReply *rep,
         return -1;
     }
     saw_change(r, rep->element[0]->integer);
-    r->elsewhere = (long)(rep->element[1]->integer + rep->element[2]->integer);
+    __atomic_store_n(&r->elsewhere, (long)(rep->element[1]->integer + rep->element[2]->integer),
+                     __ATOMIC_RELAXED);
     int n = 0;
-    for (size_t i = 3; i + 2 < rep->elements; i += 3) {
-        redisReply *k = rep->element[i], *v = rep->element[i + 1], *w = rep->element[i + 2];
+    for (size_t i = 3; i + 4 <= rep->elements; i += 4) {
+        redisReply *k = rep->element[i], *v = rep->element[i + 1], *w = rep->element[i + 2],
+                   *x = rep->element[i + 3];
         struct state_page p;
         struct state_valid kept;
         if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
-            w->type != REDIS_REPLY_STRING || rec_read(v->str, v->len, &p) != 0 ||
-            (w->len && valid_read(w->str, w->len, NULL, 0, &kept) != 0)) {
+            w->type != REDIS_REPLY_STRING || x->type != REDIS_REPLY_STRING ||
+            rec_read(v->str, v->len, &p) != 0 ||
+            (w->len && valid_read(w->str, w->len, NULL, 0, &kept) != 0) ||
+            idle_read(x, &p) != 0) {
             latch(r, STATE_ELOST, "the server lost this crawl's data (%s)",
                   "a leased page's record is damaged");
             return -1;
@@ -632,8 +743,8 @@ static int rs_queue_load(struct state *st, uint64_t after, size_t max,
     struct cmd c = { 0 };
     (void)after;
     pthread_mutex_lock(&r->lock);
-    if (cmd_eval(r, &c, S_LEASE) || cmd_num(&c, next_req(r)) || cmd_num(&c, (long long)max) ||
-        cmd_num(&c, r->lease_ms) || cmd_num(&c, r->max_pages)) {
+    if (cmd_eval(r, &c, S_LEASE) || cmd_req(&c) || cmd_num(&c, (long long)max) ||
+        cmd_num(&c, r->lease_ms) || cmd_num(&c, r->max_pages) || cmd_num(&c, r->base.whole)) {
         cmd_free(&c);
         pthread_mutex_unlock(&r->lock);
         return failf(r, "%s", "out of memory");
@@ -648,11 +759,7 @@ static int rs_queue_load(struct state *st, uint64_t after, size_t max,
 
 static long rs_elsewhere(struct state *st)
 {
-    struct rs *r = (struct rs *)st;
-    pthread_mutex_lock(&r->lock);
-    long n = r->elsewhere;
-    pthread_mutex_unlock(&r->lock);
-    return n;
+    return __atomic_load_n(&((struct rs *)st)->elsewhere, __ATOMIC_RELAXED);
 }
 
 /* A named value of the crawl (the get script) as a number; *v is left
@@ -686,7 +793,7 @@ static int rs_set(struct state *st, const char *key, int64_t v)
 {
     struct rs *r = (struct rs *)st;
     struct cmd c = { 0 };
-    pthread_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->qlock);
     int rc = r->fail ? -1 : 0;
     if (rc == 0 && (cmd_eval(r, &c, S_SET) || cmd_str(&c, key) || cmd_num(&c, v) ||
                     pend_add(r, &c) != 0))
@@ -695,7 +802,7 @@ static int rs_set(struct state *st, const char *key, int64_t v)
     if (rc == 0 && strcmp(key, "seed_done") == 0 && v)
         r->seeding = 0;
     cmd_free(&c);
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->qlock);
     return rc;
 }
 
@@ -740,7 +847,8 @@ static long rs_fetched(struct state *st)
 static int commit_cmd(struct rs *r, struct cmd *c, const uint64_t *marks, size_t n,
                       const char *off, char how)
 {
-    if (cmd_eval(r, c, S_COMMIT) || cmd_num(c, next_req(r)) || cmd_str(c, off ? off : ""))
+    if (cmd_eval(r, c, S_COMMIT) || (off ? cmd_req(c) : cmd_num(c, next_req(r))) ||
+        cmd_str(c, off ? off : ""))
         return -1;
     for (size_t i = 0; i < n; i++) {
         char b[40];
@@ -757,12 +865,12 @@ static int rs_drop(struct state *st, uint64_t id)
 {
     struct rs *r = (struct rs *)st;
     struct cmd c = { 0 };
-    pthread_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->qlock);
     int rc = r->fail ? -1 : 0;
     if (rc == 0 && (commit_cmd(r, &c, &id, 1, NULL, 'd') || pend_add(r, &c)))
         rc = failf(r, "%s", "out of memory");
     cmd_free(&c);
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->qlock);
     return rc;
 }
 
@@ -799,7 +907,7 @@ static int rs_robots_put(struct state *st, const char *host, long status, int fa
     struct cmd c = { 0 };
     char head[48];
     int hn = snprintf(head, sizeof head, "%ld %d\n", status, fail);
-    pthread_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->qlock);
     int rc = r->fail ? -1 : 0;
     struct strbuf b = { 0 };
     sb_add(&b, head, (size_t)hn);
@@ -810,7 +918,7 @@ static int rs_robots_put(struct state *st, const char *host, long status, int fa
         rc = failf(r, "%s", "out of memory");
     sb_free(&b);
     cmd_free(&c);
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->qlock);
     return rc;
 }
 
@@ -878,11 +986,11 @@ static void rs_host_give(struct state *st, const char *host)
 {
     struct rs *r = (struct rs *)st;
     struct cmd c = { 0 };
-    pthread_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->qlock);
     if (!r->fail && (cmd_eval(r, &c, S_GIVE) || cmd_str(&c, host) || pend_add(r, &c) != 0))
         failf(r, "%s", "out of memory");
     cmd_free(&c);
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->qlock);
 }
 
 /* Whether a heartbeat's error reply s means the end: this worker reaped,
@@ -963,13 +1071,13 @@ static void rs_close(struct state *st)
             freeReplyObject(rep);
         cmd_free(&c);
     }
-    for (size_t i = 0; i < r->npend; i++)
-        cmd_free(&r->pend[i]);
-    free(r->pend);
+    cmds_free(&r->pend);
     cmd_free(&r->batch);
     conn_drop(&r->main);
     conn_drop(&r->beat);
     pthread_mutex_destroy(&r->lock);
+    pthread_mutex_destroy(&r->qlock);
+    pthread_mutex_destroy(&r->errlock);
     pthread_mutex_destroy(&r->beat_lock);
     pthread_cond_destroy(&r->beat_cond);
     free(r->worker);
@@ -991,7 +1099,7 @@ static int rs_valid_put(struct state *st, uint64_t hash, const struct state_vali
         sb_add(&head, v->etag ? v->etag : "", v->etag ? strlen(v->etag) + 1 : 1);
         sb_add(&head, v->modified ? v->modified : "", v->modified ? strlen(v->modified) + 1 : 1);
     }
-    pthread_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->qlock);
     int rc = r->fail ? -1 : 0;
     if (rc == 0 && (head.nomem || cmd_eval(r, &c, S_VPUT) || cmd_str(&c, hex) ||
                     cmd_arg(&c, head.data ? head.data : "", head.len) ||
@@ -1000,7 +1108,7 @@ static int rs_valid_put(struct state *st, uint64_t hash, const struct state_vali
         rc = failf(r, "%s", "out of memory");
     cmd_free(&c);
     sb_free(&head);
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->qlock);
     return rc;
 }
 
@@ -1280,6 +1388,8 @@ int state_redis_open(struct state **out, const char *url, const char *opts,
     pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
     pthread_mutex_init(&r->lock, &a);
     pthread_mutexattr_destroy(&a);
+    pthread_mutex_init(&r->qlock, NULL);
+    pthread_mutex_init(&r->errlock, NULL);
     pthread_mutex_init(&r->beat_lock, NULL);
     clock_cond_init(&r->beat_cond);
     atomic_init(&r->stop, 0);
@@ -1287,6 +1397,7 @@ int state_redis_open(struct state **out, const char *url, const char *opts,
     r->lease_ms = conf && conf->lease > 0 ? (long)(conf->lease * 1000) : 15000;
     r->retry = conf && conf->retry > 0 ? conf->retry : 30;
     r->max_pages = conf ? conf->max_pages : 0;
+    r->base.whole = conf ? conf->whole_hosts != 0 : 0;
     r->w = (struct redis_wait){ .grace = REDIS_GRACE, .cancelled = conf ? conf->cancelled : NULL,
                                 .data = conf ? conf->cancel_data : NULL };
     r->bw = (struct redis_wait){ .grace = 0, .cancelled = beat_stopping, .data = r };

@@ -116,8 +116,9 @@ extern const char redis_lua_status[];
 #define REDIS_NONE "CRAWLNONE"
 
 /* The format of a crawl's keys, its meta's "version": 2 kept no record
- * of listed pages nor of what a recrawl needs; 3 does (listed, v, vl). A
- * crawl of another format is refused, left as it was. */
-#define REDIS_FORMAT "3"
+ * of listed pages nor of what a recrawl needs; 3 does (listed, v, vl); 4
+ * leases hosts whole (ho, hq:HOST, wh:W, whn:W, meta's parked). A crawl
+ * of another format is refused, left as it was. */
+#define REDIS_FORMAT "4"
 
 #endif

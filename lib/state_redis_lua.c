@@ -41,26 +41,55 @@
     "  local had, n = num('meta', 'seen_n'), redis.call('SCARD', K..'seen')\n"          \
     "  if n ~= had then return lost(K..'seen holds '..n..' of the '..had..' URLs seen') end\n" \
     "  local queued, leased = num('meta', 'queued'), num('meta', 'leased')\n"           \
-    "  local inq, recs = redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq'),\n"  \
-    "    redis.call('HLEN', K..'p')\n"                                                  \
-    "  if inq ~= queued then return lost(K..'q and '..K..'rq hold '..inq..' pages of the '..\n" \
+    "  local inq, recs = redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq') +\n" \
+    "    num('meta', 'parked'), redis.call('HLEN', K..'p')\n"                          \
+    "  if inq ~= queued then return lost(K..'q, '..K..'rq and the parked hold '..inq..\n" \
+    "    ' pages of the '..\n"                                                          \
     "    queued..' queued') end\n"                                                      \
     "  if recs ~= queued + leased then return lost(K..'p holds '..recs..' records of the '..\n" \
     "    (queued + leased)..' pages queued or leased') end\n"                           \
-    "  local ws, held = redis.call('HGETALL', K..'wsess'), 0\n"                         \
+    "  local ws, held, parked = redis.call('HGETALL', K..'wsess'), 0, 0\n"              \
     "  for i = 1, #ws, 2 do\n"                                                          \
     "    if ws[i + 1] ~= '0' then\n"                                                    \
     "      if not redis.call('ZSCORE', K..'workers', ws[i]) then\n"                     \
     "        return lost(K..'workers lacks worker '..ws[i]) end\n"                      \
     "      held = held + redis.call('SCARD', K..'wl:'..ws[i])\n"                         \
+    "      for _, hh in ipairs(redis.call('SMEMBERS', K..'wh:'..ws[i])) do\n"           \
+    "        if redis.call('HGET', K..'ho', hh) ~= ws[i] then\n"                        \
+    "          return lost(K..'ho lacks '..hh..', which worker '..ws[i]..' holds') end\n" \
+    "        parked = parked + redis.call('LLEN', K..'hq:'..hh)\n"                      \
+    "      end\n"                                                                       \
     "    end\n"                                                                         \
     "  end\n"                                                                           \
     "  if held ~= leased then return lost(K..'wl:* hold '..held..' of the '..leased..\n" \
     "    ' pages leased') end\n"                                                        \
+    "  if parked ~= num('meta', 'parked') then return lost(K..'hq lists hold '..parked..\n" \
+    "    ' of the '..num('meta', 'parked')..' pages parked') end\n"                     \
     "end\n"                                                                             \
     "local function bump() return redis.call('HINCRBY', K..'meta', 'gen', 1) end\n"     \
     "local function done_req(req) return req <= num('wreq', w) end\n"                   \
     "local function take_req(req) redis.call('HSET', K..'wreq', w, req) end\n"          \
+    "local function host_of(rec)\n"                                                    \
+    "  local url = string.match(rec, '^[^%z]*%z[^%z]*%z[^%z]*%z([^%z]*)') or ''\n"         \
+    "  local sch, auth = string.match(url, '^(%a[%w+.-]*)://([^/?#]*)')\n"               \
+    "  if not sch then return url end\n"                                               \
+    "  sch, auth = string.lower(sch), string.lower((string.gsub(auth, '^.*@', '')))\n"  \
+    "  if not string.find(auth, ':%d+$') then auth = auth..(sch == 'https' and ':443' or ':80') end\n" \
+    "  return sch..'://'..auth\n"                                                      \
+    "end\n"                                                                             \
+    "local function let_go(d, t)\n"                                                    \
+    "  for _, hh in ipairs(redis.call('SMEMBERS', K..'wh:'..d)) do\n"                  \
+    "    local ps = redis.call('LRANGE', K..'hq:'..hh, 0, -1)\n"                       \
+    "    for i = #ps, 1, -1 do\n"                                                      \
+    "      local id = string.match(ps[i], '^r(%d+)$')\n"                               \
+    "      if id then redis.call('RPUSH', K..'rq', id) else redis.call('LPUSH', K..'q', ps[i]) end\n" \
+    "    end\n"                                                                         \
+    "    if #ps > 0 then redis.call('HINCRBY', K..'meta', 'parked', -#ps) end\n"       \
+    "    redis.call('DEL', K..'hq:'..hh)\n"                                             \
+    "    redis.call('HSET', K..'ho', hh, '-'..t)\n"                                     \
+    "  end\n"                                                                           \
+    "  redis.call('DEL', K..'wh:'..d, K..'whn:'..d)\n"                                  \
+    "end\n"                                                                             \
     "local function reap(t, lease, heard)\n"                                            \
     "  local last = tonumber(redis.call('HGET', K..'meta', 'tick') or t)\n"             \
     "  redis.call('HSET', K..'meta', 'tick', t)\n"                                      \
@@ -75,6 +104,7 @@
     "    if #ids > 0 then redis.call('HINCRBY', K..'meta', 'leased', -#ids)\n"          \
     "      redis.call('HINCRBY', K..'meta', 'queued', #ids)\n"                          \
     "      redis.call('HINCRBY', K..'meta', 'returned', #ids) end\n"                    \
+    "    let_go(d, t)\n"                                                             \
     "    redis.call('DEL', K..'wl:'..d, K..'wlast:'..d)\n"                              \
     "    redis.call('ZREM', K..'workers', d)\n"                                         \
     "    redis.call('HSET', K..'wsess', d, '0')\n"                                      \
@@ -98,9 +128,9 @@
     "local SHAPE = {id = 'string', meta = 'hash', seen = 'set', p = 'hash', q = 'list',\n" \
     "  rq = 'list', workers = 'zset', wreq = 'hash', woff = 'hash', wsess = 'hash',\n"  \
     "  wfile = 'hash', robots = 'hash', seedlock = 'string', listed = 'list',\n"        \
-    "  v = 'hash', vl = 'hash'}\n"                                                       \
+    "  v = 'hash', vl = 'hash', ho = 'hash'}\n"                                          \
     "local ORDER = {'id', 'meta', 'seen', 'p', 'q', 'rq', 'workers', 'wreq', 'woff',\n" \
-    "  'wsess', 'wfile', 'robots', 'seedlock', 'listed', 'v', 'vl'}\n"                  \
+    "  'wsess', 'wfile', 'robots', 'seedlock', 'listed', 'v', 'vl', 'ho'}\n"            \
     "local NAMES = {string = 'a string', hash = 'a hash', set = 'a set', list = 'a list',\n" \
     "  zset = 'a sorted set', stream = 'a stream'}\n"                                   \
     "local function shape_of(k, want)\n"                                                \
@@ -111,7 +141,8 @@
     "local function types(w)\n"                                                         \
     "  for _, s in ipairs(ORDER) do\n"                                                  \
     "    local e = shape_of(K..s, SHAPE[s]) if e then return e end end\n"               \
-    "  return shape_of(K..'wl:'..w, 'set') or shape_of(K..'wlast:'..w, 'list')\n"       \
+    "  return shape_of(K..'wl:'..w, 'set') or shape_of(K..'wlast:'..w, 'list') or\n"    \
+    "    shape_of(K..'wh:'..w, 'set') or shape_of(K..'whn:'..w, 'hash')\n"              \
     "end\n"
 
 /* hello: ARGV worker, a new marker, options, lease ms, the output's
@@ -179,8 +210,9 @@ static const char LUA_BEAT[] = LUA_PRELUDE
 /* admit: ARGV request id, then pairs (kind..hash, record): kind S adds
  * the hash to the seen set; L queues the record (and adds its hash when
  * there is one) and keeps it in listed, for a recrawl's next pass; F
- * queues it when its hash is new. The seen set must hold as many hashes
- * as were added (seen_n). */
+ * queues it when its hash is new. A page whose host a worker holds is
+ * parked for that worker (hq:HOST) rather than queued in q. The seen set
+ * must hold as many hashes as were added (seen_n). */
 static const char LUA_ADMIT[] = LUA_PRELUDE
     "local req = tonumber(ARGV[5])\n"
     "local e = check(true) if e then return e end\n"
@@ -188,7 +220,7 @@ static const char LUA_ADMIT[] = LUA_PRELUDE
     "e = intact() if e then return e end\n"
     "take_req(req)\n"
     "bump()\n"
-    "local added, q = 0, 0\n"
+    "local added, q, parked = 0, 0, 0\n"
     "for i = 6, #ARGV, 2 do\n"
     "  local kind, hash = string.sub(ARGV[i], 1, 1), string.sub(ARGV[i], 2)\n"
     "  local new = 1\n"
@@ -196,24 +228,36 @@ static const char LUA_ADMIT[] = LUA_PRELUDE
     "  if kind == 'L' or (kind == 'F' and new == 1) then\n"
     "    local id = redis.call('HINCRBY', K..'meta', 'next_id', 1)\n"
     "    redis.call('HSET', K..'p', id, ARGV[i + 1])\n"
-    "    redis.call('RPUSH', K..'q', id)\n"
+    "    local hh = host_of(ARGV[i + 1])\n"
+    "    local o = redis.call('HGET', K..'ho', hh)\n"
+    "    if o and string.sub(o, 1, 1) ~= '-' then\n"
+    "      redis.call('RPUSH', K..'hq:'..hh, id) parked = parked + 1\n"
+    "    else redis.call('RPUSH', K..'q', id) end\n"
     "    if kind == 'L' then redis.call('RPUSH', K..'listed', ARGV[i + 1]) end\n"
     "    q = q + 1\n"
     "  end\n"
     "end\n"
     "if added > 0 then redis.call('HINCRBY', K..'meta', 'seen_n', added) end\n"
     "if q > 0 then redis.call('HINCRBY', K..'meta', 'queued', q) end\n"
+    "if parked > 0 then redis.call('HINCRBY', K..'meta', 'parked', parked) end\n"
     "return q\n";
 
-/* lease: ARGV request id, pages wanted, lease ms, --max-pages. Takes
- * pages for the worker, the given-back ones first; a page found past
- * --max-pages is dropped. The queue must hold as many pages as were
- * queued, and p a record of each page queued or leased. Returns {change,
- * queued, leased elsewhere, id, record, kept, id, record, kept...}, kept
- * the head of what v holds of the page for a recrawl ('' when nothing). */
+/* lease: ARGV request id, pages wanted, lease ms, --max-pages, whole
+ * hosts (1: the worker paces its hosts itself, so each host it leases a
+ * page of becomes its alone). Takes pages for the worker: first the
+ * parked pages of the hosts it holds, then the given-back ones, then the
+ * queue's, parking for its holder a page of a host another worker holds
+ * (at most 4 * wanted + 64 pages are looked at, so that a lease stays
+ * short); a page found past --max-pages is dropped. The queue must hold
+ * as many pages as were queued, and p a record of each page queued or
+ * leased. Returns {change, queued, leased elsewhere, id, record, kept,
+ * idle, id, record, kept, idle...}: kept the head of what v holds of the
+ * page for a recrawl ('' when nothing), idle the ms since another worker
+ * let the page's host go when this lease took it ('' when it did not). */
 static const char LUA_LEASE[] = LUA_PRELUDE
     "local req, want, lease, max = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]),\n"
     "  tonumber(ARGV[8])\n"
+    "local whole = ARGV[9] == '1'\n"
     "local e = check(true) if e then return e end\n"
     "local t = now()\n"
     "reap(t, lease, true)\n"
@@ -221,34 +265,70 @@ static const char LUA_LEASE[] = LUA_PRELUDE
     "  return redis.error_reply('" REDIS_REAPED "') end\n"
     "redis.call('ZADD', K..'workers', t, w)\n"
     "e = intact() if e then return e end\n"
-    "local ids = {}\n"
+    "local ids, idle = {}, {}\n"
+    "local function give(id, again, rec)\n"
+    "  local depth = tonumber(string.match(rec, '^(%d+)'))\n"
+    "  if not again and max > 0 and depth > 0 and num('meta', 'started') >= max then\n"
+    "    redis.call('HDEL', K..'p', id)\n"
+    "    redis.call('HINCRBY', K..'meta', 'dropped', 1)\n"
+    "    return false\n"
+    "  end\n"
+    "  if not again then redis.call('HINCRBY', K..'meta', 'started', 1) end\n"
+    "  redis.call('SADD', K..'wl:'..w, id)\n"
+    "  redis.call('HINCRBY', K..'meta', 'leased', 1)\n"
+    "  redis.call('RPUSH', K..'wlast:'..w, id)\n"
+    "  ids[#ids + 1] = id\n"
+    "  return true\n"
+    "end\n"
     "if not done_req(req) then\n"
     "  take_req(req)\n"
     "  bump()\n"
     "  redis.call('DEL', K..'wlast:'..w)\n"
-    "  while #ids < want do\n"
+    "  for _, hh in ipairs(redis.call('SMEMBERS', K..'wh:'..w)) do\n"
+    "    while #ids < want do\n"
+    "      local x = redis.call('LPOP', K..'hq:'..hh)\n"
+    "      if not x then break end\n"
+    "      local again, id = string.match(x, '^(r?)(%d+)$')\n"
+    "      if not id then return lost(K..'hq:'..hh..' holds '..x..', not a page id') end\n"
+    "      redis.call('HINCRBY', K..'meta', 'parked', -1)\n"
+    "      redis.call('HINCRBY', K..'meta', 'queued', -1)\n"
+    "      local rec = redis.call('HGET', K..'p', id)\n"
+    "      if not rec then return lost(K..'p has no record of page '..id) end\n"
+    "      if give(id, again == 'r', rec) then redis.call('HINCRBY', K..'whn:'..w, hh, 1) end\n"
+    "    end\n"
+    "    if #ids >= want then break end\n"
+    "  end\n"
+    "  local looks = 4 * want + 64\n"
+    "  while #ids < want and looks > 0 do\n"
+    "    looks = looks - 1\n"
     "    local again, id = true, redis.call('LPOP', K..'rq')\n"
     "    if not id then again, id = false, redis.call('LPOP', K..'q') end\n"
     "    if not id then break end\n"
-    "    redis.call('HINCRBY', K..'meta', 'queued', -1)\n"
     "    local rec = redis.call('HGET', K..'p', id)\n"
     "    if not rec then return lost(K..'p has no record of page '..id) end\n"
-    "    local depth = tonumber(string.match(rec, '^(%d+)'))\n"
-    "    if not again and max > 0 and depth > 0 and num('meta', 'started') >= max then\n"
-    "      redis.call('HDEL', K..'p', id)\n"
-    "      redis.call('HINCRBY', K..'meta', 'dropped', 1)\n"
+    "    local hh = host_of(rec)\n"
+    "    local o = redis.call('HGET', K..'ho', hh)\n"
+    "    local held = o and string.sub(o, 1, 1) ~= '-'\n"
+    "    if held and o ~= w then\n"
+    "      redis.call('RPUSH', K..'hq:'..hh, (again and 'r' or '')..id)\n"
+    "      redis.call('HINCRBY', K..'meta', 'parked', 1)\n"
     "    else\n"
-    "      if not again then redis.call('HINCRBY', K..'meta', 'started', 1) end\n"
-    "      redis.call('SADD', K..'wl:'..w, id)\n"
-    "      redis.call('HINCRBY', K..'meta', 'leased', 1)\n"
-    "      redis.call('RPUSH', K..'wlast:'..w, id)\n"
-    "      ids[#ids + 1] = id\n"
+    "      redis.call('HINCRBY', K..'meta', 'queued', -1)\n"
+    "      if give(id, again, rec) and (held or whole) then\n"
+    "        if not held then\n"
+    "          redis.call('HSET', K..'ho', hh, w)\n"
+    "          redis.call('SADD', K..'wh:'..w, hh)\n"
+    "          local at = o and tonumber(string.sub(o, 2))\n"
+    "          if at then idle[id] = math.max(t - at, 0) end\n"
+    "        end\n"
+    "        redis.call('HINCRBY', K..'whn:'..w, hh, 1)\n"
+    "      end\n"
     "    end\n"
     "  end\n"
     "else\n"
     "  ids = redis.call('LRANGE', K..'wlast:'..w, 0, -1)\n"
     "end\n"
-    "local out = {num('meta', 'gen'), redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq'),\n"
+    "local out = {num('meta', 'gen'), num('meta', 'queued'),\n"
     "  num('meta', 'leased') - redis.call('SCARD', K..'wl:'..w)}\n"
     "for _, id in ipairs(ids) do\n"
     "  if redis.call('SISMEMBER', K..'wl:'..w, id) == 1 then\n"
@@ -257,6 +337,7 @@ static const char LUA_LEASE[] = LUA_PRELUDE
     "    out[#out + 1] = id\n"
     "    out[#out + 1] = rec\n"
     "    out[#out + 1] = h and redis.call('HGET', K..'v', h) or ''\n"
+    "    out[#out + 1] = idle[id] and tostring(idle[id]) or ''\n"
     "  end\n"
     "end\n"
     "return out\n";
@@ -266,7 +347,8 @@ static const char LUA_LEASE[] = LUA_PRELUDE
  * done. Only pages the worker holds under its lease, each with its
  * record, are committed: a worker reaped while its rows were on their way
  * is refused (CRAWLREAPED, its pages are others' now) and commits
- * nothing. Returns the change it made. */
+ * nothing. A host the worker holds, once none of its pages is leased or
+ * parked, is let go (ho: '-' and the time). Returns the change it made. */
 static const char LUA_COMMIT[] = LUA_PRELUDE
     "local req, off = tonumber(ARGV[5]), ARGV[6]\n"
     "local e = check(false) if e then return e end\n"
@@ -276,21 +358,29 @@ static const char LUA_COMMIT[] = LUA_PRELUDE
     "  if e.err == '" REDIS_REAPED "' and #ARGV > 6 then\n"
     "    redis.call('HINCRBY', K..'meta', 'refused', #ARGV - 6) end\n"
     "  return e end\n"
-    "local ids, hows = {}, {}\n"
+    "local ids, hows, recs = {}, {}, {}\n"
     "for i = 7, #ARGV do\n"
     "  local id, how = string.match(ARGV[i], '^(%d+)(%a?)$')\n"
     "  if id then\n"
     "    if redis.call('SISMEMBER', K..'wl:'..w, id) == 0 then\n"
     "      return lost(K..'wl:'..w..' lacks page '..id..', which this worker leased') end\n"
-    "    if redis.call('HEXISTS', K..'p', id) == 0 then\n"
-    "      return lost(K..'p has no record of page '..id) end\n"
-    "    ids[#ids + 1], hows[#ids + 1] = id, how\n"
+    "    local rec = redis.call('HGET', K..'p', id)\n"
+    "    if not rec then return lost(K..'p has no record of page '..id) end\n"
+    "    ids[#ids + 1], hows[#ids + 1], recs[#ids + 1] = id, how, rec\n"
     "  end\n"
     "end\n"
     "take_req(req)\n"
-    "local gen = bump()\n"
+    "local gen, t = bump(), now()\n"
     "for i, id in ipairs(ids) do\n"
-    "  local how = hows[i]\n"
+    "  local how, hh = hows[i], host_of(recs[i])\n"
+    "  if redis.call('HGET', K..'ho', hh) == w and\n"
+    "    redis.call('HINCRBY', K..'whn:'..w, hh, -1) <= 0 then\n"
+    "    redis.call('HDEL', K..'whn:'..w, hh)\n"
+    "    if redis.call('LLEN', K..'hq:'..hh) == 0 then\n"
+    "      redis.call('HSET', K..'ho', hh, '-'..t)\n"
+    "      redis.call('SREM', K..'wh:'..w, hh)\n"
+    "    end\n"
+    "  end\n"
     "  redis.call('SREM', K..'wl:'..w, id)\n"
     "  redis.call('HDEL', K..'p', id)\n"
     "  redis.call('HINCRBY', K..'meta', 'leased', -1)\n"
@@ -300,7 +390,7 @@ static const char LUA_COMMIT[] = LUA_PRELUDE
     "  if how == 'x' then redis.call('HINCRBY', K..'meta', 'failed', 1) end\n"
     "end\n"
     "if off ~= '' then redis.call('HSET', K..'woff', w, off) end\n"
-    "redis.call('ZADD', K..'workers', now(), w)\n"
+    "redis.call('ZADD', K..'workers', t, w)\n"
     "return gen\n";
 
 /* host: ARGV host, per-host bound, delay ms. Takes a slot of the host
@@ -361,10 +451,11 @@ static const char LUA_ROBOTS_PUT[] = LUA_PRELUDE
     "redis.call('HSET', K..'robots', ARGV[5], ARGV[6])\n"
     "return 0\n";
 
-/* left: the pages queued and leased, by every worker. */
+/* left: the pages queued (parked too) and leased, by every worker. */
 static const char LUA_LEFT[] = LUA_PRELUDE
     "local e = check(false) if e then return e end\n"
-    "return redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq') + num('meta', 'leased')\n";
+    "return redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq') + num('meta', 'parked') +\n"
+    "  num('meta', 'leased')\n";
 
 /* seed: ARGV lease ms. The seeding's turn: 0 when the list is in, 1 when
  * this worker now holds the lock (and reads the list in), -1 while a live
@@ -434,8 +525,8 @@ static const char LUA_RECRAWL[] = LUA_PRELUDE
     "  'finished', 0, 'pass', pass, 'pass_started', ARGV[5], 'pass_older', ARGV[6])\n"
     "return {1, pass, n}\n";
 
-/* bye: a worker that ends gives back what it still holds, and the
- * seeding lock. Nothing when it was reaped: that gave its pages back. */
+/* bye: a worker that ends gives back what it still holds (its pages, its
+ * hosts with their parked pages), and the seeding lock. Nothing when it was reaped: that gave its pages back. */
 static const char LUA_BYE[] = LUA_PRELUDE
     "local e = check(false) if e then return e end\n"
     "if redis.call('HGET', K..'wsess', w) ~= sess then return 0 end\n"
@@ -443,6 +534,7 @@ static const char LUA_BYE[] = LUA_PRELUDE
     "for _, id in ipairs(ids) do redis.call('RPUSH', K..'rq', id) end\n"
     "if #ids > 0 then redis.call('HINCRBY', K..'meta', 'leased', -#ids)\n"
     "  redis.call('HINCRBY', K..'meta', 'queued', #ids) end\n"
+    "let_go(w, now())\n"
     "redis.call('DEL', K..'wl:'..w, K..'wlast:'..w)\n"
     "redis.call('ZREM', K..'workers', w)\n"
     "redis.call('HDEL', K..'wsess', w)\n"
@@ -477,7 +569,8 @@ const char redis_lua_status[] =
     "  return redis.error_reply('" REDIS_LOST "'..K..'meta is gone') end\n"
     "local m = redis.call('HGETALL', K..'meta')\n"
     "local t = redis.call('TIME')\n"
-    "local out = {redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq'),\n"
+    "local out = {redis.call('LLEN', K..'q') + redis.call('LLEN', K..'rq') +\n"
+    "  tonumber(redis.call('HGET', K..'meta', 'parked') or '0'),\n"
     "  tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), #m}\n"
     "for _, v in ipairs(m) do out[#out + 1] = v end\n"
     "local ws = redis.call('ZRANGE', K..'workers', 0, -1, 'WITHSCORES')\n"
