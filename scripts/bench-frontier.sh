@@ -22,11 +22,31 @@
 #               the server's work per page from INFO commandstats (commands,
 #               EVALSHA among them), INFO stats (bytes in and out) and INFO
 #               cpu (make tools builds tcpdelay)
+#   WEB=1       a crawl of many hosts instead: the synthetic web (docs/web.md;
+#               fixture-server --web WEB_HOSTS --web-pages WEB_PAGES --web-ms
+#               WEB_MS, seed 1, three seeds, names by --resolve, a web started
+#               afresh for every run), RUNS 3. First one MODE worker at -c 50
+#               with --per-host WEB_PER_HOST --delay WEB_DELAY: in memory, on
+#               --frontier direct and through tcpdelay at the RTTS round trips,
+#               each with its pages/s against the crawl in memory; then
+#               WEB_WORKERS ("1 4") workers at -c WEB_C each sharing one
+#               --frontier direct on a slower web of more, smaller hosts
+#               (WEB_SLOW_HOSTS hosts of WEB_SLOW_PAGES pages, --web-ms
+#               WEB_SLOW_MS: the transfers in flight bound it, not a host's
+#               pace), their speed-up over one worker. Every run is judged by
+#               scripts/web-check.sh on the union of the outputs: no rule
+#               broken over all the workers (per host, gaps, robots.txt), no
+#               page missed, none extra, each once
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 if [ -n "${QUICK:-}" ]; then PAGES=${PAGES:-1000}; RUNS=${RUNS:-1}; fi
 if [ -n "${LATENCY:-}" ]; then PAGES=${PAGES:-2000}; RUNS=${RUNS:-3}; fi
+if [ -n "${WEB:-}" ]; then RUNS=${RUNS:-3}; fi
+WEB_HOSTS=${WEB_HOSTS:-200} WEB_PAGES=${WEB_PAGES:-10} WEB_MS=${WEB_MS:-2}
+WEB_PER_HOST=${WEB_PER_HOST:-2} WEB_DELAY=${WEB_DELAY:-20}
+WEB_WORKERS=${WEB_WORKERS:-1 4} WEB_C=${WEB_C:-4} WEB_SLOW_MS=${WEB_SLOW_MS:-20}
+WEB_SLOW_HOSTS=${WEB_SLOW_HOSTS:-1000} WEB_SLOW_PAGES=${WEB_SLOW_PAGES:-3}
 PAGES=${PAGES:-10000}
 FANOUT=${FANOUT:-4}
 MODE=${MODE:-coro}
@@ -184,19 +204,123 @@ latency_table() {
 	echo "# The round trips are tcpdelay's (tests/tools/tcpdelay.c): half each way, on loopback. cmds/page: the server's commands over the pages, those its scripts run included (INFO commandstats, less INFO and CONFIG, this script's); eval/page: EVALSHA among them (every change is one script); B_in/B_out: the server's network bytes in and out per page (INFO stats); redis_cpu: INFO cpu's user + sys over the run."
 }
 
-if [ -n "${LATENCY:-}" ]; then
+# web_once MS HOSTS PAGES ADDR K C: one crawl of a web started afresh
+# (HOSTS hosts of PAGES pages on average, unit MS), by K
+# MODE workers at -c C sharing crawl webN at ADDR (-: one process, in
+# memory), with --per-host WEB_PER_HOST --delay WEB_DELAY; sets ONE to
+# "wall_s rows violations missed extra" (the web's checker over the union).
+# Not in a subshell: the web's server is this shell's to stop.
+web_once() {
+	local ms=$1 hosts=$2 pages=$3 addr=$4 k=$5 cc=$6 i t0 t1 pids=() front=() seeds v to
+	# Past the slowest answer (50 units), for the hosts that never answer.
+	to=$(awk -v m="$ms" 'BEGIN { t = 60 * m / 1000; printf "%.2f", t < 0.6 ? 0.6 : t }')
+	run_n=$((run_n + 1))
+	fixture_stop
+	fixture_start "$tmp" --web "$hosts" --web-pages "$pages" --web-ms "$ms" --seed 1 \
+		--resolve-file "$tmp/resolve" || return 1
+	seeds=$(printf "http://h%05d.web.test:${FIXTURE_BASE##*:}/\n" 0 1 2)
+	[ "$addr" != - ] && front=(--frontier "redis://$addr/web$run_n")
+	rm -f "$tmp"/out.*
+	t0=$(date +%s%N)
+	for i in $(seq "$k"); do
+		# shellcheck disable=SC2086
+		timeout 300 "$BUILD/crawl" --mode="$MODE" -c "$cc" --depth 1000 --span-hosts \
+			--per-host "$WEB_PER_HOST" --delay "$WEB_DELAY" --retry 1 --timeout "$to" \
+			--resolve "@$tmp/resolve" --format=jsonl --no-progress "${front[@]}" \
+			-o "$tmp/out.$i" $seeds 2>"$tmp/err.$i" &
+		pids+=($!)
+	done
+	# Exit 1 says a URL failed, as on this web some do (hangs, 5xx).
+	local rc
+	for i in "${pids[@]}"; do
+		rc=0
+		wait "$i" || rc=$?
+		[ "$rc" -le 1 ] || { echo "$me: a crawl of the web exited $rc:" >&2; cat "$tmp"/err.* >&2; return 1; }
+	done
+	t1=$(date +%s%N)
+	cat "$tmp"/out.* >"$tmp/union"
+	# shellcheck disable=SC2086
+	v=$(BUILD=$BUILD scripts/web-check.sh --json --fixture "$FIXTURE_BASE" --per-host "$WEB_PER_HOST" \
+		--delay "$WEB_DELAY" --rows "$tmp/union" $seeds) || true
+	ONE="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') $(grep -c '"url"' "$tmp/union") $(jq -r '[.violations.total, .pages.missed, .pages.extra] | map(tostring) | join(" ")' <<<"$v")"
+}
+
+# web_row LABEL MS HOSTS PAGES ADDR K C: RUNS runs of web_once; sets
+# WEB_WALL to the median wall time and WEB_ROWS to the rows. A run that broke a rule, missed a page
+# or fetched one twice fails the script.
+web_row() {
+	local label=$1 ws=() w rows vi mi ex
+	shift
+	for _ in $(seq "$RUNS"); do
+		ONE=
+		web_once "$@" || return 1
+		read -r w rows vi mi ex <<<"$ONE"
+		[ -n "$w" ] || return 1
+		if [ "$vi" != 0 ] || [ "$mi" != 0 ] || [ "$ex" != 0 ] ||
+			[ "$(grep -o '"url":"[^"]*"' "$tmp/union" | sort | uniq -d | wc -l)" -ne 0 ]; then
+			echo "$me: $label: $vi violations, $mi missed, $ex extra, or a page twice" >&2
+			return 1
+		fi
+		ws+=("$w")
+	done
+	WEB_WALL=$(med "${ws[@]}")
+	WEB_ROWS=$rows
+}
+
+# web_table: the WEB=1 rows.
+web_table() {
+	local rtt one label where ms hosts pages k cc addr base
+	declare -A at=([direct]=$REDIS_ADDR)
+	for rtt in ${RTTS:-2 10}; do
+		proxy_start "$(awk -v r="$rtt" 'BEGIN { print r / 2 }')" || return 1
+		at[$rtt]=$PROXY_ADDR
+	done
+	echo "# scripts/bench-frontier.sh WEB=1: the synthetic web, $WEB_HOSTS hosts of $WEB_PAGES pages on average (seed 1), three seeds, --per-host $WEB_PER_HOST --delay $WEB_DELAY, --mode=$MODE, medians of $RUNS ($(nproc) cores, redis $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), $(date -u '+%Y-%m-%d %H:%M UTC'))"
+	printf '%-46s %8s %6s %8s %9s\n' run wall_s rows pages/s vs_first
+	local web="$WEB_MS|$WEB_HOSTS|$WEB_PAGES" slowweb="$WEB_SLOW_MS|$WEB_SLOW_HOSTS|$WEB_SLOW_PAGES"
+	local cases=("one worker -c 50, in memory|$web|-|1|50"
+		"one worker -c 50, --frontier direct|$web|direct|1|50")
+	for rtt in ${RTTS:-2 10}; do cases+=("one worker -c 50, $rtt ms round trip|$web|$rtt|1|50"); done
+	local slow="$WEB_SLOW_HOSTS x $WEB_SLOW_PAGES, --web-ms $WEB_SLOW_MS"
+	cases+=("$slow, in memory, -c $WEB_C|$slowweb|-|1|$WEB_C")
+	for k in $WEB_WORKERS; do
+		cases+=("$slow, $k x -c $WEB_C, direct|$slowweb|direct|$k|$WEB_C")
+	done
+	base=
+	for one in "${cases[@]}"; do
+		IFS='|' read -r label ms hosts pages where k cc <<<"$one"
+		addr=-
+		[ "$where" != - ] && addr=${at[$where]}
+		web_row "$label" "$ms" "$hosts" "$pages" "$addr" "$k" "$cc" || return 1
+		# Each group is set against its first row.
+		case $label in *"in memory"*) base=$WEB_WALL ;; esac
+		printf '%-46s %8s %6s %8s %9s\n' "$label" "$WEB_WALL" "$WEB_ROWS" \
+			"$(awk -v w="$WEB_WALL" -v n="$WEB_ROWS" 'BEGIN { printf "%.0f", n / w }')" \
+			"$(awk -v w="$WEB_WALL" -v b="$base" 'BEGIN { printf "%.2fx", b / w }')"
+	done
+	echo "# vs_first: the group's first row's wall time over this row's (pages/s against it). Every run's union was judged by scripts/web-check.sh: 0 violations over all the workers, 0 pages missed, 0 extra, none twice. Round trips are tcpdelay's (half each way, on loopback)."
+}
+
+# table FN: the rows of a table function, also to OUT when set; exits with
+# its status. Not in a pipeline: the proxies it starts are this shell's,
+# for the EXIT trap to stop.
+table() {
 	[ -x "$BUILD/tools/tcpdelay" ] || { echo "$me: $BUILD/tools/tcpdelay is missing (make tools builds it)" >&2; exit 1; }
-	# Not in a pipeline: the proxies it starts are this shell's, for the
-	# EXIT trap to stop.
-	rc=0
+	local rc=0
 	if [ -n "${OUT:-}" ]; then
-		latency_table > >(tee "$OUT") || rc=$?
+		"$1" > >(tee "$OUT") || rc=$?
 		wait "$!"
 	else
-		latency_table || rc=$?
+		"$1" || rc=$?
 	fi
 	exit "$rc"
+}
+
+if [ -n "${WEB:-}" ]; then
+	command -v jq >/dev/null || { echo "$me: jq is missing (scripts/deps.sh installs it)" >&2; exit 1; }
+	table web_table
 fi
+[ -n "${LATENCY:-}" ] && table latency_table
 
 {
 	echo "# scripts/bench-frontier.sh: $PAGES pages of /graph/$PAGES/$FANOUT/, depth $depth, --mode=$MODE, medians of $RUNS ($(nproc) cores, redis $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), $(date -u '+%Y-%m-%d %H:%M UTC'))"

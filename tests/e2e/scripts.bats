@@ -205,6 +205,23 @@ load helpers
 	[ "${#lines[@]}" -eq 7 ]
 }
 
+@test "scripts/bench-frontier.sh WEB=1 on a small web prints one worker in memory, direct and through tcpdelay, then workers against one, every run judged by the web's checker" {
+	run env BUILD="$BUILD" WEB=1 RUNS=1 RTTS=2 WEB_HOSTS=12 WEB_PAGES=3 WEB_MS=1 WEB_SLOW_HOSTS=12 \
+		WEB_SLOW_PAGES=2 WEB_SLOW_MS=2 WEB_WORKERS="1 2" WEB_DELAY=5 scripts/bench-frontier.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "# scripts/bench-frontier.sh WEB=1: the synthetic web, 12 hosts of 3 pages on average (seed 1), three seeds, --per-host 2 --delay 5, --mode=coro, medians of 1 "* ]]
+	[ "${lines[1]}" = "run                                              wall_s   rows  pages/s  vs_first" ]
+	[[ "${lines[2]}" =~ ^one\ worker\ -c\ 50,\ in\ memory\ +[0-9.]+\ +[0-9]+\ +[0-9]+\ +1.00x$ ]]
+	[[ "${lines[3]}" =~ ^one\ worker\ -c\ 50,\ --frontier\ direct\ +[0-9.]+\ +[0-9]+\ +[0-9]+\ +[0-9.]+x$ ]]
+	[[ "${lines[4]}" =~ ^one\ worker\ -c\ 50,\ 2\ ms\ round\ trip\ +[0-9.]+ ]]
+	[[ "${lines[5]}" =~ ^12\ x\ 2,\ --web-ms\ 2,\ in\ memory,\ -c\ 4\ +[0-9.]+\ +[0-9]+\ +[0-9]+\ +1.00x$ ]]
+	[[ "${lines[6]}" =~ ^12\ x\ 2,\ --web-ms\ 2,\ 1\ x\ -c\ 4,\ direct\ +[0-9.]+ ]]
+	[[ "${lines[7]}" =~ ^12\ x\ 2,\ --web-ms\ 2,\ 2\ x\ -c\ 4,\ direct\ +[0-9.]+ ]]
+	[[ "${lines[8]}" == "# vs_first: "* ]]
+	[ "${#lines[@]}" -eq 9 ]
+}
+
 @test "scripts/bench-state-check.sh QUICK=1 times the check of a 2000-page crawl's state three ways" {
 	run env BUILD="$BUILD" QUICK=1 scripts/bench-state-check.sh
 	echo "$output"
