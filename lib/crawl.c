@@ -570,8 +570,10 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
          * find more, or fall silent and have theirs given back. */
         int elsewhere = c->st && state_elsewhere(c->st) > 0;
         if (c->running == 0 && frontier_queued(c->fr) == 0 && !c->input_open && !elsewhere &&
-                !frontier_refilling(c->fr) && !lease)
+                !frontier_refilling(c->fr) && !lease) {
+            c->lease_stop = 1;      /* over: nothing more is leased */
             return 0;
+        }
         /* The leasing thread wakes whoever waits once it placed pages. */
         if ((elsewhere || lease) && (wake == 0 || wake > clock_now() + 0.05))
             wake = clock_now() + 0.05;

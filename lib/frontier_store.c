@@ -296,8 +296,8 @@ static size_t lease_due(const struct frontier *f)
     size_t want = lease_batch(f), have = f->queued + f->pending;
     if (!f->st_more)
         return 0;
-    if (f->sh_paced && have < 16 * want)
-        want = have + want / 2 > 16 * want ? 16 * want : have + want / 2;
+    if (f->sh_paced && have < 4 * want)
+        want = have + want / 2 > 4 * want ? 4 * want : have + want / 2;
     else if (have > want / 2)
         return 0;
     if (frontier__cancelled(f) || (!f->sh_found && f->now() < f->sh_poll_at))

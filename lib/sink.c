@@ -37,6 +37,7 @@ struct sink {
     struct written *wq;         /* writes not yet told to commit, oldest first */
     size_t nwq, wq_cap;
     int committing;             /* a thread is telling commit, without the lock */
+    int commit_failed;          /* commit failed: it is told nothing more */
     pthread_cond_t committed;   /* wq emptied */
 };
 
@@ -94,14 +95,18 @@ static int commit_run(struct sink *s)
         memmove(s->wq, s->wq + 1, (s->nwq - 1) * sizeof *s->wq);
         s->nwq--;
         int rc = 0;
-        if (!s->err) {
+        /* A write that failed after this one does not undo it: its rows
+         * are in the file, and are committed. */
+        if (!s->commit_failed) {
             pthread_mutex_unlock(&s->lock);
             rc = s->commit(w.marks, w.n, w.offset, s->commit_data);
             pthread_mutex_lock(&s->lock);
         }
         free(w.marks);
-        if (rc)
+        if (rc) {
+            s->commit_failed = 1;
             fail(s, rc);
+        }
     }
     s->committing = 0;
     pthread_cond_broadcast(&s->committed);
@@ -250,7 +255,7 @@ int sink_put_mark(struct sink *s, const char *row, size_t n, uint64_t mark)
     if (s->nwq > 0) {
         if (s->threaded)
             pthread_cond_signal(&s->wake);
-        else if (rc == 0)
+        else
             rc = commit_run(s);
     }
 out:
@@ -272,8 +277,8 @@ int sink_flush(struct sink *s)
         rc = drain(s);
         leave(s);
     }
-    if (rc == 0)
-        rc = commit_wait(s);
+    int crc = commit_wait(s);
+    rc = rc ? rc : crc;
     pthread_mutex_unlock(&s->lock);
     return rc;
 }

@@ -123,6 +123,7 @@ struct rs {
     atomic_int fail;            /* 0, or the first failure (STATE_E...): every
                                  * request fails from then on */
     int want_types;             /* a key of another type: name it */
+    char wrongtype[300];        /* the server's WRONGTYPE reply, until named */
     int worker_ok;              /* registered: it says goodbye at the end */
     void (*warn)(const char *msg, void *data);
     void *warn_data;
@@ -324,7 +325,9 @@ static int classify(struct rs *r, const char *s)
                  (double)r->lease_ms / 1000);
         latch(r, STATE_ELAPSED, "%s", lapsed);
     } else if (strstr(s, "WRONGTYPE")) {
-        latch(r, STATE_ELOST, "the server does not hold this crawl (%s)", s);
+        /* Latched once the key is named (name_wrong_key), so that the
+         * text is written once, before anyone reads it. */
+        snprintf(r->wrongtype, sizeof r->wrongtype, "%s", s);
         r->want_types = 1;
     } else if (strncmp(s, "OOM", 3) == 0) {
         latch(r, STATE_ELOST, "the server's memory is full (%s)", s);
@@ -419,7 +422,8 @@ static int reconnect(struct rs *r)
 }
 
 /* After a WRONGTYPE: names the key of another type (the types script),
- * on a connection of its own, if the server answers in a second. */
+ * on a connection of its own, if the server answers in a second, and
+ * latches the failure with it (or with the server's reply). */
 static void name_wrong_key(struct rs *r)
 {
     struct redis_wait w = r->w;
@@ -427,16 +431,17 @@ static void name_wrong_key(struct rs *r)
     r->want_types = 0;
     redisContext *x;
     char err[300];
-    if (redis_connect(&r->a, &w, &x, err, sizeof err) != 0)
+    if (redis_connect(&r->a, &w, &x, err, sizeof err) != 0) {
+        latch(r, STATE_ELOST, "the server does not hold this crawl (%s)", r->wrongtype);
         return;
+    }
     const char *argv[] = { "EVAL", redis_scripts[S_TYPES], "1", r->a.prefix, r->worker,
                            r->mark, r->sess, "0" };
     int rc;
     redisReply *y = redis_call(x, 8, argv, NULL, &w, &rc);
     const char *p = y && y->type == REDIS_REPLY_ERROR ? strstr(y->str, REDIS_FOREIGN) : NULL;
-    if (p)
-        snprintf(r->err, sizeof r->err, "the server does not hold this crawl (%s)",
-                 p + strlen(REDIS_FOREIGN));
+    latch(r, STATE_ELOST, "the server does not hold this crawl (%s)",
+          p ? p + strlen(REDIS_FOREIGN) : r->wrongtype);
     if (y)
         freeReplyObject(y);
     redisFree(x);
@@ -448,6 +453,7 @@ static int take_pending(struct rs *r, struct cmd *c, struct cmds *l)
 {
     pthread_mutex_lock(&r->qlock);
     int rc = batch_close(r);
+    memset(l, 0, sizeof *l);
     if (rc == 0 && c && c->req_at > 0) {
         char b[32];
         int n = snprintf(b, sizeof b, "%llu", (unsigned long long)++r->req);
@@ -460,8 +466,11 @@ static int take_pending(struct rs *r, struct cmd *c, struct cmds *l)
             rc = failf(r, "%s", "out of memory");
         }
     }
-    *l = r->pend;
-    memset(&r->pend, 0, sizeof r->pend);
+    /* Out of memory: what is pending stays, for the next request. */
+    if (rc == 0) {
+        *l = r->pend;
+        memset(&r->pend, 0, sizeof r->pend);
+    }
     pthread_mutex_unlock(&r->qlock);
     return rc;
 }

@@ -80,9 +80,12 @@
     "local function let_go(d, t)\n"                                                    \
     "  for _, hh in ipairs(redis.call('SMEMBERS', K..'wh:'..d)) do\n"                  \
     "    local ps = redis.call('LRANGE', K..'hq:'..hh, 0, -1)\n"                       \
-    "    for i = #ps, 1, -1 do\n"                                                      \
+    "    for i = 1, #ps do\n"                                                          \
     "      local id = string.match(ps[i], '^r(%d+)$')\n"                               \
-    "      if id then redis.call('RPUSH', K..'rq', id) else redis.call('LPUSH', K..'q', ps[i]) end\n" \
+    "      if id then redis.call('RPUSH', K..'rq', id) end\n"                          \
+    "    end\n"                                                                         \
+    "    for i = #ps, 1, -1 do\n"                                                      \
+    "      if string.sub(ps[i], 1, 1) ~= 'r' then redis.call('LPUSH', K..'q', ps[i]) end\n" \
     "    end\n"                                                                         \
     "    if #ps > 0 then redis.call('HINCRBY', K..'meta', 'parked', -#ps) end\n"       \
     "    redis.call('DEL', K..'hq:'..hh)\n"                                             \
@@ -245,10 +248,11 @@ static const char LUA_ADMIT[] = LUA_PRELUDE
 /* lease: ARGV request id, pages wanted, lease ms, --max-pages, whole
  * hosts (1: the worker paces its hosts itself, so each host it leases a
  * page of becomes its alone). Takes pages for the worker: first the
- * parked pages of the hosts it holds, then the given-back ones, then the
- * queue's, parking for its holder a page of a host another worker holds
- * (at most 4 * wanted + 64 pages are looked at, so that a lease stays
- * short); a page found past --max-pages is dropped. The queue must hold
+ * parked pages of the hosts it holds, at most 4 of each, then the
+ * given-back ones, then the queue's, then more of its hosts' parked pages
+ * (a large host does not hold up the others it holds), parking for its
+ * holder a page of a host another worker holds (at most 4 * wanted + 64
+ * pages are looked at, so that a lease stays short); a page found past --max-pages is dropped. The queue must hold
  * as many pages as were queued, and p a record of each page queued or
  * leased. Returns {change, queued, leased elsewhere, id, record, kept,
  * idle, id, record, kept, idle...}: kept the head of what v holds of the
@@ -284,20 +288,26 @@ static const char LUA_LEASE[] = LUA_PRELUDE
     "  take_req(req)\n"
     "  bump()\n"
     "  redis.call('DEL', K..'wlast:'..w)\n"
-    "  for _, hh in ipairs(redis.call('SMEMBERS', K..'wh:'..w)) do\n"
-    "    while #ids < want do\n"
-    "      local x = redis.call('LPOP', K..'hq:'..hh)\n"
-    "      if not x then break end\n"
-    "      local again, id = string.match(x, '^(r?)(%d+)$')\n"
-    "      if not id then return lost(K..'hq:'..hh..' holds '..x..', not a page id') end\n"
-    "      redis.call('HINCRBY', K..'meta', 'parked', -1)\n"
-    "      redis.call('HINCRBY', K..'meta', 'queued', -1)\n"
-    "      local rec = redis.call('HGET', K..'p', id)\n"
-    "      if not rec then return lost(K..'p has no record of page '..id) end\n"
-    "      if give(id, again == 'r', rec) then redis.call('HINCRBY', K..'whn:'..w, hh, 1) end\n"
+    "  local held = redis.call('SMEMBERS', K..'wh:'..w)\n"
+    "  local function drain(per)\n"
+    "    for _, hh in ipairs(held) do\n"
+    "      local n = 0\n"
+    "      while #ids < want and (per == 0 or n < per) do\n"
+    "        local x = redis.call('LPOP', K..'hq:'..hh)\n"
+    "        if not x then break end\n"
+    "        n = n + 1\n"
+    "        local again, id = string.match(x, '^(r?)(%d+)$')\n"
+    "        if not id then return lost(K..'hq:'..hh..' holds '..x..', not a page id') end\n"
+    "        redis.call('HINCRBY', K..'meta', 'parked', -1)\n"
+    "        redis.call('HINCRBY', K..'meta', 'queued', -1)\n"
+    "        local rec = redis.call('HGET', K..'p', id)\n"
+    "        if not rec then return lost(K..'p has no record of page '..id) end\n"
+    "        if give(id, again == 'r', rec) then redis.call('HINCRBY', K..'whn:'..w, hh, 1) end\n"
+    "      end\n"
+    "      if #ids >= want then return end\n"
     "    end\n"
-    "    if #ids >= want then break end\n"
     "  end\n"
+    "  e = drain(4) if e then return e end\n"
     "  local looks = 4 * want + 64\n"
     "  while #ids < want and looks > 0 do\n"
     "    looks = looks - 1\n"
@@ -325,6 +335,7 @@ static const char LUA_LEASE[] = LUA_PRELUDE
     "      end\n"
     "    end\n"
     "  end\n"
+    "  e = drain(0) if e then return e end\n"
     "else\n"
     "  ids = redis.call('LRANGE', K..'wlast:'..w, 0, -1)\n"
     "end\n"
