@@ -562,11 +562,13 @@ static int state_lost_end(struct cli *cli, struct crawl *c, int fd)
 {
     const char *flag = cli->frontier ? "--frontier" : "--state";
     struct stat st;
-    if (crawl_state_cut(c) && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-        ftruncate(fd, (off_t)crawl_state_offset(c)) == 0)
-        fprintf(stderr, "crawl: %s %s: %s; %s cut back to %llu bytes, its last commit; "
-                "stopped\n", flag, cli->state, crawl_state_error(c), cli->output,
-                (unsigned long long)crawl_state_offset(c));
+    uint64_t at = 0;
+    int cut = crawl_state_cut(c, &at);
+    if (cut && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        (uint64_t)st.st_size >= at && ftruncate(fd, (off_t)at) == 0)
+        fprintf(stderr, "crawl: %s %s: %s; %s cut back to %llu bytes, %s; stopped\n", flag,
+                cli->state, crawl_state_error(c), cli->output, (unsigned long long)at,
+                cut == 2 ? "the last commit the server holds" : "its last commit");
     else
         fprintf(stderr, "crawl: %s %s: %s; stopped (the rows of the pages done are in %s)\n",
                 flag, cli->state, crawl_state_error(c), cli->output);

@@ -163,11 +163,13 @@ int crawl_state_lost(struct crawl *c);
 /* The store's last error text. */
 const char *crawl_state_error(struct crawl *c);
 
-/* 1 when the store refused the last commit as the rows' pages were no
- * longer this process's (a --frontier worker silent past its lease, whose
- * pages went to others): the output holds rows past crawl_state_offset
- * that no commit will have, and is to be cut back to it. */
-int crawl_state_cut(struct crawl *c);
+/* Whether the output holds rows no commit will have, to be cut back to
+ * *offset: 1 when the store refused the last commit as the rows' pages
+ * were no longer this process's (a --frontier worker silent past its
+ * lease, whose pages went to others; *offset is crawl_state_offset), 2
+ * when the server went back to an older copy of the crawl (*offset: what
+ * that copy holds committed); else 0. */
+int crawl_state_cut(struct crawl *c, uint64_t *offset);
 
 /* Reads the lists into the store (a resumed run checks that they are the
  * ones it was started with). Returns 0, CRAWL_ESTATE with the reason in

@@ -48,9 +48,16 @@ const char *crawl_state_error(struct crawl *c)
     return state_error(c->st);
 }
 
-int crawl_state_cut(struct crawl *c)
+int crawl_state_cut(struct crawl *c, uint64_t *offset)
 {
-    return c->st && state_failure(c->st) == STATE_ELAPSED;
+    int f = c->st ? state_failure(c->st) : 0;
+    if (f == STATE_ELAPSED)
+        *offset = c->st_offset;
+    else if (f == STATE_EBACK)
+        *offset = state_back_offset(c->st);
+    else
+        return 0;
+    return f == STATE_EBACK ? 2 : 1;
 }
 
 /* The pass a store is in (1, or 2 and on for recrawls): where its pages

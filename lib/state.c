@@ -36,6 +36,11 @@ int state_failure(struct state *st)
     return st->ops->failure ? st->ops->failure(st) : STATE_ELOST;
 }
 
+uint64_t state_back_offset(struct state *st)
+{
+    return st && st->ops->back_offset ? st->ops->back_offset(st) : 0;
+}
+
 int state_shared(const struct state *st)
 {
     return st && st->shared;

@@ -104,10 +104,15 @@ enum {
     STATE_ELOST = -3,           /* the store lost this crawl's data or holds
                                  * another's: not crawl's, another format,
                                  * damaged, truncated, a write that failed */
-    STATE_ELAPSED = -4          /* a shared store gave this process's pages
+    STATE_ELAPSED = -4,         /* a shared store gave this process's pages
                                  * to others (it fell silent past its lease)
                                  * and refused its last commit: nothing of
                                  * that commit was applied */
+    STATE_EBACK = -5            /* a shared store went back to an older copy
+                                 * of the crawl (a server restarted from one
+                                 * that lacks its last writes): the commits
+                                 * of this process it lacks are undone, their
+                                 * pages to be fetched again */
 };
 
 /* Opens the store at path (a file, or redis://HOST:PORT/NAME), making it
@@ -235,10 +240,15 @@ int state_recrawl(struct state *st, double older, long *n);
  * trusted), and its error stays the first. */
 const char *state_error(struct state *st);
 
-/* After a call failed, what failed: STATE_EUNREACHABLE, STATE_ELOST or
- * STATE_ELAPSED (a shared store fails every call after that); a file
+/* After a call failed, what failed: STATE_EUNREACHABLE, STATE_ELOST,
+ * STATE_ELAPSED or STATE_EBACK (a shared store fails every call after
+ * that); a file
  * store's failures are all STATE_ELOST. 0 while nothing failed, or when a
  * call failed for want of memory. */
 int state_failure(struct state *st);
+
+/* After STATE_EBACK: the bytes of this process's output that the store's
+ * older copy holds committed rows in (0 for any other store). */
+uint64_t state_back_offset(struct state *st);
 
 #endif

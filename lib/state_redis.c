@@ -125,6 +125,8 @@ struct rs {
     int want_types;             /* a key of another type: name it */
     char wrongtype[300];        /* the server's WRONGTYPE reply, until named */
     int worker_ok;              /* registered: it says goodbye at the end */
+    uint64_t back_off;          /* STATE_EBACK: the bytes of the output the
+                                 * server's older copy holds committed */
     void (*warn)(const char *msg, void *data);
     void *warn_data;
     pthread_t beat_tid;
@@ -319,6 +321,24 @@ static int classify(struct rs *r, const char *s)
     } else if ((p = strstr(s, REDIS_FOREIGN))) {
         latch(r, STATE_ELOST, "the server does not hold this crawl (%s)",
               p + strlen(REDIS_FOREIGN));
+    } else if ((p = strstr(s, REDIS_BACK))) {
+        char what[300];
+        unsigned long long off = 0;
+        long long gen = 0, seen = 0;
+        if (sscanf(p + strlen(REDIS_BACK), "%llu %lld %lld", &off, &gen, &seen) != 3) {
+            latch(r, STATE_ELOST, "redis: %s", s);
+            return -1;
+        }
+        snprintf(what, sizeof what, "the server went back to an older copy of this crawl "
+                 "(at change %lld, after this worker saw change %lld: a restart that lost its "
+                 "last writes); the same command goes on from it, fetching the pages done since "
+                 "again",
+                 gen, seen);
+        pthread_mutex_lock(&r->errlock);
+        if (!r->fail)
+            r->back_off = off;
+        pthread_mutex_unlock(&r->errlock);
+        latch(r, STATE_EBACK, "%s", what);
     } else if (strstr(s, REDIS_REAPED)) {
         snprintf(lapsed, sizeof lapsed, "this worker's lease lapsed (the server heard nothing "
                  "from it for --lease %g s): its pages went to the other workers",
@@ -538,6 +558,15 @@ static const char *rs_error(struct state *st)
 static int rs_failure(struct state *st)
 {
     return atomic_load(&((struct rs *)st)->fail);
+}
+
+static uint64_t rs_back_offset(struct state *st)
+{
+    struct rs *r = (struct rs *)st;
+    pthread_mutex_lock(&r->errlock);
+    uint64_t off = r->back_off;
+    pthread_mutex_unlock(&r->errlock);
+    return off;
 }
 
 /* The next request id; qlock held. */
@@ -1007,6 +1036,7 @@ static void rs_host_give(struct state *st, const char *host)
 static int beat_over(const char *s)
 {
     return strstr(s, REDIS_LOST) || strstr(s, REDIS_FOREIGN) || strstr(s, REDIS_REAPED) ||
+           strstr(s, REDIS_BACK) ||
            strstr(s, "WRONGTYPE");
 }
 
@@ -1071,11 +1101,25 @@ static void rs_close(struct state *st)
         pthread_mutex_unlock(&r->beat_lock);
         pthread_join(r->beat_tid, NULL);
     }
-    /* A worker that ends gives back what it holds, at once. */
-    if (r->worker_ok && !r->fail) {
+    /* A worker that ends gives back what it holds, at once; so does one
+     * whose server went back to an older copy, what it holds in that copy
+     * (nothing it had sent since goes: its pages are the copy's to give
+     * out again), so that the same command joins it at once. */
+    int back = atomic_load(&r->fail) == STATE_EBACK;
+    if (r->worker_ok && (!r->fail || back)) {
         r->retry = r->retry < 2 ? r->retry : 2;
         struct cmd c = { 0 };
-        redisReply *rep = cmd_eval(r, &c, S_BYE) ? NULL : run(r, &c);
+        struct cmds none = { 0 };
+        redisReply *rep = NULL;
+        if (back) {
+            cmds_free(&r->pend);
+            cmd_free(&r->batch);
+            __atomic_store_n(&r->gen, 0, __ATOMIC_RELAXED);
+            if (!cmd_eval(r, &c, S_BYE))
+                rep = run_list(r, &none, &c);
+        } else if (!cmd_eval(r, &c, S_BYE)) {
+            rep = run(r, &c);
+        }
         if (rep)
             freeReplyObject(rep);
         cmd_free(&c);
@@ -1198,6 +1242,7 @@ static const struct state_ops rs_ops = {
     .robots_put = rs_robots_put,
     .robots_get = rs_robots_get,
     .failure = rs_failure,
+    .back_offset = rs_back_offset,
     .elsewhere = rs_elsewhere,
     .host_take = rs_host_take,
     .host_give = rs_host_give,

@@ -109,11 +109,15 @@ extern const char redis_lua_status[];
 /* The error replies of the scripts that say the crawl cannot be trusted:
  * its data is lost (CRAWLLOST why), the keys are not a crawl's
  * (CRAWLFOREIGN why), this worker's lease lapsed (CRAWLREAPED), the
- * server holds no such crawl (CRAWLNONE, --status). */
+ * server went back to an older copy of the crawl, which lacks changes
+ * this worker saw (CRAWLBACK OFFSET CHANGE SEEN: the bytes of the
+ * worker's output the copy holds committed, the copy's change counter,
+ * the worker's), the server holds no such crawl (CRAWLNONE, --status). */
 #define REDIS_LOST "CRAWLLOST "
 #define REDIS_FOREIGN "CRAWLFOREIGN "
 #define REDIS_REAPED "CRAWLREAPED"
 #define REDIS_NONE "CRAWLNONE"
+#define REDIS_BACK "CRAWLBACK "
 
 /* The format of a crawl's keys, its meta's "version": 2 kept no record
  * of listed pages nor of what a recrawl needs; 3 does (listed, v, vl); 4

@@ -3,7 +3,8 @@
  * atomically. KEYS[1] is the crawl's prefix; every script but hello takes
  * ARGV worker, marker, session and the last change the worker saw, and
  * first checks that the server still holds the crawl the worker joined
- * (check): its marker, its meta, no going back to an older copy, and for
+ * (check): its marker, its meta, no going back to an older copy (CRAWLBACK
+ * with the bytes of the worker's output the copy holds committed), and for
  * a script that changes the crawl, the worker's session, which ends when
  * the worker is reaped. A script that finds the data of the crawl not
  * whole says so before it changes anything: nothing the server holds is
@@ -33,8 +34,8 @@
     "  if redis.call('HEXISTS', K..'meta', 'opts') == 0 then\n"                         \
     "    return lost(K..'meta is gone') end\n"                                          \
     "  local gen = num('meta', 'gen')\n"                                                \
-    "  if gen < seen then return lost('the server went back to an older copy of it: '..\n" \
-    "    'change '..gen..', after this worker saw change '..seen) end\n"                \
+    "  if gen < seen then return redis.error_reply('" REDIS_BACK "'..\n"                \
+    "    (redis.call('HGET', K..'woff', w) or '0')..' '..gen..' '..seen) end\n"         \
     "  if mine then return session() end\n"                                           \
     "end\n"                                                                             \
     "local function intact()\n"                                                        \

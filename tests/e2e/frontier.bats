@@ -545,6 +545,84 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	diff <(union | sort) <(expected | sort)
 }
 
+# three ARGS...: workers 1, 2 and 3, each with a model of its own and
+# ARGS, in the background; their pids in pid[1..3].
+three() {
+	set -- $MODES "$@"
+	mode=([1]=coro [2]=thread [3]=pool)
+	pid=()
+	local k
+	for k in 1 2 3; do
+		(worker $k --mode=${mode[k]} --delay 2 --lease 2 "${@:$((NMODES + 1))}") &
+		pid[k]=$!
+	done
+}
+
+# rows: the rows of every worker's output so far.
+rows() { cat "$BATS_TEST_TMPDIR"/out.*.jsonl 2>/dev/null | wc -l; }
+
+@test "a server killed (SIGKILL) and then stopped (SIGTERM) mid-crawl, each time started again from its append-only file (appendfsync always): three workers, one per model, go on where they were, every page once" {
+	start_private_fixture
+	own_redis --appendonly yes --appendfsync always
+	three
+	wait_until 10 eval '[ "$(rows)" -ge 150 ]'
+	kill -KILL "$OWN_PID"
+	sleep 0.3
+	own_redis_again --appendonly yes --appendfsync always
+	wait_until 10 eval '[ "$(rows)" -ge 350 ]'
+	kill -TERM "$OWN_PID"
+	wait_until 10 eval "! kill -0 $OWN_PID 2>/dev/null"
+	own_redis_again --appendonly yes --appendfsync always
+	for k in 1 2 3; do
+		exits_within 60 ${pid[k]}
+		[ "$rc" -eq 0 ] || { cat "$BATS_TEST_TMPDIR"/err.*; false; }
+	done
+	cat "$BATS_TEST_TMPDIR"/err.*
+	! grep -q "lost\|went back" "$BATS_TEST_TMPDIR"/err.*
+	diff <(union | sort) <(expected | sort)
+	[ "$(union | sort | uniq -d | wc -l)" -eq 0 ]
+	run "$CRAWL" --frontier "$(front)" --status
+	[[ "${lines[0]}" == *": finished" ]]
+}
+
+@test "a server started again from an older copy of the crawl (a snapshot: what appendfsync everysec leaves after a power cut): a worker that saw later changes exits 7, its output cut back to the commits the copy holds; the same commands again finish the crawl, every page once" {
+	start_private_fixture
+	own_redis
+	three
+	wait_until 10 eval '[ "$(rows)" -ge 150 ]'
+	[ "$(rcli SAVE)" = OK ]
+	wait_until 10 eval '[ "$(rows)" -ge 300 ]'
+	kill -KILL "$OWN_PID"
+	own_redis_again
+	local back=()
+	for k in 1 2 3; do
+		exits_within 30 ${pid[k]}
+		echo "worker $k: exit $rc"
+		[ "$rc" -eq 0 ] || [ "$rc" -eq 7 ]
+		[ "$rc" -eq 7 ] && back+=($k)
+	done
+	[ ${#back[@]} -ge 1 ]
+	for k in "${back[@]}"; do
+		cat "$BATS_TEST_TMPDIR/err.$k"
+		grep -q "^crawl: --frontier $(front): the server went back to an older copy of this crawl (at change [0-9]*, after this worker saw change [0-9]*: a restart that lost its last writes); the same command goes on from it, fetching the pages done since again; $BATS_TEST_TMPDIR/out.$k.jsonl cut back to [0-9]* bytes, the last commit the server holds; stopped$" "$BATS_TEST_TMPDIR/err.$k"
+		whole $k
+		# Cut back to what the copy holds committed for this worker.
+		woff=$(rcli HGET "crawl:t$BATS_TEST_NUMBER:woff" "$(hostname):$(realpath "$BATS_TEST_TMPDIR/out.$k.jsonl")")
+		[ "$(stat -c %s "$BATS_TEST_TMPDIR/out.$k.jsonl")" -eq "${woff:-0}" ]
+	done
+	# Fewer rows than before the copy was gone back to: the lost changes'
+	# pages are the copy's to fetch again.
+	[ "$(union | wc -l)" -lt 300 ]
+	for k in "${back[@]}"; do
+		run worker $k --mode=${mode[k]} --delay 2 --lease 2
+		[ "$status" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/err.$k"; false; }
+	done
+	diff <(union | sort) <(expected | sort)
+	[ "$(union | sort | uniq -d | wc -l)" -eq 0 ]
+	run "$CRAWL" --frontier "$(front)" --status
+	[[ "${lines[0]}" == *": finished" ]]
+}
+
 @test "a key of the crawl gone mid-crawl, as an eviction drops it (marker, meta, queue, a host's parked pages, records, seen set, sessions, heartbeats): the worker exits 8 naming it, its rows whole, each model in turn" {
 	start_private_fixture
 	local modes=($MODES) i=0
