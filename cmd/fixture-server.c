@@ -56,6 +56,9 @@ static const char usage_text[] =
 "  --web-net ADDR    host I has address ADDR + 1 + I (default 127.77.0.0)\n"
 "  --web-links KIND  links name other hosts by name (names, the default) or\n"
 "                    by address (addrs)\n"
+"  --web-any-dev     take connections through every interface of the\n"
+"                    network namespace, not lo's alone: for a namespace\n"
+"                    whose other interfaces lead to its lab only\n"
 "  --resolve-file FILE  write \"NAME:PORT:ADDRESS\" for every host to FILE,\n"
 "                    the lines crawl and curl resolve names from\n"
 "  --hosts-file FILE write \"ADDRESS NAME\" for every host to FILE (a hosts\n"
@@ -89,7 +92,7 @@ struct args {
 
 enum { OPT_PORT = 256, OPT_PORT_FILE, OPT_STALL_PORT_FILE, OPT_ROOT, OPT_ROBOTS,
        OPT_WEB, OPT_SEED, OPT_WEB_PAGES, OPT_WEB_MS, OPT_WEB_SLACK, OPT_WEB_NET, OPT_WEB_LINKS,
-       OPT_RESOLVE_FILE, OPT_HOSTS_FILE, OPT_LIST_REACHABLE, OPT_FAILED_ALLOW };
+       OPT_WEB_ANY_DEV, OPT_RESOLVE_FILE, OPT_HOSTS_FILE, OPT_LIST_REACHABLE, OPT_FAILED_ALLOW };
 static const struct option long_opts[] = {
     { "port",            required_argument, NULL, OPT_PORT },
     { "web",             required_argument, NULL, OPT_WEB },
@@ -99,6 +102,7 @@ static const struct option long_opts[] = {
     { "web-slack",       required_argument, NULL, OPT_WEB_SLACK },
     { "web-net",         required_argument, NULL, OPT_WEB_NET },
     { "web-links",       required_argument, NULL, OPT_WEB_LINKS },
+    { "web-any-dev",     no_argument,       NULL, OPT_WEB_ANY_DEV },
     { "resolve-file",    required_argument, NULL, OPT_RESOLVE_FILE },
     { "hosts-file",      required_argument, NULL, OPT_HOSTS_FILE },
     { "list-reachable",  no_argument,       NULL, OPT_LIST_REACHABLE },
@@ -158,6 +162,9 @@ static int take_web_flag(struct args *a, int ch)
         if (strcmp(optarg, "names") != 0 && strcmp(optarg, "addrs") != 0)
             die_usage("--web-links: expected names or addrs, got '%s'", optarg);
         a->web.addrs = optarg[0] == 'a';
+        break;
+    case OPT_WEB_ANY_DEV:
+        a->web.any_dev = 1;
         break;
     case OPT_RESOLVE_FILE:
         a->resolve_file = optarg;

@@ -32,6 +32,7 @@ DIR=${WEB_DIR:-/run/crawl-web/$NS}
 case $DIR in /*) ;; *) DIR=$PWD/$DIR ;; esac
 cd "$(dirname "$0")/.."
 SERVER=${BUILD:-build}/fixture-server
+. scripts/netns-lib.sh
 
 usage() { sed -n '/^#   scripts\/web.sh/,/^#$/{/^#$/d;s/^# //p}' "$0"; }
 die() { echo "web.sh: $*" >&2; exit 2; }
@@ -45,36 +46,15 @@ needs() {
 
 # up: the namespace exists and both processes live.
 is_up() {
-	ip netns list 2>/dev/null | awk '{ print $1 }' | grep -qxF "$NS" &&
-		alive fixture-server && alive dnsmasq
-}
-
-# alive NAME: the process of NAME.pid is ours: alive, and running NAME.
-alive() {
-	local pid
-	pid=$(cat "$DIR/$1.pid" 2>/dev/null) || return 1
-	[ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "$1"
-}
-
-# stop NAME: ends the process of NAME.pid if it is ours, within 2 s.
-stop() {
-	alive "$1" || { rm -f "$DIR/$1.pid"; return 0; }
-	local pid i
-	pid=$(cat "$DIR/$1.pid")
-	kill "$pid" 2>/dev/null || true
-	for i in $(seq 100); do alive "$1" || break; sleep 0.02; done
-	alive "$1" && kill -9 "$pid" 2>/dev/null
-	rm -f "$DIR/$1.pid"
+	ns_has "$NS" && pid_alive "$DIR" fixture-server && pid_alive "$DIR" dnsmasq
 }
 
 # teardown: everything up makes, whatever of it is there.
 teardown() {
-	stop dnsmasq
-	stop fixture-server
-	if ip netns list 2>/dev/null | awk '{ print $1 }' | grep -qxF "$NS"; then
-		ip netns delete "$NS"
-	fi
-	rm -rf "/etc/netns/$NS" "$DIR"
+	pid_stop "$DIR" dnsmasq
+	pid_stop "$DIR" fixture-server
+	ns_remove "$NS"
+	rm -rf "$DIR"
 }
 
 # url H: host H's home page.
@@ -94,14 +74,6 @@ info() {
 	echo "  stop:   scripts/web.sh down"
 }
 
-# wait_for SECONDS COMMAND...: true once COMMAND is, checked every 20 ms.
-wait_for() {
-	local t=$1 i
-	shift
-	for ((i = 0; i < t * 50; i++)); do "$@" && return 0; sleep 0.02; done
-	return 1
-}
-
 up() {
 	[ $# -ge 2 ] || die "up needs N and SEED (see --help)"
 	[[ $1 =~ ^[1-9][0-9]*$ ]] && [ "$1" -le 65534 ] || die "up: N is 1 to 65534, got '$1'"
@@ -118,28 +90,11 @@ up() {
 	trap 'echo "web.sh: up failed; what it made is removed" >&2; teardown; exit 1' ERR
 	mkdir -p "$DIR"
 	chmod 755 "$DIR"
-	ip netns add "$NS"
-	ip -n "$NS" link set lo up
-	ip -n "$NS" route add local "$NET/16" dev lo
+	ns_make "$NS"
 	local n=$1 seed=$2
 	shift 2
-	ip netns exec "$NS" "$SERVER" --web "$n" --seed "$seed" --web-net "$NET" --port "$PORT" \
-		--port-file "$DIR/port" --hosts-file "$DIR/hosts" --resolve-file "$DIR/resolve" -q "$@" \
-		</dev/null >"$DIR/fixture-server.log" 2>&1 &
-	echo $! >"$DIR/fixture-server.pid"
-	wait_for 10 test -s "$DIR/port" ||
-		{ cat "$DIR/fixture-server.log" >&2; false; }
-	chmod 644 "$DIR/hosts"
-	# Answers from the hosts file alone: no upstream server, nothing asked
-	# outside the namespace, nothing else of web.test known.
-	ip netns exec "$NS" dnsmasq --keep-in-foreground --no-resolv --no-hosts --no-poll \
-		--addn-hosts="$DIR/hosts" --local=/web.test/ --domain-needed \
-		--listen-address=127.0.0.1 --bind-interfaces --port=53 --cache-size=10000 \
-		--user=root --pid-file= --log-facility="$DIR/dnsmasq.log" \
-		</dev/null >>"$DIR/dnsmasq.log" 2>&1 &
-	echo $! >"$DIR/dnsmasq.pid"
-	mkdir -p "/etc/netns/$NS"
-	echo "nameserver 127.0.0.1" >"/etc/netns/$NS/resolv.conf"
+	web_start "$NS" "$DIR" "$NET" "$PORT" 127.0.0.1 "$n" "$seed" "$@"
+	ns_resolver "$NS" 127.0.0.1
 	wait_for 10 ip netns exec "$NS" getent hosts "h00000.web.test" >/dev/null ||
 		{ cat "$DIR/dnsmasq.log" >&2; false; }
 	echo "$want" >"$DIR/args"
