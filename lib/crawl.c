@@ -505,6 +505,21 @@ static int refill(struct crawl *c)
     return stale;
 }
 
+/* Asks the shared store for the turns of the hosts that wait for one,
+ * without the lock (frontier_turns_begin). Returns 1 when it asked. */
+static int turns(struct crawl *c)
+{
+    struct frontier_turns t;
+    if (!frontier_turns_begin(c->fr, &t))
+        return 0;
+    pthread_mutex_unlock(&c->lock);
+    frontier_turns_read(c->fr, &t);
+    pthread_mutex_lock(&c->lock);
+    if (frontier_turns_end(c->fr, &t))
+        wake_locked(c);
+    return 1;
+}
+
 /* Takes the next job that may start now into *job; the lock is held, and
  * let go only to read the store (refill) or to finish a job that failed
  * before any fetch. Returns 1, 0
@@ -525,7 +540,20 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
             if ((lease = frontier_lease_due(c->fr)))
                 pthread_cond_signal(&c->lease_cond);
         } else {
-            again = refill(c);
+            again = refill(c) | turns(c);
+        }
+        /* A shared crawl's page starts only while the server surely
+         * holds this worker's lease: past that (its heartbeats unanswered:
+         * a stall, a cut cable) the page and its host may be another's. */
+        double held = c->st ? state_held_until(c->st) : 0;
+        if (held > 0 && clock_now() >= held) {
+            if (state_failure(c->st)) {
+                crawl__state_warn(c);
+                continue;
+            }
+            double w = clock_now() + 0.05, end = c->cancel.deadline_at;
+            *due = end > 0 && end < w ? end : w;
+            return CRAWL_EAGAIN;
         }
         struct crawl_job *j = frontier_pick(c->fr, &wake);
         if (frontier_store_failed(c->fr))
@@ -1069,7 +1097,7 @@ static void *lease_main(void *arg)
     struct crawl *c = arg;
     pthread_mutex_lock(&c->lock);
     while (!c->lease_stop) {
-        if (refill(c))
+        if (refill(c) | turns(c))
             continue;
         struct timespec ts = clock_timespec(clock_now() + LEASE_TICK);
         pthread_cond_timedwait(&c->lease_cond, &c->lock, &ts);

@@ -184,13 +184,19 @@ static int store_listed(void *data, struct crawl *c, const char *url, const char
     if (src == CRAWL_ENOMEM)
         return src;
     if (src == 0) {
-        /* The key of its page: the seen set's, canonical with --canonical. */
+        /* The key of its page: the seen set's, canonical with --canonical;
+         * its host's, as the frontier paces it. */
         src = frontier_seen_hash(c->fr, u.norm, &p.hash);
-        url_parts_free(&u);
-        if (src < 0)
+        p.host = u.key;
+        if (src < 0) {
+            url_parts_free(&u);
             return src;
+        }
     }
-    if (state_queue_add(c->st, &p, &id) != 0)
+    int qrc = state_queue_add(c->st, &p, &id);
+    if (p.host)
+        url_parts_free(&u);
+    if (qrc != 0)
         goto err;
     /* Seen now, so that no link makes a second job of it. */
     if (p.hash && c->opts->depth > 0 && state_seen_add(c->st, p.hash) < 0)

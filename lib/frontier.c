@@ -485,24 +485,97 @@ static void slot_give(struct frontier *f, struct crawl_job *j)
     }
 }
 
-/* Takes a slot of host h in the --frontier server, when --per-host or a
- * delay bounds it across workers and the server does not lease this
- * worker its hosts whole. Returns 1 when h may start a job now. */
-static int slot_take(struct frontier *f, struct crawl_host *h, double *wake)
+/* Whether host h may start a job now as the --frontier server sees it:
+ * yes unless --per-host or a delay bounds it across workers and the
+ * server does not lease this worker its hosts whole (a worker with no
+ * per-host rule of its own meeting a Crawl-delay: crawl leases hosts
+ * whole for --per-host, --delay and --auto-throttle). Then h starts on a
+ * turn the server gave it (its next start, and with --per-host a slot,
+ * given back as the job ends): one given is taken; without one, h waits
+ * to be asked for one (frontier_turns_begin), which no pick waits for. */
+static int slot_take(struct frontier *f, struct crawl_host *h)
 {
     int per = f->conf.per_host;
     if (!state_shared(f->st) || (per <= 0 && h->delay <= 0) || state_hosts_whole(f->st))
         return 1;
-    double wait = 0;
-    int rc = state_host_take(f->st, h->key, per > 0 ? per : 0, h->delay, &wait);
-    if (rc < 0)
-        frontier__store_fail(f);
-    if (rc == 0 && wake) {
-        double at = f->now() + wait;
-        if (*wake == 0 || at < *wake)
-            *wake = at;
+    /* The server spaces the turns, not the starts: a turn taken late
+     * would start closer to the next worker's than the delay. */
+    if (h->turn && f->now() - h->turn_at <= FRONTIER_TURN_FRESH) {
+        h->turn = 0;
+        return 1;
     }
-    return rc == 1;
+    if (h->turn && per > 0) {
+        state_host_give(f->st, h->key);     /* its slot, unused */
+    }
+    h->turn = 0;
+    if (!h->turn_asked &&
+        vec_reserve(&f->turn_want, &f->turn_cap, f->nturn + 1, sizeof *f->turn_want, 8) == 0) {
+        h->turn_asked = 1;
+        f->turn_want[f->nturn++] = h;
+    }
+    return 0;
+}
+
+int frontier_turns_begin(struct frontier *f, struct frontier_turns *t)
+{
+    memset(t, 0, sizeof *t);
+    if (f->turn_on || f->nturn == 0)
+        return 0;
+    size_t n = f->nturn;
+    t->delay = malloc(n * sizeof *t->delay);
+    t->wait = calloc(n, sizeof *t->wait);
+    t->rc = calloc(n, sizeof *t->rc);
+    if (!t->delay || !t->wait || !t->rc) {
+        free(t->delay);
+        free(t->wait);
+        free(t->rc);
+        memset(t, 0, sizeof *t);
+        return 0;
+    }
+    t->hosts = f->turn_want;
+    t->n = n;
+    for (size_t i = 0; i < n; i++)
+        t->delay[i] = t->hosts[i]->delay;
+    f->turn_want = NULL;
+    f->nturn = f->turn_cap = 0;
+    f->turn_on = 1;
+    return 1;
+}
+
+void frontier_turns_read(struct frontier *f, struct frontier_turns *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        t->rc[i] = state_host_take(f->st, t->hosts[i]->key,
+                                   f->conf.per_host > 0 ? f->conf.per_host : 0, t->delay[i],
+                                   &t->wait[i]);
+}
+
+int frontier_turns_end(struct frontier *f, struct frontier_turns *t)
+{
+    int given = 0;
+    double now = f->now();
+    for (size_t i = 0; i < t->n; i++) {
+        struct crawl_host *h = t->hosts[i];
+        h->turn_asked = 0;
+        if (t->rc[i] == 1) {
+            h->turn = 1;
+            h->turn_at = now;
+            given = 1;
+        } else if (t->rc[i] == 0 && now + t->wait[i] > h->next_at) {
+            /* Asked again once the server's next start has come. */
+            h->next_at = now + t->wait[i];
+            f->timed = 1;
+        } else if (t->rc[i] < 0) {
+            frontier__store_fail(f);
+        }
+    }
+    f->turn_on = 0;
+    free(t->hosts);
+    free(t->delay);
+    free(t->wait);
+    free(t->rc);
+    memset(t, 0, sizeof *t);
+    return given;
 }
 
 void frontier_retry(struct frontier *f, struct crawl_job *j, double at)
@@ -574,7 +647,7 @@ static struct job_qent *pick_entry(struct frontier *f, double *wake, struct craw
                 *wake = h->next_at;
             ok = 0;
         }
-        if (ok && !slot_take(f, h, wake))
+        if (ok && !slot_take(f, h))
             ok = 0;
         if (ok) {
             e = frontier__qpop(&h->head, &h->tail);
@@ -699,7 +772,7 @@ int frontier_refilling(const struct frontier *f)
 
 int frontier_lease_due(const struct frontier *f)
 {
-    return !f->rf.on && f->st && frontier__store_lease_due(f);
+    return (!f->rf.on && f->st && frontier__store_lease_due(f)) || (f->nturn > 0 && !f->turn_on);
 }
 
 /* --max-pages bounds the pages that start, listed ones included; a link

@@ -120,12 +120,33 @@ void frontier_push_failed(struct frontier *f, struct crawl_job *j);
  * queue does not mean the crawl is over. frontier_refill does all three,
  * as often as that asks, without letting a lock go. */
 int frontier_refill_begin(struct frontier *f);
-/* 1 when a --frontier store's lease is due and no read is claimed: the
- * thread that leases (not the one asking) is to make it. The lock is held. */
+/* 1 when a --frontier store's lease is due and no read is claimed, or
+ * hosts wait for their turns (frontier_turns_begin): the thread that
+ * leases (not the one asking) is to make it. The lock is held. */
 int frontier_lease_due(const struct frontier *f);
 void frontier_refill_read(struct frontier *f);
 int frontier_refill_end(struct frontier *f);
 void frontier_refill(struct frontier *f);
+
+/* A worker of a shared store that does not lease its hosts whole (no
+ * --per-host, --delay, --auto-throttle) still keeps a host's Crawl-delay
+ * over all the workers: the server gives the host's turns. The server is
+ * asked in three steps, as a refill reads, so that no pick waits on it:
+ * frontier_turns_begin (lock held) claims the hosts a pick found waiting
+ * for a turn (0: none, or a claim not ended), frontier_turns_read (lock
+ * not held) asks the server for them, frontier_turns_end (lock held)
+ * gives each its turn, or its time to ask again, and returns 1 when one
+ * got a turn (a pick may find it now). frontier_lease_due says 1 while
+ * hosts wait to be claimed. */
+struct frontier_turns {
+    size_t n;
+    struct crawl_host **hosts;
+    double *delay, *wait;
+    int *rc;
+};
+int frontier_turns_begin(struct frontier *f, struct frontier_turns *t);
+void frontier_turns_read(struct frontier *f, struct frontier_turns *t);
+int frontier_turns_end(struct frontier *f, struct frontier_turns *t);
 
 /* 1 while a read claimed by frontier_refill_begin has not ended: the
  * crawl is not over, whatever the queues hold. */

@@ -80,6 +80,10 @@ struct frontier_cond {
 
 enum robots_state { ROBOTS_NONE, ROBOTS_PENDING, ROBOTS_READY };
 
+/* How long a turn a shared store gave a host may wait for a job: past
+ * it, the turn is let go and another asked for. */
+#define FRONTIER_TURN_FRESH 0.01
+
 struct crawl_host {
     char *key;                  /* scheme://host:port */
     int running;
@@ -103,6 +107,10 @@ struct crawl_host {
     struct job_qent *pend, *pend_tail;  /* links held back for robots.txt */
     struct crawl_host *ring_next, *ring_prev;   /* hosts with queued jobs */
     int in_ring;
+    int turn;                   /* a shared store gave it a turn (its next
+                                 * start), not yet taken by a job */
+    double turn_at;             /* when the turn came */
+    int turn_asked;             /* its turn is to be asked, or being asked */
 };
 
 struct frontier {
@@ -112,6 +120,10 @@ struct frontier {
     double deadline_at;         /* --deadline's end (monotonic seconds); 0: none */
     const atomic_int *cancelled;  /* the core's: set once the crawl is cancelled */
     struct state *st;           /* --state, --frontier: the store, or NULL */
+    struct crawl_host **turn_want;      /* hosts whose turn the server is to
+                                         * give (frontier_turns_begin) */
+    size_t nturn, turn_cap;
+    int turn_on;                /* frontier_turns_begin has claimed them */
     int st_failed;              /* a call to the store failed since the core looked */
     size_t left;                /* links found and never fetched */
     size_t dropped;             /* links found past conf.max_queue, never queued */

@@ -394,7 +394,7 @@ enum job_verdict frontier__store_send(const struct frontier *f, const struct url
                                       uint64_t hash, int *sent)
 {
     struct state_page sp = { .url = p->href, .scope = scope, .parent = parent, .depth = depth,
-                             .hash = hash };
+                             .hash = hash, .host = p->key };
     uint64_t id, *slot = f->st_seen ? &f->st_seen[hash % FRONTIER_SEEN_CACHE] : NULL;
     if (slot && __atomic_load_n(slot, __ATOMIC_RELAXED) == hash)
         return JOB_LINK_SEEN;

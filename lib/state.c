@@ -36,6 +36,11 @@ int state_failure(struct state *st)
     return st->ops->failure ? st->ops->failure(st) : STATE_ELOST;
 }
 
+double state_held_until(struct state *st)
+{
+    return st && st->ops->held_until ? st->ops->held_until(st) : 0;
+}
+
 uint64_t state_back_offset(struct state *st)
 {
     return st && st->ops->back_offset ? st->ops->back_offset(st) : 0;

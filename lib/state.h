@@ -43,6 +43,9 @@ struct state_page {
     const char *source;
     const char *why;
     const char *parent;
+    const char *host;           /* the key the frontier paces its host by
+                                 * (url_parts' key), or NULL: a shared store
+                                 * groups pages by it */
     int depth;
     long line;
     uint64_t hash;              /* its seen-set key (frontier_seen_hash), the key of
@@ -246,6 +249,13 @@ const char *state_error(struct state *st);
  * store's failures are all STATE_ELOST. 0 while nothing failed, or when a
  * call failed for want of memory. */
 int state_failure(struct state *st);
+
+/* Until when (clock_now's seconds) a shared store holds this process's
+ * lease for sure: a page started later might be another process's by
+ * then (its heartbeats unanswered: a stall, a cut cable), so none starts
+ * until a heartbeat renews the lease or the store fails. 0: no bound (a
+ * file store). */
+double state_held_until(struct state *st);
 
 /* After STATE_EBACK: the bytes of this process's output that the store's
  * older copy holds committed rows in (0 for any other store). */

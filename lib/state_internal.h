@@ -33,6 +33,7 @@ struct state_ops {
     int (*failure)(struct state *st);   /* NULL: STATE_ELOST */
     /* Shared stores only. */
     uint64_t (*back_offset)(struct state *st);
+    double (*held_until)(struct state *st);
     long (*elsewhere)(struct state *st);
     int (*host_take)(struct state *st, const char *host, int per_host, double delay,
                      double *wait);

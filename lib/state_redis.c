@@ -125,6 +125,10 @@ struct rs {
     int want_types;             /* a key of another type: name it */
     char wrongtype[300];        /* the server's WRONGTYPE reply, until named */
     int worker_ok;              /* registered: it says goodbye at the end */
+    atomic_llong held_us;       /* until when (clock_now's microseconds) the
+                                 * server holds this worker's lease for sure */
+    double beat_ok;             /* when the last heartbeat the server took was
+                                 * sent (the heartbeat thread's) */
     uint64_t back_off;          /* STATE_EBACK: the bytes of the output the
                                  * server's older copy holds committed */
     void (*warn)(const char *msg, void *data);
@@ -594,8 +598,10 @@ static void hash_hex(uint64_t h, char *out)
 }
 
 /* A page's record: depth, line, its URL's hash in hex (empty for none),
- * url, scope, source, why and parent, each ended by a NUL (an absent one
- * is empty). A record that ends after why has no parent. */
+ * url, scope, source, why, parent and its host's key, each ended by a NUL
+ * (an absent one is empty). A record that ends after why has no parent;
+ * one that ends after parent, no host key (the scripts then read the
+ * host from the URL). */
 static int rec_make(struct cmd *c, const struct state_page *p)
 {
     char head[96], hex[17] = "";
@@ -603,9 +609,9 @@ static int rec_make(struct cmd *c, const struct state_page *p)
         hash_hex(p->hash, hex);
     int k = snprintf(head, sizeof head, "%d%c%ld%c%s%c", p->depth, 0, p->line, 0, hex, 0);
     struct strbuf b = { 0 };
-    const char *s[5] = { p->url, p->scope, p->source, p->why, p->parent };
+    const char *s[6] = { p->url, p->scope, p->source, p->why, p->parent, p->host };
     sb_add(&b, head, (size_t)k);
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         sb_add(&b, s[i] ? s[i] : "", s[i] ? strlen(s[i]) + 1 : 1);
     int rc = b.nomem ? -1 : cmd_arg(c, b.data, b.len);
     sb_free(&b);
@@ -1031,6 +1037,36 @@ static void rs_host_give(struct state *st, const char *host)
     pthread_mutex_unlock(&r->qlock);
 }
 
+/* A script of this worker the server took, sent at sent (clock_now),
+ * renewed its lease: the server reaps it no sooner than --lease after
+ * that on its own clock. A tenth of the lease is left for the two clocks'
+ * rates to differ. */
+static void held_from(struct rs *r, double sent)
+{
+    long long until = (long long)((sent + 0.9 * (double)r->lease_ms / 1000) * 1e6);
+    long long was = atomic_load(&r->held_us);
+    while (until > was && !atomic_compare_exchange_weak(&r->held_us, &was, until))
+        ;
+}
+
+static double rs_held_until(struct state *st)
+{
+    struct rs *r = (struct rs *)st;
+    return r->worker_ok ? (double)atomic_load(&r->held_us) / 1e6 : 0;
+}
+
+/* No heartbeat taken for --frontier-retry seconds: the server is as lost
+ * as one that gives a request no reply in that time, and the worker,
+ * which may start no page meanwhile, stops the same way. */
+static void beat_failed(struct rs *r)
+{
+    if (clock_now() - r->beat_ok < r->retry)
+        return;
+    char why[64];
+    snprintf(why, sizeof why, "no reply in %g s", r->retry);
+    latch(r, STATE_EUNREACHABLE, "%s", why);
+}
+
 /* Whether a heartbeat's error reply s means the end: this worker reaped,
  * the crawl lost or not the crawl's. */
 static int beat_over(const char *s)
@@ -1055,8 +1091,11 @@ static int beat_once(struct rs *r)
     char err[512], lease[32];
     double budget = (double)r->lease_ms / 4000;
     redis_wait_begin(&r->bw, budget > 0.5 ? budget : 0.5);
-    if (!r->beat.ctx && conn_open(r, &r->beat, &r->bw, err, sizeof err) != 0)
+    double sent = clock_now();
+    if (!r->beat.ctx && conn_open(r, &r->beat, &r->bw, err, sizeof err) != 0) {
+        beat_failed(r);
         return 0;
+    }
     snprintf(lease, sizeof lease, "%ld", r->lease_ms);
     const char *argv[] = { "EVALSHA", r->beat.sha[S_BEAT], "1", r->a.prefix, r->worker,
                            r->mark, r->sess, "0", lease };
@@ -1064,6 +1103,17 @@ static int beat_once(struct rs *r)
     redisReply *rep = redis_call(r->beat.ctx, 9, argv, NULL, &r->bw, &rc);
     if (rep && rep->type == REDIS_REPLY_ERROR)
         over = beat_over(rep->str);
+    /* The end is latched here, for a worker that starts no page before a
+     * heartbeat renews its lease; a key of another type is named by the
+     * next request. */
+    if (over && !strstr(rep->str, "WRONGTYPE"))
+        classify(r, rep->str);
+    if (rep && rep->type != REDIS_REPLY_ERROR) {
+        held_from(r, sent);
+        r->beat_ok = sent;
+    } else if (!over) {
+        beat_failed(r);
+    }
     if (!rep || rep->type == REDIS_REPLY_ERROR)
         conn_drop(&r->beat);
     if (rep)
@@ -1243,6 +1293,7 @@ static const struct state_ops rs_ops = {
     .robots_get = rs_robots_get,
     .failure = rs_failure,
     .back_offset = rs_back_offset,
+    .held_until = rs_held_until,
     .elsewhere = rs_elsewhere,
     .host_take = rs_host_take,
     .host_give = rs_host_give,
@@ -1469,14 +1520,22 @@ int state_redis_open(struct state **out, const char *url, const char *opts,
         rc = STATE_EUNREACHABLE;
         goto fail;
     }
+    double sent = clock_now();
     int made = hello(r, opts, conf ? conf->output_id : NULL, why, n);
     if (made < 0) {
         rc = made;
         goto fail;
     }
+    held_from(r, sent);
+    r->beat_ok = sent;
     check_settings(r, made);
-    if (pthread_create(&r->beat_tid, NULL, beat_main, r) == 0)
-        r->beating = 1;
+    int e = pthread_create(&r->beat_tid, NULL, beat_main, r);
+    if (e != 0) {
+        snprintf(why, n, "cannot start the heartbeat thread: %s", strerror(e));
+        rc = STATE_EREFUSED;
+        goto fail;
+    }
+    r->beating = 1;
     if (find_phase(r, phase) != 0) {
         rc = open_failed(r, why, n);
         goto fail;

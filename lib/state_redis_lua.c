@@ -71,6 +71,8 @@
     "local function done_req(req) return req <= num('wreq', w) end\n"                   \
     "local function take_req(req) redis.call('HSET', K..'wreq', w, req) end\n"          \
     "local function host_of(rec)\n"                                                    \
+    "  local key = string.match(rec, '^' .. string.rep('[^%z]*%z', 8) .. '([^%z]+)%z')\n" \
+    "  if key then return key end\n"                                                   \
     "  local url = string.match(rec, '^[^%z]*%z[^%z]*%z[^%z]*%z([^%z]*)') or ''\n"         \
     "  local sch, auth = string.match(url, '^(%a[%w+.-]*)://([^/?#]*)')\n"               \
     "  if not sch then return url end\n"                                               \

@@ -386,6 +386,54 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	[ "$did" -ge 2 ]
 }
 
+@test "a listed URL that writes its host otherwise than its links do (upper case, not ASCII) is one host to the server, as to the worker: one key in ho, every page once" {
+	start_private_fixture
+	local port=${PFIX##*:}
+	LIST="http://BÜCHER.test:$port/graph/40/3/" run worker 1 --depth 4 --per-host 1 \
+		--resolve "xn--bcher-kva.test:$port:127.0.0.1"
+	cat "$BATS_TEST_TMPDIR/err.1"
+	[ "$status" -eq 0 ]
+	[ "$(union | wc -l)" -eq 40 ]
+	[ "$(union | sort -u | wc -l)" -eq 40 ]
+	[ "$(rcli HKEYS "crawl:t$BATS_TEST_NUMBER:ho")" = "http://xn--bcher-kva.test:$port" ]
+}
+
+@test "on a web of 50 hosts three workers with no per-host rule of their own share hosts page by page, and the server gives each Crawl-delay host its turns: no gap under a Crawl-delay over them all, the union the reachable set, each page once; no host leased whole" {
+	local slack=20
+	[ "$SECOND_MS" -eq 1000 ] || slack=100
+	start_private_fixture --web 50 --web-pages 8 --web-ms 5 --seed 1 --web-slack "$slack" \
+		--resolve-file "$BATS_TEST_TMPDIR/web.resolve"
+	local seeds modes=($MODES) pids=() k rc
+	seeds=$(printf "http://h%05d.web.test:${PFIX##*:}/\n" 0 1 2)
+	for k in 1 2 3; do
+		# shellcheck disable=SC2086
+		"$CRAWL" --mode=${modes[k % ${#modes[@]}]} -c 4 --depth 1000 --span-hosts --retry 1 \
+			--timeout 0.6 --resolve "@$BATS_TEST_TMPDIR/web.resolve" --format=jsonl --no-progress \
+			--frontier "$(front)" -o "$BATS_TEST_TMPDIR/out.$k.jsonl" $seeds 2>>"$BATS_TEST_TMPDIR/err.$k" &
+		pids+=($!)
+	done
+	for k in "${pids[@]}"; do rc=0; wait "$k" || rc=$?; [ "$rc" -le 1 ]; done
+	cat "$BATS_TEST_TMPDIR"/out.*.jsonl >"$BATS_TEST_TMPDIR/union.jsonl"
+	# Without --per-host a worker may have many requests to a host in
+	# flight: only the gaps a Crawl-delay asks for are held to.
+	# shellcheck disable=SC2086
+	run "$BATS_TEST_DIRNAME/../../scripts/web-check.sh" --fixture "$PFIX" --fixture-server "$FIXTURE_SERVER" \
+		--per-host 1000 --rows "$BATS_TEST_TMPDIR/union.jsonl" $seeds
+	echo "$output"
+	curl -s "$PFIX/stats?web" | jq -c 'select(.short_gaps > 0)'
+	# Shared page by page, a host's Retry-After pause and its robots.txt
+	# (fetched by each worker that meets the host before one's copy is in
+	# the server) stay each worker's own: only the Crawl-delay is held to
+	# over them all.
+	[[ "${lines[0]}" == *"gaps under the rule: 0; disallowed: 0; to hosts whose robots.txt failed: 0;"* ]]
+	[[ "${lines[1]}" =~ ^pages:\ ([0-9]+)\ reachable,\ ([0-9]+)\ fetched,\ 0\ missed,\ 0\ extra$ ]]
+	[ "$(jq -r 'select(.url) | .url' "$BATS_TEST_TMPDIR/union.jsonl" | sort | uniq -d | wc -l)" -eq 0 ]
+	# The turns of the Crawl-delay hosts were the server's; no host was
+	# leased whole.
+	[ -n "$(rcli --scan --pattern "crawl:t$BATS_TEST_NUMBER:h:*:next")" ]
+	[ "$(rcli HLEN "crawl:t$BATS_TEST_NUMBER:ho")" -eq 0 ]
+}
+
 @test "--max-pages bounds the pages over all the workers" {
 	start_private_fixture
 	together --max-pages 100
