@@ -192,7 +192,7 @@ sanitize: deps
 # (die_after_fork=0 still lets --mode=all fork them from its parent).
 tsan: deps
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SAN=thread CFLAGS="-O1 -g" all units
-	$(Q)BUILD=build/tsan TESTS="crawl hardening compare stream state parse frontier" TSAN_OPTIONS="halt_on_error=1 die_after_fork=0 $(TSAN_OPTIONS)" tests/run.sh
+	$(Q)BUILD=build/tsan TESTS="crawl hardening compare stream state parse frontier lab" TSAN_OPTIONS="halt_on_error=1 die_after_fork=0 $(TSAN_OPTIONS)" tests/run.sh
 
 # A sixth model is one file and one registry entry: crawl built once more
 # with tests/model/mode_seqmulti.c, and the tests that run every model,
