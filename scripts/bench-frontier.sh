@@ -37,12 +37,23 @@
 #               scripts/web-check.sh on the union of the outputs: no rule
 #               broken over all the workers (per host, gaps, robots.txt), no
 #               page missed, none extra, each once
+#   LAB=1       the same slower web across machines instead (root):
+#               scripts/lab.sh's network of namespaces, the web on its
+#               machine with names by its DNS server, redis-server on its
+#               own (appendonly, appendfsync everysec), each worker on a
+#               machine of its own reaching the server through tcpdelay,
+#               LAB_MS (1) each way. In memory on one worker's machine, then
+#               WEB_WORKERS workers at -c WEB_C, RUNS 3, each run judged by
+#               scripts/web-check.sh on the web's machine; for each shared
+#               row the server's work a page (commands, scripts, bytes in
+#               and out, CPU, from its INFO) and what one server's core
+#               carries at that rate: pages/s, and workers at this pace
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 if [ -n "${QUICK:-}" ]; then PAGES=${PAGES:-1000}; RUNS=${RUNS:-1}; fi
 if [ -n "${LATENCY:-}" ]; then PAGES=${PAGES:-2000}; RUNS=${RUNS:-3}; fi
-if [ -n "${WEB:-}" ]; then RUNS=${RUNS:-3}; fi
+if [ -n "${WEB:-}" ] || [ -n "${LAB:-}" ]; then RUNS=${RUNS:-3}; fi
 WEB_HOSTS=${WEB_HOSTS:-200} WEB_PAGES=${WEB_PAGES:-10} WEB_MS=${WEB_MS:-2}
 WEB_PER_HOST=${WEB_PER_HOST:-2} WEB_DELAY=${WEB_DELAY:-20}
 WEB_WORKERS=${WEB_WORKERS:-1 4} WEB_C=${WEB_C:-4} WEB_SLOW_MS=${WEB_SLOW_MS:-20}
@@ -301,6 +312,130 @@ web_table() {
 	echo "# vs_first: the group's first row's wall time over this row's (pages/s against it). Every run's union was judged by scripts/web-check.sh: 0 violations over all the workers, 0 pages missed, 0 extra, none twice. Round trips are tcpdelay's (half each way, on loopback)."
 }
 
+# The build's folder, whole: lab.sh runs commands from the tree's top.
+bin=$(cd "$BUILD" && pwd)
+
+# lab ARGS...: scripts/lab.sh for this script's lab.
+lab() { LAB=crawlbench$$ LAB_DIR=$tmp/lab BUILD=$BUILD scripts/lab.sh "$@"; }
+
+# lab_info FIELD...: the fields of the lab's server's INFO, in order.
+lab_info() {
+	lab exec redis redis-cli -h "$(lab addr redis)" info everything | tr -d '\r' |
+		awk -F: -v want="$*" 'BEGIN { n = split(want, w, " ") }
+			{ v[$1] = $2 } END { for (i = 1; i <= n; i++) printf "%s ", v[w[i]] + 0; print "" }'
+}
+
+# lab_calls: the commands the lab's server ran since its start, as "total
+# evalsha" (INFO left out).
+lab_calls() {
+	lab exec redis redis-cli -h "$(lab addr redis)" info commandstats | tr -d '\r' |
+		awk -F'[:=,]' '/^cmdstat_/ && $1 != "cmdstat_info" && $1 !~ /^cmdstat_config/ { n += $3 }
+			$1 == "cmdstat_evalsha" { e = $3 } END { printf "%d %d\n", n, e }'
+}
+
+# lab_once K: one crawl of the slower web in a lab made afresh, by K
+# workers on machines of their own (0: one process in memory, on w1's);
+# sets ONE to "wall_s rows violations missed extra commands evalsha
+# bytes_in bytes_out server_cpu_s".
+lab_once() {
+	local k=$1 i t0 t1 pids=() seeds v to front=() n=$((k > 0 ? k : 1)) rc
+	to=$(awk -v m="$WEB_SLOW_MS" 'BEGIN { t = 60 * m / 1000; printf "%.2f", t < 0.6 ? 0.6 : t }')
+	lab down >/dev/null 2>&1
+	lab up "$n" "$WEB_SLOW_HOSTS" 1 --web-pages "$WEB_SLOW_PAGES" --web-ms "$WEB_SLOW_MS" >/dev/null || return 1
+	seeds=$(printf 'http://h%05d.web.test/\n' 0 1 2)
+	rm -rf "$tmp"/out.* "$tmp/r" && mkdir -p "$tmp/r"
+	if [ "$k" -gt 0 ]; then
+		lab exec redis redis-server --bind "$(lab addr redis)" --port 6379 --protected-mode no \
+			--save '' --appendonly yes --appendfsync everysec --dir "$tmp/r" \
+			--logfile "$tmp/r/log" </dev/null >/dev/null 2>&1 &
+		for _ in $(seq 100); do
+			[ "$(lab exec w1 redis-cli -h "$(lab addr redis)" ping 2>/dev/null)" = PONG ] && break
+			sleep 0.05
+		done
+		for i in $(seq "$k"); do
+			rm -f "$tmp/proxy.$i"
+			lab exec "w$i" "$bin/tools/tcpdelay" -t "$(lab addr redis):6379" -d "${LAB_MS:-1}" \
+				-p "$tmp/proxy.$i" </dev/null >/dev/null 2>&1 &
+			for _ in $(seq 100); do [ -s "$tmp/proxy.$i" ] && break; sleep 0.05; done
+			[ -s "$tmp/proxy.$i" ] || { echo "$me: tcpdelay did not start on w$i" >&2; return 1; }
+		done
+	fi
+	t0=$(date +%s%N)
+	for i in $(seq "$n"); do
+		front=()
+		[ "$k" -gt 0 ] && front=(--frontier "redis://127.0.0.1:$(cat "$tmp/proxy.$i")/lab")
+		# shellcheck disable=SC2086
+		LAB=crawlbench$$ LAB_DIR=$tmp/lab BUILD=$BUILD timeout 300 scripts/lab.sh exec "w$i" \
+			"$bin/crawl" --mode="$MODE" -c "$WEB_C" \
+			--depth 1000 --span-hosts --per-host "$WEB_PER_HOST" --delay "$WEB_DELAY" --retry 1 \
+			--timeout "$to" --format=jsonl --no-progress "${front[@]}" -o "$tmp/out.$i" $seeds \
+			2>"$tmp/err.$i" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		rc=0
+		wait "$i" || rc=$?
+		[ "$rc" -le 1 ] || { echo "$me: a worker in the lab exited $rc:" >&2; cat "$tmp"/err.* >&2; return 1; }
+	done
+	t1=$(date +%s%N)
+	local work="0 0 0 0 0"
+	[ "$k" -gt 0 ] && work="$(lab_calls) $(lab_info total_net_input_bytes total_net_output_bytes used_cpu_sys used_cpu_user | awk '{ print $1, $2, $3 + $4 }')"
+	cat "$tmp"/out.* >"$tmp/union"
+	# shellcheck disable=SC2086
+	v=$(lab exec web "$PWD/scripts/web-check.sh" --json --fixture http://127.0.0.1 \
+		--fixture-server "$bin/fixture-server" --per-host "$WEB_PER_HOST" --delay "$WEB_DELAY" \
+		--rows "$tmp/union" $seeds) || true
+	ONE="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') $(grep -c '"url"' "$tmp/union") $(jq -r '[.violations.total, .pages.missed, .pages.extra] | map(tostring) | join(" ")' <<<"$v") $work"
+	lab down >/dev/null
+}
+
+# lab_table: the LAB=1 rows.
+lab_table() {
+	[ "$(id -u)" -eq 0 ] || { echo "$me: LAB=1 needs root (network namespaces: scripts/lab.sh)" >&2; return 1; }
+	command -v dnsmasq >/dev/null || { echo "$me: LAB=1 needs dnsmasq (dnsmasq-base)" >&2; return 1; }
+	local k label one w rows vi mi ex cm ev bi bo cpu base=""
+	echo "# scripts/bench-frontier.sh LAB=1: the synthetic web across machines (scripts/lab.sh: network namespaces on a bridge), $WEB_SLOW_HOSTS hosts of $WEB_SLOW_PAGES pages on average (seed 1, --web-ms $WEB_SLOW_MS), names by the web's DNS server, three seeds, --per-host $WEB_PER_HOST --delay $WEB_DELAY, --mode=$MODE -c $WEB_C a worker, each worker $((2 * ${LAB_MS:-1})) ms from the server (tcpdelay on its machine), medians of $RUNS ($(nproc) cores, redis $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), $(date -u '+%Y-%m-%d %H:%M UTC'))"
+	printf '%-34s %8s %6s %8s %8s %9s %9s %9s %11s %9s %8s\n' run wall_s rows pages/s vs_one \
+		cmds/page evalsha/pg bytes_in/pg bytes_out/pg cpu_us/pg workers
+	for k in 0 $WEB_WORKERS; do
+		local ws=() cms=() evs=() bis=() bos=() cpus=()
+		label="in memory, one machine"
+		[ "$k" -gt 0 ] && label="$k worker$([ "$k" -gt 1 ] && echo s), machines of their own"
+		for _ in $(seq "$RUNS"); do
+			ONE=
+			lab_once "$k" || return 1
+			read -r w rows vi mi ex cm ev bi bo cpu <<<"$ONE"
+			if [ "$vi" != 0 ] || [ "$mi" != 0 ] || [ "$ex" != 0 ] ||
+				[ "$(grep -o '"url":"[^"]*"' "$tmp/union" | sort | uniq -d | wc -l)" -ne 0 ]; then
+				echo "$me: $label: $vi violations, $mi missed, $ex extra, or a page twice" >&2
+				return 1
+			fi
+			ws+=("$w")
+			cms+=("$(awk -v a="$cm" -v n="$rows" 'BEGIN { printf "%.1f", a / n }')")
+			evs+=("$(awk -v a="$ev" -v n="$rows" 'BEGIN { printf "%.2f", a / n }')")
+			bis+=("$(awk -v a="$bi" -v n="$rows" 'BEGIN { printf "%.0f", a / n }')")
+			bos+=("$(awk -v a="$bo" -v n="$rows" 'BEGIN { printf "%.0f", a / n }')")
+			cpus+=("$(awk -v a="$cpu" -v n="$rows" 'BEGIN { printf "%.0f", a * 1e6 / n }')")
+		done
+		w=$(med "${ws[@]}")
+		[ "$k" -eq 1 ] && base=$w
+		local pps vs carried="-"
+		pps=$(awk -v w="$w" -v n="$rows" 'BEGIN { printf "%.0f", n / w }')
+		vs=$([ -n "$base" ] && awk -v w="$w" -v b="$base" 'BEGIN { printf "%.2fx", b / w }' || echo -)
+		if [ "$k" -gt 0 ]; then
+			# One core of the server, all its time on this work: pages/s,
+			# and workers each crawling at this row's pace.
+			carried=$(awk -v c="$(med "${cpus[@]}")" -v p="$pps" -v k="$k" \
+				'BEGIN { if (c <= 0) { print "-"; exit } s = 1e6 / c; printf "%.0f", s / (p / k) }')
+		fi
+		printf '%-34s %8s %6s %8s %8s %9s %9s %9s %11s %9s %8s\n' "$label" "$w" "$rows" "$pps" "$vs" \
+			"$([ "$k" -gt 0 ] && med "${cms[@]}" || echo -)" "$([ "$k" -gt 0 ] && med "${evs[@]}" || echo -)" \
+			"$([ "$k" -gt 0 ] && med "${bis[@]}" || echo -)" "$([ "$k" -gt 0 ] && med "${bos[@]}" || echo -)" \
+			"$([ "$k" -gt 0 ] && med "${cpus[@]}" || echo -)" "$carried"
+	done
+	echo "# vs_one: one worker's wall time over this row's. Per page (/pg): the server's commands (INFO commandstats, INFO itself left out), scripts (EVALSHA), bytes in and out (INFO stats) and CPU (INFO cpu, user + sys); workers: how many workers at this row's pace one server's core carries (1 s of its CPU over a worker's pages/s times the CPU a page). Every run's union was judged by scripts/web-check.sh: 0 violations over all the workers, 0 pages missed, 0 extra, none twice."
+}
+
 # table FN: the rows of a table function, also to OUT when set; exits with
 # its status. Not in a pipeline: the proxies it starts are this shell's,
 # for the EXIT trap to stop.
@@ -316,6 +451,11 @@ table() {
 	exit "$rc"
 }
 
+if [ -n "${LAB:-}" ]; then
+	command -v jq >/dev/null || { echo "$me: jq is missing (scripts/deps.sh installs it)" >&2; exit 1; }
+	trap 'lab down >/dev/null 2>&1; for p in "${proxies[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; fixture_stop; redis_stop; rm -rf "$tmp"' EXIT
+	table lab_table
+fi
 if [ -n "${WEB:-}" ]; then
 	command -v jq >/dev/null || { echo "$me: jq is missing (scripts/deps.sh installs it)" >&2; exit 1; }
 	table web_table
