@@ -558,6 +558,9 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
         struct crawl_job *j = frontier_pick(c->fr, &wake);
         if (frontier_store_failed(c->fr))
             crawl__state_warn(c);
+        /* The pick may have found hosts to ask the server a turn for. */
+        if (c->lease_on && !lease && (lease = frontier_lease_due(c->fr)))
+            pthread_cond_signal(&c->lease_cond);
         if (j) {
             /* The store holds more that this read did not place: whoever
              * waits reads it, not this thread, which has a job to run. */

@@ -303,6 +303,7 @@ void frontier_free(struct frontier *f)
     }
     frontier__spill_free(f);
     free(f->st_seen);
+    free(f->turn_want);
     free(f->drops.v);
     pthread_mutex_destroy(&f->drops.lock);
     free(f->agent);
@@ -524,10 +525,12 @@ int frontier_turns_begin(struct frontier *f, struct frontier_turns *t)
     size_t n = f->nturn;
     t->delay = malloc(n * sizeof *t->delay);
     t->wait = calloc(n, sizeof *t->wait);
+    t->at = calloc(n, sizeof *t->at);
     t->rc = calloc(n, sizeof *t->rc);
-    if (!t->delay || !t->wait || !t->rc) {
+    if (!t->delay || !t->wait || !t->at || !t->rc) {
         free(t->delay);
         free(t->wait);
+        free(t->at);
         free(t->rc);
         memset(t, 0, sizeof *t);
         return 0;
@@ -544,10 +547,14 @@ int frontier_turns_begin(struct frontier *f, struct frontier_turns *t)
 
 void frontier_turns_read(struct frontier *f, struct frontier_turns *t)
 {
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = 0; i < t->n; i++) {
         t->rc[i] = state_host_take(f->st, t->hosts[i]->key,
                                    f->conf.per_host > 0 ? f->conf.per_host : 0, t->delay[i],
                                    &t->wait[i]);
+        /* A turn counts from its own answer, not the batch's end: the
+         * next worker's comes a delay after the server gave it. */
+        t->at[i] = f->now();
+    }
 }
 
 int frontier_turns_end(struct frontier *f, struct frontier_turns *t)
@@ -559,13 +566,15 @@ int frontier_turns_end(struct frontier *f, struct frontier_turns *t)
         h->turn_asked = 0;
         if (t->rc[i] == 1) {
             h->turn = 1;
-            h->turn_at = now;
+            h->turn_at = t->at[i];
             given = 1;
-        } else if (t->rc[i] == 0 && now + t->wait[i] > h->next_at) {
+        } else if (t->rc[i] == 0) {
             /* Asked again once the server's next start has come. */
-            h->next_at = now + t->wait[i];
+            if (now + t->wait[i] > h->next_at)
+                h->next_at = now + t->wait[i];
             f->timed = 1;
-        } else if (t->rc[i] < 0) {
+            given = 1;
+        } else {
             frontier__store_fail(f);
         }
     }
@@ -573,6 +582,7 @@ int frontier_turns_end(struct frontier *f, struct frontier_turns *t)
     free(t->hosts);
     free(t->delay);
     free(t->wait);
+    free(t->at);
     free(t->rc);
     memset(t, 0, sizeof *t);
     return given;

@@ -135,13 +135,13 @@ void frontier_refill(struct frontier *f);
  * frontier_turns_begin (lock held) claims the hosts a pick found waiting
  * for a turn (0: none, or a claim not ended), frontier_turns_read (lock
  * not held) asks the server for them, frontier_turns_end (lock held)
- * gives each its turn, or its time to ask again, and returns 1 when one
- * got a turn (a pick may find it now). frontier_lease_due says 1 while
+ * gives each its turn, or its time to ask again, and returns 1 when it
+ * did either (whoever waits is to look again). frontier_lease_due says 1 while
  * hosts wait to be claimed. */
 struct frontier_turns {
     size_t n;
     struct crawl_host **hosts;
-    double *delay, *wait;
+    double *delay, *wait, *at;  /* at: when each answer came */
     int *rc;
 };
 int frontier_turns_begin(struct frontier *f, struct frontier_turns *t);

@@ -137,6 +137,9 @@ struct rs {
     int beating;
     pthread_mutex_t beat_lock;
     pthread_cond_t beat_cond;
+    int beat_kick;              /* robots.txt files to send (beat_lock) */
+    struct cmds robots_q;       /* robots.txt files fetched, to be sent at once
+                                 * on the heartbeat's connection (qlock) */
     atomic_int stop;
     char err[512];
 };
@@ -957,12 +960,23 @@ static int rs_robots_put(struct state *st, const char *host, long status, int fa
     sb_add(&b, head, (size_t)hn);
     if (len)
         sb_add(&b, body, len);
+    /* Sent at once by the heartbeat's thread, not with the next request:
+     * a worker killed meanwhile would take the only copy along, and the
+     * host's next holder would ask for it again. */
     if (rc == 0 && (b.nomem || cmd_eval(r, &c, S_ROBOTS_PUT) || cmd_str(&c, host) ||
-                    cmd_arg(&c, b.data, b.len) || pend_add(r, &c)))
+                    cmd_arg(&c, b.data, b.len) ||
+                    (r->beating ? cmds_add(&r->robots_q, &c) : pend_add(r, &c))))
         rc = failf(r, "%s", "out of memory");
+    int kick = rc == 0 && r->beating;
     sb_free(&b);
     cmd_free(&c);
     pthread_mutex_unlock(&r->qlock);
+    if (kick) {
+        pthread_mutex_lock(&r->beat_lock);
+        r->beat_kick = 1;
+        pthread_cond_signal(&r->beat_cond);
+        pthread_mutex_unlock(&r->beat_lock);
+    }
     return rc;
 }
 
@@ -1097,16 +1111,21 @@ static int beat_once(struct rs *r)
         return 0;
     }
     snprintf(lease, sizeof lease, "%ld", r->lease_ms);
+    /* The last change seen, so that a server gone back to an older copy
+     * is known as such before the copy's sessions are looked at. */
+    char seen[24];
+    snprintf(seen, sizeof seen, "%lld", __atomic_load_n(&r->gen, __ATOMIC_RELAXED));
     const char *argv[] = { "EVALSHA", r->beat.sha[S_BEAT], "1", r->a.prefix, r->worker,
-                           r->mark, r->sess, "0", lease };
+                           r->mark, r->sess, seen, lease };
     int rc, over = 0;
     redisReply *rep = redis_call(r->beat.ctx, 9, argv, NULL, &r->bw, &rc);
     if (rep && rep->type == REDIS_REPLY_ERROR)
         over = beat_over(rep->str);
     /* The end is latched here, for a worker that starts no page before a
-     * heartbeat renews its lease; a key of another type is named by the
-     * next request. */
-    if (over && !strstr(rep->str, "WRONGTYPE"))
+     * heartbeat renews its lease. */
+    if (over && strstr(rep->str, "WRONGTYPE"))
+        latch(r, STATE_ELOST, "the server does not hold this crawl (%s)", rep->str);
+    else if (over)
         classify(r, rep->str);
     if (rep && rep->type != REDIS_REPLY_ERROR) {
         held_from(r, sent);
@@ -1121,18 +1140,78 @@ static int beat_once(struct rs *r)
     return over;
 }
 
+/* Sends the robots.txt files queued, pipelined, on the heartbeat's
+ * connection (each one's own: no request id, and sending it twice does
+ * no harm). What is not answered goes back to the queue, for the next
+ * try or for the goodbye; a refusal is the main connection's to learn. */
+static void robots_send(struct rs *r)
+{
+    struct cmds l;
+    pthread_mutex_lock(&r->qlock);
+    l = r->robots_q;
+    memset(&r->robots_q, 0, sizeof r->robots_q);
+    pthread_mutex_unlock(&r->qlock);
+    if (l.n == 0)
+        return;
+    char err[512];
+    double budget = (double)r->lease_ms / 4000;
+    redis_wait_begin(&r->bw, budget > 0.5 ? budget : 0.5);
+    size_t done = 0;
+    if (r->beat.ctx || conn_open(r, &r->beat, &r->bw, err, sizeof err) == 0) {
+        int ok = 1;
+        for (size_t i = 0; ok && i < l.n; i++)
+            ok = redisAppendCommandArgv(r->beat.ctx, l.v[i].argc, (const char **)l.v[i].argv,
+                                        l.v[i].len) == REDIS_OK;
+        while (ok && done < l.n) {
+            redisReply *y = NULL;
+            if (redis_read(r->beat.ctx, &y, &r->bw) != 0) {
+                ok = 0;
+                break;
+            }
+            /* A server started again lacks the scripts: the connection is
+             * made again (which loads them) and the rest sent again. */
+            int again = y->type == REDIS_REPLY_ERROR && strncmp(y->str, "NOSCRIPT", 8) == 0;
+            freeReplyObject(y);
+            if (again) {
+                ok = 0;
+                break;
+            }
+            done++;
+        }
+        if (!ok)
+            conn_drop(&r->beat);
+    }
+    pthread_mutex_lock(&r->qlock);
+    for (size_t i = done; i < l.n; i++)
+        if (cmds_add(&r->robots_q, &l.v[i]) != 0)
+            cmd_free(&l.v[i]);
+    pthread_mutex_unlock(&r->qlock);
+    for (size_t i = 0; i < done; i++)
+        cmd_free(&l.v[i]);
+    free(l.v);
+}
+
 static void *beat_main(void *arg)
 {
     struct rs *r = arg;
-    double every = (double)r->lease_ms / 4000;
+    double every = (double)r->lease_ms / 4000, next = clock_now() + every;
     pthread_mutex_lock(&r->beat_lock);
     while (!atomic_load(&r->stop)) {
-        struct timespec ts = clock_timespec(clock_now() + every);
-        pthread_cond_timedwait(&r->beat_cond, &r->beat_lock, &ts);
+        struct timespec ts = clock_timespec(next);
+        if (!r->beat_kick && clock_now() < next)
+            pthread_cond_timedwait(&r->beat_cond, &r->beat_lock, &ts);
         if (atomic_load(&r->stop))
             break;
+        int kick = r->beat_kick;
+        r->beat_kick = 0;
         pthread_mutex_unlock(&r->beat_lock);
-        int over = beat_once(r);
+        if (kick)
+            robots_send(r);
+        int over = 0;
+        if (clock_now() >= next) {
+            over = beat_once(r);
+            next = clock_now() + every;
+        }
         pthread_mutex_lock(&r->beat_lock);
         if (over)
             break;
@@ -1150,7 +1229,14 @@ static void rs_close(struct state *st)
         pthread_cond_signal(&r->beat_cond);
         pthread_mutex_unlock(&r->beat_lock);
         pthread_join(r->beat_tid, NULL);
+        r->beating = 0;
     }
+    /* The robots.txt files not sent yet go with the goodbye. */
+    for (size_t i = 0; i < r->robots_q.n; i++)
+        if (cmds_add(&r->pend, &r->robots_q.v[i]) != 0)
+            cmd_free(&r->robots_q.v[i]);
+    free(r->robots_q.v);
+    memset(&r->robots_q, 0, sizeof r->robots_q);
     /* A worker that ends gives back what it holds, at once; so does one
      * whose server went back to an older copy, what it holds in that copy
      * (nothing it had sent since goes: its pages are the copy's to give
@@ -1532,7 +1618,7 @@ int state_redis_open(struct state **out, const char *url, const char *opts,
     int e = pthread_create(&r->beat_tid, NULL, beat_main, r);
     if (e != 0) {
         snprintf(why, n, "cannot start the heartbeat thread: %s", strerror(e));
-        rc = STATE_EREFUSED;
+        rc = STATE_EUNREACHABLE;
         goto fail;
     }
     r->beating = 1;

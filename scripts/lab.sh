@@ -34,7 +34,7 @@
 # Needs root (network namespaces), ip (iproute2) and dnsmasq (dnsmasq-base).
 # Exit status: 0 done, 1 up failed (what it made is removed) or a machine
 # that is not there, 2 a usage error or something missing.
-set -euo pipefail
+set -eEuo pipefail
 
 LAB=${LAB:-crawllab}
 DIR=${LAB_DIR:-/run/crawl-lab/$LAB}
@@ -120,13 +120,9 @@ info() {
 up() {
 	[ $# -ge 3 ] || die "up needs K, N and SEED (see --help)"
 	[[ $1 =~ ^[1-9][0-9]*$ ]] && [ "$1" -le 200 ] || die "up: K is 1 to 200, got '$1'"
-	[[ $2 =~ ^[1-9][0-9]*$ ]] && [ "$2" -le 65534 ] || die "up: N is 1 to 65534, got '$2'"
-	[[ $3 =~ ^[0-9]+$ ]] || die "up: SEED is a number, got '$3'"
-	needs up
-	command -v dnsmasq >/dev/null || die "no dnsmasq: install dnsmasq-base"
-	[ -x "$SERVER" ] || die "no $SERVER: run make"
+	web_checks "$2" "$3"
 	local want="$*"
-	if is_up && [ "$(cat "$DIR/args")" = "$want" ]; then
+	if same_up "$@"; then
 		info
 		return 0
 	fi

@@ -13,6 +13,10 @@
 #   pid_alive DIR NAME        DIR/NAME.pid names a live process running NAME
 #   pid_stop DIR NAME         ends it within 2 s, if it is ours
 #   wait_for SECONDS CMD...   true once CMD is, tried every 20 ms
+#   web_checks N SEED         the caller's die unless N is a web's count of
+#                             hosts and SEED a number, and needs up (the
+#                             caller's) and what a web runs are there
+#   same_up ARGS...           the caller's is_up, with DIR/args ARGS
 #   web_start NS DIR NET PORT DNS N SEED [FIXTURE-OPTION...]
 #                             the synthetic web of N hosts in NS: its
 #                             server on every address of NET/16 (routed
@@ -75,6 +79,18 @@ wait_for() {
 	shift
 	for ((i = 0; i < t * 50; i++)); do "$@" && return 0; sleep 0.02; done
 	return 1
+}
+
+web_checks() {
+	[[ $1 =~ ^[1-9][0-9]*$ ]] && [ "$1" -le 65534 ] || die "up: N is 1 to 65534, got '$1'"
+	[[ $2 =~ ^[0-9]+$ ]] || die "up: SEED is a number, got '$2'"
+	needs up
+	command -v dnsmasq >/dev/null || die "no dnsmasq: install dnsmasq-base"
+	[ -x "$SERVER" ] || die "no $SERVER: run make"
+}
+
+same_up() {
+	is_up && [ "$(cat "$DIR/args")" = "$*" ]
 }
 
 web_start() {

@@ -23,7 +23,7 @@
 # Needs root (network namespaces), ip (iproute2) and dnsmasq (dnsmasq-base).
 # Exit status: 0 done, 1 up failed (what it made is removed), 2 a usage
 # error or something missing.
-set -euo pipefail
+set -eEuo pipefail
 
 NS=${WEB_NS:-crawlweb}
 NET=${WEB_NET:-10.77.0.0}
@@ -76,13 +76,9 @@ info() {
 
 up() {
 	[ $# -ge 2 ] || die "up needs N and SEED (see --help)"
-	[[ $1 =~ ^[1-9][0-9]*$ ]] && [ "$1" -le 65534 ] || die "up: N is 1 to 65534, got '$1'"
-	[[ $2 =~ ^[0-9]+$ ]] || die "up: SEED is a number, got '$2'"
-	needs up
-	command -v dnsmasq >/dev/null || die "no dnsmasq: install dnsmasq-base"
-	[ -x "$SERVER" ] || die "no $SERVER: run make"
+	web_checks "$1" "$2"
 	local want="$*"
-	if is_up && [ "$(cat "$DIR/args")" = "$want" ]; then
+	if same_up "$@"; then
 		info
 		return 0
 	fi

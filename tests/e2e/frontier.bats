@@ -347,29 +347,37 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	awk -v t="$t" 'BEGIN { exit !(t >= 0.85) }'
 }
 
-@test "on a web of 50 hosts three workers, one of each model, lease hosts whole: no rule broken over them all (--per-host, Crawl-delay, robots.txt), the union the reachable set, each page once; no host's turn asked of the server" {
-	# Gaps are judged with the web's 20 ms of slack; under a sanitizer,
-	# whose threads leave late by more than that, past every Crawl-delay.
-	local slack=20
+# web_three PER ARGS...: the web of 50 hosts crawled by three workers,
+# one of each model, with ARGS, each exiting 0 or 1 (some of the web's
+# pages fail: hosts that never answer, 5xx); their union, union.jsonl,
+# judged by the web's checker with --per-host PER (its verdict in output
+# and lines). Gaps are judged with the web's 20 ms of slack; under a
+# sanitizer, whose threads leave late by more than that, with 100.
+web_three() {
+	local per=$1 slack=20 seeds modes=($MODES) pids=() k rc
+	shift
 	[ "$SECOND_MS" -eq 1000 ] || slack=100
 	start_private_fixture --web 50 --web-pages 8 --web-ms 5 --seed 1 --web-slack "$slack" \
 		--resolve-file "$BATS_TEST_TMPDIR/web.resolve"
-	local seeds modes=($MODES) pids=() k rc
 	seeds=$(printf "http://h%05d.web.test:${PFIX##*:}/\n" 0 1 2)
 	for k in 1 2 3; do
 		# shellcheck disable=SC2086
-		"$CRAWL" --mode=${modes[k % ${#modes[@]}]} -c 4 --depth 1000 --span-hosts --per-host 2 --retry 1 \
+		"$CRAWL" --mode=${modes[k % ${#modes[@]}]} -c 4 --depth 1000 --span-hosts --retry 1 \
 			--timeout 0.6 --resolve "@$BATS_TEST_TMPDIR/web.resolve" --format=jsonl --no-progress \
-			--frontier "$(front)" -o "$BATS_TEST_TMPDIR/out.$k.jsonl" $seeds 2>>"$BATS_TEST_TMPDIR/err.$k" &
+			--frontier "$(front)" -o "$BATS_TEST_TMPDIR/out.$k.jsonl" "$@" $seeds \
+			2>>"$BATS_TEST_TMPDIR/err.$k" &
 		pids+=($!)
 	done
-	# Exit 1: some of the web's pages fail (hosts that never answer, 5xx).
 	for k in "${pids[@]}"; do rc=0; wait "$k" || rc=$?; [ "$rc" -le 1 ]; done
 	cat "$BATS_TEST_TMPDIR"/out.*.jsonl >"$BATS_TEST_TMPDIR/union.jsonl"
 	# shellcheck disable=SC2086
 	run "$BATS_TEST_DIRNAME/../../scripts/web-check.sh" --fixture "$PFIX" --fixture-server "$FIXTURE_SERVER" \
-		--per-host 2 --rows "$BATS_TEST_TMPDIR/union.jsonl" $seeds
+		--per-host "$per" --rows "$BATS_TEST_TMPDIR/union.jsonl" $seeds
 	echo "$output"
+}
+
+@test "on a web of 50 hosts three workers, one of each model, lease hosts whole: no rule broken over them all (--per-host, Crawl-delay, robots.txt), the union the reachable set, each page once; no host's turn asked of the server" {
+	web_three 2 --per-host 2
 	[ "$status" -eq 0 ]
 	[ "${lines[0]:0:13}" = "violations: 0" ]
 	[[ "${lines[1]}" =~ ^pages:\ ([0-9]+)\ reachable,\ ([0-9]+)\ fetched,\ 0\ missed,\ 0\ extra$ ]]
@@ -399,27 +407,9 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 }
 
 @test "on a web of 50 hosts three workers with no per-host rule of their own share hosts page by page, and the server gives each Crawl-delay host its turns: no gap under a Crawl-delay over them all, the union the reachable set, each page once; no host leased whole" {
-	local slack=20
-	[ "$SECOND_MS" -eq 1000 ] || slack=100
-	start_private_fixture --web 50 --web-pages 8 --web-ms 5 --seed 1 --web-slack "$slack" \
-		--resolve-file "$BATS_TEST_TMPDIR/web.resolve"
-	local seeds modes=($MODES) pids=() k rc
-	seeds=$(printf "http://h%05d.web.test:${PFIX##*:}/\n" 0 1 2)
-	for k in 1 2 3; do
-		# shellcheck disable=SC2086
-		"$CRAWL" --mode=${modes[k % ${#modes[@]}]} -c 4 --depth 1000 --span-hosts --retry 1 \
-			--timeout 0.6 --resolve "@$BATS_TEST_TMPDIR/web.resolve" --format=jsonl --no-progress \
-			--frontier "$(front)" -o "$BATS_TEST_TMPDIR/out.$k.jsonl" $seeds 2>>"$BATS_TEST_TMPDIR/err.$k" &
-		pids+=($!)
-	done
-	for k in "${pids[@]}"; do rc=0; wait "$k" || rc=$?; [ "$rc" -le 1 ]; done
-	cat "$BATS_TEST_TMPDIR"/out.*.jsonl >"$BATS_TEST_TMPDIR/union.jsonl"
 	# Without --per-host a worker may have many requests to a host in
 	# flight: only the gaps a Crawl-delay asks for are held to.
-	# shellcheck disable=SC2086
-	run "$BATS_TEST_DIRNAME/../../scripts/web-check.sh" --fixture "$PFIX" --fixture-server "$FIXTURE_SERVER" \
-		--per-host 1000 --rows "$BATS_TEST_TMPDIR/union.jsonl" $seeds
-	echo "$output"
+	web_three 1000
 	curl -s "$PFIX/stats?web" | jq -c 'select(.short_gaps > 0)'
 	# Shared page by page, a host's Retry-After pause and its robots.txt
 	# (fetched by each worker that meets the host before one's copy is in
@@ -593,17 +583,29 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	diff <(union | sort) <(expected | sort)
 }
 
-# three ARGS...: workers 1, 2 and 3, each with a model of its own and
-# ARGS, in the background; their pids in pid[1..3].
+# three ARGS...: workers 1, 2 and 3, each with a model of its own (the
+# first three of MODES that run many transfers at once, in turn) and ARGS, in the background; their
+# models in mode[1..3], their pids in pid[1..3].
 three() {
-	set -- $MODES "$@"
-	mode=([1]=coro [2]=thread [3]=pool)
+	local k m modes=()
+	for m in $MODES; do sequential "$m" || modes+=("$m"); done
+	[ ${#modes[@]} -gt 0 ] || modes=($MODES)
+	mode=()
 	pid=()
-	local k
 	for k in 1 2 3; do
-		(worker $k --mode=${mode[k]} --delay 2 --lease 2 "${@:$((NMODES + 1))}") &
+		mode[k]=${modes[(k - 1) % ${#modes[@]}]}
+		(worker $k --mode=${mode[k]} --delay 2 --lease 2 "$@") &
 		pid[k]=$!
 	done
+}
+
+# every_page_once_finished: the union holds every page once, and the
+# server says the crawl is finished.
+every_page_once_finished() {
+	diff <(union | sort) <(expected | sort)
+	[ "$(union | sort | uniq -d | wc -l)" -eq 0 ]
+	run "$CRAWL" --frontier "$(front)" --status
+	[[ "${lines[0]}" == *": finished" ]]
 }
 
 # rows: the rows of every worker's output so far.
@@ -627,10 +629,7 @@ rows() { cat "$BATS_TEST_TMPDIR"/out.*.jsonl 2>/dev/null | wc -l; }
 	done
 	cat "$BATS_TEST_TMPDIR"/err.*
 	! grep -q "lost\|went back" "$BATS_TEST_TMPDIR"/err.*
-	diff <(union | sort) <(expected | sort)
-	[ "$(union | sort | uniq -d | wc -l)" -eq 0 ]
-	run "$CRAWL" --frontier "$(front)" --status
-	[[ "${lines[0]}" == *": finished" ]]
+	every_page_once_finished
 }
 
 @test "a server started again from an older copy of the crawl (a snapshot: what appendfsync everysec leaves after a power cut): a worker that saw later changes exits 7, its output cut back to the commits the copy holds; the same commands again finish the crawl, every page once" {
@@ -665,10 +664,7 @@ rows() { cat "$BATS_TEST_TMPDIR"/out.*.jsonl 2>/dev/null | wc -l; }
 		run worker $k --mode=${mode[k]} --delay 2 --lease 2
 		[ "$status" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/err.$k"; false; }
 	done
-	diff <(union | sort) <(expected | sort)
-	[ "$(union | sort | uniq -d | wc -l)" -eq 0 ]
-	run "$CRAWL" --frontier "$(front)" --status
-	[[ "${lines[0]}" == *": finished" ]]
+	every_page_once_finished
 }
 
 @test "a key of the crawl gone mid-crawl, as an eviction drops it (marker, meta, queue, a host's parked pages, records, seen set, sessions, heartbeats): the worker exits 8 naming it, its rows whole, each model in turn" {

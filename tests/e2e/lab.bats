@@ -64,9 +64,11 @@ lab_up() {
 	rm -rf "$T/r"
 	mkdir -p "$T/r"
 	redis_up
-	MODE=(x coro thread pool)
-	[[ " $MODES " == *" thread "* ]] || MODE[2]=coro
-	[[ " $MODES " == *" pool "* ]] || MODE[3]=coro
+	local k m modes=()
+	for m in $MODES; do sequential "$m" || modes+=("$m"); done
+	[ ${#modes[@]} -gt 0 ] || modes=($MODES)
+	MODE=(x)
+	for k in 1 2 3; do MODE[k]=${modes[(k - 1) % ${#modes[@]}]}; done
 	AT=(x "" "" "")
 }
 
@@ -87,7 +89,7 @@ rcli() { lab exec w1 redis-cli -h 10.78.0.3 "$@"; }
 distance() {
 	local k
 	for k in 1 2 3; do
-		lab exec "w$k" "$PWD/$BUILD/tools/tcpdelay" -t 10.78.0.3:6379 -d "$1" -p "$T/delay.$k" \
+		lab exec "w$k" "$(cd "$BUILD" && pwd)/tools/tcpdelay" -t 10.78.0.3:6379 -d "$1" -p "$T/delay.$k" \
 			</dev/null >/dev/null 3>&- &
 		wait_until 5 test -s "$T/delay.$k"
 		AT[k]=127.0.0.1:$(cat "$T/delay.$k")
@@ -137,8 +139,9 @@ uptime() { cut -d' ' -f1 /proc/uptime; }
 
 # started_since K T: the transfers worker K started after T (seconds
 # since boot), from its trace, whose times count from its start: its
-# process's start (/proc/PID/stat), taken as it began, is at most a few
-# milliseconds before the trace's.
+# process's start (/proc/PID/stat) is before the trace's by the time
+# lab.sh takes to exec it (tens of milliseconds), which the callers' bounds
+# leave room for.
 started_since() {
 	jq --argjson from "$(awk -v s="${START[$1]}" -v t="$2" 'BEGIN { print (t - s) * 1e6 }')" \
 		'[.traceEvents[] | select(.ph == "X" and .cat == "transfer" and .ts > $from)] | length' \
