@@ -154,8 +154,8 @@ started_since() {
 # robots.txt asked again, once, by the worker that took its host over, for
 # at most as many hosts as the victim had transfers (-c 4). The victim's
 # request for it was left unanswered (a robots.txt that never answers), or
-# its answer went with the victim before the victim's next request to
-# the server carried it there.
+# its answer went with the victim in the round trip that takes it to the
+# server.
 judged() {
 	cat "$T"/out.*.jsonl >"$T/union.jsonl"
 	run lab exec web "$CHECK" --fixture http://127.0.0.1 --fixture-server "$FIXTURE_SERVER" \
