@@ -520,27 +520,13 @@ static int slot_take(struct frontier *f, struct crawl_host *h)
 int frontier_turns_begin(struct frontier *f, struct frontier_turns *t)
 {
     memset(t, 0, sizeof *t);
-    if (f->turn_on || f->nturn == 0)
+    if (f->turn_on || f->nturn == 0 || !(t->v = calloc(f->nturn, sizeof *t->v)))
         return 0;
-    size_t n = f->nturn;
-    t->delay = malloc(n * sizeof *t->delay);
-    t->wait = calloc(n, sizeof *t->wait);
-    t->at = calloc(n, sizeof *t->at);
-    t->rc = calloc(n, sizeof *t->rc);
-    if (!t->delay || !t->wait || !t->at || !t->rc) {
-        free(t->delay);
-        free(t->wait);
-        free(t->at);
-        free(t->rc);
-        memset(t, 0, sizeof *t);
-        return 0;
-    }
-    t->hosts = f->turn_want;
-    t->n = n;
-    for (size_t i = 0; i < n; i++)
-        t->delay[i] = t->hosts[i]->delay;
-    f->turn_want = NULL;
-    f->nturn = f->turn_cap = 0;
+    t->n = f->nturn;
+    for (size_t i = 0; i < t->n; i++)
+        t->v[i] = (struct frontier_turn){ .host = f->turn_want[i],
+                                          .delay = f->turn_want[i]->delay };
+    f->nturn = 0;
     f->turn_on = 1;
     return 1;
 }
@@ -548,12 +534,12 @@ int frontier_turns_begin(struct frontier *f, struct frontier_turns *t)
 void frontier_turns_read(struct frontier *f, struct frontier_turns *t)
 {
     for (size_t i = 0; i < t->n; i++) {
-        t->rc[i] = state_host_take(f->st, t->hosts[i]->key,
-                                   f->conf.per_host > 0 ? f->conf.per_host : 0, t->delay[i],
-                                   &t->wait[i]);
+        struct frontier_turn *u = &t->v[i];
+        u->rc = state_host_take(f->st, u->host->key, f->conf.per_host > 0 ? f->conf.per_host : 0,
+                                u->delay, &u->wait);
         /* A turn counts from its own answer, not the batch's end: the
          * next worker's comes a delay after the server gave it. */
-        t->at[i] = f->now();
+        u->at = f->now();
     }
 }
 
@@ -562,16 +548,17 @@ int frontier_turns_end(struct frontier *f, struct frontier_turns *t)
     int given = 0;
     double now = f->now();
     for (size_t i = 0; i < t->n; i++) {
-        struct crawl_host *h = t->hosts[i];
+        struct frontier_turn *u = &t->v[i];
+        struct crawl_host *h = u->host;
         h->turn_asked = 0;
-        if (t->rc[i] == 1) {
+        if (u->rc == 1) {
             h->turn = 1;
-            h->turn_at = t->at[i];
+            h->turn_at = u->at;
             given = 1;
-        } else if (t->rc[i] == 0) {
+        } else if (u->rc == 0) {
             /* Asked again once the server's next start has come. */
-            if (now + t->wait[i] > h->next_at)
-                h->next_at = now + t->wait[i];
+            if (now + u->wait > h->next_at)
+                h->next_at = now + u->wait;
             f->timed = 1;
             given = 1;
         } else {
@@ -579,11 +566,7 @@ int frontier_turns_end(struct frontier *f, struct frontier_turns *t)
         }
     }
     f->turn_on = 0;
-    free(t->hosts);
-    free(t->delay);
-    free(t->wait);
-    free(t->at);
-    free(t->rc);
+    free(t->v);
     memset(t, 0, sizeof *t);
     return given;
 }

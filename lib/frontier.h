@@ -138,11 +138,15 @@ void frontier_refill(struct frontier *f);
  * gives each its turn, or its time to ask again, and returns 1 when it
  * did either (whoever waits is to look again). frontier_lease_due says 1 while
  * hosts wait to be claimed. */
+struct frontier_turn {
+    struct crawl_host *host;
+    double delay, wait;
+    double at;                  /* when its answer came */
+    int rc;                     /* state_host_take's */
+};
 struct frontier_turns {
     size_t n;
-    struct crawl_host **hosts;
-    double *delay, *wait, *at;  /* at: when each answer came */
-    int *rc;
+    struct frontier_turn *v;
 };
 int frontier_turns_begin(struct frontier *f, struct frontier_turns *t);
 void frontier_turns_read(struct frontier *f, struct frontier_turns *t);
