@@ -2,7 +2,9 @@
  * prints what the core recorded, in the order asked for, as the core hands
  * each finished job in. */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,7 +84,8 @@ void report_csv_str(FILE *out, const char *s)
 struct cell {
     enum { CELL_NULL, CELL_NUM, CELL_STR, CELL_JSON } kind;
     const char *s;              /* CELL_STR, CELL_JSON */
-    char num[40];               /* CELL_NUM */
+    char num[40];               /* CELL_NUM, NUL-terminated */
+    unsigned char nlen;         /* CELL_NUM: its length */
 };
 
 static const char *const columns[] = {
@@ -99,17 +102,69 @@ static void c_str(struct cell *c, const char *s)
     c->s = s;
 }
 
+/* The decimal digits of v, written backwards from end. Returns where they
+ * start. Every row has a dozen numbers: printf's parsing of its format for
+ * each was a tenth of a row's cost. */
+static char *digits(char *end, unsigned long long v)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}
+
+static void num_text(struct cell *c, const char *p, size_t n)
+{
+    memmove(c->num, p, n);
+    c->num[n] = '\0';
+    c->nlen = (unsigned char)n;
+}
+
 static void c_int(struct cell *c, int apply, long long v)
 {
     c->kind = apply ? CELL_NUM : CELL_NULL;
-    snprintf(c->num, sizeof c->num, "%lld", v);
+    if (!apply)
+        return;
+    char *end = c->num + sizeof c->num, *p;
+    p = digits(end, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
+    if (v < 0)
+        *--p = '-';
+    num_text(c, p, (size_t)(end - p));
 }
 
-/* Seconds, to the microsecond libcurl measures in. */
+/* Seconds, to the microsecond libcurl measures in: what "%.6f" writes.
+ * Whole microseconds are v * 1e6 rounded: below a million seconds that
+ * product is within 1e-4 of the exact one, so it rounds as printf does
+ * unless its fraction lies within 1e-3 of a half; such a value, and one
+ * negative or larger, goes through printf. */
 static void c_sec(struct cell *c, int apply, double v)
 {
     c->kind = apply ? CELL_NUM : CELL_NULL;
-    snprintf(c->num, sizeof c->num, "%.6f", v);
+    if (!apply)
+        return;
+    double us = v * 1e6, whole = floor(us);
+    if (!(v >= 0 && v < 1e6) || fabs(us - whole - 0.5) < 1e-3) {
+        snprintf(c->num, sizeof c->num, "%.6f", v);
+        c->nlen = (unsigned char)strlen(c->num);
+        return;
+    }
+    unsigned long long u = (unsigned long long)(us - whole >= 0.5 ? whole + 1 : whole);
+    char *end = c->num + sizeof c->num, *p = end;
+    unsigned long long frac = u % 1000000;
+    for (int i = 0; i < 6; i++, frac /= 10)
+        *--p = (char)('0' + frac % 10);
+    *--p = '.';
+    p = digits(p, u / 1000000);
+    num_text(c, p, (size_t)(end - p));
+}
+
+/* Milliseconds, to the microsecond: the summary's percentiles. */
+static void c_ms(struct cell *c, int apply, double ms)
+{
+    c->kind = apply ? CELL_NUM : CELL_NULL;
+    snprintf(c->num, sizeof c->num, "%.3f", ms);
+    c->nlen = (unsigned char)strlen(c->num);
 }
 
 /* The extracts as one JSON object, {"name": [values...], ...}, grouped by
@@ -183,21 +238,36 @@ static void row_cells(struct cell *c, const struct crawl_job *j, unsigned cols,
     c[24].s = r->not_modified ? "true" : "false";
 }
 
+/* The JSON lines' keys, each with its quotes and colon, and the comma
+ * before every key but the first: made once, copied as they are. */
+static struct { char text[24]; unsigned char len; } json_keys[NCOLUMNS];
+static pthread_once_t json_keys_once = PTHREAD_ONCE_INIT;
+
+static void json_keys_make(void)
+{
+    for (size_t k = 0; k < NCOLUMNS; k++) {
+        int n = snprintf(json_keys[k].text, sizeof json_keys[k].text, "%s\"%s\":",
+                         k ? "," : "{", columns[k]);
+        json_keys[k].len = (unsigned char)n;
+    }
+}
+
 static void json_row(struct strbuf *b, const struct crawl_job *j, unsigned cols)
 {
     struct cell c[NCOLUMNS];
     struct strbuf ext = {0};
     row_cells(c, j, cols, &ext);
+    pthread_once(&json_keys_once, json_keys_make);
     for (size_t k = 0; k < NCOLUMNS; k++) {
-        sb_printf(b, "%s\"%s\":", k ? "," : "{", columns[k]);
+        sb_add(b, json_keys[k].text, json_keys[k].len);
         switch (c[k].kind) {
-        case CELL_NULL: sb_adds(b, "null"); break;
-        case CELL_NUM:  sb_adds(b, c[k].num); break;
+        case CELL_NULL: sb_add(b, "null", 4); break;
+        case CELL_NUM:  sb_add(b, c[k].num, c[k].nlen); break;
         case CELL_STR:  json_string_sb(b, c[k].s); break;
         case CELL_JSON: sb_adds(b, c[k].s); break;
         }
     }
-    sb_adds(b, "}\n");
+    sb_add(b, "}\n", 2);
     if (ext.nomem)
         b->nomem = 1;
     sb_free(&ext);
@@ -219,7 +289,7 @@ static void csv_row(struct strbuf *b, const struct crawl_job *j, unsigned cols)
         if (k)
             sb_addc(b, ',');
         if (c[k].kind == CELL_NUM)
-            sb_adds(b, c[k].num);
+            sb_add(b, c[k].num, c[k].nlen);
         else if (c[k].kind != CELL_NULL)
             json_csv_sb(b, c[k].s);
     }
@@ -409,16 +479,13 @@ static void sum_cells(struct cell *c, struct crawl *cr, char *desc, size_t n)
         for (int k = 0; k < 4; k++) {
             struct cell *x = &c[15 + 4 * t + k];
             double ms = crawl_latency_ms(cr, t ? CRAWL_TIME_TTFB : CRAWL_TIME_TOTAL, qs[k]);
-            x->kind = s.rows > s.failed ? CELL_NUM : CELL_NULL;
-            snprintf(x->num, sizeof x->num, "%.3f", ms);
+            c_ms(x, s.rows > s.failed, ms);
         }
     /* The names looked up, and how long a look-up took (time_dns). */
     c_int(&c[23], 1, (long long)s.dns_lookups);
     for (int k = 0; k < 2; k++) {
-        struct cell *x = &c[24 + k];
-        x->kind = s.dns_lookups ? CELL_NUM : CELL_NULL;
-        snprintf(x->num, sizeof x->num, "%.3f",
-                 crawl_latency_ms(cr, CRAWL_TIME_DNS, k ? 0.99 : 0.50));
+        c_ms(&c[24 + k], s.dns_lookups > 0,
+             crawl_latency_ms(cr, CRAWL_TIME_DNS, k ? 0.99 : 0.50));
     }
 }
 
@@ -431,7 +498,7 @@ static void json_summary(struct strbuf *b, struct crawl *cr)
     for (size_t k = 0; k < NSUM; k++) {
         sb_printf(b, ",\"%s\":", sum_columns[k]);
         if (c[k].kind == CELL_NUM)
-            sb_adds(b, c[k].num);
+            sb_add(b, c[k].num, c[k].nlen);
         else
             json_string_sb(b, c[k].kind == CELL_STR ? c[k].s : NULL);
     }
@@ -450,7 +517,7 @@ static void csv_summary(struct strbuf *b, struct crawl *cr)
         if (k)
             sb_addc(b, ',');
         if (c[k].kind == CELL_NUM)
-            sb_adds(b, c[k].num);
+            sb_add(b, c[k].num, c[k].nlen);
         else if (c[k].kind == CELL_STR)
             json_csv_sb(b, c[k].s);
     }

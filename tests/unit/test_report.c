@@ -257,6 +257,43 @@ static void test_a_304_row_is_not_modified_with_no_length(void **state)
     free(s);
 }
 
+/* The row's numbers are written without printf: each must be the text
+ * printf's "%lld" and "%.6f" write, for every value a row can hold,
+ * halves of a microsecond and values printf alone writes included. */
+static void test_row_numbers_are_what_printf_writes(void **state)
+{
+    static const double fixed[] = {
+        0, 1e-7, 4.99e-7, 5e-7, 5.01e-7, 1e-6, 0.0000015, 0.0000025, 0.1234565, 0.9999995,
+        0.99999949, 1, 2.5e-6, 123.4567895, 999999.9999995, 1e6, 3.2e9, 4.5e15, -1.5, -0.0000004,
+    };
+    static const long long ints[] = { 0, 7, 10, 99, 100, 123456789, -1, -10, INT64_MAX, INT64_MIN };
+    struct crawl_job j;
+    struct html_extract ex[2];
+    char want[64], *s;
+    unsigned seed = 12345;
+    for (size_t i = 0; i < 4000; i++) {
+        fetched(&j, ex);
+        double v;
+        if (i < sizeof fixed / sizeof fixed[0]) {
+            v = fixed[i];
+        } else {
+            seed = seed * 1103515245 + 12345;
+            /* microseconds and their halves, then anything up to 10^4 s */
+            v = i % 2 ? (seed % 100000000) / 1e6 + (i % 4 == 1 ? 5e-7 : 0)
+                      : (seed / 65536.0) * (seed % 7 + 1) / 3e5;
+        }
+        j.res.time_total = v;
+        j.res.length = ints[i % (sizeof ints / sizeof ints[0])];
+        s = format(&j, CRAWL_FMT_JSONL, 0);
+        snprintf(want, sizeof want, "\"time_total_s\":%.6f,", v);
+        if (!strstr(s, want))
+            fail_msg("%.17g: %s is not in %s", v, want, s);
+        snprintf(want, sizeof want, "\"length\":%lld,", (long long)j.res.length);
+        assert_non_null(strstr(s, want));
+        free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_csv_row_matches_the_json_columns),
         cmocka_unit_test(test_a_duplicate_at_its_first_pages_url_has_no_links_or_extract),
         cmocka_unit_test(test_a_line_that_never_ran_has_no_status_worker_or_times),
+        cmocka_unit_test(test_row_numbers_are_what_printf_writes),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
