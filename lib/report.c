@@ -414,8 +414,13 @@ int report_job(struct report *r, const struct crawl_job *j)
 {
     if (r->quiet)
         return sink_error(r->sink);
-    struct strbuf b = {0};
+    /* Rows are about half a KiB: built on the stack, a row costs no
+     * allocation (per-thread heaps kept a pool model's freed rows: 7 KiB
+     * a thread). */
+    char row[2048];
+    struct strbuf b;
     int rc;
+    sb_init_lent(&b, row, sizeof row);
     report_format(&b, j, r->fmt, r->cols);
     pthread_mutex_lock(&r->lock);
     if (r->err)

@@ -7,10 +7,17 @@
 #include <stddef.h>
 
 struct strbuf {
-    char  *data;        /* NUL-terminated while len < cap; owned */
+    char  *data;        /* NUL-terminated while len < cap; owned, unless lent */
     size_t len, cap;
     int    nomem;       /* a growth failed; the contents are incomplete */
+    int    lent;        /* data is the caller's (sb_init_lent) until it grows */
 };
+
+/* Makes b empty, in the n bytes at buf (n > 0), which the caller owns and
+ * which must outlive b's use: a row built in a buffer on the stack costs
+ * no allocation. Past n bytes b moves to the heap, as any strbuf grows;
+ * sb_free frees only what b allocated. */
+void sb_init_lent(struct strbuf *b, char *buf, size_t n);
 
 /* Makes room for n more bytes. Returns 0, or -1 (and sets nomem). */
 int sb_reserve(struct strbuf *b, size_t n);

@@ -251,10 +251,40 @@ static void test_sink_puts_rows_while_a_commit_waits_and_tells_the_writes_in_ord
     pthread_cond_destroy(&c.cond);
 }
 
+/* A row built in the caller's buffer stays there while it fits, moves to
+ * the heap whole when it outgrows it, and the caller's buffer is never
+ * freed (ASan would say so) nor written past its size. */
+static void test_a_lent_strbuf_moves_to_the_heap_whole_when_it_outgrows_the_buffer(void **state)
+{
+    char buf[16 + 4];
+    memset(buf, 'x', sizeof buf);
+    struct strbuf b;
+    sb_init_lent(&b, buf, 16);
+    sb_adds(&b, "0123456789");
+    sb_printf(&b, "%s", "abcd");
+    assert_ptr_equal(b.data, buf);
+    assert_string_equal(buf, "0123456789abcd");
+    sb_adds(&b, "EFGH");            /* 18 bytes and a NUL: past 16 */
+    assert_ptr_not_equal(b.data, buf);
+    assert_string_equal(b.data, "0123456789abcdEFGH");
+    assert_int_equal(b.len, 18);
+    assert_memory_equal(buf + 16, "xxxx", 4);
+    for (int i = 0; i < 100; i++)
+        sb_addc(&b, 'z');
+    assert_int_equal(b.len, 118);
+    assert_int_equal(b.nomem, 0);
+    sb_free(&b);
+    sb_init_lent(&b, buf, 16);
+    sb_add(&b, "short", 5);
+    sb_free(&b);                    /* frees nothing: buf is the caller's */
+    assert_null(b.data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spool_keeps_bytes_in_order_across_memory_and_file),
+        cmocka_unit_test(test_a_lent_strbuf_moves_to_the_heap_whole_when_it_outgrows_the_buffer),
         cmocka_unit_test(test_reorder_passes_rows_on_in_sequence_whatever_the_arrival),
         cmocka_unit_test(test_reorder_holds_many_rows_behind_a_slow_one),
         cmocka_unit_test(test_sink_reports_the_first_write_error_once),
