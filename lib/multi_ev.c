@@ -98,8 +98,18 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
         if (!(sk = sock_new(sh, s, kind, what)))
             return -1;      /* libcurl fails the transfer */
     } else {
+        /* libcurl may say again what it wants of a socket. Re-set with
+         * ev_io_set, libev registers the descriptor with epoll anew (an
+         * ADD the kernel refuses with EEXIST); the same mask needs nothing,
+         * and a new mask on the same descriptor only the watcher's. */
+        if (sk->io.fd == s && (sk->io.events & (EV_READ | EV_WRITE)) == kind &&
+            ev_is_active(&sk->io))
+            return 0;
         ev_io_stop(m->ev, &sk->io);
-        ev_io_set(&sk->io, s, kind);
+        if (sk->io.fd == s)
+            ev_io_modify(&sk->io, kind);
+        else
+            ev_io_set(&sk->io, s, kind);
     }
     ev_io_start(m->ev, &sk->io);
     return 0;
