@@ -157,6 +157,10 @@ $(BUILD)/tests/test_errors: override LDFLAGS += -Wl,--wrap=strdup
 # test_procs_fork makes the procs model's forks fail, as ulimit -u does.
 $(BUILD)/tests/test_procs_fork: override LDFLAGS += -Wl,--wrap=fork
 
+# test_models_nomem makes every easy handle a model asks for fail, as
+# libcurl's allocation does when memory runs out.
+$(BUILD)/tests/test_models_nomem: override LDFLAGS += -Wl,--wrap=curl_easy_init
+
 # The dependency step runs first and alone, so that nothing is compiled
 # before the libraries it needs are present.
 deps:

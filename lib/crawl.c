@@ -15,6 +15,7 @@
 #include "fetch.h"
 #include "fetch_stage.h"
 #include "frontier.h"
+#include "hset.h"
 #include "html.h"
 #include "nofile.h"
 #include "retry.h"
@@ -41,7 +42,7 @@ void crawl_opts_init(struct crawl_opts *o)
     o->max_queue = CRAWL_MAX_QUEUE;
 }
 
-static void warn_once_fmt(void *data, const char *fmt, const char *msg);
+static void warn_once_text(void *data, const char *msg);
 static void job_started(void *data, struct crawl_job *job);
 
 static void wake_locked(struct crawl *c);
@@ -63,7 +64,7 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
     atomic_init(&c->fx.conns, 0);
     c->fx.opts = o;
     c->fx.cancel = &c->cancel;
-    c->fx.warn_once = warn_once_fmt;
+    c->fx.warn_once = warn_once_text;
     c->fx.warn_data = c;
     c->fx.started = job_started;
     c->fx.started_data = c;
@@ -1210,16 +1211,9 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     return rc;
 }
 
-static void warn(struct crawl *c, uint64_t once, const char *fmt, va_list ap)
-{
-    char buf[512];
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    c->on_warn(buf, once, c->on_warn_data);
-}
-
 /* Whether the warning keyed key is said now: the first time each. A run
- * has a handful of such warnings; the table keeps the first ones, and one
- * past them is said every time rather than never. */
+ * has a handful of such texts (fetch's name their page); the table keeps
+ * the first ones, and one past them is said every time rather than never. */
 static int first_of(struct crawl *c, uint64_t key)
 {
     pthread_mutex_lock(&c->warn_lock);
@@ -1233,12 +1227,21 @@ static int first_of(struct crawl *c, uint64_t key)
     return first;
 }
 
-/* A warning of format fmt is keyed by the format's address, which is the
- * same in a procs worker, a fork of this process: a worker's warnings of
- * one format are said once over all of them. */
-static uint64_t fmt_key(const char *fmt)
+/* A warning said once is keyed by its text as formatted: two messages of
+ * one format are two warnings, one text from two places is one. The hash
+ * (never 0, which relays "every time") is the same in every process, so a
+ * procs worker's warning relayed with it is said once over all of them. */
+static uint64_t text_key(const char *msg)
 {
-    return (uint64_t)(uintptr_t)fmt;
+    return hset_hash(msg, strlen(msg));
+}
+
+/* Says msg unless its text was said before. */
+static void say_once(struct crawl *c, const char *msg)
+{
+    uint64_t key = text_key(msg);
+    if (c->on_warn && first_of(c, key))
+        c->on_warn(msg, key, c->on_warn_data);
 }
 
 void crawl_warn_relayed(struct crawl *c, uint64_t once, const char *msg)
@@ -1249,30 +1252,32 @@ void crawl_warn_relayed(struct crawl *c, uint64_t once, const char *msg)
 
 void crawl_warn_once(struct crawl *c, const char *fmt, ...)
 {
-    if (!c->on_warn || !first_of(c, fmt_key(fmt)))
+    if (!c->on_warn)
         return;
+    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    warn(c, fmt_key(fmt), fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    say_once(c, buf);
 }
 
-/* fetch_ctx's warn_once: fetch's message msg, of format fmt. */
-static void warn_once_fmt(void *data, const char *fmt, const char *msg)
+/* fetch_ctx's warn_once: fetch's message msg. */
+static void warn_once_text(void *data, const char *msg)
 {
-    struct crawl *c = data;
-    if (c->on_warn && first_of(c, fmt_key(fmt)))
-        c->on_warn(msg, fmt_key(fmt), c->on_warn_data);
+    say_once(data, msg);
 }
 
 void crawl_warn(struct crawl *c, const char *fmt, ...)
 {
     if (!c->on_warn)
         return;
+    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    warn(c, 0, fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    c->on_warn(buf, 0, c->on_warn_data);
 }
 
 const char *crawl_describe(const struct crawl *c, char *buf, size_t n)

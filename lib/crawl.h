@@ -44,7 +44,8 @@ struct crawl *crawl_new(const struct crawl_opts *o);
 /* Frees c and every job still queued in it. NULL is fine. */
 void crawl_free(struct crawl *c);
 
-/* Where crawl_warn_once's message goes; NULL: nowhere. */
+/* Where warnings go; NULL: nowhere. once is the key of a warning said
+ * once (its text's hash), 0 for one said every time. */
 void crawl_on_warn(struct crawl *c, void (*fn)(const char *msg, uint64_t once, void *data),
                    void *data);
 
@@ -251,8 +252,10 @@ double crawl_latency_ms(const struct crawl *c, enum crawl_time which, double q);
  * time when once is 0, else the first time a warning keyed once comes. */
 void crawl_warn_relayed(struct crawl *c, uint64_t once, const char *msg);
 
-/* Passes a printf-style message to c->on_warn, once per format: the first
- * call with fmt speaks, later ones with the same fmt are dropped. */
+/* Passes a printf-style message to c->on_warn, once per text: the first
+ * call that makes a message speaks, later ones that make the same text
+ * (of whatever format, here or relayed) are dropped. The first 64 texts
+ * are remembered; one past them is said every time. */
 void crawl_warn_once(struct crawl *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

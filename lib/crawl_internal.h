@@ -67,7 +67,7 @@ struct crawl {
     void (*on_warn)(const char *msg, uint64_t once, void *data);
     void  *on_warn_data;      /* where crawl_warn's messages go; none when NULL */
     pthread_mutex_t warn_lock;  /* guards warned */
-    uint64_t warned[32];      /* what crawl_warn_once has said: formats, texts */
+    uint64_t warned[64];      /* hashes of the texts crawl_warn_once has said */
     size_t nwarned;
     void (*waker)(void *data);  /* crawl_set_waker's: wakes the model's loop */
     void  *waker_data;

@@ -720,7 +720,7 @@ static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x, long st
     return fetch_fail_class(rc);
 }
 
-/* Says once per crawl that a page's XPath rules saw only its beginning. */
+/* Says, once for the page, that its XPath rules saw only its beginning. */
 static void warn_stopped(struct fetch_xfer *x, enum html_stop why)
 {
     if (why == HTML_STOP_DEPTH)
@@ -1303,5 +1303,5 @@ void fetch_warn_once(struct fetch_ctx *ctx, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    ctx->warn_once(ctx->warn_data, fmt, buf);
+    ctx->warn_once(ctx->warn_data, buf);
 }

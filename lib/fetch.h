@@ -55,8 +55,8 @@ struct fetch_ctx {
      * starts its first request: the core tells the frontier. */
     void (*started)(void *data, struct crawl_job *job);
     void  *started_data;
-    /* Where fetch's warnings go: msg, said once for each distinct fmt. */
-    void (*warn_once)(void *data, const char *fmt, const char *msg);
+    /* Where fetch's warnings go: msg, said once for each distinct text. */
+    void (*warn_once)(void *data, const char *msg);
     void  *warn_data;
 };
 
@@ -222,7 +222,7 @@ void fetch_digests_close(struct fetch_ctx *ctx);
  * in buf (of size n), e.g. "in flight 10, reuse on, timeout 30s, ...". */
 const char *fetch_describe(const struct fetch_ctx *ctx, char *buf, size_t n);
 
-/* Passes fmt's message to ctx->warn_once. */
+/* Passes the printf-style message to ctx->warn_once. */
 void fetch_warn_once(struct fetch_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

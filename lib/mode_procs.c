@@ -341,6 +341,7 @@ static void take_result(struct procs *P, int i, struct wire_rd *r)
         return;
     struct crawl_job *j = P->slots[id].job;
     struct crawl_result *res = &j->res;
+    j->unrun = wire_get_u32(r) != 0;
     procs_result_get(r, res, crawl_started(P->c));
     res->worker = i * 1000000 + res->worker;
     uint32_t nl = wire_get_u32(r);

@@ -9,14 +9,20 @@ static int seq_run(struct crawl *c)
     struct crawl_job *job;
     int rc;
 
-    if (!(x.easy = fetch_easy_new(crawl_fetch_ctx(c), NULL)))
-        return CRAWL_ENOMEM;
     crawl_set_threads(c, 1);
     while ((rc = crawl_take_wait(c, &job)) == 1) {
+        /* The handle is made for the first job, or again for the next one
+         * after memory ran out: a job without one fails as in every model,
+         * and the crawl goes on. */
+        if (!x.easy && !(x.easy = fetch_easy_new(crawl_fetch_ctx(c), NULL))) {
+            crawl_fail_nomem(c, job);
+            continue;
+        }
         fetch_perform(&x, crawl_fetch_ctx(c), job, 0);
         crawl_done(c, job);
     }
-    curl_easy_cleanup(x.easy);
+    if (x.easy)
+        curl_easy_cleanup(x.easy);
     return rc;
 }
 

@@ -14,7 +14,9 @@
  *      (blocking), or fetch_prepare, the easy handle run on a multi handle
  *      (multi_ev.h drives one on libev), fetch_follow while it asks, then
  *      fetch_finish (and fetch_parse when that says so).
- *   3. Give it back: crawl_done; crawl_fail when it could not even start.
+ *   3. Give it back: crawl_done; crawl_fail when it could not even start,
+ *      crawl_fail_nomem when memory for it ran out (its handle, its
+ *      thread's or coroutine's state): the job fails, the crawl goes on.
  *      A job handed back is the core's: never look at it again.
  *   4. When crawl_take says CRAWL_EAGAIN, sleep until the waker runs
  *      (crawl_set_waker: a job was queued or came back, the input ended,

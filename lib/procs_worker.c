@@ -146,6 +146,9 @@ static void worker_relay(struct crawl *w, struct crawl_job *j, void *data)
     struct strbuf *b = &wk->out;
     size_t at = wire_frame_begin(b, MSG_RESULT);
     wire_put_u64(b, j->seq);
+    /* Handed back unfetched (crawl_fail: out of memory, cancelled): the
+     * coordinator counts no attempt for it, as for a job of its own. */
+    wire_put_u32(b, j->unrun != 0);
     procs_result_put(b, r, t0);
     /* A page's links, but those the coordinator has: links sent before,
      * and all of a page at --depth (it follows none of them); all of them

@@ -167,17 +167,19 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 	done
 }
 
-@test "a page nested past libxml2's depth limit gets a warning, once per crawl" {
+@test "a page nested past libxml2's depth limit gets a warning naming it, once however often it comes" {
 	warning=": elements nested deeper than libxml2's limit (256): --follow and --extract see only the page before them"
 	for m in $MODES; do
 		echo "mode $m"
 		run --separate-stderr "$CRAWL" --mode=$m --depth 1 --follow '//div//a/@href' --format=jsonl \
-			"$FIXTURE/deep/100" "$FIXTURE/deep/300" "$FIXTURE/deep/400"
+			"$FIXTURE/deep/100" "$FIXTURE/deep/300" "$FIXTURE/deep/400" "$FIXTURE/deep/300"
+		echo "$stderr"
 		[ "$status" -eq 0 ]
 		[ "$(jq -r --arg u "$FIXTURE/deep/100" 'select(.url == $u) | .links' <<<"$output")" -eq 1 ]
-		[ "$(jq -r --arg u "$FIXTURE/deep/300" 'select(.url == $u) | .links' <<<"$output")" -eq 0 ]
-		[ "$(grep -c "$warning" <<<"$stderr")" -eq 1 ]
-		grep -Fqx -e "crawl: $FIXTURE/deep/300$warning" -e "crawl: $FIXTURE/deep/400$warning" <<<"$stderr"
+		[ "$(jq -r --arg u "$FIXTURE/deep/300" 'select(.url == $u) | .links' <<<"$output" | sort -u)" -eq 0 ]
+		# One format, two texts: both said; the same text twice: once.
+		[ "$(sort <<<"$stderr")" = "crawl: $FIXTURE/deep/300$warning
+crawl: $FIXTURE/deep/400$warning" ]
 		# Streamed (the default rule), nothing is too deep.
 		run --separate-stderr "$CRAWL" --mode=$m --depth 1 --format=jsonl "$FIXTURE/deep/300"
 		[ "$(jq -r 'select(.depth == 0) | .links' <<<"$output")" -eq 2 ]

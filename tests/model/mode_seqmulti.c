@@ -52,12 +52,17 @@ static int seqmulti_run(struct crawl *c)
     struct crawl_job *job;
     CURLM *multi = curl_multi_init();
     int rc = CRAWL_ENOMEM;
-    if (!multi || !(x.easy = fetch_easy_new(ctx, NULL)))
+    if (!multi)
         goto out;
     crawl_set_threads(c, 1);
     crawl_set_waker(c, wake, multi);
     while ((rc = crawl_take_wait(c, &job)) == 1) {
         CURLcode r;
+        /* Made for the first job, or again after memory ran out. */
+        if (!x.easy && !(x.easy = fetch_easy_new(ctx, NULL))) {
+            crawl_fail_nomem(c, job);
+            continue;
+        }
         fetch_prepare(&x, ctx, job, 0);
         while (fetch_follow(&x, r = run_one(c, multi, &x)))
             if (crawl_is_cancelled(c)) {

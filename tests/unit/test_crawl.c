@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "crawl_internal.h"
+#include "fetch.h"
 #include "frontier.h"
 
 #define MAX_ROWS 4096
@@ -561,6 +562,48 @@ static void test_percentiles_of_one_url_never_pass_its_time(void **state)
     t_free(t);
 }
 
+struct said {
+    char text[512];             /* the warnings said, one a line */
+    uint64_t once[8];           /* the key each was said with */
+    int n;
+};
+
+static void keep_said(const char *msg, uint64_t once, void *data)
+{
+    struct said *s = data;
+    size_t len = strlen(s->text);
+    snprintf(s->text + len, sizeof s->text - len, "%s\n", msg);
+    if (s->n < 8)
+        s->once[s->n] = once;
+    s->n++;
+}
+
+static void test_a_warning_said_once_is_said_once_per_text_whatever_its_format(void **state)
+{
+    struct t *t = t_new(NULL);
+    struct said s = {0};
+    crawl_on_warn(&t->c, keep_said, &s);
+    /* One format, two texts: both said, each once. */
+    crawl_warn_once(&t->c, "state: %s", "disk full");
+    crawl_warn_once(&t->c, "state: %s", "read-only");
+    crawl_warn_once(&t->c, "state: %s", "disk full");
+    /* One text, other formats and ways in: said already. */
+    crawl_warn_once(&t->c, "%s: %s", "state", "read-only");
+    fetch_warn_once(crawl_fetch_ctx(&t->c), "%s", "state: disk full");
+    /* Relayed by a worker with the key it was said with: once over all. */
+    crawl_warn_relayed(&t->c, s.once[0], "state: disk full");
+    /* A new text, from fetch first, then from here and relayed. */
+    fetch_warn_once(crawl_fetch_ctx(&t->c), "--warc: %s", "cannot write x.warc");
+    crawl_warn_once(&t->c, "--warc: cannot write %s", "x.warc");
+    crawl_warn_relayed(&t->c, s.once[2], "--warc: cannot write x.warc");
+    assert_string_equal(s.text, "state: disk full\nstate: read-only\n"
+                                "--warc: cannot write x.warc\n");
+    assert_int_equal(s.n, 3);
+    /* Keys are never 0 (relayed as "every time"), and differ by text. */
+    assert_true(s.once[0] != 0 && s.once[1] != 0 && s.once[0] != s.once[1]);
+    t_free(t);
+}
+
 /* A model that takes jobs until the core says no more, sleeping 20 ms on
  * each as a fetch would: it never sees a signal. */
 static int run_slowly(struct crawl *c)
@@ -619,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_percentiles_of_total_and_first_byte_times_are_ordered_and_exact_at_the_max),
         cmocka_unit_test(test_percentiles_of_one_url_never_pass_its_time),
         cmocka_unit_test(test_the_deadline_cancels_the_run_on_the_cores_own_clock_without_a_signal),
+        cmocka_unit_test(test_a_warning_said_once_is_said_once_per_text_whatever_its_format),
     };
     return cmocka_run_group_tests_name("crawl", tests, NULL, NULL);
 }
