@@ -20,6 +20,7 @@
 #include "retry.h"
 #include "state.h"
 #include "url.h"
+#include "version.h"
 #include "warc.h"
 
 void crawl_opts_init(struct crawl_opts *o)

@@ -19,13 +19,6 @@
 #include "model.h"
 #include "opts.h"
 
-#define CRAWL_VERSION "0.1.0"
-
-/* Writes the version line into buf (size n), e.g. "crawl 0.1.0 (libcurl
- * 7.88.1, libev 4.33, libxml2 2.9.14)", with the libraries' versions as
- * loaded at run time. Returns buf. */
-char *crawl_version_line(char *buf, size_t n);
-
 /* Transfers in flight at most, without -c, in a crawl that follows links. */
 #define CRAWL_LINK_CONCURRENCY 100
 

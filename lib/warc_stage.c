@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crawl.h"
+#include "errors.h"
 #include "fetch.h"
 #include "fetch_stage.h"
+#include "version.h"
 #include "warc.h"
 
 static int run_open(struct fetch_ctx *c, void **conf)

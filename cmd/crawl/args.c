@@ -17,6 +17,7 @@
 #include "html.h"
 #include "robots.h"
 #include "validators.h"
+#include "version.h"
 
 static const char usage_text[] =
 "Usage: crawl [options] FILE|URL|- ...\n"
