@@ -85,6 +85,14 @@ void crawl_get_summary(struct crawl *c, struct crawl_summary *s);
  * has nothing yet). */
 void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data, int streams);
 
+struct urllist;
+
+/* Takes listed jobs from the URL lists l (urllist.h) as the crawl needs
+ * them: each URL a job (crawl_add), each bad line a job that has already
+ * failed; a pipe is read no further once c is cancelled. l must outlive
+ * c's run. */
+void crawl_set_lists(struct crawl *c, struct urllist *l);
+
 /* Reads every listed job into c now (for runs that need the whole list
  * before they start). Returns 0 or the input's negative code. */
 int crawl_fill(struct crawl *c);

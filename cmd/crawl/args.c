@@ -1250,6 +1250,6 @@ struct urllist *cli_open_inputs(struct cli *cli, struct crawl *c)
     }
     if (rc != 0)
         die_usage("out of memory");
-    crawl_set_input(c, urllist_input, l, urllist_streams(l));
+    crawl_set_lists(c, l);
     return l;
 }
