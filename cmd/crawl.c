@@ -28,17 +28,16 @@
 #include "fetch.h"
 #include "html.h"
 #include "linkfile.h"
-#include "mirror.h"
 #include "hooks.h"
 #include "progress.h"
 #include "report.h"
 #include "retry.h"
 #include "robots.h"
+#include "stage.h"
 #include "state.h"
 #include "trace.h"
 #include "urllist.h"
 #include "validators.h"
-#include "warc.h"
 
 
 /* Rows written are flushed at least this often, so that a run that is
@@ -906,9 +905,9 @@ static void list_stages(struct crawl_opts *o)
 {
     static const struct fetch_stage *stages[FETCH_STAGES_MAX];
     if (o->warc)
-        stages[o->nstages++] = &warc_stage;
+        stages[o->nstages++] = &stage_warc;
     if (o->save_dir)
-        stages[o->nstages++] = &mirror_stage;
+        stages[o->nstages++] = &stage_mirror;
     o->stages = stages;
 }
 

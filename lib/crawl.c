@@ -21,6 +21,8 @@
 #include "retry.h"
 #include "state.h"
 #include "url.h"
+#include "urllist.h"
+#include "version.h"
 #include "warc.h"
 
 void crawl_opts_init(struct crawl_opts *o)
@@ -295,6 +297,35 @@ void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data, int streams
     c->input_open = fn != NULL;
     c->input_streams = fn && streams;
     pthread_mutex_unlock(&c->lock);
+}
+
+/* urllist's taker: a line becomes a listed job, a bad one a job that has
+ * already failed. */
+static int take_listed(void *data, const char *text, const char *source, long line,
+                       const char **why)
+{
+    struct crawl *c = data;
+    if (!*why)
+        return crawl_add(c, text, source, line, why);
+    int rc = crawl_add_failed(c, text, source, line, *why);
+    return rc < 0 ? rc : 1;
+}
+
+static int listed_cancelled(void *data)
+{
+    return crawl_is_cancelled(data);
+}
+
+/* crawl_input_fn over a struct urllist. */
+static int read_lists(struct crawl *c, size_t want, void *data)
+{
+    static const struct urllist_taker taker = { take_listed, listed_cancelled };
+    return urllist_next(data, want, &taker, c);
+}
+
+void crawl_set_lists(struct crawl *c, struct urllist *l)
+{
+    crawl_set_input(c, read_lists, l, urllist_streams(l));
 }
 
 /* Reads up to want more listed jobs without the lock, unless another

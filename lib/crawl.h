@@ -19,13 +19,6 @@
 #include "model.h"
 #include "opts.h"
 
-#define CRAWL_VERSION "0.1.0"
-
-/* Writes the version line into buf (size n), e.g. "crawl 0.1.0 (libcurl
- * 7.88.1, libev 4.33, libxml2 2.9.14)", with the libraries' versions as
- * loaded at run time. Returns buf. */
-char *crawl_version_line(char *buf, size_t n);
-
 /* Transfers in flight at most, without -c, in a crawl that follows links. */
 #define CRAWL_LINK_CONCURRENCY 100
 
@@ -92,6 +85,14 @@ void crawl_get_summary(struct crawl *c, struct crawl_summary *s);
  * without reading ahead (fn must then return within a moment, 1 when it
  * has nothing yet). */
 void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data, int streams);
+
+struct urllist;
+
+/* Takes listed jobs from the URL lists l (urllist.h) as the crawl needs
+ * them: each URL a job (crawl_add), each bad line a job that has already
+ * failed; a pipe is read no further once c is cancelled. l must outlive
+ * c's run. */
+void crawl_set_lists(struct crawl *c, struct urllist *l);
 
 /* Reads every listed job into c now (for runs that need the whole list
  * before they start). Returns 0 or the input's negative code. */

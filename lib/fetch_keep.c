@@ -15,7 +15,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "crawl.h"
 #include "decode.h"
 #include "dedupe.h"
 #include "fetch_keep.h"

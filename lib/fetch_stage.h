@@ -1,6 +1,6 @@
 /* fetch_stage.h: body stages, what a transfer passes through besides being
- * counted and parsed. The WARC writer (warc_stage.c) and --save
- * (mirror_stage.c) are two; the options list the run's (crawl_opts.stages,
+ * counted and parsed. The WARC writer (stage_warc.c) and --save
+ * (stage_mirror.c) are two; the options list the run's (crawl_opts.stages,
  * set by the program), and fetch runs them without naming any.
  *
  * A raw stage sees each response as it was sent: the request head, every

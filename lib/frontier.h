@@ -170,8 +170,9 @@ void frontier_started(struct frontier *f, struct crawl_job *j);
 
 /* Does for finished job j the work of frontier_done that needs none of the
  * crawl's state, so that it is done without the core's lock: a robots.txt
- * body is parsed, each found link split and held to depth, scope,
- * --include and --exclude (kept in j->parts). With a store (--state,
+ * body is parsed (into j->rules), each found link split and held to depth,
+ * scope, --include and --exclude (kept in j->parts); a job prepared must
+ * then be given to frontier_done, which takes both. With a store (--state,
  * --frontier), the robots.txt is written to it, and a page's links and its
  * redirect's target are sent to it, each with its verdict. Reads only f's
  * configuration, which is fixed before the run starts, the count of pages

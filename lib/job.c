@@ -5,20 +5,6 @@
 #include <string.h>
 
 #include "job.h"
-#include "robots.h"
-#include "url.h"
-
-/* Frees what frontier_prepare made of j's links and body. */
-static void prepared_free(struct crawl_job *j)
-{
-    for (size_t i = 0; i < j->nparts; i++)
-        url_parts_free(&j->parts[i]);
-    free(j->parts);
-    j->parts = NULL;
-    j->nparts = 0;
-    robots_free(j->rules);
-    j->rules = NULL;
-}
 
 struct crawl_job *job_new(void)
 {
@@ -70,7 +56,6 @@ void job_clear(struct crawl_job *j)
     free(j->verdicts);
     j->verdicts = NULL;
     j->nverdicts = 0;
-    prepared_free(j);
     free(j->body);
     j->body = NULL;
     j->body_len = 0;

@@ -157,10 +157,12 @@ struct crawl_job {
     char  *body;              /* a robots job's body; a sitemap job's: the
                                * sitemap URLs of an index, one a line */
     size_t body_len;
+    /* The frontier's, made by frontier_prepare and always taken by
+     * frontier_done: job_clear and job_free leave them alone. */
     struct url_parts *parts;  /* links split and past the rules that need no
-                               * crawl state (frontier_prepare), or NULL */
+                               * crawl state, or NULL */
     size_t nparts;
-    struct robots *rules;     /* a robots job's body parsed (frontier_prepare) */
+    struct robots *rules;     /* a robots job's body parsed */
     int    store_rc;          /* what frontier_prepare wrote to the store (a
                                * robots.txt, a page's links): 0, or -1 for
                                * the frontier to latch */

@@ -48,9 +48,4 @@ void mirror_abort(struct mirror_file *f, const char *dir);
 /* Frees what f holds (after mirror_commit or mirror_abort). */
 void mirror_end(struct mirror_file *f);
 
-/* --save as a body stage (fetch_stage.h, mirror_stage.c): what the
- * program lists in the options. */
-struct fetch_stage;
-extern const struct fetch_stage mirror_stage;
-
 #endif

@@ -1,6 +1,6 @@
-/* urllist.c: URL lists. Every line that could be meant as a URL ends as a
- * job, so that no line is silently dropped: a bad one becomes a failed job
- * with a message naming the file and line. */
+/* urllist.c: URL lists. Every line that could be meant as a URL is handed
+ * to the taker, so that no line is silently dropped: a bad one is handed
+ * on too, as bad, with a message naming the file and line. */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -52,37 +52,6 @@ static int is_space(char ch)
            ch == '\f';
 }
 
-/* Adds one trimmed line; a line with a NUL byte or too long is bad before
- * the core even looks at it. too_long: the line goes on past the bytes
- * kept of it (s is its start), so it is too long whatever they hold. */
-static int add_line(struct crawl *c, const char *s, size_t len, const char *name,
-                    long line, FILE *err, int too_long)
-{
-    char shown[URLLIST_MAX_URL + 16];
-    const char *why = NULL;
-    int rc;
-
-    if (too_long || len > URLLIST_MAX_URL)
-        why = "line longer than 8192 bytes";
-    else if (memchr(s, '\0', len))
-        why = "contains a NUL byte";
-    if (why) {
-        urllist_printable(s, len, shown, 256);
-        if ((rc = crawl_add_failed(c, shown, name, line, why)) < 0)
-            return rc;
-        fprintf(err, "%s:%ld: %s: %s\n", name, line, why, shown);
-        return 1;
-    }
-    urllist_printable(s, len, shown, sizeof shown);
-    rc = crawl_add(c, shown, name, line, &why);
-    if (rc == 1) {
-        char brief[256];
-        urllist_printable(s, len, brief, sizeof brief);
-        fprintf(err, "%s:%ld: %s: %s\n", name, line, why, brief);
-    }
-    return rc;
-}
-
 /* Of a line, this many bytes are kept: a URL of URLLIST_MAX_URL with room
  * for a byte order mark, a CR and white space around it. The rest of a
  * longer line is read and dropped a chunk at a time, so that a list that
@@ -117,7 +86,35 @@ struct urllist {
     size_t n, cap, cur;     /* cur: the source being read */
     FILE *err;
     int bad;                /* bad lines so far */
+    const struct urllist_taker *t;  /* the taker of the urllist_next under */
+    void *data;                     /* way, and its data */
 };
+
+/* Hands one trimmed line to the taker; a line with a NUL byte or too long
+ * is bad before the taker even looks at it. too_long: the line goes on
+ * past the bytes kept of it (s is its start), so it is too long whatever
+ * they hold. Returns what the taker did (0, 1: bad) or its negative code. */
+static int add_line(struct urllist *l, const char *s, size_t len, const char *name,
+                    long line, int too_long)
+{
+    char shown[URLLIST_MAX_URL + 16];
+    const char *why = NULL;
+
+    if (too_long || len > URLLIST_MAX_URL)
+        why = "line longer than 8192 bytes";
+    else if (memchr(s, '\0', len))
+        why = "contains a NUL byte";
+    /* A line refused here is kept short, in its row as in its message. */
+    const char *refused = why;
+    urllist_printable(s, len, shown, refused ? 256 : sizeof shown);
+    int rc = l->t->take(l->data, shown, name, line, &why);
+    if (rc == 1) {
+        char brief[256];
+        fprintf(l->err, "%s:%ld: %s: %s\n", name, line, why,
+                refused ? shown : urllist_printable(s, len, brief, sizeof brief));
+    }
+    return rc;
+}
 
 /* Whether n bytes at s hold one that is not white space. */
 static int has_text(const char *s, size_t n)
@@ -130,10 +127,10 @@ static int has_text(const char *s, size_t n)
 
 /* Takes one line of src: its first len bytes (at most LINE_KEEP, without
  * its newline) at s; more_text: what followed them held text, so the line
- * cannot be trimmed to something short enough. Returns 1 when it became a
- * job, 0 when it was blank or a comment, or CRAWL_ENOMEM. */
-static int take_line(struct urllist *l, struct crawl *c, struct source *src, char *s,
-                     size_t len, int more_text)
+ * cannot be trimmed to something short enough. Returns 1 when it was handed
+ * on, 0 when it was blank or a comment, or the taker's negative code. */
+static int take_line(struct urllist *l, struct source *src, char *s, size_t len,
+                     int more_text)
 {
     src->line++;
     if (src->line == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
@@ -148,17 +145,17 @@ static int take_line(struct urllist *l, struct crawl *c, struct source *src, cha
         len--;
     if ((len == 0 && !more_text) || (len && *s == '#'))
         return 0;
-    int rc = add_line(c, s, len, src->name, src->line, l->err, more_text);
+    int rc = add_line(l, s, len, src->name, src->line, more_text);
     if (rc < 0)
         return rc;
     l->bad += rc;
     return 1;
 }
 
-/* Takes the whole lines buffered in src until want jobs were added; a line
+/* Takes the whole lines buffered in src until want were handed on; a line
  * that goes past LINE_KEEP without its newline starts being skipped.
- * Returns the number added, or CRAWL_ENOMEM. */
-static long take_buffered(struct urllist *l, struct crawl *c, struct source *src, size_t want)
+ * Returns the number handed on, or the taker's negative code. */
+static long take_buffered(struct urllist *l, struct source *src, size_t want)
 {
     long added = 0;
     while ((size_t)added < want && src->off < src->len) {
@@ -175,10 +172,10 @@ static long take_buffered(struct urllist *l, struct crawl *c, struct source *src
             }
             src->off += k + 1;
             src->skipping = 0;
-            rc = take_line(l, c, src, src->buf, LINE_KEEP, src->skip_text);
+            rc = take_line(l, src, src->buf, LINE_KEEP, src->skip_text);
         } else if (nl) {
             src->off += k + 1;
-            rc = take_line(l, c, src, p, k < LINE_KEEP ? k : LINE_KEEP,
+            rc = take_line(l, src, p, k < LINE_KEEP ? k : LINE_KEEP,
                            k > LINE_KEEP && has_text(p + LINE_KEEP, k - LINE_KEEP));
         } else {
             if (k > LINE_KEEP) {
@@ -212,27 +209,29 @@ static size_t make_room(struct source *src)
 }
 
 /* At the end of src: a last line without its newline is a line too.
- * Returns 1 when it became a job, 0 when there was none, or CRAWL_ENOMEM. */
-static int take_last(struct urllist *l, struct crawl *c, struct source *src)
+ * Returns 1 when it was handed on, 0 when there was none, or the taker's
+ * negative code. */
+static int take_last(struct urllist *l, struct source *src)
 {
     int rc = 0;
     if (src->skipping)
-        rc = take_line(l, c, src, src->buf, LINE_KEEP, src->skip_text);
+        rc = take_line(l, src, src->buf, LINE_KEEP, src->skip_text);
     else if (src->off < src->len)
-        rc = take_line(l, c, src, src->buf + src->off, src->len - src->off, 0);
+        rc = take_line(l, src, src->buf + src->off, src->len - src->off, 0);
     src->skipping = 0;
     src->off = src->len = 0;
     src->done = 1;
     return rc;
 }
 
-/* Reads lines of src until want jobs were added or the list ends. Returns
- * the number added, or CRAWL_EINPUT (errno set) / CRAWL_ENOMEM. */
-static long read_lines(struct urllist *l, struct crawl *c, struct source *src, size_t want)
+/* Reads lines of src until want were handed on or the list ends. Returns
+ * the number handed on, or CRAWL_EINPUT (errno set) / CRAWL_ENOMEM / the
+ * taker's negative code. */
+static long read_lines(struct urllist *l, struct source *src, size_t want)
 {
     long added = 0;
     for (;;) {
-        long rc = take_buffered(l, c, src, want - (size_t)added);
+        long rc = take_buffered(l, src, want - (size_t)added);
         if (rc < 0)
             return rc;
         added += rc;
@@ -249,33 +248,38 @@ static long read_lines(struct urllist *l, struct crawl *c, struct source *src, s
             return CRAWL_EINPUT;
         }
         if (r == 0) {
-            rc = take_last(l, c, src);
+            rc = take_last(l, src);
             return rc < 0 ? rc : added + rc;
         }
     }
 }
 
-/* Reads what a stream has, as lines, until want jobs were added; waits at
+/* Whether the taker says the reading is cancelled. */
+static int cancelled(const struct urllist *l)
+{
+    return l->t->cancelled && l->t->cancelled(l->data);
+}
+
+/* Reads what a stream has, as lines, until want were handed on; waits at
  * most STREAM_WAIT_MS for more, and reads for no longer than that either,
  * so that the caller gets its turn (and the cancel, checked between reads,
  * is seen) however fast the bytes come without a newline. Returns the
- * number added, or CRAWL_EINPUT / CRAWL_ENOMEM. Stdio is not used on a
+ * number handed on, or CRAWL_EINPUT / CRAWL_ENOMEM / the taker's code. Stdio is not used on a
  * stream, so that a poll() tells the truth about what is there. */
-static long read_stream(struct urllist *l, struct crawl *c, struct source *src, size_t want,
-                        int buffered_only)
+static long read_stream(struct urllist *l, struct source *src, size_t want, int buffered_only)
 {
     int fd = fileno(src->f);
     long added = 0;
     double until = clock_now() + STREAM_WAIT_MS / 1000.0;
     for (;;) {
-        long rc = take_buffered(l, c, src, want - (size_t)added);
+        long rc = take_buffered(l, src, want - (size_t)added);
         if (rc < 0)
             return rc;
         added += rc;
         if ((size_t)added >= want || buffered_only)
             return added;
         double left = until - clock_now();
-        if (left <= 0 || crawl_is_cancelled(c))
+        if (left <= 0 || cancelled(l))
             return added;
         struct pollfd p = { .fd = fd, .events = POLLIN };
         int pr = poll(&p, 1, added ? 0 : (int)(left * 1000) + 1);
@@ -294,7 +298,7 @@ static long read_stream(struct urllist *l, struct crawl *c, struct source *src, 
             return CRAWL_EINPUT;
         }
         if (r == 0) {
-            rc = take_last(l, c, src);
+            rc = take_last(l, src);
             return rc < 0 ? rc : added + rc;
         }
         src->len += (size_t)r;
@@ -349,25 +353,26 @@ int urllist_add_url(struct urllist *l, const char *url, long argn)
     return 0;
 }
 
-int urllist_input(struct crawl *c, size_t want, void *data)
+int urllist_next(struct urllist *l, size_t want, const struct urllist_taker *t, void *data)
 {
-    struct urllist *l = data;
+    l->t = t;
+    l->data = data;
     while (want && l->cur < l->n) {
         struct source *src = &l->v[l->cur];
         long rc;
         if (!src->f) {
-            rc = add_line(c, src->name, strlen(src->name), "argument", src->line, l->err, 0);
+            rc = add_line(l, src->name, strlen(src->name), "argument", src->line, 0);
             if (rc > 0)
                 l->bad++;
             rc = rc < 0 ? rc : 1;
             src->done = 1;
-        } else if (src->stream && crawl_is_cancelled(c)) {
-            /* The lines already read get their rows; lines still to come
+        } else if (src->stream && cancelled(l)) {
+            /* The lines already read are taken; lines still to come
              * from a pipe were never in the crawl. */
-            rc = read_stream(l, c, src, (size_t)-1, 1);
+            rc = read_stream(l, src, (size_t)-1, 1);
             src->done = 1;
         } else {
-            rc = src->stream ? read_stream(l, c, src, want, 0) : read_lines(l, c, src, want);
+            rc = src->stream ? read_stream(l, src, want, 0) : read_lines(l, src, want);
             if (rc == CRAWL_EINPUT)
                 fprintf(l->err, "crawl: %s: %s\n", src->name, strerror(errno));
             if (src->stream && !src->done) {
@@ -408,20 +413,4 @@ void urllist_free(struct urllist *l)
         free(l->v[i].buf);
     free(l->v);
     free(l);
-}
-
-int urllist_read(struct crawl *c, FILE *f, const char *name, FILE *err)
-{
-    struct urllist l = { .err = err };
-    struct source src = { .f = f, .name = name };
-    long rc;
-    while ((rc = read_lines(&l, c, &src, 4096)) > 0 && !src.done)
-        ;
-    free(src.buf);
-    return rc < 0 ? (int)rc : l.bad;
-}
-
-int urllist_add_arg(struct crawl *c, const char *url, long argn, FILE *err)
-{
-    return add_line(c, url, strlen(url), "argument", argn, err, 0);
 }

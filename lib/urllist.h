@@ -1,24 +1,36 @@
-/* urllist.h: reading URL lists, one URL a line, into a crawl's jobs. */
+/* urllist.h: URL lists, one URL a line, read as their reader needs them.
+ * Every line that could be meant as a URL is handed on, trimmed and made
+ * printable, with its list's name and its number; what becomes of it is
+ * the taker's business (the core makes it a job). A bad line is reported
+ * on err as "NAME:LINE: reason: text". Nothing here knows the crawl. */
 #ifndef CRAWL_URLLIST_H
 #define CRAWL_URLLIST_H
 
+#include <stddef.h>
 #include <stdio.h>
-#include "crawl.h"
+
+#include "errors.h"
 
 /* Longest URL accepted, in bytes; a longer line is reported and fails. */
 #define URLLIST_MAX_URL 8192
 
-/* Reads every line of f and adds one job per URL to c. Blank lines and
- * lines starting with '#' are skipped; white space, CR and a UTF-8 byte
- * order mark are trimmed. A line that is not a URL crawl fetches is added as
- * a failed job and reported on err as "NAME:LINE: reason". name must outlive
- * c. Returns the number of bad lines (>= 0), CRAWL_EINPUT on a read error
- * (errno set), or CRAWL_ENOMEM. */
-int urllist_read(struct crawl *c, FILE *f, const char *name, FILE *err);
-
-/* Adds one URL given on the command line (argument number argn) the same
- * way. Returns 0, 1 when it was bad (and reported), or CRAWL_ENOMEM. */
-int urllist_add_arg(struct crawl *c, const char *url, long argn, FILE *err);
+/* Who takes the lines read, and when to stop reading a stream. */
+struct urllist_taker {
+    /* Takes one line: text (NUL-terminated, valid during the call only; a
+     * control or invalid byte shown as \xNN) from list source ("argument"
+     * for a URL given as one) at line (the argument's number). *why is
+     * NULL, or why the list refuses the line whatever it holds (longer
+     * than URLLIST_MAX_URL, a NUL byte; text is then its first 255 bytes),
+     * which the taker records as a bad line. Returns 0 when the line was
+     * taken as a URL, 1 when as a bad line (*why set to the reason), or a
+     * negative code (CRAWL_ENOMEM), which ends the reading. */
+    int (*take)(void *data, const char *text, const char *source, long line,
+                const char **why);
+    /* Returns nonzero once the reading is cancelled: a pipe or a terminal
+     * is then read no further, though the lines already read from it are
+     * taken. NULL: never. */
+    int (*cancelled)(void *data);
+};
 
 struct urllist;
 
@@ -35,12 +47,14 @@ int urllist_add_file(struct urllist *l, FILE *f, const char *name, int close_it)
  * Returns 0 or CRAWL_ENOMEM. */
 int urllist_add_url(struct urllist *l, const char *url, long argn);
 
-/* crawl_input_fn over a urllist (data): adds up to want jobs from the
- * sources in order. A stream gives what it has within 100 ms and the call
- * returns 1; once the crawl is cancelled, streams are not read further. A
- * read error is reported on err as "crawl: NAME: reason" and ends the input
- * with CRAWL_EINPUT. */
-int urllist_input(struct crawl *c, size_t want, void *data);
+/* Hands up to want more lines of l's sources, in order, to t->take (with
+ * data); blank lines and lines starting with '#' are skipped, white space,
+ * CR and a UTF-8 byte order mark trimmed. A stream gives what it has
+ * within 100 ms. Returns 1 while more may follow, 0 once every source is
+ * read, or a negative code, after which nothing more is read: the taker's,
+ * or CRAWL_EINPUT on a read error (reported on err as "crawl: NAME:
+ * reason", errno set). */
+int urllist_next(struct urllist *l, size_t want, const struct urllist_taker *t, void *data);
 
 /* Returns 1 when a source still to be read is a pipe or a terminal, whose
  * lines come when they come. */

@@ -5,10 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <curl/curl.h>
 #include <ev.h>
 #include <libxml/parser.h>
 
-#include "crawl.h"
+#include "version.h"
 
 /* libxml2 spells its version as one number, 20914 for 2.9.14
  * (xmlParserVersion, set by the library itself, not by its headers). */

@@ -112,9 +112,4 @@ int warc_cdx_load(const char *path, struct dedupe *seen, size_t *taken, size_t *
  * url is not http(s). */
 int warc_surt(const char *url, char *out, size_t n);
 
-/* The writer as a body stage (fetch_stage.h, warc_stage.c): what the
- * program lists in the options for --warc. */
-struct fetch_stage;
-extern const struct fetch_stage warc_stage;
-
 #endif

@@ -1,5 +1,6 @@
-/* cli.h: the crawl command's flags, shared by its two files: args.c turns
- * the command line into a struct cli and opens the lists; crawl.c runs. */
+/* cli.h: the crawl command's flags, shared by its files: args.c turns the
+ * command line into a struct cli, inputs.c opens the lists it names,
+ * signals.c takes the signals, crawl.c runs. */
 #ifndef CRAWL_CLI_H
 #define CRAWL_CLI_H
 
@@ -7,7 +8,6 @@
 #include <stdatomic.h>
 
 #include "crawl.h"
-#include "urllist.h"
 
 #define EXIT_FAILED 1
 #define EXIT_USAGE  2
@@ -101,18 +101,18 @@ void signals_watch(struct crawl *c, struct report *rep);
 int signals_caught(void);
 atomic_int *signals_flag(void);
 
-/* Fills cli from the command line; prints help or the version and exits 0,
- * or exits 2 naming the flag that is wrong. */
+/* args.c. Fills cli from the command line; prints help or the version and
+ * exits 0, or exits 2 naming the flag that is wrong. */
 void cli_parse(struct cli *cli, int argc, char **argv);
 
-/* Opens every input and hands them to c, to be read as the crawl needs
- * them. With --mode=all, a list that cannot be read twice (standard input,
+/* inputs.c. Opens every input and hands them to c, to be read as the
+ * crawl needs them. With --mode=all, a list that cannot be read twice (standard input,
  * a pipe) is first copied into memory, for every model to read; a child of
  * --mode=all reads those copies (CLI_INPUTS_ENV). Exits 2 when a file
  * cannot be opened. */
 struct urllist *cli_open_inputs(struct cli *cli, struct crawl *c);
 
-/* Prints "crawl: MESSAGE" and the hint to try --help, and exits 2. */
+/* args.c. Prints "crawl: MESSAGE" and the hint to try --help, and exits 2. */
 void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 #endif

@@ -45,15 +45,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     crawl_hook(&c, CRAWL_HOOK_OUTPUT, &rows, &s);
     FILE *in = fmemopen((void *)data, size, "r");
     FILE *err = fopen("/dev/null", "w");
-    if (in && err) {
-        int bad = urllist_read(&c, in, "fuzz", err);
+    struct urllist *l = in && err ? urllist_new(err) : NULL;
+    if (l && urllist_add_file(l, in, "fuzz", 0) == 0) {
+        crawl_set_lists(&c, l);
+        int rc = crawl_fill(&c);
+        int bad = urllist_bad(l);
         struct crawl_job *j;
         /* Every job handed back as if fetched gives its row. */
         while (crawl_take(&c, &j, NULL) == 1)
             crawl_done(&c, j);
-        if (bad < 0 || (size_t)bad > s.rows || s.rows != c.nseq || c.nrows != s.rows)
+        if (rc < 0 || bad < 0 || (size_t)bad > s.rows || s.rows != c.nseq || c.nrows != s.rows)
             abort();
     }
+    urllist_free(l);
     if (in)
         fclose(in);
     if (err)

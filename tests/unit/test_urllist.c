@@ -1,10 +1,12 @@
-/* Unit tests for reading URL lists: what becomes a job, what becomes a
- * failed row, and the messages that name the line. */
+/* Unit tests for reading URL lists: what is handed to the taker, and,
+ * through the core's taker, what becomes a job, what becomes a failed row,
+ * and the messages that name the line. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,14 +87,27 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Reads the sources of l into f's crawl, as the core reads them, and
+ * gives every job its row. Returns the number of bad lines, or the
+ * input's negative code. */
+static int read_all(struct fixture *f, struct urllist *l)
+{
+    crawl_set_lists(&f->c, l);
+    int rc = crawl_fill(&f->c);
+    fflush(f->err);
+    drain(f);
+    return rc < 0 ? rc : urllist_bad(l);
+}
+
 /* Reads text (of length len) as a list named "list.txt". */
 static int read_text(struct fixture *f, const char *text, size_t len)
 {
     FILE *in = fmemopen((void *)text, len, "r");
-    int rc = urllist_read(&f->c, in, "list.txt", f->err);
-    fclose(in);
-    fflush(f->err);
-    drain(f);
+    struct urllist *l = urllist_new(f->err);
+    assert_non_null(l);
+    assert_int_equal(urllist_add_file(l, in, "list.txt", 1), 0);
+    int rc = read_all(f, l);
+    urllist_free(l);
     return rc;
 }
 
@@ -259,10 +274,124 @@ static void test_empty_list_gives_no_jobs(void **state)
 static void test_argument_urls_are_checked_the_same_way(void **state)
 {
     struct fixture *f = *state;
-    assert_int_equal(urllist_add_arg(&f->c, "http://127.0.0.1/x", 1, f->err), 0);
-    assert_int_equal(urllist_add_arg(&f->c, "gopher://127.0.0.1/x", 2, f->err), 1);
-    fflush(f->err);
-    assert_non_null(strstr(f->msgs, "argument:2: unsupported scheme"));
+    struct urllist *l = urllist_new(f->err);
+    assert_non_null(l);
+    assert_int_equal(urllist_add_url(l, "http://127.0.0.1/x", 1), 0);
+    assert_int_equal(urllist_add_url(l, "gopher://127.0.0.1/x", 2), 0);
+    assert_int_equal(read_all(f, l), 1);
+    urllist_free(l);
+    assert_int_equal(f->n, 2);
+    assert_int_equal(f->rows[0].fail, CRAWL_FAIL_NONE);
+    assert_int_equal(f->rows[1].fail, CRAWL_FAIL_INPUT);
+    assert_int_equal(f->rows[1].line, 2);
+    assert_string_equal(f->msgs, "argument:2: unsupported scheme: only http and https are fetched: "
+                                 "gopher://127.0.0.1/x\n");
+}
+
+/* A taker of its own, with no crawl behind it: keeps what it is handed,
+ * refuses a URL that ends in "/no" for a reason of its own, and fails on
+ * "http://127.0.0.1/oom" as a taker out of memory would. */
+struct taken {
+    char text[8][64];
+    char source[8][16];
+    long line[8];
+    const char *why[8];       /* as handed: NULL, or the list's reason */
+    size_t n;
+    int cancelled;
+};
+
+static int take(void *data, const char *text, const char *source, long line, const char **why)
+{
+    struct taken *t = data;
+    if (strcmp(text, "http://127.0.0.1/oom") == 0)
+        return CRAWL_ENOMEM;
+    assert_true(t->n < 8);
+    snprintf(t->text[t->n], sizeof t->text[t->n], "%s", text);
+    snprintf(t->source[t->n], sizeof t->source[t->n], "%s", source);
+    t->line[t->n] = line;
+    t->why[t->n++] = *why;
+    size_t len = strlen(text);
+    if (!*why && len >= 3 && strcmp(text + len - 3, "/no") == 0)
+        *why = "not wanted here";
+    return *why ? 1 : 0;
+}
+
+static int is_cancelled(void *data)
+{
+    return ((struct taken *)data)->cancelled;
+}
+
+static const struct urllist_taker recorder = { take, is_cancelled };
+
+static void test_each_line_goes_to_the_taker_with_its_list_and_number(void **state)
+{
+    (void)state;
+    char *msgs = NULL;
+    size_t msgs_len = 0;
+    FILE *err = open_memstream(&msgs, &msgs_len);
+    const char text[] = "# a list\nhttp://127.0.0.1/a\n  http://127.0.0.1/no\r\n"
+                        "http://127.0.0.1/x\0y\n";
+    struct urllist *l = urllist_new(err);
+    struct taken t = {0};
+    assert_int_equal(urllist_add_file(l, fmemopen((void *)text, sizeof text - 1, "r"),
+                                      "list.txt", 1), 0);
+    assert_int_equal(urllist_next(l, 100, &recorder, &t), 0);
+    assert_int_equal(t.n, 3);
+    assert_string_equal(t.text[0], "http://127.0.0.1/a");
+    assert_string_equal(t.source[0], "list.txt");
+    assert_int_equal(t.line[0], 2);
+    assert_null(t.why[0]);
+    assert_string_equal(t.text[1], "http://127.0.0.1/no");
+    assert_int_equal(t.line[1], 3);
+    assert_null(t.why[1]);
+    assert_string_equal(t.text[2], "http://127.0.0.1/x\\x00y");
+    assert_int_equal(t.line[2], 4);
+    assert_string_equal(t.why[2], "contains a NUL byte");
+    assert_int_equal(urllist_bad(l), 2);
+    urllist_free(l);
+    fclose(err);
+    assert_string_equal(msgs, "list.txt:3: not wanted here: http://127.0.0.1/no\n"
+                              "list.txt:4: contains a NUL byte: http://127.0.0.1/x\\x00y\n");
+    free(msgs);
+}
+
+static void test_a_taker_that_fails_ends_the_reading(void **state)
+{
+    (void)state;
+    const char text[] = "http://127.0.0.1/a\nhttp://127.0.0.1/oom\nhttp://127.0.0.1/b\n";
+    struct urllist *l = urllist_new(stderr);
+    struct taken t = {0};
+    assert_int_equal(urllist_add_file(l, fmemopen((void *)text, sizeof text - 1, "r"),
+                                      "list.txt", 1), 0);
+    assert_int_equal(urllist_next(l, 100, &recorder, &t), CRAWL_ENOMEM);
+    assert_int_equal(urllist_next(l, 100, &recorder, &t), 0);
+    assert_int_equal(t.n, 1);
+    assert_string_equal(t.text[0], "http://127.0.0.1/a");
+    urllist_free(l);
+}
+
+static void test_once_cancelled_a_pipe_gives_what_was_read_and_no_more(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    const char first[] = "http://127.0.0.1/a\nhttp://127.0.0.1/b\n", later[] = "http://127.0.0.1/c\n";
+    assert_int_equal(write(fds[1], first, sizeof first - 1), (ssize_t)(sizeof first - 1));
+    struct urllist *l = urllist_new(stderr);
+    struct taken t = {0};
+    assert_int_equal(urllist_add_file(l, fdopen(fds[0], "r"), "-", 1), 0);
+    assert_int_equal(urllist_streams(l), 1);
+    assert_int_equal(urllist_next(l, 1, &recorder, &t), 1);
+    assert_int_equal(t.n, 1);
+    /* b was read with a; c comes after the cancel. */
+    assert_int_equal(write(fds[1], later, sizeof later - 1), (ssize_t)(sizeof later - 1));
+    t.cancelled = 1;
+    assert_int_equal(urllist_next(l, 100, &recorder, &t), 0);
+    assert_int_equal(t.n, 2);
+    assert_string_equal(t.text[1], "http://127.0.0.1/b");
+    assert_int_equal(urllist_streams(l), 0);
+    urllist_free(l);
+    close(fds[1]);
 }
 
 static void test_printable_escapes_and_truncates(void **state)
@@ -289,6 +418,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_scheme_is_case_insensitive, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty_list_gives_no_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_argument_urls_are_checked_the_same_way, setup, teardown),
+        cmocka_unit_test(test_each_line_goes_to_the_taker_with_its_list_and_number),
+        cmocka_unit_test(test_a_taker_that_fails_ends_the_reading),
+        cmocka_unit_test(test_once_cancelled_a_pipe_gives_what_was_read_and_no_more),
         cmocka_unit_test(test_printable_escapes_and_truncates),
     };
     return cmocka_run_group_tests_name("urllist", tests, NULL, NULL);

@@ -1,4 +1,4 @@
-/* warc_stage.c: the WARC writer as a raw body stage (fetch_stage.h): each
+/* stage_warc.c: the WARC writer as a raw body stage (fetch_stage.h): each
  * transfer captures its request head, its response head and its body as
  * sent, and every response of a redirect chain is written as it ends. The
  * writer is opened by each process that fetches (a procs worker its own
@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crawl.h"
+#include "errors.h"
 #include "fetch.h"
 #include "fetch_stage.h"
+#include "stage.h"
+#include "version.h"
 #include "warc.h"
 
 static int run_open(struct fetch_ctx *c, void **conf)
@@ -114,7 +116,7 @@ static void free_capture(void *st)
     free(t);
 }
 
-const struct fetch_stage warc_stage = {
+const struct fetch_stage stage_warc = {
     .name = "warc",
     .raw = 1,
     .fds = 1,                   /* the spooled body's file */

@@ -1,4 +1,4 @@
-/* mirror_stage.c: --save DIR as a decoded body stage (fetch_stage.h): the
+/* stage_mirror.c: --save DIR as a decoded body stage (fetch_stage.h): the
  * body of each 2xx response, as the row counts it, written to its file
  * under DIR (mirror.h) and renamed into place once the transfer succeeded,
  * removed otherwise. */
@@ -9,6 +9,7 @@
 #include "fetch_stage.h"
 #include "mirror.h"
 #include "opts.h"
+#include "stage.h"
 
 struct saving {
     const char *dir;
@@ -89,7 +90,7 @@ static void free_saving(void *st)
     free(s);
 }
 
-const struct fetch_stage mirror_stage = {
+const struct fetch_stage stage_mirror = {
     .name = "save",
     .raw = 0,
     .fds = 1,                   /* the file being written */
