@@ -48,8 +48,8 @@ len() { jq -r --arg u "$1" 'select(.url == $u) | .length' <<<"$output"; }
 	[ "$(len "$FIXTURE/header/Cookie")" = 4 ]
 }
 
-@test "the jar is written at the end and read by the next run, with --cookie beside it" {
-	for m in seq thread pool coro; do
+@test "the jar is written at the end and read by the next run, with --cookie beside it, in every model" {
+	for m in $MODES; do
 		jar="$BATS_TEST_TMPDIR/jar-$m"
 		run "$CRAWL" --mode=$m --cookie-jar "$jar" "$FIXTURE/set-cookie/j$m/v2"
 		[ "$status" -eq 0 ]

@@ -84,8 +84,12 @@ summary() { rows | jq -r "select(.summary) | .$1"; }
 @test "past 50 MiB uncompressed a sitemap's rest is ignored, compressed or not" {
 	for f in 50.xml.gz 49.xml 50.xml; do
 		start_private_fixture --robots /robots/sitemap/big/$f
+		# The bound is the sitemap reader's, whichever model fetches: coro
+		# stands for the models that fetch in the crawl's own process,
+		# procs for its workers, whose sitemap URLs cross the wire. Not
+		# every model: each run reads some 50 MiB.
 		for m in coro procs; do
-			[[ " $MODES " == *" $m "* ]] || continue     # SKIP_MODES
+			looped $m || continue
 			run "$CRAWL" --mode=$m --sitemaps --no-robots --format=jsonl "$PFIX/bytes/5"
 			echo "$f $m: $output"
 			[ "$status" -eq 0 ]

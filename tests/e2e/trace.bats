@@ -69,6 +69,9 @@ transfers() { jq -c '.traceEvents[] | select(.ph == "X" and .cat == "transfer")'
 }
 
 @test "thread and coro have the demo's five URLs in flight at once" {
+	# The two models with a lane (tid) a transfer in the trace: a thread
+	# each, a coroutine each. pool's lanes are its workers, procs' its
+	# processes; every model's trace is the test of the one file below.
 	for m in thread coro; do
 		run "$CRAWL" --mode="$m" -q --trace "$trace" "$demo"
 		[ "$status" -eq 0 ]
@@ -106,11 +109,11 @@ transfers() { jq -c '.traceEvents[] | select(.ph == "X" and .cat == "transfer")'
 @test "--mode=all writes one process track per model into one file" {
 	run "$CRAWL" --mode=all -q --trace "$trace" "$list"
 	[ "$status" -eq 1 ]
-	[ "$(transfers | wc -l)" -eq $((5 * NMODES)) ]
+	[ "$(transfers | wc -l)" -eq $((5 * NALL)) ]
 	names=$(jq -r '.traceEvents[] | select(.ph == "M" and .name == "process_name" and .pid % 1000 == 0 and .pid > 0) | .args.name' "$trace" | tr '\n' ' ')
-	[ "$names" = "$MODES" ]
+	[ "$names" = "$ALL_MODES" ]
 	# Each model's transfers under its own pid (procs: its workers').
-	[ "$(transfers | jq -r '(.pid / 1000 | floor)' | sort -u | wc -l)" -eq "$NMODES" ]
+	[ "$(transfers | jq -r '(.pid / 1000 | floor)' | sort -u | wc -l)" -eq "$NALL" ]
 }
 
 @test "a trace that cannot be written ends the run with 23, in every model" {

@@ -472,7 +472,9 @@ index_points_home() {
 	[ "$(id -u)" = 0 ] || skip "needs root to mount a small tmpfs"
 	mkdir -p "$D/full"
 	mount -t tmpfs -o size=64k tmpfs "$D/full" || skip "cannot mount tmpfs"
-	# 50 MB of the fixture's text is some 150 KB gzip-compressed
+	# 50 MB of the fixture's text is some 150 KB gzip-compressed. thread
+	# stands for the models that write the WARC from the crawl's process,
+	# procs for its workers, each writing a file of its own.
 	for m in thread procs; do
 		rm -f "$D"/full/*
 		"$CRAWL" --mode=$m --format=jsonl --warc "$D/full/a.warc.gz" "$FIXTURE/bytes/50000000" \

@@ -196,7 +196,8 @@ seeds() {
 	for m in $MODES; do
 		web_up "W_$m" 1 --web-slack "$slack"
 	done
-	[ "$(curl -s "$W_coro/stats?web-info" | jq .slack_ms)" = "$slack" ]
+	w=W_${MODES%% *}
+	[ "$(curl -s "${!w}/stats?web-info" | jq .slack_ms)" = "$slack" ]
 	pids=()
 	for m in $MODES; do
 		port=$(eval echo "\$W_${m}_PORT")
