@@ -16,6 +16,7 @@ setup() {
 # table_rows: the comparison rows of the last output (after the header).
 table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -n +2 | grep -v '^$'; }
 
+# bats test_tags=models
 @test "one comparison row per model with the right counts" {
 	run "$CRAWL" --mode=all "$list"
 	[ "$status" -eq 1 ]
@@ -28,6 +29,7 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -
 	[ "$(grep -c '^Length:' <<<"$output")" -eq $((4 * NALL)) ]
 }
 
+# bats test_tags=models
 @test "-q prints only the comparison table" {
 	run "$CRAWL" --mode=all -q "$list"
 	[ "$status" -eq 1 ]
@@ -52,6 +54,7 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -
 	done
 }
 
+# bats test_tags=models
 @test "CSV comparison parses with the named columns" {
 	run "$CRAWL" --mode=all --format=csv "$list"
 	[ "${lines[0]}" = "mode,urls,ok,failed,retries,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,dns,reuse,concurrency,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
@@ -66,6 +69,7 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -
 	[ "$(jq -r 'keys_unsorted | join(",")' <<<"$output")" = "mode,urls,ok,failed,retries,wall_s,min_s,max_s,speedup,user_s,sys_s,rss_mb,threads,vcsw,ivcsw,conns,dns,reuse,concurrency,p50_ms,p90_ms,p99_ms,max_ms,ttfb_p50_ms,ttfb_p90_ms,ttfb_p99_ms,ttfb_max_ms" ]
 }
 
+# bats test_tags=models
 @test "percentiles of total time and time to first byte are present and ordered" {
 	run "$CRAWL" --mode=all --format=jsonl "$list"
 	[ "$(wc -l <<<"$output")" -eq "$NALL" ]
@@ -82,6 +86,7 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -
 	[ "$(awk '{for (i = NF - 7; i <= NF; i++) printf "%s ", $i}' <<<"$header")" = "p50_ms p90_ms p99_ms max_ms ttfb_p50_ms ttfb_p90_ms ttfb_p99_ms ttfb_max_ms " ]
 }
 
+# bats test_tags=models
 @test "the JSON summary of every model has the percentiles, ordered" {
 	for m in $MODES; do
 		run "$CRAWL" --mode="$m" --format=jsonl "$list"
@@ -95,6 +100,7 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -
 	done
 }
 
+# bats test_tags=models
 @test "concurrent models beat sequential on delays, and thread counts differ" {
 	# Two delays of 1 and 1.5 of the suite's seconds: the sequential run
 	# waits for both, a concurrent one for the longer, and the second
@@ -118,6 +124,7 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -
 	[ "$(jq -r 'select(.mode == "thread") | .threads' <<<"$output")" -ge 2 ]
 }
 
+# bats test_tags=models
 @test "scripts/compare.sh runs the article experiment in short form" {
 	run env BUILD="$BUILD" DELAYS="100 200 300" scripts/compare.sh -q
 	[ "$status" -eq 0 ]
@@ -125,6 +132,7 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -
 	[ "$(sed -n '/^mode  *ok  *failed/,/^$/p' <<<"$output" | sed '1d; /^$/d' | awk '{print $1, $2, $3}' | tr '\n' ';')" = "$(per_mode "3 0")" ]
 }
 
+# bats test_tags=models
 @test "each model runs as a fresh crawl: rss_mb counts what /usr/bin/time counts for the same run" {
 	[ -x /usr/bin/time ] || skip "/usr/bin/time is not installed"
 	# What is measured is --mode=all's child, not a model: one sequential
@@ -141,6 +149,7 @@ table_rows() { sed -n '/^mode  *urls  *ok  *failed/,/^$/p' <<<"$output" | tail -
 	done
 }
 
+# bats test_tags=models
 @test "a list on standard input is read once, its bad lines reported once, and every model gets all of it" {
 	run --separate-stderr bash -c "printf '%s\n' '$FIXTURE/bytes/3' 'not a url' '$FIXTURE/bytes/4' | '$CRAWL' --mode=all --format=csv -"
 	[ "$status" -eq 1 ]

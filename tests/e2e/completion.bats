@@ -4,6 +4,10 @@
 # COMP_CWORD set), for options, the models of the registry, the values of
 # --format and --order, and files; the zsh completion's specs.
 
+# The whole file runs on make check-model's build too: the completion asks
+# that build's registry.
+# bats file_tags=models
+
 load helpers
 
 COMPLETION="$BATS_TEST_DIRNAME/../../completion"

@@ -31,6 +31,7 @@ row() { grep -m1 "^$1  " <<<"$output" | tr -s ' '; }
 # within X LO HI: LO <= X < HI.
 within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x < hi) }'; }
 
+# bats test_tags=models
 @test "demo lightless: scripts/compare.sh's table of every model, its delays scaled" {
 	run env BUILD="$BUILD" OUT="$BATS_TEST_TMPDIR/out" SCALE=0.05 scripts/demo.sh lightless
 	echo "$output"

@@ -23,7 +23,9 @@ soon() { awk -v s="$1" -v ms="$SECOND_MS" 'BEGIN { print s * ms / 1000 }'; }
 # ALL_MODES keeps them all, for the tests of the registry itself (--help,
 # the manual, the completion). NMODES counts the models looped over; NALL
 # and per_mode count every model, as --mode=all runs them all. No test
-# counts the models or knows their names.
+# counts the models or knows their names: a test that runs every model
+# carries "# bats test_tags=models", and make check-model runs those
+# tests on a build with a sixth model (suite.bats holds them to it).
 ALL_MODES=$("$CRAWL" --list-modes | tr '\n' ' ')
 NALL=$(wc -w <<<"$ALL_MODES")
 MODES=

@@ -19,6 +19,7 @@ urls() { rows | jq -r 'select(.url) | .url' | sed 's|^http://[^/]*||' | sort -V 
 # summary FIELD: FIELD of the last output's JSON summary.
 summary() { rows | jq -r "select(.summary) | .$1"; }
 
+# bats test_tags=models
 @test "--sitemaps reads robots.txt's sitemap index, its urlsets and .xml.gz ones, in every model" {
 	start_private_fixture --robots /robots/sitemap/index/3/2
 	for m in $MODES; do
@@ -38,6 +39,7 @@ summary() { rows | jq -r "select(.summary) | .$1"; }
 	[ "$(curl -s "$PFIX/stats?path=/sitemap/urls/2/3.xml.gz" | jq .count)" -eq "$NMODES" ]
 }
 
+# bats test_tags=models
 @test "without Sitemap lines /sitemap.xml is read, and a URL listed and in the sitemap is fetched once" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --sitemaps --format=jsonl "$FIXTURE/bytes/1" "$FIXTURE/bytes/9"
@@ -47,6 +49,7 @@ summary() { rows | jq -r "select(.summary) | .$1"; }
 	done
 }
 
+# bats test_tags=models
 @test "--include, --exclude and --max-pages hold for sitemap URLs" {
 	start_private_fixture --robots /robots/sitemap/urls/20/1.xml
 	for m in $MODES; do
@@ -58,6 +61,7 @@ summary() { rows | jq -r "select(.summary) | .$1"; }
 	done
 }
 
+# bats test_tags=models
 @test "--no-robots with --sitemaps still reads the Sitemap lines and obeys no rule" {
 	start_private_fixture --robots /robots/sitemap/index/1/3
 	for m in $MODES; do
@@ -68,6 +72,7 @@ summary() { rows | jq -r "select(.summary) | .$1"; }
 	done
 }
 
+# bats test_tags=models
 @test "past 50,000 URLs a sitemap's rest is ignored, with a warning" {
 	start_private_fixture --robots /robots/sitemap/urls/50005/1.xml.gz
 	for m in $MODES; do
@@ -103,6 +108,7 @@ summary() { rows | jq -r "select(.summary) | .$1"; }
 	done
 }
 
+# bats test_tags=models
 @test "a sitemap that is not one gives no URL and a warning; the listed URL still gets its row" {
 	start_private_fixture --robots /robots/sitemap/../bytes/64
 	for m in $MODES; do
@@ -121,6 +127,7 @@ summary() { rows | jq -r "select(.summary) | .$1"; }
 	[ "$(stat_of "$PFIX" requests)" -eq 1 ]
 }
 
+# bats test_tags=models
 @test "a sitemap's URLs on another host are left out, unless --span-hosts" {
 	# The private server's sitemap lists /bytes/1 and /bytes/2 of the shared
 	# one, named localhost: another host.

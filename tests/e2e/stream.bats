@@ -20,6 +20,7 @@ peak_kb() {
 	tail -1 "$BATS_TEST_TMPDIR/time"
 }
 
+# bats test_tags=models
 @test "output to /dev/full: 'writing output' on stderr and exit 23, in every model and format" {
 	for m in $MODES; do
 		for f in table jsonl csv; do
@@ -34,6 +35,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "a closed standard output is an error before anything is fetched" {
 	start_private_fixture
 	for m in $MODES; do
@@ -50,6 +52,7 @@ peak_kb() {
 	grep -q "^crawl: writing output: No space left on device$" <<<"$output"
 }
 
+# bats test_tags=models
 @test "a write error stops the crawl: the rest of a long list is not fetched" {
 	start_private_fixture
 	list 2000 "$BATS_TEST_TMPDIR/l.txt" "delay/20/x"
@@ -64,6 +67,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "JSON lines and CSV rows reach the file while the crawl runs, in every model" {
 	for m in $MODES; do
 		for f in jsonl csv; do
@@ -81,6 +85,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "kill -KILL mid-run leaves only whole, valid JSON lines, in every model" {
 	list 20000 "$BATS_TEST_TMPDIR/l.txt" "delay/100/x"
 	for m in $MODES; do
@@ -103,6 +108,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "input order holds under random delays, with rows held behind slow ones, in every model" {
 	# 300 URLs, 100 under a sanitizer: the rest of the list ends well before
 	# the slow head even on a loaded machine (2 s for 300 under
@@ -130,6 +136,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "the table keeps the article's layout: Use time first, then every row in input order" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m "$FIXTURE/delay/300/a" "$FIXTURE/bytes/5" "$FIXTURE/bytes/6"
@@ -142,6 +149,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "--deadline on a long list: every listed URL still gets exactly one row, in every model" {
 	list 3000 "$BATS_TEST_TMPDIR/l.txt" "delay/200/x"
 	for m in $MODES; do
@@ -154,6 +162,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "--deadline: what has not finished by then is cancelled, never fetched late, in every model" {
 	# Pages end all the time on the endless site, and /delay/N around the
 	# deadline end just after it: a page whose result comes in after the
@@ -174,6 +183,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "links found but never started get no row and are counted, in every model" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --depth 3 --max-pages 10 --no-robots --format=jsonl "$FIXTURE/graph/1000/10/"
@@ -188,6 +198,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "memory is flat in the list's length: 2,000 and 40,000 URLs at -c 50, in every model" {
 	sanitized && skip "peak RSS means nothing under the sanitizers"
 	list 2000 "$BATS_TEST_TMPDIR/s.txt"
@@ -209,6 +220,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "an endless site: the frontier spills to disk and memory stays bounded, in every model" {
 	# 10,000 pages of 50 links each leave about 490,000 links queued, most
 	# of them in the spill file: the crawl peaks at 33 to 36 MB, and with
@@ -234,6 +246,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "--max-queue bounds the links queued: the rest are dropped, warned of once and counted, in every model" {
 	for m in $MODES; do
 		run --separate-stderr "$CRAWL" --mode=$m --depth 50 --no-robots --max-pages 300 --max-queue 100 \
@@ -279,6 +292,7 @@ peak_kb() {
 	[ "$(jq -r '.ok' <<<"$output")" = "$n" ]
 }
 
+# bats test_tags=models
 @test "a list on a pipe streams: each line's row comes before the next line is written, in every model" {
 	for m in $MODES; do
 		fifo="$BATS_TEST_TMPDIR/fifo-$m"; out="$BATS_TEST_TMPDIR/piped-$m.jsonl"
@@ -303,6 +317,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "Ctrl-C with standard input still open ends at once, with rows for the lines read, in every model" {
 	for m in $MODES; do
 		fifo="$BATS_TEST_TMPDIR/fifo-$m"; out="$BATS_TEST_TMPDIR/int-$m.txt"

@@ -18,6 +18,7 @@ setup() {
 # transfers: the transfer slices of the trace, one JSON object a line.
 transfers() { jq -c '.traceEvents[] | select(.ph == "X" and .cat == "transfer")' "$trace"; }
 
+# bats test_tags=models
 @test "every model: valid JSON, one transfer per URL, on the tracks of the rows' workers" {
 	for m in $MODES; do
 		run "$CRAWL" --mode="$m" --format=jsonl --trace "$trace" "$list"
@@ -43,6 +44,7 @@ transfers() { jq -c '.traceEvents[] | select(.ph == "X" and .cat == "transfer")'
 	done
 }
 
+# bats test_tags=models
 @test "every model: phases nest inside their transfer, in order, from its start" {
 	for m in $MODES; do
 		run "$CRAWL" --mode="$m" -q --trace "$trace" "$list"
@@ -106,6 +108,7 @@ transfers() { jq -c '.traceEvents[] | select(.ph == "X" and .cat == "transfer")'
 	jq -e '[.traceEvents[] | select(.name == "transfers in flight") | .args.transfers] | max == 2' "$trace"
 }
 
+# bats test_tags=models
 @test "--mode=all writes one process track per model into one file" {
 	run "$CRAWL" --mode=all -q --trace "$trace" "$list"
 	[ "$status" -eq 1 ]
@@ -116,6 +119,7 @@ transfers() { jq -c '.traceEvents[] | select(.ph == "X" and .cat == "transfer")'
 	[ "$(transfers | jq -r '(.pid / 1000 | floor)' | sort -u | wc -l)" -eq "$NALL" ]
 }
 
+# bats test_tags=models
 @test "a trace that cannot be written ends the run with 23, in every model" {
 	for m in $MODES all; do
 		run "$CRAWL" --mode="$m" -q --trace /dev/full "$list"
