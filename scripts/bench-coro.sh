@@ -83,23 +83,15 @@ counter() { # counter FIELD: one of the fixture's /stats counters
 	fi
 }
 
-# measure LIMIT CMD...: runs CMD under timeout LIMIT; sets wall (s), rss (KB;
-# "-" without /usr/bin/time), reqs and conns (the fixture's counts).
+# measure LIMIT CMD...: runs CMD under timeout LIMIT (run_timed); sets
+# wall (s), rss (KB; "-" without /usr/bin/time), status, and reqs and
+# conns (the fixture's counts).
 measure() {
 	local limit=$1; shift
-	local r0 c0 t0 t1
+	local r0 c0
 	r0=$(counter requests); c0=$(counter accepted)
-	t0=$(date +%s.%N)
-	if [ "$have_time" = 1 ]; then
-		/usr/bin/time -f %M -o "$tmp/rss" timeout "$limit" "$@" >"$tmp/out" 2>"$tmp/err"
-	else
-		timeout "$limit" "$@" >"$tmp/out" 2>"$tmp/err"
-	fi
-	status=$?
-	t1=$(date +%s.%N)
-	wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f", b - a}')
-	rss=-
-	[ "$have_time" = 1 ] && rss=$(tail -1 "$tmp/rss" | tr -cd 0-9)
+	run_timed "$limit" "$tmp/out" "$@"
+	status=$STATUS wall=$WALL rss=$RSS
 	reqs=$(( $(counter requests) - r0 ))
 	conns=$(( $(counter accepted) - c0 ))
 	# Connections still closing count as they finish: let them.

@@ -230,16 +230,13 @@ mapfile -t docs_tools < <(with_against "${docs_tools[@]}")
 # run TABLE TOOL ROUND: one timed run; appends a CSV line to $tmp/runs.csv:
 # table,tool,round,wall_s,cpu_s,rss_kb,requests,bytes,conns,crawl_urls,same,status
 run() {
-	local table=$1 tool=$2 round=$3 cmd t0 t1 rc wall cpu rss reqs bytes conns urls=- same note=
+	local table=$1 tool=$2 round=$3 cmd rc wall cpu rss reqs bytes conns urls=- same note=
 	set_cmd "$table" "$tool"
 	: >"$log"
 	rm -rf "$tmp/wget2" && mkdir -p "$tmp/wget2"
-	t0=$(date +%s.%N)
-	/usr/bin/time -f '%U %S %M' -o "$tmp/time" timeout -k 5 "$TMAX" "${cmd[@]}" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	t1=$(date +%s.%N)
-	wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-	read -r cpu rss < <(tail -1 "$tmp/time" | awk 'NF == 3 { printf "%.2f %d\n", $1 + $2, $3; next } { print "nan nan" }')
+	run_timed "$TMAX" "$tmp/out" "${cmd[@]}"
+	rc=$STATUS cpu=$CPU rss=$RSS
+	wall=$(printf '%.3f' "$WALL")
 	read -r reqs bytes conns _ < <(counts)
 	[ "${tool#against-}" != wget2 ] && urls=$(sed -n 's/.*"summary":true.*"urls":\([0-9]*\).*/\1/p' "$tmp/out")
 	if [ "$table" = docs ]; then

@@ -143,17 +143,14 @@ proxy_start() {
 # 50 with ARGS, on crawl benchN at ADDR (-: in memory); prints "wall_s
 # crawl_cpu_s redis_cpu_s commands evalsha bytes_in bytes_out".
 lat_once() {
-	local n=$1 addr=$2 t0 t1 c0 c1 front=()
+	local n=$1 addr=$2 c0 c1 front=()
 	shift 2
 	rm -f "$tmp"/out.* "$tmp"/time.*
 	[ "$addr" != - ] && front=(--frontier "redis://$addr/bench$n")
 	redis-cli -p "${REDIS_ADDR##*:}" config resetstat >/dev/null
 	c0=$(awk -v a="$(rinfo cpu used_cpu_user)" -v b="$(rinfo cpu used_cpu_sys)" 'BEGIN { print a + b }')
-	t0=$(date +%s%N)
-	timeout 600 /usr/bin/time -f "%U %S" -o "$tmp/time.1" "$BUILD/crawl" --mode="$MODE" -c 50 \
-		--depth "$depth" --format=jsonl --no-progress "${front[@]}" "$@" -o "$tmp/out.1" "$root" \
-		2>/dev/null
-	t1=$(date +%s%N)
+	run_timed -n 600 "$tmp/run" "$BUILD/crawl" --mode="$MODE" -c 50 \
+		--depth "$depth" --format=jsonl --no-progress "${front[@]}" "$@" -o "$tmp/out.1" "$root"
 	c1=$(awk -v a="$(rinfo cpu used_cpu_user)" -v b="$(rinfo cpu used_cpu_sys)" 'BEGIN { print a + b }')
 	local rows uniq calls
 	rows=$(grep -c '"url"' "$tmp/out.1")
@@ -164,8 +161,7 @@ lat_once() {
 	fi
 	calls=$(rcalls)
 	[ "$addr" = - ] && calls="0 0"
-	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')" \
-		"$(awk '{ printf "%.2f", $1 + $2 }' "$tmp/time.1")" \
+	echo "$(printf '%.3f' "$WALL")" "$CPU" \
 		"$(awk -v a="$c0" -v b="$c1" -v m="$addr" 'BEGIN { printf "%.2f", m == "-" ? 0 : b - a }')" \
 		"$calls" "$(rinfo stats total_net_input_bytes)" "$(rinfo stats total_net_output_bytes)"
 }

@@ -2,9 +2,10 @@
 # Peak memory and wall time against the length of a flat URL list: crawl and
 # the installed peers fetch the same N URLs at the same concurrency from the
 # local fixture server (127.0.0.1 only), for each N in SIZES. Every URL is a
-# distinct small body (/bytes/BYTES?i=1..N). Peak RSS and wall time come from
-# /usr/bin/time (the process's, start to exit); every figure is the median of
-# RUNS runs and every command runs under timeout. A run is ok when it exited
+# distinct small body (/bytes/BYTES?i=1..N). Peak RSS comes from
+# /usr/bin/time, wall time from the clock around the run, start to exit
+# (scripts/bench-lib.sh's run_timed); every figure is the median of RUNS
+# runs and every command runs under timeout. A run is ok when it exited
 # 0 and the fixture server counted exactly N requests for it (and, for crawl,
 # its JSON lines report N URLs fetched); a row is ok when every run was.
 # Writes bench-memory.csv (tool,urls,wall_s,rss_mb,ok), the printed table
@@ -61,6 +62,7 @@ fi
 ulimit -n "$(ulimit -Hn)"
 mkdir -p "$OUT"
 . scripts/fixture-lib.sh
+. scripts/bench-lib.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-memory.XXXXXX")
 trap 'fixture_stop; rm -rf "$tmp"' EXIT
 fixture_start "$tmp"
@@ -92,8 +94,8 @@ done
 run_tool() {
 	local name=$1 n=$2 list=$3 walls=() rsss=() ok=0 tout=0 cmd
 	for _ in $(seq "$RUNS"); do
-		local before after rc=0 good=1
-		rm -f "$tmp/time" "$tmp/out.jsonl"
+		local before after good=1
+		rm -f "$tmp/out.jsonl"
 		case $name in
 		crawl-*) cmd=("$BUILD/crawl" --mode="${name#crawl-}" -c "$CONC" --no-progress --format=jsonl -o "$tmp/out.jsonl" "$list") ;;
 		curl)    cmd=(curl -s -K "$list.curl" --parallel --parallel-immediate --parallel-max "$curl_conc") ;;
@@ -101,24 +103,20 @@ run_tool() {
 		                --max-threads="$CONC" -i "$list" -O /dev/null) ;;
 		esac
 		before=$(requests)
-		timeout "$TMAX" /usr/bin/time -f "%e %M" -o "$tmp/time" "${cmd[@]}" >/dev/null 2>"$tmp/err" || rc=$?
-		[ "$rc" -eq 124 ] && tout=1
+		run_timed -n "$TMAX" "$tmp/run" "${cmd[@]}"
+		[ "$STATUS" -eq 124 ] && tout=1
 		# Connections the tool left closing count their last requests: let them.
 		sleep 0.2
 		after=$(requests)
-		[ "$rc" -eq 0 ] && [ "$((after - before))" -eq "$n" ] || good=0
+		[ "$STATUS" -eq 0 ] && [ "$((after - before))" -eq "$n" ] || good=0
 		if [ "$good" = 1 ] && [ "${name%%-*}" = crawl ]; then
 			[ "$(tail -1 "$tmp/out.jsonl" | sed -n 's/.*"ok":\([0-9]*\).*/\1/p')" = "$n" ] || good=0
 		fi
 		ok=$((ok + good))
 		rm -f "$tmp/out.jsonl"
-		read -r w m < <(tail -1 "$tmp/time" 2>/dev/null | grep -E '^[0-9.]+ [0-9]+$' || echo "nan nan")
-		walls+=("$w"); rsss+=("$m")
+		walls+=("$WALL"); rsss+=("$RSS")
 	done
-	local mw mr
-	mw=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	mr=$(printf '%s\n' "${rsss[@]}" | sort -g | awk '{a[NR]=$1} END {m = a[int((NR+1)/2)]; if (m == "nan") print m; else printf "%.1f", m/1024}')
-	echo "$mw $mr $ok $tout"
+	echo "$(printf '%.2f' "$(med "${walls[@]}")") $(kb_to_mb "$(med "${rsss[@]}")") $ok $tout"
 }
 
 commit=$(git -C "$BUILD" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -176,7 +174,7 @@ done
 		}
 	}' "$OUT/bench-memory.csv"
 	echo
-	echo "wall and peak RSS from /usr/bin/time; ok: exit status 0 and the fixture server counted exactly N requests in every run"
+	echo "wall: start to exit; peak RSS from /usr/bin/time; ok: exit status 0 and the fixture server counted exactly N requests in every run"
 } | tee -a "$OUT/bench-memory.txt"
 
 # spill_kb PID: the disk the frontier's spill files of process PID take
@@ -247,14 +245,14 @@ if [ "$ENDLESS" -gt 0 ]; then
 	if [ -n "${QUICK:-}" ]; then seen_pages="500 2000"; else seen_pages="20000 100000"; fi
 	read -r p1 p2 <<<"$seen_pages"
 	seen_at() {
-		rm -f "$tmp/time" "$tmp/seen.jsonl"
-		timeout "$TMAX" /usr/bin/time -f "%M" -o "$tmp/time" "$BUILD/crawl" --mode=coro --depth 50 --no-robots \
+		rm -f "$tmp/seen.jsonl"
+		run_timed -n "$TMAX" "$tmp/seen" "$BUILD/crawl" --mode=coro --depth 50 --no-robots \
 			--no-progress --max-pages "$1" --format=jsonl -o "$tmp/seen.jsonl" \
-			"$base/graph/1000000000/50/" 2>/dev/null || true
+			"$base/graph/1000000000/50/"
 		local sum
 		sum=$(tail -1 "$tmp/seen.jsonl")
 		# Every URL queued is in the seen set: fetched, or left queued.
-		echo "$(tail -1 "$tmp/time") $(( $(sed -n 's/.*"urls":\([0-9]*\).*/\1/p' <<<"$sum") + \
+		echo "$RSS $(( $(sed -n 's/.*"urls":\([0-9]*\).*/\1/p' <<<"$sum") + \
 			$(sed -n 's/.*"queued_left":\([0-9]*\).*/\1/p' <<<"$sum") ))"
 	}
 	read -r kb1 seen1 < <(seen_at "$p1")

@@ -25,11 +25,8 @@ fixture_start "$tmp" || exit 1
 depth=0 reach=1 level=1
 while [ "$reach" -lt "$PAGES" ]; do level=$((level * 4)); reach=$((reach + level)); depth=$((depth + 1)); done
 root="$FIXTURE_BASE/graph/$PAGES/4/"
-crawl() {
-	timeout 600 "$BUILD/crawl" --depth "$depth" --format=jsonl --no-progress --state "$tmp/s.db" \
-		-o "$tmp/out.jsonl" "$root"
-}
-crawl 2>/dev/null
+crawl=("$BUILD/crawl" --depth "$depth" --format=jsonl --no-progress --state "$tmp/s.db" -o "$tmp/out.jsonl" "$root")
+timeout 600 "${crawl[@]}" 2>/dev/null
 rows=$(grep -c '"url"' "$tmp/out.jsonl")
 [ "$rows" -eq "$PAGES" ] || { echo "bench-state-check.sh: the crawl wrote $rows rows, not $PAGES" >&2; exit 1; }
 cached=() dropped=() finished=()
@@ -38,11 +35,9 @@ for _ in $(seq "$RUNS"); do
 	cached+=("$t")
 	read -r t _ _ < <("$BUILD/bench/state_walk" "$tmp/s.db" dropped) || exit 1
 	dropped+=("$t")
-	t0=$(date +%s%N)
-	crawl 2>"$tmp/err"
-	t1=$(date +%s%N)
-	grep -q 'this crawl is finished' "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
-	finished+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }')")
+	run_timed -n 600 "$tmp/again" "${crawl[@]}"
+	grep -q 'this crawl is finished' "$tmp/again.err" || { cat "$tmp/again.err" >&2; exit 1; }
+	finished+=("$WALL")
 done
 echo "# scripts/bench-state-check.sh: the state of a $PAGES-page crawl of /graph/$PAGES/4/, depth $depth ($(stat -c %s "$tmp/s.db") bytes, $pages pages of $psize), medians of $RUNS ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), LMDB $(pkg-config --modversion lmdb 2>/dev/null), $(date -u '+%Y-%m-%d %H:%M UTC'))"
 printf '%-28s %8s\n' case seconds

@@ -16,6 +16,7 @@ PAGES=${PAGES:-10000}
 RUNS=${RUNS:-5}
 BATCHES=${BATCHES:-30 1400}
 pkg-config --exists sqlite3 || { echo "bench-store.sh: libsqlite3-dev is not installed" >&2; exit 1; }
+. scripts/bench-lib.sh
 make --no-print-directory BUILD="$BUILD" "$BUILD/libcrawl.a" >/dev/null
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-bench-store.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -27,9 +28,8 @@ echo "# scripts/bench-store.sh: the store's work for $PAGES pages, medians of $R
 printf '%-7s %7s %9s %12s\n' store batch seconds us_per_page
 for b in $BATCHES; do
 	for _ in $(seq "$RUNS"); do "$tmp/store_bench" "$PAGES" "$tmp" "$b"; done >"$tmp/out"
-	med() { grep "^$1 " "$tmp/out" | awk '{print $2}' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 	for s in lmdb sqlite; do
-		t=$(med $s)
+		t=$(awk -v s="$s" '$1 == s { print $2 }' "$tmp/out" | median)
 		printf '%-7s %7s %9s %12s\n' "$s" "$b" "$t" "$(awk -v t="$t" -v n="$PAGES" 'BEGIN { printf "%.1f", t / n * 1e6 }')"
 	done
 done

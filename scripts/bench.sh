@@ -48,6 +48,7 @@ fi
 [ -x /usr/bin/time ] || { echo "bench.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 mkdir -p "$OUT"
 . scripts/fixture-lib.sh
+. scripts/bench-lib.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-bench.XXXXXX")
 trap 'fixture_stop; rm -rf "$tmp"' EXIT
 ulimit -n "$(ulimit -Hn)"
@@ -99,7 +100,7 @@ run_tool() {
 	local lim=$limit
 	[ "$name" = curl ] && [ "$lim" -gt "$CURL_MAX" ] && lim=$CURL_MAX
 	for _ in $(seq "$RUNS"); do
-		local before after rc=0
+		local before after
 		before=$(requests)
 		case $name in
 		crawl-seq)    cmd=("$BUILD/crawl" --mode=seq -q "$list") ;;
@@ -111,16 +112,12 @@ run_tool() {
 		aiohttp)      cmd=(/usr/bin/python3 scripts/peers/aiohttp_crawl.py "$list" "$((lim >= n ? 0 : lim))") ;;
 		threadpool)   cmd=(/usr/bin/python3 scripts/peers/threadpool_crawl.py "$list" "$lim") ;;
 		esac
-		timeout "$TMAX" /usr/bin/time -f "%e %M" -o "$tmp/time" "${cmd[@]}" >/dev/null 2>"$tmp/err" || rc=$?
+		run_timed -n "$TMAX" "$tmp/run" "${cmd[@]}"
 		after=$(requests)
-		if [ "$rc" -eq 0 ] && [ "$((after - before))" -ge "$n" ]; then ok=$((ok + 1)); fi
-		read -r w m < <(tail -1 "$tmp/time" 2>/dev/null || echo "nan 0")
-		walls+=("$w"); rsss+=("$m")
+		if [ "$STATUS" -eq 0 ] && [ "$((after - before))" -ge "$n" ]; then ok=$((ok + 1)); fi
+		walls+=("$WALL"); rsss+=("$RSS")
 	done
-	local mw mr
-	mw=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	mr=$(printf '%s\n' "${rsss[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1024}')
-	echo "$mw $mr $ok"
+	echo "$(printf '%.2f' "$(med "${walls[@]}")") $(kb_to_mb "$(med "${rsss[@]}")") $ok"
 }
 
 tools=(crawl-seq crawl-thread crawl-pool crawl-coro crawl-procs)

@@ -42,6 +42,9 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/crawl-demo.XXXXXX")
 trap 'fixture_stop; kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 fixture_start "$tmp"
 B=$FIXTURE_BASE
+# The models the articles' experiments are set against, by name: a model
+# added to the registry shows in lightless (scripts/compare.sh runs
+# --mode=all), not in the sections that follow an article's own crawlers.
 MODELS="seq thread pool coro procs"
 
 # ---- helpers ---------------------------------------------------------------

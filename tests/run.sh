@@ -10,6 +10,8 @@
 # non-zero status when anything failed.
 #   BUILD=dir       where the programs are (default build)
 #   TESTS="a b"     only these bats files (names under tests/e2e, no .bats)
+#   TAGS=t          only the end-to-end tests tagged t ("# bats test_tags=t";
+#                   make check-model runs those tagged models)
 #   JOBS=N          end-to-end tests at once (default 4 per core)
 #   TEST_TIMEOUT=S  a test still running after S seconds fails (default 600)
 #   RERUN=0         a test that failed among the others is not run again
@@ -45,6 +47,8 @@ else
 fi
 export BUILD CRAWL="$PWD/$BUILD/crawl" FIXTURE_SERVER="$PWD/$BUILD/fixture-server"
 export BATS_TEST_TIMEOUT=${TEST_TIMEOUT:-600}
+filter=()
+[ -n "${TAGS:-}" ] && filter=(--filter-tags "$TAGS")
 # GNU parallel asks once per user to be cited; bats runs it unattended.
 mkdir -p "$HOME/.parallel" && touch "$HOME/.parallel/will-cite"
 
@@ -72,14 +76,14 @@ tap_results() {
 echo "== end-to-end tests ($JOBS at once, then the ones that run alone)"
 : >"$log/results"
 start=$(date +%s)
-CRAWL_TEST_PASS=together bats --jobs "$JOBS" --timing --tap "${files[@]}" >"$log/together.tap" 2>&1
+CRAWL_TEST_PASS=together bats --jobs "$JOBS" --timing --tap "${filter[@]}" "${files[@]}" >"$log/together.tap" 2>&1
 # Kept for a look at a failure: every test's TAP lines, as bats wrote them.
 cp "$log/together.tap" "$BUILD/e2e.tap" 2>/dev/null
 # bats numbers the tests of all files in the order of the files, whichever
 # finishes first: test K belongs to the file whose range holds K.
 first=1
 for f in "${files[@]}"; do
-	n=$(bats --count "$f")
+	n=$(bats --count "${filter[@]}" "$f")
 	tap_results "$(basename "$f" .bats)" "$first" $((first + n - 1)) <"$log/together.tap"
 	echo "$n" >"$log/$(basename "$f" .bats).n"
 	first=$((first + n))
@@ -94,7 +98,7 @@ alone_tests() {
 run_alone() {
 	local re
 	re=$(printf '%s' "$2" | sed 's/[][\.*^$()+?{}|]/\\&/g')
-	CRAWL_TEST_PASS=alone bats --timing --tap -f "^$re\$" "$1" >"$3" 2>&1
+	CRAWL_TEST_PASS=alone bats --timing --tap "${filter[@]}" -f "^$re\$" "$1" >"$3" 2>&1
 }
 # The tests whose body starts with "alone", one bats run each.
 for f in "${files[@]}"; do

@@ -17,6 +17,7 @@ one() { sequential "$1" || echo "-c 1"; }
 # len URL: the length in URL's JSON row of the last output.
 len() { jq -r --arg u "$1" 'select(.url == $u) | .length' <<<"$output"; }
 
+# bats test_tags=models
 @test "--cookie sends its cookies with every request" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --format=jsonl --cookie 'a=1; bb=22' "$FIXTURE/header/Cookie"
@@ -25,6 +26,7 @@ len() { jq -r --arg u "$1" 'select(.url == $u) | .length' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "without --cookie-jar a cookie a response sets is not sent back" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m $(one $m) --format=jsonl "$FIXTURE/set-cookie/k/v" "$FIXTURE/header/Cookie"
@@ -32,6 +34,7 @@ len() { jq -r --arg u "$1" 'select(.url == $u) | .length' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "with --cookie-jar a cookie one response sets goes with later requests, in every model" {
 	for m in $MODES; do
 		jar="$BATS_TEST_TMPDIR/jar-$m"
@@ -48,8 +51,9 @@ len() { jq -r --arg u "$1" 'select(.url == $u) | .length' <<<"$output"; }
 	[ "$(len "$FIXTURE/header/Cookie")" = 4 ]
 }
 
-@test "the jar is written at the end and read by the next run, with --cookie beside it" {
-	for m in seq thread pool coro; do
+# bats test_tags=models
+@test "the jar is written at the end and read by the next run, with --cookie beside it, in every model" {
+	for m in $MODES; do
 		jar="$BATS_TEST_TMPDIR/jar-$m"
 		run "$CRAWL" --mode=$m --cookie-jar "$jar" "$FIXTURE/set-cookie/j$m/v2"
 		[ "$status" -eq 0 ]
@@ -85,6 +89,7 @@ len() { jq -r --arg u "$1" 'select(.url == $u) | .length' <<<"$output"; }
 	grep -q -- "--cookie-jar: cannot read and write '/nonexistent/dir/jar'" <<<"$output"
 }
 
+# bats test_tags=models
 @test "a jar that cannot be written at the end: exit 23 naming it, the old jar left as it was, in every model" {
 	[ "$(id -u)" = 0 ] || skip "needs root to mount a small tmpfs"
 	full="$BATS_TEST_TMPDIR/full"
@@ -111,6 +116,7 @@ len() { jq -r --arg u "$1" 'select(.url == $u) | .length' <<<"$output"; }
 	head -1 "$jar" | grep -qx '# Netscape HTTP Cookie File'
 }
 
+# bats test_tags=models
 @test "a directory as the jar is refused at start with exit 2, and one made in its place during the run fails it with 23" {
 	mkdir "$BATS_TEST_TMPDIR/dir"
 	run "$CRAWL" --cookie-jar "$BATS_TEST_TMPDIR/dir" "$FIXTURE/bytes/1"

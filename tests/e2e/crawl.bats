@@ -9,6 +9,7 @@ bats_require_minimum_version 1.5.0   # run --separate-stderr
 # rows: the article rows of the last run's output, in order.
 rows() { grep '^Length:' <<<"$output"; }
 
+# bats test_tags=models
 @test "exact body lengths for /bytes/N in every model" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m "$FIXTURE/bytes/0" "$FIXTURE/bytes/1" "$FIXTURE/bytes/1024" "$FIXTURE/bytes/100000"
@@ -22,6 +23,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "output starts with the Use time line and ends with the mode summary" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m "$FIXTURE/bytes/10"
@@ -31,6 +33,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "chunked and gzip bodies are measured decoded" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m "$FIXTURE/chunked/5000" "$FIXTURE/gzip/5000"
@@ -40,6 +43,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "one row per input line, in input order, bad lines included" {
 	list="$BATS_TEST_TMPDIR/list.txt"
 	{
@@ -66,14 +70,16 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
-@test "completion order lists the fastest first" {
-	for m in thread pool coro; do
+# bats test_tags=models
+@test "completion order lists the fastest first, in every concurrent model" {
+	for m in $CONCURRENT_MODES; do
 		run "$CRAWL" --mode=$m --order=completion "$FIXTURE/delay/600/a" "$FIXTURE/delay/300/b" "$FIXTURE/delay/10/c"
 		[ "$status" -eq 0 ]
 		[ "$(rows | awk '{print $NF}' | tr '\n' ' ')" = "$FIXTURE/delay/10/c $FIXTURE/delay/300/b $FIXTURE/delay/600/a " ]
 	done
 }
 
+# bats test_tags=models
 @test "standard input is read with -" {
 	for m in $MODES; do
 		run bash -c "printf '%s\n' '$FIXTURE/bytes/7' 'bad' | '$CRAWL' --mode=$m -"
@@ -83,6 +89,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "HTTP error statuses are results, and failures with --fail" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/status/404" "$FIXTURE/status/500"
@@ -97,6 +104,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "JSON lines carry every field and a summary object" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/redirect/2" "$FIXTURE/bytes/42"
@@ -113,6 +121,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "CSV has a header and one row per URL" {
 	printf '%s\n' "$FIXTURE/bytes/5" "bad line, with comma" >"$BATS_TEST_TMPDIR/list"
 	for m in $MODES; do
@@ -126,6 +135,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "JSON lines and CSV agree row by row: the same columns, order and values" {
 	# Every kind of row: fetched anew, over a reused connection, an HTTP
 	# error, a redirect, a refused port, a line that is not a URL; two lists
@@ -187,6 +197,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	[ "$(jq -c 'keys_unsorted' <<<"$output")" = '["summary","mode","urls","ok","failed","retries","queued_left","queue_dropped","wall_s","conns","reuse","concurrency","threads","robots_fetched","robots_blocked","options","p50_ms","p90_ms","p99_ms","max_ms","ttfb_p50_ms","ttfb_p90_ms","ttfb_p99_ms","ttfb_max_ms","dns_lookups","dns_p50_ms","dns_p99_ms"]' ]
 }
 
+# bats test_tags=models
 @test "the summary counts the names looked up and their time, not an address nor a --resolve name, in every model" {
 	local=http://localhost:$FIXTURE_PORT
 	for m in $MODES; do
@@ -203,25 +214,26 @@ rows() { grep '^Length:' <<<"$output"; }
 	[[ "${lines[-1]}" != *lookup* ]]
 }
 
+# bats test_tags=models
 @test "five 1 s delays take about 5 s sequentially and about 1 s concurrently" {
 	urls=()
 	for i in 1 2 3 4 5; do urls+=("$FIXTURE/delay/1000/$i"); done
-	run "$CRAWL" --mode=seq -q "${urls[@]}"
-	[ "$status" -eq 0 ]
-	t=$(sed -n 's/^Use time: \(.*\)s$/\1/p' <<<"$output")
-	echo "seq $t"
-	awk -v t="$t" 'BEGIN { exit !(t >= 4.9 && t < 7) }'
-	for m in thread pool coro; do
+	for m in $MODES; do
 		run "$CRAWL" --mode=$m -q "${urls[@]}"
 		[ "$status" -eq 0 ]
 		t=$(sed -n 's/^Use time: \(.*\)s$/\1/p' <<<"$output")
 		echo "$m $t"
-		awk -v t="$t" 'BEGIN { exit !(t >= 0.95 && t < 2) }'
+		if sequential $m; then
+			awk -v t="$t" 'BEGIN { exit !(t >= 4.9 && t < 7) }'
+		else
+			awk -v t="$t" 'BEGIN { exit !(t >= 0.95 && t < 2) }'
+		fi
 	done
 }
 
+# bats test_tags=models
 @test "connections are reused when reuse is on and never with --no-reuse" {
-	for m in seq pool coro thread; do
+	for m in $MODES; do
 		start_private_fixture
 		urls=()
 		for i in $(seq 20); do urls+=("$PFIX/bytes/100"); done
@@ -247,6 +259,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "user agent and extra headers are sent" {
 	# /header/NAME answers with the value of request header NAME as its body.
 	for m in $MODES; do
@@ -260,6 +273,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "--buffer-size sets libcurl's receive buffer; bodies come out whole" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --buffer-size 1K --format=jsonl "$FIXTURE/bytes/1000000" "$FIXTURE/gzip/300000"
@@ -274,6 +288,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "a connection that will not be reused is announced with Connection: close" {
 	for m in $MODES; do
 		# One URL: it is all that is in flight, so reuse is off.
@@ -295,6 +310,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "proxy variables in the environment are used as libcurl reads them" {
 	for m in $MODES; do
 		# Nothing listens on 127.0.0.2:1; the fixture, as the proxy, answers.
@@ -315,6 +331,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "redirects: followed up to --max-redirs, and a loop fails" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --format=jsonl --max-redirs 3 "$FIXTURE/redirect/3" "$FIXTURE/redirect/4" "$FIXTURE/redirect-loop"
@@ -328,6 +345,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "--connect-timeout fails a connect that never completes, and only that URL" {
 	# The private fixture's stalled port takes no connection: SYNs are dropped.
 	start_private_fixture --stall-port-file "$BATS_TEST_TMPDIR/stall"
@@ -348,6 +366,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	stop_private_fixture
 }
 
+# bats test_tags=models
 @test "a transfer that times out fails alone" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --timeout 0.5 --format=jsonl "$FIXTURE/hang" "$FIXTURE/bytes/9" "$FIXTURE/delay/100/x"
@@ -358,6 +377,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "a body over --max-size fails that URL" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --max-size 1000 --format=jsonl "$FIXTURE/bytes/1001" "$FIXTURE/chunked/5000" "$FIXTURE/bytes/1000"
@@ -368,6 +388,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "-q prints only the Use time line" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m -q "$FIXTURE/bytes/1" "$FIXTURE/bytes/2"
@@ -446,6 +467,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	grep -qF "libxml2 $(pkg-config --modversion libxml-2.0))" <<<"$output"
 }
 
+# bats test_tags=models
 @test "an empty list gives an empty table and exit 0" {
 	: >"$BATS_TEST_TMPDIR/empty.txt"
 	for m in $MODES; do
@@ -463,6 +485,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	[ -z "$output" ]
 }
 
+# bats test_tags=models
 @test "the progress line counts transfers in flight, not jobs handed out" {
 	for i in $(seq 400); do echo "$FIXTURE/delay/300/p$i"; done >"$BATS_TEST_TMPDIR/l.txt"
 	for m in $MODES; do
@@ -488,6 +511,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	[ "$with" -le $((without + 4)) ]
 }
 
+# bats test_tags=models
 @test "the models come from one registry: --list-modes, --help and the error messages agree" {
 	run "$CRAWL" --list-modes
 	[ "$status" -eq 0 ]
@@ -516,6 +540,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	[ "$output" = "crawl: missing-list.txt: No such file or directory" ]
 }
 
+# bats test_tags=models
 @test "a flag the run does not use is named, once, and the run goes on" {
 	run "$CRAWL" --mode=pool --loops 2 --procs 2 --repeat 3 --modes seq --include x -q "$FIXTURE/bytes/1"
 	[ "$status" -eq 0 ]
@@ -533,6 +558,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	! grep -q warning <<<"$output"
 }
 
+# bats test_tags=models
 @test "--resolve connects a name to the address given, from the command line or @FILE, in every model; a bad entry is refused, named by its line" {
 	printf '# names of this test\n\nb.test:%s:127.0.0.1\n  c.test:%s:[::1],127.0.0.1  \n' \
 		"$FIXTURE_PORT" "$FIXTURE_PORT" >"$BATS_TEST_TMPDIR/names"
@@ -570,6 +596,7 @@ b32sha1() {
 	python3 -c 'import sys,hashlib,base64; print("sha1:" + base64.b32encode(hashlib.sha1(sys.stdin.buffer.read()).digest()).decode())'
 }
 
+# bats test_tags=models
 @test "digest: sha1: base32 of the decoded body of every 2xx row that arrived whole, null otherwise, in every model" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --format=jsonl --max-size 4K "$FIXTURE/bytes/100" "$FIXTURE/gzip/3000" \
@@ -591,6 +618,7 @@ b32sha1() {
 	done
 }
 
+# bats test_tags=models
 @test "--dedupe names the first page with the same decoded body in duplicate_of: /site/ and /site/index.html, gzip and plain, in every model" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m -c 1 --format=jsonl --dedupe "$FIXTURE/site/" "$FIXTURE/site/index.html" \
@@ -604,6 +632,7 @@ b32sha1() {
 	done
 }
 
+# bats test_tags=models
 @test "--dedupe: a duplicate at another URL is parsed and followed; one at its first page's own final URL is not parsed, in every model" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m -c 1 --format=jsonl --dedupe --depth 1 --no-robots --extract 'title=//title' \

@@ -130,6 +130,7 @@ together() {
 # count PATH: requests the fixture saw for PATH.
 count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 
+# bats test_tags=models
 @test "one --frontier worker crawls every page once, in every model, and --status says finished" {
 	for m in $MODES; do
 		start_private_fixture
@@ -150,6 +151,7 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	done
 }
 
+# bats test_tags=models
 @test "a worker 2 ms from its server (tcpdelay) with --per-host crawls every page once, in every model: a page that ends while the queue is read does not end the crawl" {
 	local pf=$BATS_TEST_TMPDIR/delay.port m N=200
 	mkdir -p "$BATS_TEST_TMPDIR/r"
@@ -168,6 +170,7 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	done
 }
 
+# bats test_tags=models
 @test "three workers, one killed with SIGKILL: the union holds every page once, none fetched more than twice" {
 	start_private_fixture
 	set -- $MODES
@@ -376,6 +379,7 @@ web_three() {
 	echo "$output"
 }
 
+# bats test_tags=models
 @test "on a web of 50 hosts three workers, one of each model, lease hosts whole: no rule broken over them all (--per-host, Crawl-delay, robots.txt), the union the reachable set, each page once; no host's turn asked of the server" {
 	web_three 2 --per-host 2
 	[ "$status" -eq 0 ]
@@ -406,6 +410,7 @@ web_three() {
 	[ "$(rcli HKEYS "crawl:t$BATS_TEST_NUMBER:ho")" = "http://xn--bcher-kva.test:$port" ]
 }
 
+# bats test_tags=models
 @test "on a web of 50 hosts three workers with no per-host rule of their own share hosts page by page, and the server gives each Crawl-delay host its turns: no gap under a Crawl-delay over them all, the union the reachable set, each page once; no host leased whole" {
 	# Without --per-host a worker may have many requests to a host in
 	# flight: only the gaps a Crawl-delay asks for are held to.
@@ -611,6 +616,7 @@ every_page_once_finished() {
 # rows: the rows of every worker's output so far.
 rows() { cat "$BATS_TEST_TMPDIR"/out.*.jsonl 2>/dev/null | wc -l; }
 
+# bats test_tags=models
 @test "a server killed (SIGKILL) and then stopped (SIGTERM) mid-crawl, each time started again from its append-only file (appendfsync always): three workers, one per model, go on where they were, every page once" {
 	start_private_fixture
 	own_redis --appendonly yes --appendfsync always
@@ -632,6 +638,7 @@ rows() { cat "$BATS_TEST_TMPDIR"/out.*.jsonl 2>/dev/null | wc -l; }
 	every_page_once_finished
 }
 
+# bats test_tags=models
 @test "a server started again from an older copy of the crawl (a snapshot: what appendfsync everysec leaves after a power cut): a worker that saw later changes exits 7, its output cut back to the commits the copy holds; the same commands again finish the crawl, every page once" {
 	start_private_fixture
 	own_redis
@@ -667,6 +674,7 @@ rows() { cat "$BATS_TEST_TMPDIR"/out.*.jsonl 2>/dev/null | wc -l; }
 	every_page_once_finished
 }
 
+# bats test_tags=models
 @test "a key of the crawl gone mid-crawl, as an eviction drops it (marker, meta, queue, a host's parked pages, records, seen set, sessions, heartbeats): the worker exits 8 naming it, its rows whole, each model in turn" {
 	start_private_fixture
 	local modes=($MODES) i=0
@@ -818,6 +826,7 @@ nodisk="warning: the server keeps nothing on disk (save \"\", appendonly no): if
 	[ "$(grep -c "\"url\"" "$BATS_TEST_TMPDIR/o2.jsonl")" -eq 1 ]
 }
 
+# bats test_tags=models
 @test "a server stopped (SIGSTOP) for longer than --frontier-retry: a worker of each model stops after it with exit 7, no reply in N s, its rows whole" {
 	alone
 	start_private_fixture
@@ -852,6 +861,7 @@ nodisk="warning: the server keeps nothing on disk (save \"\", appendonly no): if
 	done
 }
 
+# bats test_tags=models
 @test "SIGTERM and SIGINT are obeyed within a second while the server is stopped (SIGSTOP), in every model: exit 143 and 130, rows whole" {
 	alone
 	start_private_fixture
@@ -1052,6 +1062,7 @@ second_pass() {
 		"$BATS_TEST_TMPDIR/out.$1.jsonl" | tail -n +8 | sort -n
 }
 
+# bats test_tags=models
 @test "--recrawl of a finished --frontier crawl: 304 rows for the unchanged pages, 200 for the changed one and the page it now links to, the page set whole, in every model" {
 	for m in $MODES; do
 		start_private_fixture

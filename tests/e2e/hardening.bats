@@ -14,6 +14,7 @@ bad_list() {
 
 rows() { grep '^Length:' <<<"$output"; }
 
+# bats test_tags=models
 @test "fault matrix: 1,000 URLs, each with its expected outcome, in every model" {
 	alone
 	list="$BATS_TEST_TMPDIR/faults.txt"
@@ -63,6 +64,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "bad input: every line gets a row, bad ones a message naming file and line" {
 	for m in $MODES; do
 		f=$(bad_list schemes.txt)
@@ -106,6 +108,7 @@ rows() { grep '^Length:' <<<"$output"; }
 	done
 }
 
+# bats test_tags=models
 @test "bad input: a 1 MB line and a 100,000-line list" {
 	big="$BATS_TEST_TMPDIR/big.txt"
 	{
@@ -198,6 +201,7 @@ endless_line() {
 	grep -q -- "--timeout: needs a value" <<<"$output"
 }
 
+# bats test_tags=models
 @test "a redirect to file:// is refused with a clear error" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --format=jsonl "$FIXTURE/redirect-to?url=file:///etc/passwd"
@@ -208,6 +212,7 @@ endless_line() {
 	done
 }
 
+# bats test_tags=models
 @test "a gzip body that inflates past --max-size fails, the same body within it does not" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --format=jsonl --max-size 100K "$FIXTURE/gzip/10000000" "$FIXTURE/gzip/100000"
@@ -218,6 +223,7 @@ endless_line() {
 	done
 }
 
+# bats test_tags=models
 @test "SIGINT: a partial table, unfinished URLs cancelled, exit 130, in every model" {
 	for m in $MODES; do
 		out="$BATS_TEST_TMPDIR/sig-$m"
@@ -262,6 +268,7 @@ endless_line() {
 	grep -q "cancelled: interrupted" "$BATS_TEST_TMPDIR/out"
 }
 
+# bats test_tags=models
 @test "--deadline cancels what has not finished, in every model" {
 	for m in $MODES; do
 		run timeout 10 "$CRAWL" --mode=$m --deadline 0.8 "$FIXTURE/delay/50/a" "$FIXTURE/delay/6000/b"
@@ -273,6 +280,7 @@ endless_line() {
 	done
 }
 
+# bats test_tags=models
 @test "--deadline ends a transfer in flight at the deadline, not at libcurl's next progress call" {
 	# A blocking fetch heard of the deadline only when libcurl called its
 	# progress callback, about once a second while no byte came: 1.0 to
@@ -289,6 +297,7 @@ endless_line() {
 	done
 }
 
+# bats test_tags=models
 @test "--mode=all stops after SIGINT and prints what ran" {
 	"$CRAWL" --mode=all -q "$FIXTURE/delay/3000/a" >"$BATS_TEST_TMPDIR/out" 2>&1 &
 	pid=$!
@@ -300,6 +309,7 @@ endless_line() {
 	grep -q '^mode  *urls  *ok  *failed' "$BATS_TEST_TMPDIR/out"
 }
 
+# bats test_tags=models
 @test "a closed output pipe ends quietly" {
 	urls=()
 	for i in $(seq 200); do urls+=("$FIXTURE/bytes/$i"); done
@@ -330,6 +340,7 @@ endless_line() {
 	stop_private_fixture
 }
 
+# bats test_tags=models
 @test "ulimit -n 256: a link-following crawl keeps in flight what the descriptors allow, in every model" {
 	for m in $MODES; do
 		run bash -c "ulimit -n 256 && '$CRAWL' --mode=$m -c 500 --depth 3 --max-pages 3000 --no-robots --format=jsonl '$FIXTURE/graph/100000/20/' 2>/dev/null"

@@ -14,6 +14,7 @@ fail_of() { jq -r --arg u "$1" 'select(.url == $u) | .fail // "ok"' <<<"$output"
 error_of() { jq -r --arg u "$1" 'select(.url == $u) | .error // ""' <<<"$output"; }
 count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 
+# bats test_tags=models
 @test "robots.txt after a byte order mark, or with CR line ends, still rules" {
 	for variant in bom cr; do
 		start_private_fixture --robots /robots/$variant
@@ -32,6 +33,7 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 	done
 }
 
+# bats test_tags=models
 @test "a 100 MB robots.txt is read to 512 KiB and its first rules apply" {
 	for m in $MODES; do
 		echo "mode $m"
@@ -50,6 +52,7 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 	done
 }
 
+# bats test_tags=models
 @test "robots.txt has a limit of its own: --max-size does not fail it" {
 	for m in $MODES; do
 		# The default robots.txt is 39 bytes; /bytes/3 fits in 20.
@@ -61,6 +64,7 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 	done
 }
 
+# bats test_tags=models
 @test "an unreachable robots.txt says what happened, not that rules forbid" {
 	unreachable() { echo "robots.txt unreachable ($1): host treated as disallowed"; }
 	start_private_fixture --robots /status/503
@@ -86,6 +90,7 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 	stop_private_fixture
 }
 
+# bats test_tags=models
 @test "a response header line over libcurl's 100 KiB is a too-large header, not out of memory" {
 	for m in $MODES; do
 		echo "mode $m"
@@ -100,6 +105,7 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 	done
 }
 
+# bats test_tags=models
 @test "two different Content-Length values fail the URL as RFC 9112 says; equal ones do not" {
 	for m in $MODES; do
 		echo "mode $m"
@@ -120,6 +126,7 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 	done
 }
 
+# bats test_tags=models
 @test "a response of two lengths is not followed on its connection, with --warc too" {
 	# libcurl alone would read 5 of the 7 bytes and take the other two as
 	# the start of the next response on a reused connection.
@@ -140,6 +147,7 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 	done
 }
 
+# bats test_tags=models
 @test "an international host name is fetched as curl fetches it, whatever the locale" {
 	# *.localhost names resolve to loopback inside libcurl, so
 	# xn--bcher-kva.localhost reaches the fixture without any DNS.
@@ -167,6 +175,7 @@ count_of() { curl -s "$1/stats?path=$2" | jq .count; }
 	done
 }
 
+# bats test_tags=models
 @test "a page nested past libxml2's depth limit gets a warning naming it, once however often it comes" {
 	warning=": elements nested deeper than libxml2's limit (256): --follow and --extract see only the page before them"
 	for m in $MODES; do
@@ -187,6 +196,7 @@ crawl: $FIXTURE/deep/400$warning" ]
 	done
 }
 
+# bats test_tags=models
 @test "the tree built for XPath rules is bounded by --max-size" {
 	# 20,000 links in 578 KiB: a tree of some 14 MB, bounded at 1 MiB.
 	page="$FIXTURE/wide/20000"
@@ -207,6 +217,7 @@ crawl: $FIXTURE/deep/400$warning" ]
 	done
 }
 
+# bats test_tags=models
 @test "links waiting for robots.txt do not use up --max-pages, in every model" {
 	# 150 links to hosts whose robots.txt cannot be had, then 50 to this host.
 	for m in $MODES; do
@@ -219,6 +230,7 @@ crawl: $FIXTURE/deep/400$warning" ]
 	done
 }
 
+# bats test_tags=models
 @test "each warning said once per crawl is said: one does not mute another" {
 	# Two of them in one run: too few descriptors for every URL at once,
 	# and a page nested past libxml2's limit.

@@ -185,6 +185,7 @@ finished() {
 	[[ "${lines[0]}" == *": finished" ]]
 }
 
+# bats test_tags=models
 @test "the lab: every worker's machine reaches the web by name and the server by address, and nothing else; cut off, it reaches neither; down removes every namespace" {
 	alone
 	lab_up
@@ -213,6 +214,7 @@ finished() {
 	! pgrep -f "redis-server 10.78.0.3:6379" >/dev/null
 }
 
+# bats test_tags=models
 @test "a round trip of 2 ms and of 20 ms between each worker's machine and the server's: three workers, one per model, no rule broken, the union the reachable set, each page once" {
 	alone
 	local ms
@@ -229,6 +231,7 @@ finished() {
 	done
 }
 
+# bats test_tags=models
 @test "a worker killed (SIGKILL) on its machine: the others take its hosts after its lease; its command again cuts its output back; no rule broken, the union the reachable set, each page once" {
 	alone
 	lab_up
@@ -246,6 +249,7 @@ finished() {
 	finished
 }
 
+# bats test_tags=models
 @test "a worker stopped (SIGSTOP) past its lease and let go on (SIGCONT): it starts no page of the hosts it lost, stops with exit 7, cut back to its last commit; no rule broken, the union the reachable set, each page once" {
 	alone
 	lab_up
@@ -266,6 +270,7 @@ finished() {
 	finished
 }
 
+# bats test_tags=models
 @test "a worker cut off (its cable pulled) past its lease and plugged in again: it starts no page of the hosts it lost, stops with exit 7, cut back to its last commit; no rule broken, the union the reachable set, each page once" {
 	alone
 	lab_up
@@ -287,6 +292,7 @@ finished() {
 	finished
 }
 
+# bats test_tags=models
 @test "the server killed (SIGKILL) on its machine and started again from its append-only file (appendfsync always): every worker goes on; no rule broken, the union the reachable set, each page once" {
 	alone
 	lab_up

@@ -17,6 +17,7 @@ expected_graph() {
 	for i in $(seq 1 $((s - 1))); do echo "$PFIX/graph/$n/$f/$i"; done
 }
 
+# bats test_tags=models
 @test "every model finds exactly the reachable set at each depth, each page once" {
 	for m in $MODES; do
 		for d in 0 1 2 3; do
@@ -36,6 +37,7 @@ expected_graph() {
 	done
 }
 
+# bats test_tags=models
 @test "--max-pages bounds the crawl" {
 	for m in $MODES; do
 		start_private_fixture
@@ -47,6 +49,7 @@ expected_graph() {
 	done
 }
 
+# bats test_tags=models
 @test "--include and --exclude filter the links followed" {
 	start_private_fixture
 	for m in $MODES; do
@@ -60,6 +63,7 @@ expected_graph() {
 	stop_private_fixture
 }
 
+# bats test_tags=models
 @test "links stay on the listed URL's host unless --span-hosts" {
 	start_private_fixture
 	port=${PFIX##*:}
@@ -74,6 +78,7 @@ expected_graph() {
 	stop_private_fixture
 }
 
+# bats test_tags=models
 @test "a listed URL and the links to it are one page, however each is spelled" {
 	start_private_fixture
 	port=${PFIX##*:}
@@ -106,6 +111,7 @@ expected_graph() {
 	stop_private_fixture
 }
 
+# bats test_tags=models
 @test "robots.txt: a disallowed path is never requested, and --no-robots ignores it" {
 	for m in $MODES; do
 		start_private_fixture --root "$PWD/testdata/site"
@@ -173,6 +179,7 @@ expected_graph() {
 	[ "$status" -eq 0 ]
 }
 
+# bats test_tags=models
 @test "--per-host 2 never has more than two requests in flight" {
 	for m in $MODES; do
 		sequential $m && continue
@@ -193,6 +200,7 @@ expected_graph() {
 	stop_private_fixture
 }
 
+# bats test_tags=models
 @test "--delay spaces requests to one host" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --delay 150 --format=jsonl "$FIXTURE/bytes/1" "$FIXTURE/bytes/2" "$FIXTURE/bytes/3" "$FIXTURE/bytes/4"
@@ -203,6 +211,8 @@ expected_graph() {
 }
 
 @test "the cinema example: names, dates and posters of every film" {
+	# The article's two crawlers, requests' one page after another and
+	# aiohttp's: the extraction is the HTML stage's, the same in every model.
 	for m in seq coro; do
 		run "$CRAWL" --mode=$m --depth 1 --follow '//div[@id="showing-soon"]//a/@href' \
 			--extract 'name=//h1' --extract 'date=//span[@class="date"]' --extract 'poster=//img/@src' \
@@ -223,6 +233,7 @@ expected_graph() {
 	[ "$(/usr/bin/python3 -c 'import csv, json, sys; r = list(csv.DictReader(sys.stdin)); print(json.loads(r[0]["extract"])["poster"][0])' <"$BATS_TEST_TMPDIR/x.csv")" = "/site/cinema/posters/2.jpg" ]
 }
 
+# bats test_tags=models
 @test "the charset of the HTTP Content-Type decodes the page" {
 	# testdata/site/cp1251.html is in windows-1251 and does not say so:
 	# told by the header, its title and link read as meant.
@@ -252,12 +263,14 @@ expected_graph() {
 	[ "$status" -eq 2 ]
 }
 
+# bats test_tags=models
 @test "--mode=all on a link-following crawl: every model the same pages" {
 	run "$CRAWL" --mode=all -q --format=jsonl --depth 2 "$FIXTURE/graph/40/3/"
 	[ "$status" -eq 0 ]
 	[ "$(jq -r '[.mode, .urls, .ok] | join(" ")' <<<"$output" | tr '\n' ';')" = "$(per_mode "13 13")" ]
 }
 
+# bats test_tags=models
 @test "--canonical and --strip-query make one page of a query's spellings; without them, three" {
 	start_private_fixture
 	# /bytes/5?b=2&a=1, ?a=1&b=2 and ?a=1&b=2&utm_source=z; /bytes/6?sid=1&x=1,
@@ -281,6 +294,7 @@ expected_graph() {
 	stop_private_fixture
 }
 
+# bats test_tags=models
 @test "--canonical holds for listed URLs too: a link to a listed page spelled otherwise is seen; listed duplicates keep a row each" {
 	start_private_fixture
 	for m in $MODES; do
@@ -323,6 +337,7 @@ links_site() {
 	start_private_fixture --root "$root"
 }
 
+# bats test_tags=models
 @test "--links-out: one line a link of every page parsed, with its verdict, in every model" {
 	links_site
 	s="$PFIX/site"
@@ -351,6 +366,7 @@ links_site() {
 	[ "$(curl -s "$PFIX/stats?path=/site/skip.html" | jq .count)" -eq 0 ]
 }
 
+# bats test_tags=models
 @test "--links-out: from and parent are the final URL, after redirects; the links alone parse pages, every link at depth" {
 	start_private_fixture
 	page="$PFIX/links?u=%2Fbytes%2F1&u=%2Fbytes%2F2"
@@ -367,6 +383,7 @@ links_site() {
 	done
 }
 
+# bats test_tags=models
 @test "--links-out: a graph's every link, as many lines as the rows' links, in every model" {
 	for m in $MODES; do
 		start_private_fixture
@@ -385,6 +402,7 @@ links_site() {
 	done
 }
 
+# bats test_tags=models
 @test "following links, a redirect is a link: its target's robots.txt decides, and the target has a row of its own, in every model" {
 	start_private_fixture
 	secret="$PFIX/site/private/secret.html"
@@ -402,12 +420,12 @@ links_site() {
 	[ "$(curl -s "$PFIX/stats?path=/site/private/secret.html" | jq .count)" -eq 0 ]
 }
 
-@test "following links, a redirect to another host waits for that host's Crawl-delay" {
+# bats test_tags=models
+@test "following links, a redirect to another host waits for that host's Crawl-delay, in every model" {
 	alone
 	# Alone: the fixture stamps an arrival as it reads the request, and a
 	# loaded machine had it read the first 75 ms late, the gap that much short.
-	for m in coro thread procs; do
-		[[ " $MODES " == *" $m "* ]] || continue     # SKIP_MODES
+	for m in $MODES; do
 		start_private_fixture --robots /robots/delay/400
 		other="http://localhost:${PFIX##*:}"
 		run "$CRAWL" --mode=$m --depth 1 --span-hosts --format=jsonl "$PFIX/bytes/1" "$other/redirect-to?url=$PFIX/bytes/2"
@@ -421,6 +439,7 @@ links_site() {
 	done
 }
 
+# bats test_tags=models
 @test "--links-out that cannot be written: a directory is a usage error, a full disk exit 23, as -o" {
 	run "$CRAWL" --depth 1 --links-out "$BATS_TEST_TMPDIR" "$FIXTURE/bytes/1"
 	[ "$status" -eq 2 ]
@@ -438,6 +457,7 @@ links_site() {
 	grep -q -- "^crawl: --links-out: one model at a time" <<<"$output"
 }
 
+# bats test_tags=models
 @test "following links, --max-redirs bounds a chain of redirects, each a row; a refused scheme fails as without links" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --depth 1 --max-redirs 2 --format=jsonl "$FIXTURE/redirect/5" \

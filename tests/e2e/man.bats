@@ -5,6 +5,10 @@
 # server's endpoints likewise, crawl(1) lists every model of the registry,
 # and the pages carry crawl's version.
 
+# The whole file runs on make check-model's build too: its manual is
+# built from that build's registry.
+# bats file_tags=models
+
 load helpers
 
 DOC="$BATS_TEST_DIRNAME/../../doc"

@@ -47,7 +47,7 @@ counts() { json | jq -c 'select(.summary) | [.urls, .ok, .failed, .queued_left]'
 	runs=("coro --parse-threads 1" "coro --parse-threads 3" "coro --parse-threads 1 -c 2"
 	      "coro --loops 2 --parse-threads 0" "coro --loops 2 --parse-threads 2"
 	      "coro --loops 2 --parse-threads 1 -c 3" "coro")
-	[[ " $MODES " == *" procs "* ]] && runs+=("procs --procs 2 --parse-threads 1" "procs --procs 2")
+	looped procs && runs+=("procs --procs 2 --parse-threads 1" "procs --procs 2")
 	for r in "${runs[@]}"; do
 		run "$CRAWL" --mode=$r --depth 3 --no-robots --format=jsonl "$BATS_TEST_TMPDIR/list"
 		echo "$r: status $status"

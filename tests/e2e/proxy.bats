@@ -7,6 +7,7 @@
 
 load helpers
 
+# bats test_tags=models
 @test "--proxy sends every request through the proxy, in every model" {
 	start_private_fixture
 	for m in $MODES; do
@@ -19,6 +20,7 @@ load helpers
 	[ "$(stat_of "$PFIX" requests)" -eq $((2 * NMODES)) ]
 }
 
+# bats test_tags=models
 @test "--noproxy names the hosts reached directly, in every model" {
 	start_private_fixture
 	for m in $MODES; do
@@ -39,6 +41,7 @@ load helpers
 	[ "$(stat_of "$PFIX" proxied)" -eq 1 ]
 }
 
+# bats test_tags=models
 @test "http_proxy in the environment keeps working, and --noproxy overrides no_proxy" {
 	start_private_fixture
 	for m in $MODES; do
@@ -63,6 +66,7 @@ load helpers
 	[ "$(stat_of "$PFIX" requests)" -eq 0 ]
 }
 
+# bats test_tags=models
 @test "a proxy that refuses connections fails every row as connect" {
 	start_private_fixture
 	dead=$PFIX

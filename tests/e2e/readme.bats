@@ -17,6 +17,7 @@ sh_block() {
 	' "$BATS_TEST_DIRNAME/../../${2:-README.md}"
 }
 
+# bats test_tags=models
 @test "README's usage examples run as written" {
 	usage=$(sh_block 'tests/e2e/readme.bats runs this block')
 	jqex=$(sh_block "jq -r 'select")

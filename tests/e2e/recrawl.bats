@@ -38,6 +38,7 @@ pass() {
 # count PATH: requests the fixture saw for PATH.
 count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 
+# bats test_tags=models
 @test "a recrawl asks for every page with its validators: 304 rows for the unchanged, 200 for the changed and the page it now links to, the page set whole, both passes in -o, in every model" {
 	for m in $MODES; do
 		start_private_fixture
@@ -164,6 +165,7 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	[ "$(pass 1 | awk '{ print $2 }' | sort -u)" = 200 ]
 }
 
+# bats test_tags=models
 @test "--validators FILE: written after the run, ETags as sent; the next run sends them, 304 rows keep them, a changed page's replace them, in every model" {
 	for m in $MODES; do
 		rm -f "$D/v.txt"
@@ -237,6 +239,7 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	grep -qxF "crawl: --validators $D/gone/v.txt: No such file or directory" "$D/e"
 }
 
+# bats test_tags=models
 @test "--if-modified-since DATE: an HTTP date or an ISO 8601 one; 304 for the pages not changed since, in every model; a bad date is named" {
 	curl -s "$FIXTURE/etag-bump/etag/b" >/dev/null
 	# /etag/a's Last-Modified is Mon, 01 Jan 2024 00:00:00 GMT, /etag/b's
@@ -271,6 +274,7 @@ count() { curl -s "$PFIX/stats?path=$1" | jq -r .count; }
 	grep -qx "$FIXTURE/bytes/3 200 sha1:.*" <<<"$output"
 }
 
+# bats test_tags=models
 @test "conditional requests' usage errors" {
 	run "$CRAWL" --recrawl "$FIXTURE/etag/a"
 	[ "$status" -eq 2 ]

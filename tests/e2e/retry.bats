@@ -21,6 +21,7 @@ field() { jq -r --arg u "$1" "select(.url == \$u) | .$2" <<<"$output"; }
 # holds URL EXPR: EXPR is true of URL's JSON row in the last output.
 holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output"; }
 
+# bats test_tags=models
 @test "a page that fails twice succeeds on the third try in every model: attempts 3" {
 	for m in $MODES; do
 		k=$(key $m)
@@ -36,6 +37,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 	done
 }
 
+# bats test_tags=models
 @test "--retry N gives up after N more tries: the row shows the last outcome" {
 	for m in $MODES; do
 		k=$(key $m)
@@ -52,6 +54,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 	done
 }
 
+# bats test_tags=models
 @test "no retry for a 404, nor for anything with --retry 0 (the default)" {
 	for m in $MODES; do
 		k=$(key $m)
@@ -69,6 +72,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 	done
 }
 
+# bats test_tags=models
 @test "a refused connection is tried again, and its row keeps the connect failure" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --format=jsonl --retry 2 --retry-delay 0.01 "http://127.0.0.1:1/"
@@ -78,6 +82,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 	done
 }
 
+# bats test_tags=models
 @test "Retry-After: 1 on a 429 is waited out before the second try" {
 	for m in $MODES; do
 		u="$FIXTURE/flaky/1/$(key $m)?status=429&retry-after=1"
@@ -87,10 +92,11 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 		[ "$(field "$u" status)" = 200 ]
 		[ "$(field "$u" attempts)" = 2 ]
 		# The last try's start, from the run's start: at least the 1 s asked.
-		holds "$u" '.start_s >= 1.0 and .start < 5'
+		holds "$u" '.start_s >= 1.0 and .start_s < 5'
 	done
 }
 
+# bats test_tags=models
 @test "a Retry-After HTTP date on a 503 is waited out" {
 	for m in $MODES; do
 		u="$FIXTURE/flaky/1/$(key $m)?retry-date=2"
@@ -99,19 +105,21 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 		[ "$(field "$u" status)" = 200 ]
 		[ "$(field "$u" attempts)" = 2 ]
 		# A date has whole seconds: 2 s ahead is at least 1 s away.
-		holds "$u" '.start_s >= 1.0 and .start < 5'
+		holds "$u" '.start_s >= 1.0 and .start_s < 5'
 	done
 }
 
+# bats test_tags=models
 @test "--retry-max-delay caps what Retry-After asks" {
 	for m in $MODES; do
 		u="$FIXTURE/flaky/1/$(key $m)?retry-after=60"
 		run "$CRAWL" --mode=$m --format=jsonl --retry 1 --retry-max-delay 0.2 "$u"
 		[ "$(field "$u" status)" = 200 ]
-		holds "$u" '.start_s >= 0.2 and .start < 5'
+		holds "$u" '.start_s >= 0.2 and .start_s < 5'
 	done
 }
 
+# bats test_tags=models
 @test "a waiting retry holds no slot: with -c 1 the other URLs run meanwhile" {
 	for m in $MODES; do
 		u="$FIXTURE/flaky/1/$(key $m)?retry-after=1"
@@ -125,17 +133,20 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 	done
 }
 
+# bats test_tags=models
 @test "a retry whose time comes starts within a few hundred ms while other transfers are in flight" {
-	# Every model but seq, whose one transfer at a time is the slow one.
-	for m in ${MODES/seq/}; do
+	# Every concurrent model: a sequential one's one transfer at a time is
+	# the slow one.
+	for m in $CONCURRENT_MODES; do
 		u="$FIXTURE/flaky/1/$(key $m)?retry-after=1"
 		run "$CRAWL" --mode=$m --format=jsonl --retry 1 "$u" "$FIXTURE/delay/2500/slow"
 		echo "$m: $output"
 		[ "$status" -eq 0 ]
-		holds "$u" '.start_s >= 1.0 and .start < 1.5'
+		holds "$u" '.start_s >= 1.0 and .start_s < 1.5'
 	done
 }
 
+# bats test_tags=models
 @test "--deadline cancels a waiting retry: its row says cancelled" {
 	for m in $MODES; do
 		u="$FIXTURE/flaky/5/$(key $m)?retry-after=10"
@@ -152,6 +163,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 	done
 }
 
+# bats test_tags=models
 @test "Ctrl-C cancels a waiting retry: its row says interrupted, exit 130" {
 	n=0
 	for m in $MODES; do
@@ -170,6 +182,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 	done
 }
 
+# bats test_tags=models
 @test "a retried page found by following links keeps its place in input order" {
 	for m in $MODES; do
 		k=$(key $m)
@@ -183,6 +196,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 	done
 }
 
+# bats test_tags=models
 @test "--mode=all shows each model's retries" {
 	run "$CRAWL" --mode=all -q --retry 1 --retry-delay 0.01 "$FIXTURE/status/503" "$FIXTURE/bytes/1"
 	[ "$(sed -n '/^mode  *urls  *ok  *failed  *retries/,$p' <<<"$output" | tail -n +2 | awk '{print $1, $5}' | tr '\n' ';')" = "$(per_mode 1)" ]
@@ -200,6 +214,7 @@ holds() { jq -e -s --arg u "$1" "map(select(.url == \$u))[0] | $2" <<<"$output";
 	grep -q -- "--retry-max-delay" <<<"$output"
 }
 
+# bats test_tags=models
 @test "robots.txt is asked for once: a 503 is not tried again, and its host stays forbidden, in every model" {
 	start_private_fixture --robots /status/503
 	for m in $MODES; do

@@ -21,6 +21,7 @@ files() {
 	(cd "$1" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)
 }
 
+# bats test_tags=models
 @test "--save writes every 2xx body, decoded, as DIR/HOST:PORT/PATH, in every model" {
 	for m in $MODES; do
 		rm -rf "$D/m"
@@ -107,6 +108,7 @@ $H/delay/0/pct%25" ]
 	[ -z "$(ls -A "$D/outside")" ]
 }
 
+# bats test_tags=models
 @test "a path that is both a file and a directory keeps both bodies as wget2 does, whichever comes first, in every model" {
 	# /c and /c/d: the directory is c, the page /c is c.1 beside it, as
 	# wget2 names it (wget 1.21 loses one of the two).
@@ -143,6 +145,7 @@ $H/delay/0/c/d" ]
 	[ -L "$D/m/$H/delay/0/c" ] && [ -z "$(ls -A "$D/outside")" ]
 }
 
+# bats test_tags=models
 @test "a full disk gives a clear failed row, and no partial file" {
 	[ "$(id -u)" = 0 ] || skip "needs root to mount a small tmpfs"
 	mkdir -p "$D/full"

@@ -90,6 +90,7 @@ page_requests() {
 	echo $(( $(stat_of "$PFIX" requests) - $(curl -s "$PFIX/stats?path=/robots.txt" | jq .count) ))
 }
 
+# bats test_tags=models
 @test "a --state crawl killed with SIGKILL three times continues to every page, each once, in every model" {
 	for m in $MODES; do
 		start_private_fixture
@@ -127,6 +128,7 @@ page_requests() {
 	done
 }
 
+# bats test_tags=models
 @test "Ctrl-C ends a --state crawl with 130 and no cancelled rows; the same command continues it" {
 	for m in $MODES; do
 		start_private_fixture
@@ -216,6 +218,7 @@ page_requests() {
 	[ "$(jq -r --arg u "$PFIX/bytes/7" 'select(.url == $u) | .length' "$BATS_TEST_TMPDIR/out.jsonl")" = 7 ]
 }
 
+# bats test_tags=models
 @test "--max-pages and --depth hold across killed runs, in every model" {
 	for m in $MODES; do
 		start_private_fixture
@@ -260,6 +263,7 @@ page_requests() {
 	[ "$(cut -d, -f1 "$BATS_TEST_TMPDIR/out.csv" | sort | uniq -d | wc -l)" -eq 0 ]
 }
 
+# bats test_tags=models
 @test "--state refuses what it cannot continue: no -o, a table, -q, --sitemaps, --warc, --order=input, --mode=all, a cut output" {
 	s="$BATS_TEST_TMPDIR/s.db"
 	run "$CRAWL" --state "$s" --format=jsonl "$FIXTURE/bytes/1"

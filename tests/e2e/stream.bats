@@ -20,6 +20,7 @@ peak_kb() {
 	tail -1 "$BATS_TEST_TMPDIR/time"
 }
 
+# bats test_tags=models
 @test "output to /dev/full: 'writing output' on stderr and exit 23, in every model and format" {
 	for m in $MODES; do
 		for f in table jsonl csv; do
@@ -34,6 +35,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "a closed standard output is an error before anything is fetched" {
 	start_private_fixture
 	for m in $MODES; do
@@ -50,11 +52,12 @@ peak_kb() {
 	grep -q "^crawl: writing output: No space left on device$" <<<"$output"
 }
 
+# bats test_tags=models
 @test "a write error stops the crawl: the rest of a long list is not fetched" {
 	start_private_fixture
 	list 2000 "$BATS_TEST_TMPDIR/l.txt" "delay/20/x"
 	sed -i "s|$FIXTURE|$PFIX|" "$BATS_TEST_TMPDIR/l.txt"
-	for m in thread pool coro; do
+	for m in $MODES; do
 		before=$(stat_of "$PFIX" requests)
 		run "$CRAWL" --mode=$m -c 10 --format=jsonl -o /dev/full "$BATS_TEST_TMPDIR/l.txt"
 		[ "$status" -eq 23 ]
@@ -64,6 +67,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "JSON lines and CSV rows reach the file while the crawl runs, in every model" {
 	for m in $MODES; do
 		for f in jsonl csv; do
@@ -81,6 +85,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "kill -KILL mid-run leaves only whole, valid JSON lines, in every model" {
 	list 20000 "$BATS_TEST_TMPDIR/l.txt" "delay/100/x"
 	for m in $MODES; do
@@ -103,6 +108,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "input order holds under random delays, with rows held behind slow ones, in every model" {
 	# 300 URLs, 100 under a sanitizer: the rest of the list ends well before
 	# the slow head even on a loaded machine (2 s for 300 under
@@ -113,7 +119,7 @@ peak_kb() {
 	local head=$((2 * SECOND_MS))
 	sanitized && head=$((4 * SECOND_MS))
 	echo "$FIXTURE/delay/$head/slow-head" | cat - "$BATS_TEST_TMPDIR/l.txt" >"$BATS_TEST_TMPDIR/l2.txt"
-	for m in thread pool coro; do
+	for m in $CONCURRENT_MODES; do
 		run "$CRAWL" --mode=$m -c 20 --format=jsonl "$BATS_TEST_TMPDIR/l2.txt"
 		[ "$status" -eq 0 ]
 		[ "$(jq -r 'select(.url) | .line' <<<"$output" | tr '\n' ' ')" = "$(seq $((n + 1)) | tr '\n' ' ')" ]
@@ -122,10 +128,15 @@ peak_kb() {
 		[ "$status" -eq 0 ]
 		[ "$(jq -r 'select(.url) | .line' <<<"$output" | tail -1)" = "1" ]
 	done
-	run "$CRAWL" --mode=seq --format=jsonl "$BATS_TEST_TMPDIR/l.txt"
-	[ "$(jq -r 'select(.url) | .line' <<<"$output" | tr '\n' ' ')" = "$(seq $n | tr '\n' ' ')" ]
+	# A sequential model, one transfer after another, has nothing to hold
+	# back: the list without the slow head, in order.
+	for m in $SEQUENTIAL_MODES; do
+		run "$CRAWL" --mode=$m --format=jsonl "$BATS_TEST_TMPDIR/l.txt"
+		[ "$(jq -r 'select(.url) | .line' <<<"$output" | tr '\n' ' ')" = "$(seq $n | tr '\n' ' ')" ]
+	done
 }
 
+# bats test_tags=models
 @test "the table keeps the article's layout: Use time first, then every row in input order" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m "$FIXTURE/delay/300/a" "$FIXTURE/bytes/5" "$FIXTURE/bytes/6"
@@ -138,6 +149,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "--deadline on a long list: every listed URL still gets exactly one row, in every model" {
 	list 3000 "$BATS_TEST_TMPDIR/l.txt" "delay/200/x"
 	for m in $MODES; do
@@ -150,6 +162,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "--deadline: what has not finished by then is cancelled, never fetched late, in every model" {
 	# Pages end all the time on the endless site, and /delay/N around the
 	# deadline end just after it: a page whose result comes in after the
@@ -170,6 +183,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "links found but never started get no row and are counted, in every model" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --depth 3 --max-pages 10 --no-robots --format=jsonl "$FIXTURE/graph/1000/10/"
@@ -184,23 +198,29 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "memory is flat in the list's length: 2,000 and 40,000 URLs at -c 50, in every model" {
 	sanitized && skip "peak RSS means nothing under the sanitizers"
 	list 2000 "$BATS_TEST_TMPDIR/s.txt"
 	list 40000 "$BATS_TEST_TMPDIR/l.txt"
-	for m in thread pool coro; do
+	for m in $CONCURRENT_MODES; do
 		small=$(peak_kb "$CRAWL" --mode=$m -c 50 --format=jsonl -o /dev/null "$BATS_TEST_TMPDIR/s.txt")
 		large=$(peak_kb "$CRAWL" --mode=$m -c 50 --format=jsonl -o /dev/null "$BATS_TEST_TMPDIR/l.txt")
 		echo "$m: $small KiB for 2,000, $large KiB for 40,000"
 		[ "$large" -lt $(( small * 13 / 10 + 2048 )) ]
 	done
+	# A sequential model, one transfer at a time, on 5,000: 40,000 would
+	# take it minutes.
 	head -5000 "$BATS_TEST_TMPDIR/l.txt" >"$BATS_TEST_TMPDIR/l5.txt"
-	small=$(peak_kb "$CRAWL" --mode=seq --format=jsonl -o /dev/null "$BATS_TEST_TMPDIR/s.txt")
-	large=$(peak_kb "$CRAWL" --mode=seq --format=jsonl -o /dev/null "$BATS_TEST_TMPDIR/l5.txt")
-	echo "seq: $small KiB for 2,000, $large KiB for 5,000"
-	[ "$large" -lt $(( small * 13 / 10 + 2048 )) ]
+	for m in $SEQUENTIAL_MODES; do
+		small=$(peak_kb "$CRAWL" --mode=$m --format=jsonl -o /dev/null "$BATS_TEST_TMPDIR/s.txt")
+		large=$(peak_kb "$CRAWL" --mode=$m --format=jsonl -o /dev/null "$BATS_TEST_TMPDIR/l5.txt")
+		echo "$m: $small KiB for 2,000, $large KiB for 5,000"
+		[ "$large" -lt $(( small * 13 / 10 + 2048 )) ]
+	done
 }
 
+# bats test_tags=models
 @test "an endless site: the frontier spills to disk and memory stays bounded, in every model" {
 	# 10,000 pages of 50 links each leave about 490,000 links queued, most
 	# of them in the spill file: the crawl peaks at 33 to 36 MB, and with
@@ -226,6 +246,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "--max-queue bounds the links queued: the rest are dropped, warned of once and counted, in every model" {
 	for m in $MODES; do
 		run --separate-stderr "$CRAWL" --mode=$m --depth 50 --no-robots --max-pages 300 --max-queue 100 \
@@ -271,6 +292,7 @@ peak_kb() {
 	[ "$(jq -r '.ok' <<<"$output")" = "$n" ]
 }
 
+# bats test_tags=models
 @test "a list on a pipe streams: each line's row comes before the next line is written, in every model" {
 	for m in $MODES; do
 		fifo="$BATS_TEST_TMPDIR/fifo-$m"; out="$BATS_TEST_TMPDIR/piped-$m.jsonl"
@@ -295,6 +317,7 @@ peak_kb() {
 	done
 }
 
+# bats test_tags=models
 @test "Ctrl-C with standard input still open ends at once, with rows for the lines read, in every model" {
 	for m in $MODES; do
 		fifo="$BATS_TEST_TMPDIR/fifo-$m"; out="$BATS_TEST_TMPDIR/int-$m.txt"

@@ -37,6 +37,7 @@ start_h2() {
 	h2_start "$BATS_TEST_TMPDIR" f1.txt
 }
 
+# bats test_tags=models
 @test "a self-signed certificate fails verification, and only its URL" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --format=jsonl "$TLS/" "$FIXTURE/bytes/3"
@@ -47,6 +48,7 @@ start_h2() {
 	done
 }
 
+# bats test_tags=models
 @test "--cacert trusts the certificates of a file: verified, and no other" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --cacert "$BATS_TEST_TMPDIR/cert.pem" --format=jsonl "$TLS/"
@@ -64,6 +66,7 @@ start_h2() {
 	grep -q -- "--cacert: cannot read '$BATS_TEST_TMPDIR/missing.pem'" <<<"$output"
 }
 
+# bats test_tags=models
 @test "--insecure fetches it over TLS" {
 	for m in $MODES; do
 		run "$CRAWL" --mode=$m --insecure --format=jsonl "$TLS/" "$TLS/second"
@@ -76,6 +79,7 @@ start_h2() {
 	done
 }
 
+# bats test_tags=models
 @test "HTTP/2: every model fetches whole bodies; coroutines multiplex them on one connection" {
 	start_h2
 	urls=()

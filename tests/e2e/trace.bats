@@ -18,6 +18,7 @@ setup() {
 # transfers: the transfer slices of the trace, one JSON object a line.
 transfers() { jq -c '.traceEvents[] | select(.ph == "X" and .cat == "transfer")' "$trace"; }
 
+# bats test_tags=models
 @test "every model: valid JSON, one transfer per URL, on the tracks of the rows' workers" {
 	for m in $MODES; do
 		run "$CRAWL" --mode="$m" --format=jsonl --trace "$trace" "$list"
@@ -43,6 +44,7 @@ transfers() { jq -c '.traceEvents[] | select(.ph == "X" and .cat == "transfer")'
 	done
 }
 
+# bats test_tags=models
 @test "every model: phases nest inside their transfer, in order, from its start" {
 	for m in $MODES; do
 		run "$CRAWL" --mode="$m" -q --trace "$trace" "$list"
@@ -69,6 +71,9 @@ transfers() { jq -c '.traceEvents[] | select(.ph == "X" and .cat == "transfer")'
 }
 
 @test "thread and coro have the demo's five URLs in flight at once" {
+	# The two models with a lane (tid) a transfer in the trace: a thread
+	# each, a coroutine each. pool's lanes are its workers, procs' its
+	# processes; every model's trace is the test of the one file below.
 	for m in thread coro; do
 		run "$CRAWL" --mode="$m" -q --trace "$trace" "$demo"
 		[ "$status" -eq 0 ]
@@ -103,16 +108,18 @@ transfers() { jq -c '.traceEvents[] | select(.ph == "X" and .cat == "transfer")'
 	jq -e '[.traceEvents[] | select(.name == "transfers in flight") | .args.transfers] | max == 2' "$trace"
 }
 
+# bats test_tags=models
 @test "--mode=all writes one process track per model into one file" {
 	run "$CRAWL" --mode=all -q --trace "$trace" "$list"
 	[ "$status" -eq 1 ]
-	[ "$(transfers | wc -l)" -eq $((5 * NMODES)) ]
+	[ "$(transfers | wc -l)" -eq $((5 * NALL)) ]
 	names=$(jq -r '.traceEvents[] | select(.ph == "M" and .name == "process_name" and .pid % 1000 == 0 and .pid > 0) | .args.name' "$trace" | tr '\n' ' ')
-	[ "$names" = "$MODES" ]
+	[ "$names" = "$ALL_MODES" ]
 	# Each model's transfers under its own pid (procs: its workers').
-	[ "$(transfers | jq -r '(.pid / 1000 | floor)' | sort -u | wc -l)" -eq "$NMODES" ]
+	[ "$(transfers | jq -r '(.pid / 1000 | floor)' | sort -u | wc -l)" -eq "$NALL" ]
 }
 
+# bats test_tags=models
 @test "a trace that cannot be written ends the run with 23, in every model" {
 	for m in $MODES all; do
 		run "$CRAWL" --mode="$m" -q --trace /dev/full "$list"

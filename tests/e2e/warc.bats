@@ -54,6 +54,7 @@ b32sha1() {
 	python3 -c 'import sys,hashlib,base64; print("sha1:" + base64.b32encode(hashlib.sha1(sys.stdin.buffer.read()).digest()).decode())'
 }
 
+# bats test_tags=models
 @test "--warc writes request and response records that the checker accepts, in every model" {
 	for m in $MODES; do
 		rm -f "$D"/a*.warc.gz
@@ -151,6 +152,7 @@ response() {
 	  cat "$D/body"; } >"$D/raw/$1"
 }
 
+# bats test_tags=models
 @test "--warc offers every content coding libcurl decodes, br and zstd included: payload as sent, Length decoded, in every model" {
 	codings=$(curl_codings)
 	echo "libcurl decodes: $codings"
@@ -182,6 +184,7 @@ response() {
 	[[ $codings == *br* && $codings == *zstd* ]] || skip "this libcurl decodes only $codings"
 }
 
+# bats test_tags=models
 @test "a br response forced with -H 'Accept-Encoding: br' is archived as sent and decoded, the row as without --warc" {
 	for m in $MODES; do
 		rm -f "$D"/a*.warc.gz
@@ -202,6 +205,7 @@ response() {
 	done
 }
 
+# bats test_tags=models
 @test "the rows are those of a crawl without --warc, timings apart: codings, redirects followed, refused and too many, in every model" {
 	urls=("$FIXTURE/br/100000" "$FIXTURE/zstd/100000" "$FIXTURE/gzip/100000" "$FIXTURE/bytes/10"
 		"$FIXTURE/redirect/2" "$FIXTURE/redirect-to?url=file%3A%2F%2F%2Fetc%2Fpasswd"
@@ -226,6 +230,7 @@ response() {
 	done
 }
 
+# bats test_tags=models
 @test "content codings as libcurl takes them: stacked, unknown, too many, corrupt, cut short, bytes after the end; rows as without --warc, in every model" {
 	printf 'hello\n' | gzip | zstd -q | response stacked 'Content-Encoding: gzip, zstd\r\n'
 	printf 'hello\n' | gzip | gzip | response twolines 'Content-Encoding: gzip\r\nContent-Encoding: x-gzip\r\n'
@@ -271,6 +276,7 @@ response() {
 	done
 }
 
+# bats test_tags=models
 @test "redirect responses are recorded, each with its own body, and the row is as without --warc" {
 	for m in $MODES; do
 		rm -f "$D"/a*.warc.gz
@@ -287,6 +293,7 @@ response() {
 	done
 }
 
+# bats test_tags=models
 @test "--max-redirs and refused redirect schemes fail as without --warc, every response recorded" {
 	urls=("$FIXTURE/redirect-loop" "$FIXTURE/redirect-to?url=ftp%3A%2F%2F127.0.0.1%2Fx"
 		"$FIXTURE/redirect-to?url=file%3A%2F%2F%2Fetc%2Fpasswd" "$FIXTURE/redirect/1")
@@ -430,6 +437,7 @@ index_points_home() {
 	grep -q "^$PFIX/site/cinema sha1:" ours.txt       # the 301 to the directory
 }
 
+# bats test_tags=models
 @test "HTTP/2 responses are written in HTTP/1.1 syntax with WARC-Protocol: h2" {
 	tls_cert "$D"
 	mkdir -p "$D/h2root"
@@ -472,7 +480,9 @@ index_points_home() {
 	[ "$(id -u)" = 0 ] || skip "needs root to mount a small tmpfs"
 	mkdir -p "$D/full"
 	mount -t tmpfs -o size=64k tmpfs "$D/full" || skip "cannot mount tmpfs"
-	# 50 MB of the fixture's text is some 150 KB gzip-compressed
+	# 50 MB of the fixture's text is some 150 KB gzip-compressed. thread
+	# stands for the models that write the WARC from the crawl's process,
+	# procs for its workers, each writing a file of its own.
 	for m in thread procs; do
 		rm -f "$D"/full/*
 		"$CRAWL" --mode=$m --format=jsonl --warc "$D/full/a.warc.gz" "$FIXTURE/bytes/50000000" \
@@ -487,6 +497,7 @@ index_points_home() {
 	done
 }
 
+# bats test_tags=models
 @test "a procs worker that cannot make its WARC file ends at once, named, its URLs done by the others" {
 	[[ " $MODES " == *" procs "* ]] || skip "procs is not among the models run"
 	for i in $(seq 100); do echo "$FIXTURE/bytes/$i"; done >"$D/l.txt"
@@ -509,6 +520,7 @@ index_points_home() {
 	[ "$(jq -r 'select(.url) | select(.fail == null)' <<<"$output" | wc -l)" -eq 0 ]
 }
 
+# bats test_tags=models
 @test "--warc's usage errors: the file name, --cdx or --warc-max-size alone, --mode=all" {
 	run "$CRAWL" --warc "$D/a.warc" "$FIXTURE/bytes/1"
 	[ "$status" -eq 2 ]
@@ -526,6 +538,7 @@ index_points_home() {
 	[ "${lines[0]}" = "crawl: --warc: cannot write '$D/no/such/dir/a.warc.gz': No such file or directory" ]
 }
 
+# bats test_tags=models
 @test "--cdx naming a directory is the index's error, not the WARC file's: at the start, or a procs worker's own file" {
 	mkdir "$D/idx" "$D/w.warc.gz"
 	run "$CRAWL" --warc "$D/a.warc.gz" --cdx "$D/idx" "$FIXTURE/bytes/1"
@@ -554,6 +567,7 @@ index_points_home() {
 	grep -qx 'format: WARC File Format 1.1' <<<"$info"
 }
 
+# bats test_tags=models
 @test "a payload the crawl wrote before is a revisit record referring to its first, the checker and warcio.js reading it, in every model" {
 	need_warcio
 	for m in $MODES; do
@@ -598,6 +612,7 @@ $FIXTURE/bytes/1000?again $FIXTURE/bytes/1000 200" ]
 	diff <(sed 's/"digest":"sha1:/"digest":"/' "$D/a.cdxj") "$D/w.cdxj"
 }
 
+# bats test_tags=models
 @test "--warc-dedupe-cdx: a later crawl writes the payloads an earlier crawl's index lists as revisits referring to it, in every model" {
 	need_warcio
 	run "$CRAWL" --mode=seq -q --warc "$D/first.warc.gz" --cdx "$D/first.cdxj" "$FIXTURE/site/" \
@@ -632,6 +647,7 @@ $FIXTURE/site/index.html revisit:identical $FIXTURE/site/" ]
 	[ "$(python3 "$CHECK" check "$D/c.warc.gz" | grep -c revisit:)" -eq 1 ]
 }
 
+# bats test_tags=models
 @test "procs: one digest set for the workers' WARC files: of duplicate payloads two workers fetched, one full record each, the rest revisits referring to it" {
 	[[ " $MODES " == *" procs "* ]] || skip "procs is not among the models run"
 	for i in $(seq 30); do

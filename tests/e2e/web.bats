@@ -184,6 +184,7 @@ seeds() {
 	[[ "${lines[0]}" == "violations: 5 (hosts over --per-host 3: 0, most in flight 3; gaps under the rule: 2; disallowed: 1; to hosts whose robots.txt failed: 1, allowed; during a Retry-After pause: 1; robots.txt again: 1)" ]]
 }
 
+# bats test_tags=models
 @test "a polite crawl fetches exactly the reachable set in every model, names by --resolve, and breaks no rule" {
 	alone
 	# Gaps are judged with the fixture's 20 ms of slack; under a sanitizer,
@@ -196,7 +197,8 @@ seeds() {
 	for m in $MODES; do
 		web_up "W_$m" 1 --web-slack "$slack"
 	done
-	[ "$(curl -s "$W_coro/stats?web-info" | jq .slack_ms)" = "$slack" ]
+	w=W_${MODES%% *}
+	[ "$(curl -s "${!w}/stats?web-info" | jq .slack_ms)" = "$slack" ]
 	pids=()
 	for m in $MODES; do
 		port=$(eval echo "\$W_${m}_PORT")

@@ -3,11 +3,13 @@
  * Retry-After and its bounds, --per-host), the retries' heap, which links
  * are admitted (depth, scope, --include, --exclude, seen once, --max-pages,
  * robots.txt), each link's verdict (--links-out) and a found page's
- * parent, the canonical key of --canonical and --strip-query, the spill
- * that takes links past the memory bound and gives them back in order, a
- * store's errors, latched for the core to read once, and the spill and the
- * store's queue read into memory in claimed steps without the lock, links
- * admitted meanwhile from another thread. */
+ * parent, the sitemaps of --sitemaps (which are queued, for whose pages,
+ * how deep an index nests, which of their URLs join), the canonical key
+ * of --canonical and --strip-query, the spill that takes links past the
+ * memory bound and gives them back in order, a store's errors, latched
+ * for the core to read once, and the spill and the store's queue read into
+ * memory in claimed steps without the lock, links admitted meanwhile from
+ * another thread. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -596,6 +598,258 @@ static void test_a_link_held_for_robots_txt_keeps_its_parent(void **state)
     assert_string_equal(b->parent, "http://a/final");
     assert_null(b->source);
     done(f, b, 1);
+    frontier_free(f);
+}
+
+/* ---- --sitemaps (frontier_sitemap.c) ------------------------------------ */
+
+/* Takes the next job, which must be the sitemap at url, read for the
+ * listed URLs of host scope at level depth (0: robots.txt named it, 1: an
+ * index listed it). */
+static struct crawl_job *take_sitemap(struct frontier *f, const char *url, const char *scope,
+                                      int depth)
+{
+    struct crawl_job *s = take(f, url, NULL);
+    assert_int_equal(s->kind, JOB_SITEMAP);
+    assert_string_equal(s->scope, scope);
+    assert_int_equal(s->depth, depth);
+    return s;
+}
+
+/* Sitemap job s back, as fetch leaves it: the page URLs of a urlset in its
+ * links, the sitemaps of an index in its body, one a line. */
+static void sitemap_back(struct frontier *f, struct crawl_job *s, const char *const *links,
+                         size_t n, const char *index)
+{
+    if (n)
+        give_links(s, links, n);
+    if (index)
+        s->body = strdup(index);
+    done(f, s, 1);
+}
+
+static void test_robots_txt_sitemap_lines_queue_each_sitemap_once_for_the_listed_host(
+    void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .robots = 1, .sitemaps = 1 });
+    push(f, "http://a/1");
+    robots_back(f, 200,
+                "User-agent: *\nDisallow: /private\n"
+                "Sitemap: http://a/private/s1.xml\nSitemap: ftp://a/s.xml\n"
+                "Sitemap: http://b/s2.xml\nSitemap: http://a/private/s1.xml\n");
+    /* Each on its own host, a's in its turn after the listed page, read
+     * for a's pages. */
+    done(f, take(f, "http://a/1", NULL), 1);
+    struct crawl_job *s2 = take_sitemap(f, "http://b/s2.xml", "a", 0);
+    struct crawl_job *s1 = take_sitemap(f, "http://a/private/s1.xml", "a", 0);
+    assert_false(s1->failed_early);
+    take(f, NULL, NULL);            /* once each; ftp is no sitemap */
+    sitemap_back(f, s1, NULL, 0, NULL);
+    sitemap_back(f, s2, NULL, 0, NULL);
+    take(f, NULL, NULL);
+    frontier_free(f);
+}
+
+/* A sitemap on another listed host waits in its queue for that host's
+ * robots.txt, and is kept when the rules come, whatever they say of its
+ * path: the listed URLs the rules forbid fail. */
+static void test_a_sitemap_waiting_for_its_hosts_robots_txt_is_kept_whatever_its_path(
+    void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .robots = 1, .sitemaps = 1 });
+    push(f, "http://a/1");
+    push(f, "http://b/private/1");
+    robots_back(f, 200, "Sitemap: http://b/private/s.xml\n");
+    robots_back(f, 200, "User-agent: *\nDisallow: /private\n");
+    struct crawl_job *bad = take(f, "http://b/private/1", NULL);
+    assert_true(bad->failed_early);
+    assert_int_equal(bad->res.fail, CRAWL_FAIL_ROBOTS);
+    done(f, bad, 1);
+    done(f, take(f, "http://a/1", NULL), 1);
+    struct crawl_job *s = take_sitemap(f, "http://b/private/s.xml", "a", 0);
+    assert_false(s->failed_early);
+    done(f, s, 1);
+    done(f, take_sitemap(f, "http://b/sitemap.xml", "b", 0), 1);
+    take(f, NULL, NULL);
+    frontier_free(f);
+}
+
+static void test_a_listed_host_without_sitemap_lines_has_its_sitemap_xml_read(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .robots = 1, .sitemaps = 1 });
+    push(f, "http://a/1");
+    push(f, "http://b:8080/1");
+    robots_back(f, 200, "User-agent: *\nDisallow: /x\n");
+    robots_back(f, 404, "");
+    done(f, take(f, "http://a/1", NULL), 1);
+    done(f, take(f, "http://b:8080/1", NULL), 1);
+    done(f, take_sitemap(f, "http://a/sitemap.xml", "a", 0), 1);
+    done(f, take_sitemap(f, "http://b:8080/sitemap.xml", "b", 0), 1);
+    take(f, NULL, NULL);
+    frontier_free(f);
+}
+
+/* A sitemap's URLs are held to what a found link is, at depth 0: the
+ * listed host's scope, --exclude, the seen set (the listed pages', and the
+ * sitemap's own URL is no page seen), robots.txt. */
+static void test_a_sitemaps_urls_join_at_depth_zero_held_to_scope_exclude_seen_and_robots(
+    void **state)
+{
+    regex_t ex;
+    assert_int_equal(regcomp(&ex, "skip", REG_EXTENDED | REG_NOSUB), 0);
+    struct frontier *f = make((struct frontier_conf){ .robots = 1, .sitemaps = 1,
+                                                      .exclude = &ex, .nexclude = 1 });
+    push(f, "http://a/1");
+    robots_back(f, 200, "User-agent: *\nDisallow: /private\nSitemap: http://a/s.xml\n");
+    done(f, take(f, "http://a/1", NULL), 1);
+    struct crawl_job *s = take_sitemap(f, "http://a/s.xml", "a", 0);
+    s->res.final_url = strdup("http://a/s.xml.gz");
+    static const char *const urls[] = {
+        "http://a/p1", "http://a/1", "http://b/p", "http://a/p1#top", "http://a/skip/1",
+        "http://a/private/2", "mailto:x@a", "http://a/s.xml", "http://a/p2",
+    };
+    sitemap_back(f, s, urls, sizeof urls / sizeof *urls, NULL);
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.queued, 3);
+    assert_int_equal(n.robots_blocked, 1);
+    const char *const want[] = { "http://a/p1", "http://a/s.xml", "http://a/p2" };
+    for (size_t i = 0; i < 3; i++) {
+        struct crawl_job *p = take(f, want[i], NULL);
+        assert_int_equal(p->kind, JOB_PAGE);
+        assert_int_equal(p->depth, 0);
+        assert_true(p->found);
+        assert_string_equal(p->parent, "http://a/s.xml.gz");
+        done(f, p, 1);
+    }
+    take(f, NULL, NULL);
+    frontier_free(f);
+    regfree(&ex);
+}
+
+/* --max-pages: a sitemap's URLs are not admitted once the bound is
+ * reached, and those admitted before it are dropped as left in their turn. */
+static void test_max_pages_bounds_a_sitemaps_urls_as_it_bounds_links(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .robots = 1, .sitemaps = 1,
+                                                      .max_pages = 2 });
+    push(f, "http://a/1");
+    robots_back(f, 404, "");
+    done(f, take(f, "http://a/1", NULL), 1);
+    static const char *const urls[] = { "http://a/p1", "http://a/p2", "http://a/p3" };
+    sitemap_back(f, take_sitemap(f, "http://a/sitemap.xml", "a", 0), urls, 3, NULL);
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.queued, 3);  /* one page started of two: all three admitted */
+    done(f, take(f, "http://a/p1", NULL), 1);
+    take(f, NULL, NULL);
+    frontier_counts(f, &n);
+    assert_int_equal(n.started, 2);
+    assert_int_equal(n.left, 2);
+    assert_int_equal(n.queued, 0);
+    frontier_free(f);
+
+    /* The bound reached before the sitemap is back: none is admitted. */
+    f = make((struct frontier_conf){ .robots = 1, .sitemaps = 1, .max_pages = 1 });
+    push(f, "http://a/1");
+    robots_back(f, 404, "");
+    done(f, take(f, "http://a/1", NULL), 1);
+    sitemap_back(f, take_sitemap(f, "http://a/sitemap.xml", "a", 0), urls, 3, NULL);
+    frontier_counts(f, &n);
+    assert_int_equal(n.queued, 0);
+    assert_int_equal(n.left, 0);
+    take(f, NULL, NULL);
+    frontier_free(f);
+}
+
+/* An index's sitemaps are read next, each once, for the same listed host;
+ * an index an index lists is read for its pages, not its sitemaps (the
+ * protocol nests no deeper). */
+static void test_an_index_queues_its_sitemaps_once_and_no_deeper(void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .robots = 1, .sitemaps = 1 });
+    push(f, "http://a/1");
+    robots_back(f, 200, "Sitemap: http://a/index.xml\n");
+    done(f, take(f, "http://a/1", NULL), 1);
+    sitemap_back(f, take_sitemap(f, "http://a/index.xml", "a", 0), NULL, 0,
+                 "http://a/s-1.xml\nhttp://a/index.xml\nhttp://b/s-2.xml\nhttp://a/s-1.xml\n"
+                 "not a url\n");
+    struct crawl_job *s1 = take_sitemap(f, "http://a/s-1.xml", "a", 1);
+    struct crawl_job *s2 = take_sitemap(f, "http://b/s-2.xml", "a", 1);
+    take(f, NULL, NULL);
+    static const char *const urls[] = { "http://a/p" };
+    sitemap_back(f, s1, urls, 1, "http://a/s-3.xml\n");
+    sitemap_back(f, s2, NULL, 0, NULL);
+    done(f, take(f, "http://a/p", NULL), 1);
+    take(f, NULL, NULL);            /* s-3 is not read */
+    frontier_free(f);
+}
+
+/* --no-robots: robots.txt is still asked for its Sitemap lines, and no
+ * rule of it applies. */
+static void test_without_robots_rules_the_sitemap_lines_are_read_and_nothing_is_forbidden(
+    void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .sitemaps = 1 });
+    push(f, "http://a/private/1");
+    robots_back(f, 200, "User-agent: *\nDisallow: /private\nSitemap: http://a/s.xml\n");
+    struct crawl_job *j = take(f, "http://a/private/1", NULL);
+    assert_false(j->failed_early);
+    done(f, j, 1);
+    static const char *const urls[] = { "http://a/private/2" };
+    sitemap_back(f, take_sitemap(f, "http://a/s.xml", "a", 0), urls, 1, NULL);
+    done(f, take(f, "http://a/private/2", NULL), 1);
+    take(f, NULL, NULL);
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.robots_fetched, 1);
+    assert_int_equal(n.robots_blocked, 0);
+    frontier_free(f);
+}
+
+/* A host a link reached first has its robots.txt in before a URL of it is
+ * listed: its sitemaps are read when it is listed, and a host only linked
+ * to has none read. */
+static void test_a_host_listed_after_its_robots_txt_came_in_has_its_sitemaps_read_then(
+    void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .robots = 1, .sitemaps = 1,
+                                                      .span_hosts = 1 });
+    push(f, "http://a/1");
+    robots_back(f, 404, "");
+    struct crawl_job *p = take(f, "http://a/1", NULL);
+    static const char *const links[] = { "http://b/x" };
+    give_links(p, links, 1);
+    done(f, p, 1);                  /* b/x waits for b's robots.txt */
+    robots_back(f, 200, "Sitemap: http://b/s.xml\n");
+    done(f, take_sitemap(f, "http://a/sitemap.xml", "a", 0), 1);
+    done(f, take(f, "http://b/x", NULL), 1);
+    take(f, NULL, NULL);            /* b is no listed host yet */
+    push(f, "http://b/listed");       /* its sitemap is queued first */
+    done(f, take_sitemap(f, "http://b/s.xml", "b", 0), 1);
+    done(f, take(f, "http://b/listed", NULL), 1);
+    take(f, NULL, NULL);
+    frontier_free(f);
+}
+
+/* A cancelled crawl admits no URL of a sitemap back, and queues none of an
+ * index's sitemaps. */
+static void test_a_cancelled_crawl_takes_nothing_from_a_sitemap_back(void **state)
+{
+    static atomic_int cancelled;
+    atomic_store(&cancelled, 0);
+    struct frontier *f = make((struct frontier_conf){ .robots = 1, .sitemaps = 1 });
+    frontier_start(f, 0, 0, &cancelled);
+    push(f, "http://a/1");
+    robots_back(f, 404, "");
+    done(f, take(f, "http://a/1", NULL), 1);
+    struct crawl_job *s = take_sitemap(f, "http://a/sitemap.xml", "a", 0);
+    atomic_store(&cancelled, 1);
+    static const char *const urls[] = { "http://a/p" };
+    sitemap_back(f, s, urls, 1, "http://a/s-1.xml\n");
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.queued, 0);
     frontier_free(f);
 }
 
@@ -1473,6 +1727,19 @@ int main(void)
         cmocka_unit_test(test_verdicts_say_max_pages_queue_full_and_cancelled),
         cmocka_unit_test(test_without_verdicts_links_are_not_kept),
         cmocka_unit_test(test_a_link_held_for_robots_txt_keeps_its_parent),
+        cmocka_unit_test(test_robots_txt_sitemap_lines_queue_each_sitemap_once_for_the_listed_host),
+        cmocka_unit_test(
+            test_a_sitemap_waiting_for_its_hosts_robots_txt_is_kept_whatever_its_path),
+        cmocka_unit_test(test_a_listed_host_without_sitemap_lines_has_its_sitemap_xml_read),
+        cmocka_unit_test(
+            test_a_sitemaps_urls_join_at_depth_zero_held_to_scope_exclude_seen_and_robots),
+        cmocka_unit_test(test_max_pages_bounds_a_sitemaps_urls_as_it_bounds_links),
+        cmocka_unit_test(test_an_index_queues_its_sitemaps_once_and_no_deeper),
+        cmocka_unit_test(
+            test_without_robots_rules_the_sitemap_lines_are_read_and_nothing_is_forbidden),
+        cmocka_unit_test(
+            test_a_host_listed_after_its_robots_txt_came_in_has_its_sitemaps_read_then),
+        cmocka_unit_test(test_a_cancelled_crawl_takes_nothing_from_a_sitemap_back),
         cmocka_unit_test(test_canonical_urls_are_one_page_and_strip_query_drops_arguments),
         cmocka_unit_test(test_the_spill_file_takes_links_past_memory_and_gives_them_back_in_order),
         cmocka_unit_test(test_spilled_links_of_pages_in_turn_keep_each_its_own_parent),
