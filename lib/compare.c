@@ -224,10 +224,11 @@ void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
                    const struct compare_run *r, const double *min_wall,
                    const double *max_wall, int n)
 {
-    /* Speed-up is against seq when it ran, else against the first model. */
+    /* Speed-up is against the registry's first model (the sequential
+     * one) when it ran, else against the first model run. */
     double base = n ? r[0].wall : 0;
     for (int i = 0; i < n; i++)
-        if (strcmp(r[i].mode, "seq") == 0)
+        if (strcmp(r[i].mode, crawl_backends[0]->name) == 0)
             base = r[i].wall;
     char cells[64][NCOLS][CELL];
     const char *line[NCOLS];

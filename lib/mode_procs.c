@@ -58,6 +58,11 @@
 #include "wire.h"
 #include "url.h"
 
+/* The model each worker runs (the registry entry's worker), and this
+ * model's own entry, which names it. */
+extern const struct crawl_backend crawl_backend_coro;
+extern const struct crawl_backend crawl_backend_procs;
+
 /* How often the coordinator samples its workers' resident sets. */
 #define RSS_EVERY 0.05
 
@@ -534,7 +539,7 @@ static int proc_start(struct procs *P, int i)
                 close(P->p[k].fd);
         close(P->wake[0]);
         close(P->wake[1]);
-        procs_worker_main(P->c, i, sv[1], coordinator);
+        procs_worker_main(P->c, crawl_backend_procs.worker, i, sv[1], coordinator);
     }
     close(sv[1]);
     P->p[i].pid = pid;
@@ -885,6 +890,10 @@ const struct crawl_backend crawl_backend_procs = {
     .default_concurrency = 0,
     .processes = 1,
     .fds_per_transfer = 1,      /* a worker's socket; the workers have limits of their own */
+    /* Its own, and those its workers' coroutines and parse threads read
+     * (each has one loop: not --loops). */
+    .options = CRAWL_MODEL_PROCS | CRAWL_MODEL_STACK | CRAWL_MODEL_PARSE_THREADS,
+    .worker = &crawl_backend_coro,
     .run = procs_run,
     .prepare = procs_prepare,
 };

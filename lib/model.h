@@ -42,6 +42,14 @@
 struct crawl;
 struct fetch_ctx;
 
+/* Options only some models read, for struct crawl_backend's options. */
+enum crawl_model_option {
+    CRAWL_MODEL_LOOPS = 1 << 0,         /* --loops */
+    CRAWL_MODEL_PROCS = 1 << 1,         /* --procs, --worker-timeout */
+    CRAWL_MODEL_STACK = 1 << 2,         /* --stack-size */
+    CRAWL_MODEL_PARSE_THREADS = 1 << 3, /* --parse-threads */
+};
+
 struct crawl_backend {
     const char *name;
     const char *summary;      /* one line for --help */
@@ -53,6 +61,11 @@ struct crawl_backend {
     int fds_per_transfer;     /* descriptors a transfer in flight holds */
     int processes;            /* its workers are processes: a worker id divided
                                * by 1,000,000 numbers the process */
+    unsigned options;         /* the model options it reads (CRAWL_MODEL_*);
+                               * one given to a run of models that read none
+                               * of it is said to be ignored */
+    const struct crawl_backend *worker; /* a model of processes: the model
+                               * each process runs (its registry entry) */
     int (*run)(struct crawl *c);
     /* Optional: set-up that must happen while the process has one thread
      * (forking workers), before the caller starts threads of its own; see
@@ -61,7 +74,8 @@ struct crawl_backend {
 };
 
 /* The registry (lib/modes.c): every model, NULL-terminated, in the order
- * --help, --mode=all and the tests list them. */
+ * --help, --mode=all and the tests list them; the first is the baseline
+ * of --mode=all's speed-up. */
 extern const struct crawl_backend *const crawl_backends[];
 
 /* Returns the backend called name, or NULL. */

@@ -1,7 +1,8 @@
 /* procs_worker.c: a worker process of the procs model (mode_procs.c says
- * how the work is shared out). It runs the coroutine model on a crawl of
- * its own that relays: jobs come in on its socket, each result goes back
- * whole, with the links of the page it has not sent before, in batches. */
+ * how the work is shared out). It runs the model the procs entry names as
+ * its worker (coro) on a crawl of its own that relays: jobs come in on its
+ * socket, each result goes back whole, with the links of the page it has
+ * not sent before, in batches. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -22,8 +23,6 @@
 #include "procs.h"
 #include "strbuf.h"
 #include "wire.h"
-
-extern const struct crawl_backend crawl_backend_coro;
 
 /* ---- the worker process -------------------------------------------------- */
 
@@ -395,7 +394,8 @@ static int worker_start(int fd, struct strbuf *in, int *limit, int *reuse, int *
     }
 }
 
-void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
+void procs_worker_main(struct crawl *c, const struct crawl_backend *model, int idx, int fd,
+                       pid_t coordinator)
 {
     /* Signals are the coordinator's to act on: it tells the workers. */
     signal(SIGINT, SIG_IGN);
@@ -447,7 +447,7 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
         crawl_share_digests(wk.w, c);     /* one digest set for the crawl */
         crawl_on_cookies(wk.w, worker_cookie, &wk);
         crawl_set_input(wk.w, worker_input, &wk, 1);
-        rc = crawl_run(wk.w, &crawl_backend_coro);
+        rc = crawl_run(wk.w, model);
         struct crawl_summary s;
         crawl_get_summary(wk.w, &s);
         beat_stop(&wk);
