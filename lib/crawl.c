@@ -296,6 +296,22 @@ void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data, int streams
     pthread_mutex_unlock(&c->lock);
 }
 
+void crawl_set_input_waker(struct crawl *c, void (*fn)(void *data), void *data)
+{
+    pthread_mutex_lock(&c->waker_lock);
+    c->input_waker = fn;
+    c->input_waker_data = data;
+    pthread_mutex_unlock(&c->waker_lock);
+}
+
+/* Wakes a streamed input's read that blocks (crawl_set_input_waker);
+ * the caller holds waker_lock. */
+static void wake_input(struct crawl *c)
+{
+    if (c->input_waker)
+        c->input_waker(c->input_waker_data);
+}
+
 /* Reads up to want more listed jobs without the lock, unless another
  * thread is reading; the lock is held on entry and on return. Returns 1
  * when this thread read, 0 when nothing could be read now. */
@@ -836,11 +852,13 @@ void crawl_cancel(struct crawl *c, enum crawl_cancel_why why)
     if (!cancel_set(&c->cancel, why))
         return;
     /* Whoever waits learns of it now: a blocked taker (without the core's
-     * lock, which the caller may hold), a model's loop through its waker. */
+     * lock, which the caller may hold), a model's loop through its waker,
+     * the reader of a streamed input waiting on it. */
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_lock(&c->waker_lock);
     if (c->waker)
         c->waker(c->waker_data);
+    wake_input(c);
     pthread_mutex_unlock(&c->waker_lock);
 }
 
@@ -1197,6 +1215,9 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         pthread_mutex_lock(&c->lock);
         c->input_stop = 1;
         pthread_cond_broadcast(&c->cond);
+        pthread_mutex_lock(&c->waker_lock);
+        wake_input(c);
+        pthread_mutex_unlock(&c->waker_lock);
         pthread_mutex_unlock(&c->lock);
         pthread_join(c->input_tid, NULL);
         c->input_streams = 0;       /* what is left is read by cancel_rest (joined: no lock) */

@@ -43,6 +43,8 @@ struct crawl {
     int    input_err;         /* input ended on this error (negative code) */
     int    input_streams;     /* read by input_tid, not by crawl_next */
     int    input_stop;        /* the reader thread is to end */
+    void (*input_waker)(void *data); /* crawl_set_input_waker's (waker_lock) */
+    void  *input_waker_data;
     pthread_t input_tid;
     int    lease_on;          /* a --frontier store's leases are lease_tid's */
     int    lease_stop;        /* the leasing thread is to end */
