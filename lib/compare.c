@@ -42,8 +42,8 @@ void compare_fill(struct compare_run *r, struct crawl *c)
         r->total_ms[k] = crawl_latency_ms(c, CRAWL_TIME_TOTAL, qs[k]);
         r->ttfb_ms[k] = crawl_latency_ms(c, CRAWL_TIME_TTFB, qs[k]);
     }
-    /* A model of several processes measures their summed resident set
-     * itself; wait4 gives only the largest one's. */
+    /* A model of several processes sums their peak resident sets itself;
+     * wait4 gives only the largest one's. */
     r->procs = s.rss_peak_kb > 0;
     r->rss_mb = (double)s.rss_peak_kb / 1024.0;
 }
@@ -254,8 +254,8 @@ void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
         procs |= r[i].procs;
     if (procs && w)
         fprintf(out, "procs: user_s, sys_s, vcsw, ivcsw and threads summed over its "
-                "processes; rss_mb the peak of\n       their summed resident sets "
-                "(shared pages counted in each), sampled every 50 ms\n");
+                "processes; rss_mb the sum of\n       each process's own peak resident set "
+                "(shared pages counted in each)\n");
     print_line(out, columns, w);
     for (int i = 0; i < rows; i++) {
         for (size_t k = 0; k < NCOLS; k++)

@@ -71,9 +71,9 @@ struct crawl_summary {
     int    limit;             /* transfers in flight at most; 0: all at once */
     int    reuse;             /* the reuse policy that ran */
     int    threads;           /* most threads alive at once */
-    long   rss_peak_kb;       /* peak resident set of the run's processes
-                               * summed, when the model measures it (procs);
-                               * else 0 */
+    long   rss_peak_kb;       /* the sum of each of the run's processes' own
+                               * peak resident set, when the model measures
+                               * it (procs); else 0 */
 };
 
 /* Writes into buf (size n) what every transfer of the run shares: "in

@@ -83,8 +83,8 @@ struct crawl {
                                * -errno of reading --warc-dedupe-cdx */
     size_t cdx_taken, cdx_unread;   /* --warc-dedupe-cdx's lines read, passed over */
     struct crawl_live *live;  /* where the counters are published, or NULL */
-    long   rss_peak_kb;       /* a model's own measure of its processes' peak
-                               * resident set, summed; 0: not measured */
+    long   rss_peak_kb;       /* a model's own measure: its processes' peak
+                               * resident sets, summed; 0: not measured */
     /* --state (crawl_state.c): the store holds the queue, the seen set,
      * robots.txt and which pages have their row. */
     struct state *st;

@@ -173,9 +173,9 @@ void *crawl_take_model_data(struct crawl *c);
 /* The most threads the model had alive at once, for the report. */
 void crawl_set_threads(struct crawl *c, int n);
 
-/* A model of several processes: the peak of their summed resident set, in
- * KiB; what it gave out to them as transfers in flight (n: 1 or -1), and
- * the connections they opened. */
+/* A model of several processes: the sum of each one's own peak resident
+ * set (ru_maxrss), in KiB; what it gave out to them as transfers in
+ * flight (n: 1 or -1), and the connections they opened. */
 void crawl_set_rss_peak(struct crawl *c, long kb);
 void crawl_count_transfers(struct crawl *c, long n);
 void crawl_count_conns(struct crawl *c, long n);
