@@ -18,13 +18,15 @@
  *      A job handed back is the core's: never look at it again.
  *   4. When crawl_take says CRAWL_EAGAIN, sleep until the waker runs
  *      (crawl_set_waker: a job was queued or came back, the input ended,
- *      the crawl was cancelled), a transfer of the model's ends, or the due
- *      time crawl_take gave passes; then take again. Nothing polls. Before
- *      a loop blocks, call crawl_waiting (crawl_take_wait does). On
- *      crawl_take's 0 the run is over: once the model's transfers are
- *      back, run returns. When the crawl is cancelled (crawl_is_cancelled,
- *      the waker says so), abandon the transfers in flight; each comes back
- *      as cancelled.
+ *      a --frontier lease placed pages or found the crawl over, the
+ *      server held the worker's lease again or the store failed, the
+ *      crawl was cancelled), a transfer of the model's ends, or the due
+ *      time crawl_take gave passes; then take again. Nothing polls: no
+ *      timer but that due time wakes a model. Before a loop blocks, call
+ *      crawl_waiting (crawl_take_wait does). On crawl_take's 0 the run is
+ *      over: once the model's transfers are back, run returns. When the
+ *      crawl is cancelled (crawl_is_cancelled, the waker says so), abandon
+ *      the transfers in flight; each comes back as cancelled.
  *   5. Say how many threads it had at most (crawl_set_threads).
  *
  * run returns 0 or a negative code; whatever it returns, every job it took
@@ -104,10 +106,12 @@ int crawl_take(struct crawl *c, struct crawl_job **job, double *due);
 int crawl_take_wait(struct crawl *c, struct crawl_job **job);
 
 /* fn(data) is called when crawl_take may have more to give than when it
- * last said CRAWL_EAGAIN (a job queued or back, the input's end), and at
- * once when the crawl is cancelled; from any thread, possibly with the
- * core's lock held: fn must be quick and call nothing of the core
- * (ev_async_send, a write to a pipe). NULL: nobody. */
+ * last said CRAWL_EAGAIN (a job queued or back, the input's end, a
+ * --frontier lease that placed pages or found nothing left anywhere, the
+ * server's lease held again or the store failed), and at once when the
+ * crawl is cancelled; from any thread, possibly with the core's lock
+ * held: fn must be quick and call nothing of the core (ev_async_send, a
+ * write to a pipe). NULL: nobody. */
 void crawl_set_waker(struct crawl *c, void (*fn)(void *data), void *data);
 
 /* What a model calls just before its loop blocks, from its own thread: the
