@@ -42,8 +42,8 @@ void compare_fill(struct compare_run *r, struct crawl *c)
         r->total_ms[k] = crawl_latency_ms(c, CRAWL_TIME_TOTAL, qs[k]);
         r->ttfb_ms[k] = crawl_latency_ms(c, CRAWL_TIME_TTFB, qs[k]);
     }
-    /* A model of several processes measures their summed resident set
-     * itself; wait4 gives only the largest one's. */
+    /* A model of several processes sums their peak resident sets itself;
+     * wait4 gives only the largest one's. */
     r->procs = s.rss_peak_kb > 0;
     r->rss_mb = (double)s.rss_peak_kb / 1024.0;
 }
@@ -224,10 +224,11 @@ void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
                    const struct compare_run *r, const double *min_wall,
                    const double *max_wall, int n)
 {
-    /* Speed-up is against seq when it ran, else against the first model. */
+    /* Speed-up is against the registry's first model (the sequential
+     * one) when it ran, else against the first model run. */
     double base = n ? r[0].wall : 0;
     for (int i = 0; i < n; i++)
-        if (strcmp(r[i].mode, "seq") == 0)
+        if (strcmp(r[i].mode, crawl_backends[0]->name) == 0)
             base = r[i].wall;
     char cells[64][NCOLS][CELL];
     const char *line[NCOLS];
@@ -253,8 +254,8 @@ void compare_print(FILE *out, enum crawl_format fmt, const char *shared,
         procs |= r[i].procs;
     if (procs && w)
         fprintf(out, "procs: user_s, sys_s, vcsw, ivcsw and threads summed over its "
-                "processes; rss_mb the peak of\n       their summed resident sets "
-                "(shared pages counted in each), sampled every 50 ms\n");
+                "processes; rss_mb the sum of\n       each process's own peak resident set "
+                "(shared pages counted in each)\n");
     print_line(out, columns, w);
     for (int i = 0; i < rows; i++) {
         for (size_t k = 0; k < NCOLS; k++)

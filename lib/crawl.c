@@ -328,6 +328,22 @@ void crawl_set_lists(struct crawl *c, struct urllist *l)
     crawl_set_input(c, read_lists, l, urllist_streams(l));
 }
 
+void crawl_set_input_waker(struct crawl *c, void (*fn)(void *data), void *data)
+{
+    pthread_mutex_lock(&c->waker_lock);
+    c->input_waker = fn;
+    c->input_waker_data = data;
+    pthread_mutex_unlock(&c->waker_lock);
+}
+
+/* Wakes a streamed input's read that blocks (crawl_set_input_waker);
+ * the caller holds waker_lock. */
+static void wake_input(struct crawl *c)
+{
+    if (c->input_waker)
+        c->input_waker(c->input_waker_data);
+}
+
 /* Reads up to want more listed jobs without the lock, unless another
  * thread is reading; the lock is held on entry and on return. Returns 1
  * when this thread read, 0 when nothing could be read now. */
@@ -516,11 +532,16 @@ static void wake_locked(struct crawl *c)
  * or the spill's files are read and parsed: the other threads go on
  * taking and finishing jobs meanwhile. The lock is held. Returns 1 when
  * another read is due at once (frontier_refill_end): before an empty
- * queue can mean the crawl is over. */
-static int refill(struct crawl *c)
+ * queue can mean the crawl is over; *read (unless NULL) says whether it
+ * read, letting the lock go. */
+static int refill(struct crawl *c, int *read)
 {
+    if (read)
+        *read = 0;
     if (!frontier_refill_begin(c->fr))
         return 0;
+    if (read)
+        *read = 1;
     pthread_mutex_unlock(&c->lock);
     frontier_refill_read(c->fr);
     pthread_mutex_lock(&c->lock);
@@ -531,8 +552,12 @@ static int refill(struct crawl *c)
      * crawl is over. A read that placed nothing and wants another (its
      * pages were all forbidden, or links came in meanwhile) wakes nobody
      * here: its thread reads again, or wakes the others as it takes a job
-     * (take_locked). */
-    if (frontier_queued(c->fr) != had || !stale)
+     * (take_locked). Nor does a shared store's lease that placed nothing
+     * while pages are out (other workers', or this one's running: each
+     * wakes the takers as it comes back): the crawl goes on, and nobody
+     * has anything new to take. */
+    int out = c->st && state_shared(c->st) && (state_elsewhere(c->st) > 0 || c->running > 0);
+    if (frontier_queued(c->fr) != had || (!stale && !out))
         wake_locked(c);
     return stale;
 }
@@ -550,6 +575,22 @@ static int turns(struct crawl *c)
     if (frontier_turns_end(c->fr, &t))
         wake_locked(c);
     return 1;
+}
+
+/* When a taker that found nothing may find a job by time alone: wake, the
+ * pick's (a host's pace, a retry's time), the deadline, and, with no
+ * leasing thread, the next lease while other workers hold pages
+ * (elsewhere); 0: only when woken. The leasing thread wakes the takers
+ * once a lease placed pages, or the crawl may be over. The lock is held. */
+static double take_due(struct crawl *c, double wake, int elsewhere)
+{
+    double at = !c->lease_on && elsewhere ? frontier_lease_at(c->fr) : 0;
+    if (at > 0 && (wake == 0 || wake > at))
+        wake = at;
+    double end = c->cancel.deadline_at;
+    if (end > 0 && (wake == 0 || wake > end))
+        wake = end;
+    return wake;
 }
 
 /* Takes the next job that may start now into *job; the lock is held, and
@@ -572,7 +613,7 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
             if ((lease = frontier_lease_due(c->fr)))
                 pthread_cond_signal(&c->lease_cond);
         } else {
-            again = refill(c) | turns(c);
+            again = refill(c, NULL) | turns(c);
         }
         /* A shared crawl's page starts only while the server surely
          * holds this worker's lease: past that (its heartbeats unanswered:
@@ -583,8 +624,9 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
                 crawl__state_warn(c);
                 continue;
             }
-            double w = clock_now() + 0.05, end = c->cancel.deadline_at;
-            *due = end > 0 && end < w ? end : w;
+            /* The heartbeat that holds it again, or latches the
+             * failure, wakes whoever waits (store_changed). */
+            *due = c->cancel.deadline_at;
             return CRAWL_EAGAIN;
         }
         struct crawl_job *j = frontier_pick(c->fr, &wake);
@@ -637,13 +679,7 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
             c->lease_stop = 1;      /* over: nothing more is leased */
             return 0;
         }
-        /* The leasing thread wakes whoever waits once it placed pages. */
-        if ((elsewhere || lease) && (wake == 0 || wake > clock_now() + 0.05))
-            wake = clock_now() + 0.05;
-        double end = c->cancel.deadline_at;
-        if (end > 0 && (wake == 0 || wake > end))
-            wake = end;
-        *due = wake;
+        *due = take_due(c, wake, elsewhere);
         return CRAWL_EAGAIN;
     }
 }
@@ -868,11 +904,13 @@ void crawl_cancel(struct crawl *c, enum crawl_cancel_why why)
     if (!cancel_set(&c->cancel, why))
         return;
     /* Whoever waits learns of it now: a blocked taker (without the core's
-     * lock, which the caller may hold), a model's loop through its waker. */
+     * lock, which the caller may hold), a model's loop through its waker,
+     * the reader of a streamed input waiting on it. */
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_lock(&c->waker_lock);
     if (c->waker)
         c->waker(c->waker_data);
+    wake_input(c);
     pthread_mutex_unlock(&c->waker_lock);
 }
 
@@ -1119,32 +1157,59 @@ static void run_policies(struct crawl *c, const struct crawl_backend *b)
     limit_by_descriptors(c, b);
 }
 
-/* The clock starts: the deadline, the frontier and the fetch context learn
- * what the run is. Returns 1 when a streamed list gets a reader thread. */
 /* The leasing thread of a --frontier crawl: each lease's round trip (and
  * the robots.txt look-ups it brings) is made here, so that no model's
  * thread waits on the server before it starts a transfer. It leases when
- * a thread that takes jobs finds one due, and at least every LEASE_TICK
- * seconds; the lock is let go while the server is asked (refill). */
-#define LEASE_TICK 0.05
+ * a thread that takes jobs finds one due (lease_cond), and when the
+ * server is to be asked again for what other workers found or gave back
+ * (frontier_lease_at: the server tells nobody of that); it sleeps
+ * otherwise. The lock is let go while the server is asked (refill). A
+ * store failure its requests met stops the crawl here, as it would in a
+ * taker. */
 static void *lease_main(void *arg)
 {
     struct crawl *c = arg;
     pthread_mutex_lock(&c->lock);
     while (!c->lease_stop) {
-        if (refill(c) | turns(c))
+        int read, again = refill(c, &read);
+        int asked = turns(c);
+        if (frontier_store_failed(c->fr))
+            crawl__state_warn(c);
+        /* What was asked for while the lock was let go (a lease due, the
+         * end) is looked at before the wait, which would miss it. */
+        if (again || (read | asked))
             continue;
-        struct timespec ts = clock_timespec(clock_now() + LEASE_TICK);
-        pthread_cond_timedwait(&c->lease_cond, &c->lock, &ts);
+        double at = frontier_lease_at(c->fr);
+        if (at > 0) {
+            struct timespec ts = clock_timespec(at);
+            pthread_cond_timedwait(&c->lease_cond, &c->lock, &ts);
+        } else {
+            pthread_cond_wait(&c->lease_cond, &c->lock);
+        }
     }
     pthread_mutex_unlock(&c->lock);
     return NULL;
 }
 
+/* state_on_change: a heartbeat held the lease again after it lapsed, or
+ * latched a failure: the takers waiting for either look again. */
+static void store_changed(void *data)
+{
+    struct crawl *c = data;
+    pthread_mutex_lock(&c->lock);
+    wake_locked(c);
+    if (c->lease_on)
+        pthread_cond_signal(&c->lease_cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
 /* Starts the leasing thread when the crawl's store is shared. */
 static void lease_start(struct crawl *c)
 {
-    if (!state_shared(c->st) || clock_cond_init(&c->lease_cond) != 0)
+    if (!state_shared(c->st))
+        return;
+    state_on_change(c->st, store_changed, c);
+    if (clock_cond_init(&c->lease_cond) != 0)
         return;
     c->lease_stop = 0;
     pthread_mutex_lock(&c->lock);
@@ -1156,6 +1221,8 @@ static void lease_start(struct crawl *c)
 
 static void lease_end(struct crawl *c)
 {
+    if (state_shared(c->st))
+        state_on_change(c->st, NULL, NULL);     /* without the lock, which it takes */
     if (!c->lease_on)
         return;
     pthread_mutex_lock(&c->lock);
@@ -1167,6 +1234,8 @@ static void lease_end(struct crawl *c)
     pthread_cond_destroy(&c->lease_cond);
 }
 
+/* The clock starts: the deadline, the frontier and the fetch context learn
+ * what the run is. Returns 1 when a streamed list gets a reader thread. */
 static int run_start(struct crawl *c, const struct crawl_backend *b)
 {
     pthread_mutex_lock(&c->lock);
@@ -1229,6 +1298,9 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         pthread_mutex_lock(&c->lock);
         c->input_stop = 1;
         pthread_cond_broadcast(&c->cond);
+        pthread_mutex_lock(&c->waker_lock);
+        wake_input(c);
+        pthread_mutex_unlock(&c->waker_lock);
         pthread_mutex_unlock(&c->lock);
         pthread_join(c->input_tid, NULL);
         c->input_streams = 0;       /* what is left is read by cancel_rest (joined: no lock) */

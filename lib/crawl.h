@@ -65,9 +65,9 @@ struct crawl_summary {
     int    limit;             /* transfers in flight at most; 0: all at once */
     int    reuse;             /* the reuse policy that ran */
     int    threads;           /* most threads alive at once */
-    long   rss_peak_kb;       /* peak resident set of the run's processes
-                               * summed, when the model measures it (procs);
-                               * else 0 */
+    long   rss_peak_kb;       /* the sum of each of the run's processes' own
+                               * peak resident set, when the model measures
+                               * it (procs); else 0 */
 };
 
 /* Writes into buf (size n) what every transfer of the run shares: "in
@@ -83,7 +83,7 @@ void crawl_get_summary(struct crawl *c, struct crawl_summary *s);
  * terminal, whose lines come when they come; a thread of the core then
  * reads them, so that no model waits on a line, and the run starts
  * without reading ahead (fn must then return within a moment, 1 when it
- * has nothing yet). */
+ * has nothing yet, unless it has an input waker). */
 void crawl_set_input(struct crawl *c, crawl_input_fn fn, void *data, int streams);
 
 struct urllist;
@@ -93,6 +93,15 @@ struct urllist;
  * failed; a pipe is read no further once c is cancelled. l must outlive
  * c's run. */
 void crawl_set_lists(struct crawl *c, struct urllist *l);
+
+/* For a streamed input whose fn blocks until something comes (a procs
+ * worker's socket): fn(data) is called, from any thread and possibly with
+ * the core's lock held, when a read in progress on the core's reader
+ * thread is to return at once: the crawl was cancelled, or the run is over
+ * and the reader ends. From then on the input's fn, on that thread, is to
+ * return without waiting. fn must be quick (a write to a pipe) and call
+ * nothing of the core. */
+void crawl_set_input_waker(struct crawl *c, void (*fn)(void *data), void *data);
 
 /* Reads every listed job into c now (for runs that need the whole list
  * before they start). Returns 0 or the input's negative code. */

@@ -43,6 +43,8 @@ struct crawl {
     int    input_err;         /* input ended on this error (negative code) */
     int    input_streams;     /* read by input_tid, not by crawl_next */
     int    input_stop;        /* the reader thread is to end */
+    void (*input_waker)(void *data); /* crawl_set_input_waker's (waker_lock) */
+    void  *input_waker_data;
     pthread_t input_tid;
     int    lease_on;          /* a --frontier store's leases are lease_tid's */
     int    lease_stop;        /* the leasing thread is to end */
@@ -81,8 +83,8 @@ struct crawl {
                                * -errno of reading --warc-dedupe-cdx */
     size_t cdx_taken, cdx_unread;   /* --warc-dedupe-cdx's lines read, passed over */
     struct crawl_live *live;  /* where the counters are published, or NULL */
-    long   rss_peak_kb;       /* a model's own measure of its processes' peak
-                               * resident set, summed; 0: not measured */
+    long   rss_peak_kb;       /* a model's own measure: its processes' peak
+                               * resident sets, summed; 0: not measured */
     /* --state (crawl_state.c): the store holds the queue, the seen set,
      * robots.txt and which pages have their row. */
     struct state *st;

@@ -768,6 +768,11 @@ int frontier_lease_due(const struct frontier *f)
     return (!f->rf.on && f->st && frontier__store_lease_due(f)) || (f->nturn > 0 && !f->turn_on);
 }
 
+double frontier_lease_at(const struct frontier *f)
+{
+    return !f->rf.on && f->st ? frontier__store_lease_at(f) : 0;
+}
+
 /* --max-pages bounds the pages that start, listed ones included; a link
  * found before the bound was reached is dropped when its turn comes after
  * it, and counted as left. */

@@ -124,6 +124,12 @@ int frontier_refill_begin(struct frontier *f);
  * hosts wait for their turns (frontier_turns_begin): the thread that
  * leases (not the one asking) is to make it. The lock is held. */
 int frontier_lease_due(const struct frontier *f);
+/* When a --frontier store's lease comes due by time alone (memory wants
+ * pages, and the last lease found none: the server is asked again after a
+ * pause, for pages other workers found or gave back meanwhile); 0: not by
+ * time (due now, or only once memory drains or links are sent). The lock
+ * is held. */
+double frontier_lease_at(const struct frontier *f);
 void frontier_refill_read(struct frontier *f);
 int frontier_refill_end(struct frontier *f);
 void frontier_refill(struct frontier *f);

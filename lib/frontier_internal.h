@@ -353,6 +353,9 @@ int frontier__store_refill_begin(struct frontier *f);
 /* 1 when a shared store's lease is due (frontier_refill_begin would
  * claim it). */
 int frontier__store_lease_due(const struct frontier *f);
+/* frontier_lease_at's part: when a shared store's lease comes due by
+ * time alone, or 0. */
+double frontier__store_lease_at(const struct frontier *f);
 void frontier__store_refill_read(struct frontier *f);
 int frontier__store_refill_end(struct frontier *f);
 

@@ -137,8 +137,12 @@ static size_t lease_batch(const struct frontier *f)
     return n < 16 ? 16 : n > 2048 ? 2048 : n;
 }
 
-/* Minimum seconds between two leases that found nothing: another worker
- * may yet find links, or fall silent and give its pages back. */
+/* Seconds between two leases that found nothing while memory wants
+ * pages: another worker may yet find links, or fall silent and have its
+ * pages given back, and the server tells nobody of either; asking again
+ * is the only way to learn of them. The leasing thread wakes for it, and
+ * wakes the models only when a lease placed pages or the crawl may be
+ * over. */
 #define LEASE_POLL 0.05
 
 /* A page read from the store without the core's lock, copied whole (the
@@ -288,26 +292,39 @@ static void hand_over(struct frontier *f, const struct held_page *h)
         url_parts_free(&lu);
 }
 
-/* The pages a lease from a shared store would ask for now; 0: none is
- * due. Leased when half of what memory holds is gone: one round trip for
+/* The pages memory wants from a shared store, whenever it may ask; 0:
+ * none. Leased when half of what memory holds is gone: one round trip for
  * many pages. */
-static size_t lease_due(const struct frontier *f)
+static size_t lease_want(const struct frontier *f)
 {
     size_t want = lease_batch(f), have = f->queued + f->pending;
-    if (!f->st_more)
+    if (!f->st_more || frontier__cancelled(f))
         return 0;
     if (f->sh_paced && have < 4 * want)
         want = have + want / 2 > 4 * want ? 4 * want : have + want / 2;
     else if (have > want / 2)
         return 0;
-    if (frontier__cancelled(f) || (!f->sh_found && f->now() < f->sh_poll_at))
-        return 0;
     return want - have;
+}
+
+/* The pages a lease would ask for now; 0: none is due. */
+static size_t lease_due(const struct frontier *f)
+{
+    if (!f->sh_found && f->now() < f->sh_poll_at)
+        return 0;
+    return lease_want(f);
 }
 
 int frontier__store_lease_due(const struct frontier *f)
 {
     return state_shared(f->st) && lease_due(f) > 0;
+}
+
+double frontier__store_lease_at(const struct frontier *f)
+{
+    if (!state_shared(f->st) || f->sh_found || f->now() >= f->sh_poll_at || !lease_want(f))
+        return 0;
+    return f->sh_poll_at;
 }
 
 int frontier__store_refill_begin(struct frontier *f)

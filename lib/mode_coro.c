@@ -529,5 +529,6 @@ const struct crawl_backend crawl_backend_coro = {
               "is done. --loops N runs N loops on N threads.",
     .default_concurrency = 0,
     .fds_per_transfer = 1,      /* its socket; each multi's wakeup pair is in the core's 1% */
+    .options = CRAWL_MODEL_LOOPS | CRAWL_MODEL_STACK | CRAWL_MODEL_PARSE_THREADS,
     .run = coro_run,
 };

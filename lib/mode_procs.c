@@ -34,6 +34,7 @@
  * could; with none, every URL fails with a row saying so. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -58,8 +59,10 @@
 #include "wire.h"
 #include "url.h"
 
-/* How often the coordinator samples its workers' resident sets. */
-#define RSS_EVERY 0.05
+/* The model each worker runs (the registry entry's worker), and this
+ * model's own entry, which names it. */
+extern const struct crawl_backend crawl_backend_coro;
+extern const struct crawl_backend crawl_backend_procs;
 
 /* How long workers have to hand back cancelled jobs before they are killed
  * (a worker hands them back within milliseconds; what a kill loses is the
@@ -78,8 +81,9 @@
 #define SILENCE_CANCELLED 1.0
 
 /* The coordinator itself may not listen for a while (its output blocked,
- * the whole process group stopped by ^Z): a gap longer than this between
- * two looks does not count as the workers' silence. */
+ * the whole process group stopped by ^Z): a stretch between two looks in
+ * which it was busy this long, or slept this long past the time it asked
+ * to be woken at, does not count as the workers' silence. */
 #define LOOK_GAP 0.5
 
 /* ---- the coordinator ------------------------------------------------------ */
@@ -114,13 +118,13 @@ struct procs {
     size_t in_flight;
     struct hset hosts;          /* host hash -> the worker that owns it */
     int wake[2];                /* the core's waker: jobs came, or a cancel */
-    long rss_peak_kb;
-    double rss_at;
-    long page_kb;
+    long rss_kb;                /* the peak resident sets of the workers reaped, summed */
     int start_rc;               /* why a worker could not be forked, or 0 */
     const char *start_what;     /* the call that failed: "fork", "socketpair" */
     double silence;             /* --worker-timeout: a worker silent this long is killed */
     double looked;              /* when the watchdog last looked */
+    double woke;                /* when the last wait ended */
+    double wake_at;             /* when it was to end at the latest; 0: no bound */
     double began;               /* when the run began (the workers told to start) */
     int output_failed;          /* a worker's WARC could not be written */
 };
@@ -132,40 +136,6 @@ static void procs_wake(void *data)
     char b = 1;
     ssize_t w = write(P->wake[1], &b, 1);
     (void)w;                    /* full: a wake-up is pending anyway */
-}
-
-/* Returns the resident set of pid in KiB, or 0. */
-static long rss_kb(pid_t pid, long page_kb)
-{
-    char path[64], buf[128];
-    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    long size = 0, resident = 0;
-    if (sscanf(buf, "%ld %ld", &size, &resident) != 2)
-        return 0;
-    return resident * page_kb;
-}
-
-/* Samples the summed resident set of the coordinator and its workers. */
-static void sample_rss(struct procs *P, int force)
-{
-    double now = clock_now();
-    if (!force && now - P->rss_at < RSS_EVERY)
-        return;
-    P->rss_at = now;
-    long sum = rss_kb(getpid(), P->page_kb);
-    for (int i = 0; i < P->n; i++)
-        if (P->p[i].fd >= 0)
-            sum += rss_kb(P->p[i].pid, P->page_kb);
-    if (sum > P->rss_peak_kb)
-        P->rss_peak_kb = sum;
 }
 
 /* Whether worker p takes jobs: alive, and it said it can (MSG_READY). */
@@ -414,14 +384,19 @@ static void proc_read(struct procs *P, int i)
     wire_frames_taken(&p->in, at);
 }
 
-/* Says in buf how process pid ended (it is reaped here). */
-static void reap(pid_t pid, int ended, char *buf, size_t n)
+/* Says in buf how process pid ended (it is reaped here), and adds its
+ * peak resident set (ru_maxrss, KiB) to *rss_kb unless that is NULL. */
+static void reap(pid_t pid, int ended, char *buf, size_t n, long *rss_kb)
 {
     int st = 0;
+    struct rusage ru;
     if (!ended)
         kill(pid, SIGKILL);     /* dying anyway: its socket is closed */
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
         ;
+    if (rss_kb)
+        *rss_kb += ru.ru_maxrss;
     if (WIFSIGNALED(st))
         snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
     else if (WIFEXITED(st) && !ended)
@@ -445,7 +420,7 @@ static void proc_lost(struct procs *P, int i, const char *why)
         P->ready--;
     p->ready = 0;
     char how[96];
-    reap(p->pid, p->ended && !why, how, sizeof how);
+    reap(p->pid, p->ended && !why, how, sizeof how, &P->rss_kb);
     if (why)
         snprintf(how, sizeof how, "%s", why);
     p->pid = 0;
@@ -484,15 +459,20 @@ static void proc_lost(struct procs *P, int i, const char *why)
 
 /* The watchdog: gives up every worker not heard from for the bound (a
  * second once the crawl is cancelled). Time the coordinator spent not
- * listening is not held against them. */
-static void watch(struct procs *P, int cancelled)
+ * listening is not held against them: a stretch since the last look in
+ * which it was busy for LOOK_GAP (its output blocked), or woke LOOK_GAP
+ * past the time it asked for (the process group stopped). Returns when it
+ * next has something to decide, or 0 when no worker is left to watch. */
+static double watch(struct procs *P, int cancelled)
 {
     double now = clock_now();
-    if (now - P->looked > LOOK_GAP)
+    if (now - P->woke > LOOK_GAP || (P->wake_at > 0 && P->woke - P->wake_at > LOOK_GAP))
         for (int i = 0; i < P->n; i++)
             P->p[i].heard += now - P->looked;
-    P->looked = now;
+    P->looked = P->woke = now;
+    P->wake_at = 0;
     double bound = cancelled && P->silence > SILENCE_CANCELLED ? SILENCE_CANCELLED : P->silence;
+    double next = 0;
     for (int i = 0; i < P->n; i++) {
         struct proc *p = &P->p[i];
         if (p->fd < 0 || p->ended)
@@ -503,10 +483,17 @@ static void watch(struct procs *P, int cancelled)
                      now - p->heard);
         else if (!p->ready && now - P->began > P->silence)
             snprintf(why, sizeof why, "was not ready after %.1f s", now - P->began);
-        else
+        else {
+            double at = p->heard + bound;
+            if (!p->ready && P->began + P->silence < at)
+                at = P->began + P->silence;
+            if (next == 0 || at < next)
+                next = at;
             continue;
+        }
         proc_lost(P, i, why);
     }
+    return next;
 }
 
 /* Forks worker i. Returns 0 or -errno, with the call that failed in
@@ -535,7 +522,7 @@ static int proc_start(struct procs *P, int i)
                 close(P->p[k].fd);
         close(P->wake[0]);
         close(P->wake[1]);
-        procs_worker_main(P->c, i, sv[1], coordinator);
+        procs_worker_main(P->c, crawl_backend_procs.worker, i, sv[1], coordinator);
     }
     close(sv[1]);
     P->p[i].pid = pid;
@@ -630,7 +617,7 @@ static void procs_free(struct procs *P)
         if (P->p[i].fd >= 0) {
             close(P->p[i].fd);
             char how[96];
-            reap(P->p[i].pid, P->p[i].ended, how, sizeof how);
+            reap(P->p[i].pid, P->p[i].ended, how, sizeof how, &P->rss_kb);
         }
         sb_free(&P->p[i].in);
         sb_free(&P->p[i].out);
@@ -661,7 +648,6 @@ static int procs_prepare(struct crawl *c)
     P->c = c;
     P->n = o->procs > 0 ? o->procs : online_cpus();
     P->free_slot = (size_t)-1;
-    P->page_kb = sysconf(_SC_PAGESIZE) / 1024;
     P->wake[0] = P->wake[1] = -1;
     if (pipe2(P->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
         int e = errno;
@@ -692,7 +678,7 @@ static int procs_prepare(struct crawl *c)
         close(p->fd);
         p->fd = -1;
         char how[96];
-        reap(p->pid, 0, how, sizeof how);
+        reap(p->pid, 0, how, sizeof how, NULL);     /* it never ran */
         p->pid = 0;
         P->alive--;
     }
@@ -715,7 +701,7 @@ static void run_begin(struct procs *P, int limit)
                         P->n, P->start_what, crawl_strerror(rc));
     P->silence = crawl_options(c)->worker_timeout > 0 ? crawl_options(c)->worker_timeout
                                                       : SILENCE_DEFAULT;
-    P->looked = P->began = clock_now();
+    P->looked = P->woke = P->began = clock_now();
     for (int i = 0; i < P->n; i++)
         P->p[i].heard = P->looked;
     for (int i = 0; i < P->n; i++)
@@ -733,7 +719,6 @@ static void run_begin(struct procs *P, int limit)
  * once, when cancelled). Returns when the cancel was told, or 0. */
 static double tell_end(struct procs *P)
 {
-    sample_rss(P, 1);
     if (crawl_is_cancelled(P->c)) {
         cancel_all(P);
         return clock_now();
@@ -744,9 +729,17 @@ static double tell_end(struct procs *P)
     return 0;
 }
 
+/* The earlier of two moments, either of which may be 0 (none). */
+static double earlier(double a, double b)
+{
+    return a > 0 && (b <= 0 || a < b) ? a : b;
+}
+
 /* Waits for a worker, the core's waker, or the moment due (a job comes
- * due by itself; 0: none), and every RSS_EVERY for the memory figure;
- * reads what came. pfd has room for every worker and the waker. */
+ * due by itself, the watchdog or the deadline has something to decide;
+ * 0: none), and reads what came. Nothing else wakes it: the workers'
+ * memory is measured as they are reaped. pfd has room for every worker
+ * and the waker. */
 static void wait_workers(struct procs *P, struct pollfd *pfd, double due)
 {
     int np = 0;
@@ -757,14 +750,14 @@ static void wait_workers(struct procs *P, struct pollfd *pfd, double due)
             map[np] = i;
             pfd[np++] = (struct pollfd){ .fd = P->p[i].fd, .events = POLLIN };
         }
-    int timeout = (int)(RSS_EVERY * 1000);
+    int timeout = -1;
     if (due > 0) {
         double in = (due - clock_now()) * 1000;
-        if (in < timeout)
-            timeout = in > 0 ? (int)in + 1 : 0;
+        timeout = in <= 0 ? 0 : in < INT_MAX / 2 ? (int)in + 1 : INT_MAX / 2;
     }
+    P->wake_at = due;
     int ready = poll(pfd, (nfds_t)np, timeout);
-    sample_rss(P, 0);
+    P->woke = clock_now();
     if (ready <= 0)
         return;
     if (pfd[0].revents) {
@@ -778,13 +771,14 @@ static void wait_workers(struct procs *P, struct pollfd *pfd, double due)
 }
 
 /* The run ends: jobs never handed back (no worker left to run them) are
- * failed, the figures set, the workers reaped, and their indexes merged
- * into one for the crawl, where --cdx said, as in every model. Returns
- * rc, or the output's error. */
+ * failed, the workers reaped, the figures set, and their indexes merged
+ * into one for the crawl, where --cdx said, as in every model. The
+ * memory figure is the sum of each process's own peak resident set: the
+ * coordinator's (getrusage) and each worker's (wait4, as it was reaped).
+ * Returns rc, or the output's error. */
 static int run_end(struct procs *P, int rc)
 {
     struct crawl *c = P->c;
-    sample_rss(P, 1);
     for (size_t id = 0; id < P->nslots; id++)
         if (P->slots[id].job) {
             struct crawl_job *job = P->slots[id].job;
@@ -792,10 +786,19 @@ static int run_end(struct procs *P, int rc)
             crawl_fail(c, job, CRAWL_FAIL_OTHER, "%s", none_left(P));
         }
     int threads = 1;
-    for (int i = 0; i < P->n; i++)
+    for (int i = 0; i < P->n; i++) {
         threads += P->p[i].threads;
+        if (P->p[i].fd >= 0) {
+            char how[96];
+            close(P->p[i].fd);
+            P->p[i].fd = -1;
+            reap(P->p[i].pid, P->p[i].ended, how, sizeof how, &P->rss_kb);
+        }
+    }
     crawl_set_threads(c, threads);
-    crawl_set_rss_peak(c, P->rss_peak_kb);
+    struct rusage self;
+    long own = getrusage(RUSAGE_SELF, &self) == 0 ? self.ru_maxrss : 0;
+    crawl_set_rss_peak(c, own + P->rss_kb);
     if (rc == 0 && P->output_failed)
         rc = CRAWL_EOUTPUT;         /* the worker's warning said why */
     int nworkers = P->n;
@@ -836,6 +839,8 @@ static int procs_run(struct crawl *c)
     }
     int over = 0, told = 0;
     double cancel_at = 0;
+    const struct crawl_opts *o = crawl_options(c);
+    double deadline_at = o->deadline > 0 ? crawl_started(c) + o->deadline : 0;
     while (pfd) {
         double due = 0;
         /* Jobs wait until the workers are ready (their threads started:
@@ -866,9 +871,15 @@ static int procs_run(struct crawl *c)
             for (int i = 0; i < P.n; i++)
                 if (P.p[i].fd >= 0)
                     proc_lost(&P, i, "did not hand its URLs back after the cancel");
-        watch(&P, cancel_at > 0);
+        double look = watch(&P, cancel_at > 0);
+        /* The deadline too, which a model at its limit takes no job to
+         * learn of. */
+        if (!told)
+            look = earlier(look, deadline_at);
+        else if (cancel_at > 0)
+            look = earlier(look, cancel_at + CANCEL_GRACE);
         if (P.alive > 0)        /* else the jobs are failed above, next time round */
-            wait_workers(&P, pfd, due);
+            wait_workers(&P, pfd, earlier(due, look));
     }
     free(pfd);
     crawl_set_waker(c, NULL, NULL);
@@ -886,6 +897,10 @@ const struct crawl_backend crawl_backend_procs = {
     .default_concurrency = 0,
     .processes = 1,
     .fds_per_transfer = 1,      /* a worker's socket; the workers have limits of their own */
+    /* Its own, and those its workers' coroutines and parse threads read
+     * (each has one loop: not --loops). */
+    .options = CRAWL_MODEL_PROCS | CRAWL_MODEL_STACK | CRAWL_MODEL_PARSE_THREADS,
+    .worker = &crawl_backend_coro,
     .run = procs_run,
     .prepare = procs_prepare,
 };

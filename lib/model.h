@@ -20,13 +20,15 @@
  *      A job handed back is the core's: never look at it again.
  *   4. When crawl_take says CRAWL_EAGAIN, sleep until the waker runs
  *      (crawl_set_waker: a job was queued or came back, the input ended,
- *      the crawl was cancelled), a transfer of the model's ends, or the due
- *      time crawl_take gave passes; then take again. Nothing polls. Before
- *      a loop blocks, call crawl_waiting (crawl_take_wait does). On
- *      crawl_take's 0 the run is over: once the model's transfers are
- *      back, run returns. When the crawl is cancelled (crawl_is_cancelled,
- *      the waker says so), abandon the transfers in flight; each comes back
- *      as cancelled.
+ *      a --frontier lease placed pages or found the crawl over, the
+ *      server held the worker's lease again or the store failed, the
+ *      crawl was cancelled), a transfer of the model's ends, or the due
+ *      time crawl_take gave passes; then take again. Nothing polls: no
+ *      timer but that due time wakes a model. Before a loop blocks, call
+ *      crawl_waiting (crawl_take_wait does). On crawl_take's 0 the run is
+ *      over: once the model's transfers are back, run returns. When the
+ *      crawl is cancelled (crawl_is_cancelled, the waker says so), abandon
+ *      the transfers in flight; each comes back as cancelled.
  *   5. Say how many threads it had at most (crawl_set_threads).
  *
  * run returns 0 or a negative code; whatever it returns, every job it took
@@ -44,6 +46,14 @@
 struct crawl;
 struct fetch_ctx;
 
+/* Options only some models read, for struct crawl_backend's options. */
+enum crawl_model_option {
+    CRAWL_MODEL_LOOPS = 1 << 0,         /* --loops */
+    CRAWL_MODEL_PROCS = 1 << 1,         /* --procs, --worker-timeout */
+    CRAWL_MODEL_STACK = 1 << 2,         /* --stack-size */
+    CRAWL_MODEL_PARSE_THREADS = 1 << 3, /* --parse-threads */
+};
+
 struct crawl_backend {
     const char *name;
     const char *summary;      /* one line for --help */
@@ -55,6 +65,11 @@ struct crawl_backend {
     int fds_per_transfer;     /* descriptors a transfer in flight holds */
     int processes;            /* its workers are processes: a worker id divided
                                * by 1,000,000 numbers the process */
+    unsigned options;         /* the model options it reads (CRAWL_MODEL_*);
+                               * one given to a run of models that read none
+                               * of it is said to be ignored */
+    const struct crawl_backend *worker; /* a model of processes: the model
+                               * each process runs (its registry entry) */
     int (*run)(struct crawl *c);
     /* Optional: set-up that must happen while the process has one thread
      * (forking workers), before the caller starts threads of its own; see
@@ -63,7 +78,8 @@ struct crawl_backend {
 };
 
 /* The registry (lib/modes.c): every model, NULL-terminated, in the order
- * --help, --mode=all and the tests list them. */
+ * --help, --mode=all and the tests list them; the first is the baseline
+ * of --mode=all's speed-up. */
 extern const struct crawl_backend *const crawl_backends[];
 
 /* Returns the backend called name, or NULL. */
@@ -92,10 +108,12 @@ int crawl_take(struct crawl *c, struct crawl_job **job, double *due);
 int crawl_take_wait(struct crawl *c, struct crawl_job **job);
 
 /* fn(data) is called when crawl_take may have more to give than when it
- * last said CRAWL_EAGAIN (a job queued or back, the input's end), and at
- * once when the crawl is cancelled; from any thread, possibly with the
- * core's lock held: fn must be quick and call nothing of the core
- * (ev_async_send, a write to a pipe). NULL: nobody. */
+ * last said CRAWL_EAGAIN (a job queued or back, the input's end, a
+ * --frontier lease that placed pages or found nothing left anywhere, the
+ * server's lease held again or the store failed), and at once when the
+ * crawl is cancelled; from any thread, possibly with the core's lock
+ * held: fn must be quick and call nothing of the core (ev_async_send, a
+ * write to a pipe). NULL: nobody. */
 void crawl_set_waker(struct crawl *c, void (*fn)(void *data), void *data);
 
 /* What a model calls just before its loop blocks, from its own thread: the
@@ -161,9 +179,9 @@ void *crawl_take_model_data(struct crawl *c);
 /* The most threads the model had alive at once, for the report. */
 void crawl_set_threads(struct crawl *c, int n);
 
-/* A model of several processes: the peak of their summed resident set, in
- * KiB; what it gave out to them as transfers in flight (n: 1 or -1), and
- * the connections they opened. */
+/* A model of several processes: the sum of each one's own peak resident
+ * set (ru_maxrss), in KiB; what it gave out to them as transfers in
+ * flight (n: 1 or -1), and the connections they opened. */
 void crawl_set_rss_peak(struct crawl *c, long kb);
 void crawl_count_transfers(struct crawl *c, long n);
 void crawl_count_conns(struct crawl *c, long n);

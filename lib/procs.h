@@ -70,10 +70,10 @@ void procs_result_get(struct wire_rd *rd, struct crawl_result *r, double t0);
 void procs_worker_opts(const struct crawl_opts *in, struct crawl_opts *out);
 
 /* The body of worker idx, in the forked child: once MSG_START comes on fd,
- * runs the coroutine model on what comes in until the coordinator shuts its
- * side, then ends the process. c is the coordinator's crawl (its options).
- * Never returns. */
-void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
-    __attribute__((noreturn));
+ * runs model (the procs entry's worker: coro) on what comes in until the
+ * coordinator shuts its side, then ends the process. c is the
+ * coordinator's crawl (its options). Never returns. */
+void procs_worker_main(struct crawl *c, const struct crawl_backend *model, int idx, int fd,
+                       pid_t coordinator) __attribute__((noreturn));
 
 #endif

@@ -1,7 +1,8 @@
 /* procs_worker.c: a worker process of the procs model (mode_procs.c says
- * how the work is shared out). It runs the coroutine model on a crawl of
- * its own that relays: jobs come in on its socket, each result goes back
- * whole, with the links of the page it has not sent before, in batches. */
+ * how the work is shared out). It runs the model the procs entry names as
+ * its worker (coro) on a crawl of its own that relays: jobs come in on its
+ * socket, each result goes back whole, with the links of the page it has
+ * not sent before, in batches. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -23,13 +24,14 @@
 #include "strbuf.h"
 #include "wire.h"
 
-extern const struct crawl_backend crawl_backend_coro;
-
 /* ---- the worker process -------------------------------------------------- */
 
 struct worker {
     struct crawl *w;        /* the worker's own, relaying crawl */
     int fd;                 /* its socket to the coordinator */
+    int wake[2];            /* written once the reader is to stop waiting on
+                             * fd (crawl_set_input_waker), and never read:
+                             * it stays readable */
     int idx;
     struct strbuf in;       /* frames read, not yet whole */
     struct strbuf out;      /* frames not yet sent */
@@ -261,18 +263,33 @@ static int worker_frames(struct crawl *w, struct worker *wk)
     return n;
 }
 
+/* The input waker: the core's reader is to stop waiting on the socket
+ * (the crawl was cancelled, or the run is over). */
+static void worker_input_wake(void *data)
+{
+    struct worker *wk = data;
+    char b = 1;
+    ssize_t w = write(wk->wake[1], &b, 1);
+    (void)w;                    /* full: it is readable anyway */
+}
+
 /* The worker crawl's input (a streamed one, read by the core's reader
- * thread): jobs and the cancel from the socket. Returns 1 while more may
- * come, 0 when the coordinator has shut its side. */
+ * thread): jobs and the cancel from the socket. Waits for them with no
+ * timeout: the coordinator closes its side at the end and when it
+ * cancels, and the input waker ends the wait when the worker's own crawl
+ * stops first (its output failed). Returns 1 while more may come, 0 when
+ * the coordinator has shut its side. */
 static int worker_input(struct crawl *w, size_t want, void *data)
 {
     struct worker *wk = data;
     (void)want;
-    /* Called on the loop's own thread, this input would hold the loop a
-     * second at a time: the core could not start its reader thread (out
-     * of processes). Better no worker than a worker that crawls. (Once
-     * cancelled, the core reads what is left on its own thread.) */
-    if (pthread_equal(pthread_self(), wk->main_tid)) {
+    int reader = !pthread_equal(pthread_self(), wk->main_tid);
+    /* Called on the loop's own thread, this input would hold the loop
+     * until the coordinator sends: the core could not start its reader
+     * thread (out of processes). Better no worker than a worker that
+     * crawls. (Once cancelled, the core reads what is left on its own
+     * thread, until the coordinator, which cancelled, closes its side.) */
+    if (!reader) {
         if (!atomic_load(&wk->ready) && !crawl_is_cancelled(w))
             worker_give_up(wk, "its reader thread", EAGAIN);
     } else if (!atomic_load(&wk->ready)) {
@@ -287,10 +304,9 @@ static int worker_input(struct crawl *w, size_t want, void *data)
     int n = worker_frames(w, wk);
     if (n != 0)
         return n < 0 ? n : 1;
-    /* The coordinator closes its side at the end and when it cancels, so
-     * the wait is bounded only as a safeguard. */
-    struct pollfd pfd = { .fd = wk->fd, .events = POLLIN };
-    if (poll(&pfd, 1, 1000) <= 0)
+    struct pollfd pfd[2] = { { .fd = wk->fd, .events = POLLIN },
+                             { .fd = wk->wake[0], .events = POLLIN } };
+    if (poll(pfd, reader ? 2 : 1, -1) <= 0 || !pfd[0].revents)
         return 1;
     ssize_t got = wire_fill(wk->fd, &wk->in);
     if (got == 0)
@@ -398,7 +414,8 @@ static int worker_start(int fd, struct strbuf *in, int *limit, int *reuse, int *
     }
 }
 
-void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
+void procs_worker_main(struct crawl *c, const struct crawl_backend *model, int idx, int fd,
+                       pid_t coordinator)
 {
     /* Signals are the coordinator's to act on: it tells the workers. */
     signal(SIGINT, SIG_IGN);
@@ -414,9 +431,13 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
     }
     struct worker wk;
     memset(&wk, 0, sizeof wk);
+    wk.fd = fd;
+    wk.idx = idx;
     int limit, reuse;
     if (worker_start(fd, &wk.in, &limit, &reuse, &wk.whole) != 0)
         _exit(0);
+    if (pipe2(wk.wake, O_CLOEXEC | O_NONBLOCK) != 0)
+        worker_give_up(&wk, "its wake-up pipe", errno);
     struct crawl_opts o;
     procs_worker_opts(crawl_options(c), &o);    /* the frontier's options off */
     o.concurrency = limit;
@@ -428,8 +449,6 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
         o.parse_threads = nprocs > 0 ? parse_pool_default(nprocs) / nprocs : 0;
     }
     o.warc_worker = idx;        /* a WARC file of its own */
-    wk.fd = fd;
-    wk.idx = idx;
     wk.depth = o.depth;
     wk.all_links = o.links_out != NULL;
     wk.main_tid = pthread_self();
@@ -450,7 +469,8 @@ void procs_worker_main(struct crawl *c, int idx, int fd, pid_t coordinator)
         crawl_share_digests(wk.w, c);     /* one digest set for the crawl */
         crawl_on_cookies(wk.w, worker_cookie, &wk);
         crawl_set_input(wk.w, worker_input, &wk, 1);
-        rc = crawl_run(wk.w, &crawl_backend_coro);
+        crawl_set_input_waker(wk.w, worker_input_wake, &wk);
+        rc = crawl_run(wk.w, model);
         struct crawl_summary s;
         crawl_get_summary(wk.w, &s);
         beat_stop(&wk);

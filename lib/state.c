@@ -41,6 +41,12 @@ double state_held_until(struct state *st)
     return st && st->ops->held_until ? st->ops->held_until(st) : 0;
 }
 
+void state_on_change(struct state *st, void (*fn)(void *data), void *data)
+{
+    if (st && st->ops->on_change)
+        st->ops->on_change(st, fn, data);
+}
+
 uint64_t state_back_offset(struct state *st)
 {
     return st && st->ops->back_offset ? st->ops->back_offset(st) : 0;

@@ -257,6 +257,15 @@ int state_failure(struct state *st);
  * file store). */
 double state_held_until(struct state *st);
 
+/* fn(data) is called from a shared store's own thread (its heartbeat's)
+ * when what state_held_until or state_failure says changed without a call
+ * of the caller's: a heartbeat held the lease again after it had lapsed,
+ * or latched a failure. The store holds none of its locks then, so fn may
+ * take the caller's; the caller must not hold a lock fn takes when it
+ * sets or clears fn, which waits for a call under way. NULL: nobody. A
+ * file store never calls it. */
+void state_on_change(struct state *st, void (*fn)(void *data), void *data);
+
 /* After STATE_EBACK: the bytes of this process's output that the store's
  * older copy holds committed rows in (0 for any other store). */
 uint64_t state_back_offset(struct state *st);

@@ -34,6 +34,7 @@ struct state_ops {
     /* Shared stores only. */
     uint64_t (*back_offset)(struct state *st);
     double (*held_until)(struct state *st);
+    void (*on_change)(struct state *st, void (*fn)(void *data), void *data);
     long (*elsewhere)(struct state *st);
     int (*host_take)(struct state *st, const char *host, int per_host, double delay,
                      double *wait);

@@ -141,6 +141,9 @@ struct rs {
     struct cmds robots_q;       /* robots.txt files fetched, to be sent at once
                                  * on the heartbeat's connection (qlock) */
     atomic_int stop;
+    pthread_mutex_t change_lock;    /* guards change: taken around its calls */
+    void (*change)(void *data);     /* state_on_change's */
+    void *change_data;
     char err[512];
 };
 
@@ -1191,6 +1194,32 @@ static void robots_send(struct rs *r)
     free(l.v);
 }
 
+static void rs_on_change(struct state *st, void (*fn)(void *data), void *data)
+{
+    struct rs *r = (struct rs *)st;
+    pthread_mutex_lock(&r->change_lock);
+    r->change = fn;
+    r->change_data = data;
+    pthread_mutex_unlock(&r->change_lock);
+}
+
+/* After a heartbeat, which alone renews the lease (held_from): tells
+ * state_on_change's fn when it renewed a lease that had lapsed by then
+ * (was: held_us before it), which a caller may have seen, or a failure
+ * was latched (failed: the failure before it). No other lock of the
+ * store is held. */
+static void beat_told(struct rs *r, long long was, int failed)
+{
+    long long until = atomic_load(&r->held_us);
+    int renewed = until > was && (double)was / 1e6 <= clock_now();
+    if (!renewed && atomic_load(&r->fail) == failed)
+        return;
+    pthread_mutex_lock(&r->change_lock);
+    if (r->change)
+        r->change(r->change_data);
+    pthread_mutex_unlock(&r->change_lock);
+}
+
 static void *beat_main(void *arg)
 {
     struct rs *r = arg;
@@ -1209,7 +1238,10 @@ static void *beat_main(void *arg)
             robots_send(r);
         int over = 0;
         if (clock_now() >= next) {
+            long long was = atomic_load(&r->held_us);
+            int failed = atomic_load(&r->fail);
             over = beat_once(r);
+            beat_told(r, was, failed);
             next = clock_now() + every;
         }
         pthread_mutex_lock(&r->beat_lock);
@@ -1268,6 +1300,7 @@ static void rs_close(struct state *st)
     pthread_mutex_destroy(&r->qlock);
     pthread_mutex_destroy(&r->errlock);
     pthread_mutex_destroy(&r->beat_lock);
+    pthread_mutex_destroy(&r->change_lock);
     pthread_cond_destroy(&r->beat_cond);
     free(r->worker);
     free(r);
@@ -1380,6 +1413,7 @@ static const struct state_ops rs_ops = {
     .failure = rs_failure,
     .back_offset = rs_back_offset,
     .held_until = rs_held_until,
+    .on_change = rs_on_change,
     .elsewhere = rs_elsewhere,
     .host_take = rs_host_take,
     .host_give = rs_host_give,
@@ -1582,6 +1616,7 @@ int state_redis_open(struct state **out, const char *url, const char *opts,
     pthread_mutex_init(&r->qlock, NULL);
     pthread_mutex_init(&r->errlock, NULL);
     pthread_mutex_init(&r->beat_lock, NULL);
+    pthread_mutex_init(&r->change_lock, NULL);
     clock_cond_init(&r->beat_cond);
     atomic_init(&r->stop, 0);
     int rc = STATE_EREFUSED;

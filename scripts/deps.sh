@@ -51,6 +51,7 @@ need curl                 have_cmd curl
 need python3              test -x /usr/bin/python3
 need time                 test -x /usr/bin/time
 need valgrind             have_cmd valgrind
+need strace               have_cmd strace
 need openssl              have_cmd openssl
 need nghttp2-server       test -x /usr/sbin/nghttpd
 need groff-base           have_cmd groff

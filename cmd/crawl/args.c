@@ -944,54 +944,94 @@ static int model_listed(const char *list, const char *m)
     return 0;
 }
 
+/* Whether a model that reads opt (CRAWL_MODEL_*) runs: the one --mode
+ * names, or, with --mode=all, one of those compared. */
+static int option_runs(const struct cli *cli, int all, unsigned opt)
+{
+    for (int i = 0; crawl_backends[i]; i++) {
+        const struct crawl_backend *b = crawl_backends[i];
+        if ((b->options & opt) && (strcmp(cli->mode, b->name) == 0 ||
+                                   (all && model_listed(cli->modes, b->name))))
+            return 1;
+    }
+    return 0;
+}
+
+/* Names the models of the registry that read opt, as a sentence does:
+ * "--mode=coro" when one does, "coro and procs", "a, b and c". Returns
+ * buf (size n). */
+static const char *option_models(unsigned opt, char *buf, size_t n)
+{
+    const struct crawl_backend *v[64];
+    int k = 0;
+    for (int i = 0; crawl_backends[i] && k < 64; i++)
+        if (crawl_backends[i]->options & opt)
+            v[k++] = crawl_backends[i];
+    size_t o = 0;
+    buf[0] = '\0';
+    if (k == 1)
+        snprintf(buf, n, "--mode=%s", v[0]->name);
+    for (int i = 0; k > 1 && i < k && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%s",
+                              i == 0 ? "" : i == k - 1 ? " and " : ", ", v[i]->name);
+    return buf;
+}
+
 /* Says once for each flag given that this run will not use. -c is a
  * bound that seq, one URL at a time, always keeps: not ignored, and
- * common in loops over every model, so nothing is said of it. */
+ * common in loops over every model, so nothing is said of it. A flag
+ * only some models read (opt) is used when one of them runs; its reason
+ * ends with their names, from the registry. */
 static void warn_ignored(const struct cli *cli)
 {
     int all = strcmp(cli->mode, "all") == 0;
-    /* With --mode=all, a model's flag is used if that model is compared. */
-    #define RUNS(m) (strcmp(cli->mode, m) == 0 || (all && model_listed(cli->modes, m)))
-    static const struct { unsigned flag; const char *name, *why; } notes[] = {
-        { GIVEN_MODES, "--modes", "it picks the models of --mode=all" },
-        { GIVEN_REPEAT, "--repeat", "it repeats the runs of --mode=all" },
-        { GIVEN_LOOPS, "--loops", "it sets the event loops of --mode=coro" },
-        { GIVEN_PROCS, "--procs", "it sets the worker processes of --mode=procs" },
-        { GIVEN_WTIMEOUT, "--worker-timeout", "it bounds the worker processes of --mode=procs" },
-        { GIVEN_STACK, "--stack-size", "it sizes the coroutines of coro and procs" },
-        { GIVEN_PARSE, "--parse-threads", "it sets the parse threads of coro and procs, "
-          "which parse pages only with --depth or --extract" },
-        { GIVEN_INCLUDE, "--include", "links are followed only with --depth or --sitemaps" },
-        { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth or --sitemaps" },
+    static const struct {
+        unsigned flag;
+        const char *name, *why;
+        unsigned opt;               /* CRAWL_MODEL_*, or 0 */
+        const char *after;          /* the reason's end, after the models */
+    } notes[] = {
+        { GIVEN_MODES, "--modes", "it picks the models of --mode=all", 0, "" },
+        { GIVEN_REPEAT, "--repeat", "it repeats the runs of --mode=all", 0, "" },
+        { GIVEN_LOOPS, "--loops", "it sets the event loops of ", CRAWL_MODEL_LOOPS, "" },
+        { GIVEN_PROCS, "--procs", "it sets the worker processes of ", CRAWL_MODEL_PROCS, "" },
+        { GIVEN_WTIMEOUT, "--worker-timeout", "it bounds the worker processes of ",
+          CRAWL_MODEL_PROCS, "" },
+        { GIVEN_STACK, "--stack-size", "it sizes the coroutines of ", CRAWL_MODEL_STACK, "" },
+        { GIVEN_PARSE, "--parse-threads", "it sets the parse threads of ",
+          CRAWL_MODEL_PARSE_THREADS, ", which parse pages only with --depth or --extract" },
+        { GIVEN_INCLUDE, "--include", "links are followed only with --depth or --sitemaps", 0, "" },
+        { GIVEN_EXCLUDE, "--exclude", "links are followed only with --depth or --sitemaps", 0, "" },
         { GIVEN_CANONICAL, "--canonical", "the set of URLs seen is kept only with --depth or "
-          "--sitemaps" },
+          "--sitemaps", 0, "" },
         { GIVEN_STRIP, "--strip-query", "the set of URLs seen is kept only with --depth or "
-          "--sitemaps" },
+          "--sitemaps", 0, "" },
         { GIVEN_MAX_QUEUE, "--max-queue", "it bounds the queue of links found, which only "
-          "--depth or --sitemaps fill, and which --state or --frontier keep in their store" },
+          "--depth or --sitemaps fill, and which --state or --frontier keep in their store",
+          0, "" },
         { GIVEN_IGNORE_CD, "--ignore-crawl-delay",
-          "robots.txt is obeyed only with --depth or --sitemaps, and not with --no-robots" },
+          "robots.txt is obeyed only with --depth or --sitemaps, and not with --no-robots", 0, "" },
     };
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++) {
         unsigned f = notes[i].flag;
         if (!(cli->given & f))
             continue;
         int used = f == GIVEN_MODES || f == GIVEN_REPEAT ? all
-                 : f == GIVEN_LOOPS ? RUNS("coro")
-                 : f == GIVEN_PROCS || f == GIVEN_WTIMEOUT ? RUNS("procs")
-                 : f == GIVEN_STACK ? RUNS("coro") || RUNS("procs")
-                 : f == GIVEN_PARSE ? (RUNS("coro") || RUNS("procs")) &&
+                 : f == GIVEN_PARSE ? option_runs(cli, all, notes[i].opt) &&
                                       (cli->opts.depth > 0 || cli->nextract > 0)
+                 : notes[i].opt ? option_runs(cli, all, notes[i].opt)
                  : f == GIVEN_IGNORE_CD ? (cli->opts.depth > 0 || cli->opts.sitemaps) &&
                                           cli->opts.robots
                  : f == GIVEN_MAX_QUEUE ? (cli->opts.depth > 0 || cli->opts.sitemaps) &&
                                           !cli->state
                  : cli->opts.depth > 0 || cli->opts.sitemaps;
+        char models[256] = "";
         if (!used && !cli->child)
-            fprintf(stderr, "crawl: warning: %s is ignored here: %s\n", notes[i].name,
-                    notes[i].why);
+            fprintf(stderr, "crawl: warning: %s is ignored here: %s%s%s\n", notes[i].name,
+                    notes[i].why, notes[i].opt ? option_models(notes[i].opt, models,
+                                                               sizeof models) : "",
+                    notes[i].after);
     }
-    #undef RUNS
 }
 
 /* Exits 2 for conditional requests the run cannot make: a recrawl needs a

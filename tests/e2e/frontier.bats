@@ -928,6 +928,32 @@ nodisk="warning: the server keeps nothing on disk (save \"\", appendonly no): if
 	done
 }
 
+@test "a worker with nothing to take while another holds the crawl's only page sleeps until it is done: its event loop never wakes on a timer" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	page=$FIXTURE/delay/1500/only
+	"$CRAWL" --format=jsonl --no-progress --frontier "$(front)" -o "$BATS_TEST_TMPDIR/out.1.jsonl" \
+		"$page" 2>"$BATS_TEST_TMPDIR/err.1" &
+	p=$!
+	wait_until 10 requested "$FIXTURE" /delay/1500/only
+	# The second worker finds the list seeded and its one page leased:
+	# the server is asked again for what the first one finds (its leasing
+	# thread), and the loop waits for that thread to wake it.
+	run strace -ff -qq -e trace=epoll_wait,epoll_pwait,poll,ppoll -o "$BATS_TEST_TMPDIR/w2" \
+		"$CRAWL" --mode=coro --format=jsonl --no-progress --frontier "$(front)" \
+		-o "$BATS_TEST_TMPDIR/out.2.jsonl" "$page"
+	[ "$status" -eq 0 ]
+	rc=0
+	wait $p || rc=$?
+	[ "$rc" -eq 0 ]
+	[ "$(jq -r 'select(.url) | .url' "$BATS_TEST_TMPDIR/out.1.jsonl")" = "$page" ]
+	[ "$(jq -r 'select(.url) | .url' "$BATS_TEST_TMPDIR/out.2.jsonl" | wc -l)" -eq 0 ]
+	# No wait of the second worker ran out of time (a look with none aside).
+	cat "$BATS_TEST_TMPDIR"/w2.* | grep -E '= 0( \(Timeout\))?$' |
+		grep -vE ', 0\) += 0|\{tv_sec=0, tv_nsec=0\}' >"$BATS_TEST_TMPDIR/timeouts" || true
+	cat "$BATS_TEST_TMPDIR/timeouts"
+	[ ! -s "$BATS_TEST_TMPDIR/timeouts" ]
+}
+
 @test "a server stopped (SIGSTOP) for longer than --lease but not --frontier-retry: the worker carries on and fetches every page once" {
 	start_private_fixture
 	own_redis

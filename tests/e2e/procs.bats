@@ -236,6 +236,23 @@ workers_of() {
 	[ "${lines[0]}" = "crawl: warning: --worker-timeout is ignored here: it bounds the worker processes of --mode=procs" ]
 }
 
+@test "nothing in a procs crawl wakes on a timer: while a page takes 1.5 s, no wait of the coordinator or of its worker's reader runs out" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	run strace -ff -qq -e trace=poll,ppoll -o "$BATS_TEST_TMPDIR/poll" \
+		"$CRAWL" --mode=procs --procs 1 -q "$FIXTURE/delay/1500/a"
+	[ "$status" -eq 0 ]
+	cat "$BATS_TEST_TMPDIR"/poll.* >"$BATS_TEST_TMPDIR/all"
+	# The coordinator waits on its waker and its worker, the worker's
+	# reader on its socket and its wake-up pipe: two descriptors each.
+	[ "$(grep -cE '^poll\(\[\{fd=[0-9]+, events=POLLIN\}, \{fd=[0-9]+, events=POLLIN\}\], 2, ' "$BATS_TEST_TMPDIR/all")" -ge 2 ]
+	# None ran out of time: each is woken by what it waits for (the
+	# memory figure is taken as processes end; libcurl's looks at a
+	# socket, with no time to wait, aside).
+	grep -E '= 0 \(Timeout\)$' "$BATS_TEST_TMPDIR/all" | grep -vE ', 0\) += 0 |\{tv_sec=0, tv_nsec=0\}' >"$BATS_TEST_TMPDIR/out" || true
+	cat "$BATS_TEST_TMPDIR/out"
+	[ ! -s "$BATS_TEST_TMPDIR/out" ]
+}
+
 @test "a crawl stopped and continued as a whole (^Z, fg) gives up no worker" {
 	# Two at a time, 0.8 s each: the crawl outlasts the stop's start.
 	list 10 "$BATS_TEST_TMPDIR/l.txt" "delay/800/z"

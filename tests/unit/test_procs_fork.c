@@ -2,7 +2,8 @@
  * with those that could, every URL with its row, and says why naming
  * fork; with none, every URL fails with a row. Linked with
  * -Wl,--wrap=fork, so that a fork fails as it does when the process limit
- * is reached (EAGAIN), whoever runs the test. */
+ * is reached (EAGAIN), whoever runs the test. And the memory figure of a
+ * procs run: each process's own peak resident set, summed. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <curl/curl.h>
 
@@ -65,8 +68,9 @@ static void keep_warning(const char *msg, uint64_t once, void *data)
 }
 
 /* Runs --mode=procs --procs nprocs on three URLs of a port nothing listens
- * on, with `forks` forks that succeed; fills s. Returns crawl_run's code. */
-static int run(int nprocs, int forks, struct seen *s)
+ * on, with `forks` forks that succeed; fills s, and *rss_kb with the run's
+ * memory figure unless rss_kb is NULL. Returns crawl_run's code. */
+static int run(int nprocs, int forks, struct seen *s, long *rss_kb)
 {
     memset(s, 0, sizeof *s);
     pthread_mutex_init(&s->lock, NULL);
@@ -87,6 +91,10 @@ static int run(int nprocs, int forks, struct seen *s)
     forks_left = forks;
     int rc = crawl_run(c, crawl_backend_find("procs"));
     forks_left = -1;
+    struct crawl_summary sum;
+    crawl_get_summary(c, &sum);
+    if (rss_kb)
+        *rss_kb = sum.rss_peak_kb;
     crawl_free(c);
     return rc;
 }
@@ -95,7 +103,7 @@ static void test_no_worker_forked_every_url_fails_with_a_row_and_fork_is_named(v
 {
     (void)state;
     struct seen s;
-    assert_int_equal(run(2, 0, &s), 0);
+    assert_int_equal(run(2, 0, &s, NULL), 0);
     assert_int_equal(s.rows, 3);
     for (int i = 0; i < 3; i++)
         assert_string_equal(s.errors[i], "no worker process could be started");
@@ -107,7 +115,7 @@ static void test_one_worker_of_three_forked_it_fetches_every_url(void **state)
 {
     (void)state;
     struct seen s;
-    assert_int_equal(run(3, 1, &s), 0);
+    assert_int_equal(run(3, 1, &s, NULL), 0);
     assert_int_equal(s.rows, 3);
     for (int i = 0; i < 3; i++)     /* fetched: refused, not "no worker" */
         assert_non_null(strstr(s.errors[i], "onnect"));
@@ -121,7 +129,7 @@ static void test_out_of_processes_one_worker_is_given_back_for_the_threads(void 
 {
     (void)state;
     struct seen s;
-    assert_int_equal(run(4, 2, &s), 0);
+    assert_int_equal(run(4, 2, &s, NULL), 0);
     assert_int_equal(s.rows, 3);
     for (int i = 0; i < 3; i++)
         assert_non_null(strstr(s.errors[i], "onnect"));
@@ -129,10 +137,38 @@ static void test_out_of_processes_one_worker_is_given_back_for_the_threads(void 
                                   "Resource temporarily unavailable\n");
 }
 
+/* The figure is each process's peak as the kernel kept it (getrusage,
+ * wait4), not what was resident at the moments someone looked: a peak the
+ * coordinator reached before the run, and gave back, still counts, and
+ * each worker counts whole. The test runs first, so that the children
+ * reaped are this run's workers alone. */
+static void test_procs_memory_is_each_process_s_own_peak_summed(void **state)
+{
+    (void)state;
+    size_t big = 48u << 20;
+    char *p = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(p != MAP_FAILED);
+    memset(p, 1, big);
+    munmap(p, big);
+    struct rusage before, self, kids;
+    assert_int_equal(getrusage(RUSAGE_SELF, &before), 0);
+    struct seen s;
+    long kb = 0;
+    assert_int_equal(run(2, -1, &s, &kb), 0);
+    assert_int_equal(s.rows, 3);
+    assert_int_equal(getrusage(RUSAGE_SELF, &self), 0);
+    assert_int_equal(getrusage(RUSAGE_CHILDREN, &kids), 0);
+    /* kids: the larger worker's peak; the coordinator's lies between its
+     * peak before the run and its peak after. */
+    assert_true(kb >= before.ru_maxrss + kids.ru_maxrss);
+    assert_true(kb <= self.ru_maxrss + 2 * kids.ru_maxrss);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_ALL);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_procs_memory_is_each_process_s_own_peak_summed),
         cmocka_unit_test(test_no_worker_forked_every_url_fails_with_a_row_and_fork_is_named),
         cmocka_unit_test(test_one_worker_of_three_forked_it_fetches_every_url),
         cmocka_unit_test(test_out_of_processes_one_worker_is_given_back_for_the_threads),
