@@ -64,14 +64,14 @@ static void drop(struct saving *s)
     s->on = 0;
 }
 
-static void finish(void *st, struct fetch_xfer *x, int ok)
+static int finish(void *st, struct fetch_xfer *x, int ok)
 {
     struct saving *s = st;
     if (!s->on)
-        return;
+        return 0;
     if (!ok) {
         drop(s);
-        return;
+        return 0;
     }
     int e = mirror_commit(&s->file, s->dir);
     if (e)
@@ -79,6 +79,7 @@ static void finish(void *st, struct fetch_xfer *x, int ok)
                          s->file.rel ? s->file.rel : "", strerror(-e));
     mirror_end(&s->file);
     s->on = 0;
+    return 0;
 }
 
 static void free_saving(void *st)
@@ -91,7 +92,7 @@ static void free_saving(void *st)
 
 const struct fetch_stage mirror_stage = {
     .name = "save",
-    .raw = 0,
+    .kind = FETCH_STAGE_DECODED,
     .fds = 1,                   /* the file being written */
     .open = open_saving,
     .begin = begin,
