@@ -11,13 +11,16 @@
 
 #include "clock.h"
 #include "crawl_internal.h"
+#include "decode.h"
 #include "dedupe.h"
+#include "digest.h"
 #include "fetch.h"
 #include "fetch_stage.h"
 #include "frontier.h"
 #include "hset.h"
 #include "html.h"
 #include "nofile.h"
+#include "parse_stage.h"
 #include "retry.h"
 #include "state.h"
 #include "url.h"
@@ -47,6 +50,28 @@ void crawl_opts_init(struct crawl_opts *o)
 static void warn_once_text(void *data, const char *msg);
 static void job_started(void *data, struct crawl_job *job);
 
+/* The run's body stages (fetch_stage.h), in the context fetch works from:
+ * the program's (the WARC writer, --save), then the core's own: the
+ * decoder when one of those takes bodies as sent, the row's digest when a
+ * row shows it or --dedupe needs it, and the parser when pages give links
+ * or values (a list crawl without --depth, --extract or --links-out
+ * parses nothing). fetch orders them into the chain. */
+static void list_stages(struct fetch_ctx *fx, const struct crawl_opts *o)
+{
+    int raw = 0, n = o->nstages < FETCH_STAGES_MAX - FETCH_STAGES_CORE
+                     ? o->nstages : FETCH_STAGES_MAX - FETCH_STAGES_CORE;
+    for (fx->nstages = 0; fx->nstages < n; fx->nstages++) {
+        fx->stages[fx->nstages] = o->stages[fx->nstages];
+        raw |= o->stages[fx->nstages]->kind == FETCH_STAGE_RAW;
+    }
+    if (raw)
+        fx->stages[fx->nstages++] = &decode_stage;
+    if (o->digests || o->dedupe)
+        fx->stages[fx->nstages++] = &digest_stage;
+    if (o->rules)
+        fx->stages[fx->nstages++] = &parse_stage;
+}
+
 static void wake_locked(struct crawl *c);
 int crawl__init(struct crawl *c, const struct crawl_opts *o)
 {
@@ -70,6 +95,7 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
     c->fx.warn_data = c;
     c->fx.started = job_started;
     c->fx.started_data = c;
+    list_stages(&c->fx, o);
     struct frontier_conf fc = {
         .depth = o->depth, .max_pages = o->max_pages, .max_queue = o->max_queue,
         .span_hosts = o->span_hosts,
@@ -1098,8 +1124,8 @@ static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
     size_t per = b->fds_per_transfer > 0 ? (size_t)b->fds_per_transfer : 1;
     /* A transfer's body stages hold files besides: a spooled body (the
      * WARC writer), a file being saved (--save). */
-    for (int i = 0; i < c->opts->nstages; i++)
-        per += (size_t)c->opts->stages[i]->fds;
+    for (int i = 0; i < c->fx.nstages; i++)
+        per += (size_t)c->fx.stages[i]->fds;
     size_t spare = 64 + c->nofile / 100;
     size_t budget = c->nofile > spare + per ? (c->nofile - spare) / per : 1;
     size_t want = c->input_open || crawl__finds(c->opts) ? (size_t)-1 : c->fetchable;
@@ -1279,14 +1305,15 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     }
     /* A procs coordinator fetches nothing: its workers run the stages
      * (they write the WARC). */
-    if (!b->processes && fetch_stages_open(&c->fx) != 0) {
+    int src = b->processes ? 0 : fetch_stages_open(&c->fx);
+    if (src != 0) {
         /* Nothing will be fetched: a list is read to its end for its
          * rows, but a stream (a procs worker's, a pipe) may never end. */
         if (c->input_streams)
             crawl_cancel(c, CRAWL_CANCEL_OUTPUT);
         cancel_rest(c);
         (void)fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
-        return CRAWL_EOUTPUT;
+        return src;
     }
     int reader = run_start(c, b);
     lease_start(c);

@@ -16,61 +16,10 @@
 
 #include "clock.h"
 #include "cookiejar.h"
-#include "dedupe.h"
-#include "digest.h"
-#include "fetch.h"
-#include "fetch_keep.h"
-#include "html.h"
+#include "fetch_internal.h"
 #include "sitemap.h"
 #include "strbuf.h"
 #include "vec.h"
-
-/* The charset parameter of a Content-Type's parameters p (after the media
- * type), quoted or not: sets *len and returns where it starts, or NULL. */
-static const char *charset_param(const char *p, size_t *len)
-{
-    while ((p = strchr(p, ';'))) {
-        p++;
-        p += strspn(p, " \t");
-        if (strncasecmp(p, "charset", 7) != 0)
-            continue;
-        const char *v = p + 7;
-        v += strspn(v, " \t");
-        if (*v != '=')
-            continue;
-        v++;
-        v += strspn(v, " \t");
-        if (*v == '"') {
-            v++;
-            *len = strcspn(v, "\"");
-        } else {
-            *len = strcspn(v, "; \t");
-        }
-        return v;
-    }
-    return NULL;
-}
-
-/* Only HTML is parsed; a body without a Content-Type is given the benefit
- * of the doubt. The Content-Type's charset goes to the parser. */
-static void check_content_type(struct fetch_xfer *x)
-{
-    char *ct = NULL;
-    x->page_checked = 1;
-    if (curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct) != CURLE_OK || !ct)
-        return;
-    while (*ct == ' ')
-        ct++;
-    if (strncasecmp(ct, "text/html", 9) == 0 || strncasecmp(ct, "application/xhtml+xml", 21) == 0) {
-        size_t len;
-        const char *cs = charset_param(ct, &len);
-        if (cs)
-            (void)html_page_set_charset(x->page, cs, len);   /* else as without */
-        return;
-    }
-    html_page_free(x->page);
-    x->page = NULL;
-}
 
 /* Keeps the first FETCH_ROBOTS_MAX bytes of a robots.txt body, and sets
  * x->robots_cut once they are in. Returns 0, or -1 when out of memory (the
@@ -102,95 +51,39 @@ static void drop_partial_line(struct fetch_xfer *x)
         x->buf[x->buf_len] = '\0';
 }
 
-/* Frees the body held for fetch_parse and gives its bytes back to the budget. */
-static void deferred_free(struct fetch_xfer *x)
-{
-    if (x->deferred_cap)
-        atomic_fetch_sub(&x->defer->held, x->deferred_cap);
-    free(x->deferred);
-    x->deferred = NULL;
-    x->deferred_len = x->deferred_cap = 0;
-}
-
-/* Adds n bytes to the page's body held for fetch_parse. When the budget has no room for
- * them, or memory is short, the body so far goes to the parser and the page
- * is parsed as it arrives from here on: returns -1. A buffer grows by
- * doubling, from the Content-Length when one is given; what it holds, not
- * what is filled, counts against the budget. */
-static int defer_page(struct fetch_xfer *x, const char *p, size_t n)
-{
-    if (x->deferred_len + n > x->deferred_cap) {
-        size_t want = x->deferred_len + n, cap = x->deferred_cap ? x->deferred_cap : 16384;
-        curl_off_t cl = -1;
-        if (!x->deferred_cap &&
-            curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
-            cl > 0 && (uint64_t)cl < x->defer->max)
-            cap = (size_t)cl;
-        while (cap < want)
-            cap *= 2;
-        size_t add = cap - x->deferred_cap;
-        char *nb = NULL;
-        if (atomic_fetch_add(&x->defer->held, add) + add > x->defer->max ||
-            !(nb = realloc(x->deferred, cap))) {
-            atomic_fetch_sub(&x->defer->held, add);
-            x->defer_over = 1;
-            html_page_feed(x->page, x->deferred, x->deferred_len);
-            deferred_free(x);
-            return -1;
-        }
-        x->deferred = nb;
-        x->deferred_cap = cap;
-    }
-    memcpy(x->deferred + x->deferred_len, p, n);
-    x->deferred_len += n;
-    return 0;
-}
-
 /* Counts the decoded body and stops one that grows past --max-size
  * (Content-Length may be absent or the body compressed, so
  * CURLOPT_MAXFILESIZE alone cannot catch every case). */
-int fetch__decoded(struct fetch_xfer *x, const char *ptr, size_t n)
+int fetch__take(struct fetch_xfer *x, const char *ptr, size_t n)
 {
     curl_off_t max = x->ctx->opts->max_size;
     x->body += (curl_off_t)n;
     if (x->job->kind == JOB_ROBOTS) {
         /* Its own limit: a robots.txt over --max-size is read in part,
          * never failed (which would forbid the whole host). */
-        if (keep_robots(x, ptr, n) != 0 || x->robots_cut)
+        if (keep_robots(x, ptr, n) != 0)
             return -1;
-        return 0;
+        return x->robots_cut;
     }
     if (x->job->kind == JOB_SITEMAP) {
         /* The protocol's limits, not --max-size: read as it comes. */
         int rc = x->sitemap ? sitemap_feed(x->sitemap, ptr, n) : -1;
         x->sitemap_over = rc == 1;
-        return rc == 0 ? 0 : -1;
+        return rc != 0;
     }
     if (max > 0 && x->body > max) {
         x->too_large = 1;
         return -1;
     }
-    if (x->body_md)
-        digest_add(x->body_md, ptr, n);
-    if (x->page) {
-        if (!x->page_checked)
-            check_content_type(x);
-        /* Held for fetch_parse while the budget allows; else parsed here,
-         * on the worker that fetched it, as bytes arrive. */
-        if (x->page && !(x->defer && !x->defer_over && defer_page(x, ptr, n) == 0))
-            html_page_feed(x->page, ptr, n);
-    }
     return 0;
 }
 
-/* CURLOPT_WRITEFUNCTION: the body as libcurl gives it, through the run's
- * body stages when it has some. */
+/* CURLOPT_WRITEFUNCTION: the body as libcurl gives it, down the chain of
+ * body stages (fetch_stage.c), fetch's own count in its place. */
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *data)
 {
-    struct fetch_xfer *x = data;
     size_t n = size * nmemb;
-    int rc = x->keep ? keep_body(x, ptr, n) : fetch__decoded(x, ptr, n);
-    return rc == 0 ? n : 0;     /* 0: CURLE_WRITE_ERROR */
+    return fetch__stages_body(data, ptr, n) == 0 ? n : 0;     /* 0: CURLE_WRITE_ERROR */
 }
 
 /* One element of a Content-Length list from p (OWS, 1*DIGIT, OWS) to
@@ -303,7 +196,9 @@ static size_t on_header(char *p, size_t size, size_t n, void *data)
     if (fetch_length_line(&x->length, p, size * n) != 0)
         return 0;
     take_validator(x, p, size * n);
-    return keep_on_header(p, size, n, data);
+    if (x->ctx->raw)
+        fetch__stages_header(x, p, size * n);
+    return size * n;
 }
 
 /* CURLOPT_XFERINFOFUNCTION, blocking fetches only: lets a cancelled crawl
@@ -464,10 +359,10 @@ CURL *fetch_easy_new(struct fetch_ctx *ctx, struct fetch_share *share)
         curl_easy_setopt(h, CURLOPT_COOKIEFILE, "");
     }
     /* A raw stage (the WARC writer) takes the body as sent, and every
-     * response of a redirect chain: fetch_keep.c decodes a copy (every
-     * coding libcurl decodes and so offers, decode.c) and follows redirects
-     * itself. The request head comes from the debug callback, which libcurl
-     * calls only when verbose. */
+     * response of a redirect chain: the decoder stage decodes it (every
+     * coding libcurl decodes and so offers) and fetch_stage.c follows
+     * redirects itself. The request head comes from the debug callback,
+     * which libcurl calls only when verbose. */
     if (ctx->raw) {
         curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
@@ -496,7 +391,7 @@ static int on_debug(CURL *h, curl_infotype type, char *p, size_t n, void *data)
     if (x->job->pace_start && x->ctx->started)
         x->ctx->started(x->ctx->started_data, x->job);
     if (x->ctx->raw)
-        keep_on_debug(h, type, p, n, data);
+        fetch__stages_request(x, p, n);
     return 0;
 }
 
@@ -595,32 +490,14 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
     curl_easy_setopt(x->easy, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
     curl_easy_setopt(x->easy, CURLOPT_RESOLVER_START_DATA, x);
     job->res.dns_lookups = 0;
-    x->page_checked = 0;
     x->buf_len = 0;
     x->robots_cut = 0;
-    html_page_free(x->page);
-    x->page = NULL;
-    deferred_free(x);
-    x->defer_over = 0;
     sitemap_free(x->sitemap);
     x->sitemap = NULL;
     x->sitemap_over = 0;
     if (job->kind == JOB_SITEMAP)
         x->sitemap = sitemap_new(job->url);     /* NULL: the fetch fails, out of memory */
     const struct crawl_opts *o = ctx->opts;
-    /* A page's digest is taken as its decoded bytes arrive (NULL: its row
-     * has none), when a row shows it or --dedupe claims it; a robots.txt
-     * or a sitemap is no row. */
-    digest_free(x->body_md);
-    x->body_md = job->kind == JOB_PAGE && (o->digests || o->dedupe) ? digest_new() : NULL;
-    /* --links-out reports the links of every page, those at --depth too. */
-    if (job->kind == JOB_PAGE && o->rules &&
-        (job->depth < o->depth || html_rules_nextract(o->rules) > 0 || o->links_out))
-        x->page = html_page_new(o->rules, job->url);   /* NULL: no parsing */
-    /* The tree XPath rules need may hold 20 or more times the body's bytes
-     * (a 43 MB page of links: 868 MB): --max-size bounds it as well. */
-    if (x->page && o->max_size > 0)
-        html_page_set_tree_max(x->page, (size_t)o->max_size);
     /* Set per job, on handles that serve both kinds: a robots.txt whose
      * Content-Length is over --max-size is still read up to its own limit. */
     curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE,
@@ -644,12 +521,7 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
     curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
-    return keep_prepare(x);
-}
-
-int fetch_follow(struct fetch_xfer *x, CURLcode rc)
-{
-    return keep_follow(x, rc);
+    return fetch__stages_prepare(x);
 }
 
 /* Whether a transfer that ended in rc with the given status stopped on a
@@ -720,19 +592,6 @@ static enum crawl_fail classify(CURLcode rc, const struct fetch_xfer *x, long st
     return fetch_fail_class(rc);
 }
 
-/* Says, once for the page, that its XPath rules saw only its beginning. */
-static void warn_stopped(struct fetch_xfer *x, enum html_stop why)
-{
-    if (why == HTML_STOP_DEPTH)
-        fetch_warn_once(x->ctx, "%s: elements nested deeper than libxml2's limit (%u): "
-                        "--follow and --extract see only the page before them",
-                        x->job->url, html_max_depth());
-    else if (why == HTML_STOP_TREE)
-        fetch_warn_once(x->ctx, "%s: the page's document tree reached --max-size (%lld bytes): "
-                        "--follow and --extract see only the page before that point",
-                        x->job->url, (long long)x->ctx->opts->max_size);
-}
-
 static double usec(CURL *h, CURLINFO what)
 {
     curl_off_t v = 0;
@@ -766,90 +625,6 @@ static void take_info(struct fetch_xfer *x, struct crawl_result *r)
     r->time_total = usec(h, CURLINFO_TOTAL_TIME_T);
     if (conns > 0)
         atomic_fetch_add(&x->ctx->conns, (size_t)conns);
-}
-
-/* Ends the page's parse: its links go to the job (for the frontier), its
- * extracts to the result. Links and values come only from pages that
- * arrived whole and well. */
-static void end_page(struct fetch_xfer *x, struct crawl_result *r)
-{
-    struct html_links l;
-    if (html_page_finish(x->page, r->final_url, &l) == 0) {
-        r->nlinks = l.nlinks;
-        warn_stopped(x, l.stopped);
-        if (x->job->depth < x->ctx->opts->depth || x->ctx->opts->links_out) {
-            x->job->links = l.links;
-            x->job->nlinks = l.nlinks;
-            l.links = NULL;
-            l.nlinks = 0;
-        }
-        r->extracts = l.extracts;
-        r->nextracts = l.nextracts;
-        l.extracts = NULL;
-        l.nextracts = 0;
-        html_links_free(&l);
-    }
-    html_page_free(x->page);
-    x->page = NULL;
-}
-
-/* A whole 2xx page's digest goes into its row and, with --dedupe, is
- * claimed in the crawl's set: a page whose digest an earlier page had
- * names that page's final URL in duplicate_of. When that is its own final
- * URL too (two listed URLs, or two redirects, that end on one page), its
- * links and extracts would be those of the first, every relative link
- * resolved against the same base: it is not parsed (its body, if held, is
- * dropped unparsed; links and extract null in its row). A duplicate at
- * another URL is parsed, its relative links being other links. */
-static void take_digest(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
-{
-    unsigned char md[DIGEST_LEN];
-    char text[DIGEST_TEXT];
-    struct digest *d = x->body_md;
-    x->body_md = NULL;
-    free(r->digest);
-    free(r->duplicate_of);
-    r->digest = r->duplicate_of = NULL;
-    if (d && rc == CURLE_OK && r->status >= 200 && r->status < 300 && digest_end(d, md) == 0 &&
-        (r->digest = strdup(digest_text(md, text))) && x->ctx->opts->dedupe && x->ctx->seen) {
-        struct dedupe_first first = { .uri = r->final_url ? r->final_url : x->job->url }, got;
-        if (dedupe_claim(x->ctx->seen, DEDUPE_BODY, md, &first, &got) == DEDUPE_SEEN &&
-            (r->duplicate_of = strdup(got.uri)) && strcmp(got.uri, first.uri) == 0) {
-            deferred_free(x);
-            html_page_free(x->page);
-            x->page = NULL;
-        }
-    }
-    digest_free(d);
-}
-
-/* Returns 1 when the page's held body waits for fetch_parse; else ends the
- * page here (a page fed as it arrived, a short one, or one whose links are
- * not wanted) and returns 0. */
-static int take_page(struct fetch_xfer *x, CURLcode rc, struct crawl_result *r)
-{
-    if (rc == CURLE_OK && r->status >= 200 && r->status < 300) {
-        if (x->deferred_len >= FETCH_DEFER_MIN)
-            return 1;
-        if (x->deferred_len > 0)
-            html_page_feed(x->page, x->deferred, x->deferred_len);
-        deferred_free(x);
-        end_page(x, r);
-        return 0;
-    }
-    deferred_free(x);
-    html_page_free(x->page);
-    x->page = NULL;
-    return 0;
-}
-
-void fetch_parse(struct fetch_xfer *x)
-{
-    if (!x->page)
-        return;
-    html_page_feed(x->page, x->deferred, x->deferred_len);
-    deferred_free(x);
-    end_page(x, &x->job->res);
 }
 
 /* A robots job keeps its body for the core; a body cut at FETCH_ROBOTS_MAX
@@ -937,7 +712,7 @@ static void record_failure(struct fetch_xfer *x, CURLcode rc, struct crawl_resul
         snprintf(buf, sizeof buf, "%s", cancel_text(atomic_load(&x->ctx->cancel->why)));
     else if (rc == CURLE_UNSUPPORTED_PROTOCOL && r->status >= 300 && r->status < 400)
         /* The effective URL is the target refused: its scheme is the reason
-         * (--warc's own following says the same, fetch_keep.c). */
+         * (--warc's own following says the same, fetch_stage.c). */
         snprintf(buf, sizeof buf, "redirect refused, only http and https are followed (%.*s)",
                  r->final_url ? (int)strcspn(r->final_url, ":") : (int)strlen(curl_text),
                  r->final_url ? r->final_url : curl_text);
@@ -1037,7 +812,6 @@ static void take_location(struct fetch_xfer *x, struct crawl_result *r)
 
 int fetch_finish(struct fetch_xfer *x, CURLcode rc)
 {
-    int later = 0;
     count_transfer(x->ctx, -1);
     struct crawl_result *r = &x->job->res;
 
@@ -1047,9 +821,6 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
     job_error_free(r->error);
     r->error = NULL;
     r->fail = CRAWL_FAIL_NONE;
-    take_digest(x, rc, r);
-    if (x->page)
-        later = take_page(x, rc, r);
     if (x->job->kind == JOB_ROBOTS)
         rc = take_robots(x, rc);
     else if (x->job->kind == JOB_SITEMAP)
@@ -1057,7 +828,7 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
     /* A redirect that was being followed when the chain stopped (too many,
      * a scheme refused) is no page: its body counts as little in wire_bytes
      * as in length. libcurl reads such a body only when the connection is
-     * to be reused, and --warc reads it for the archive (fetch_keep.c). */
+     * to be reused, and --warc reads it for the archive (fetch_stage.c). */
     if (rc == CURLE_TOO_MANY_REDIRECTS ||
         (rc == CURLE_UNSUPPORTED_PROTOCOL && r->status >= 300 && r->status < 400))
         r->wire_bytes = 0;
@@ -1070,8 +841,7 @@ int fetch_finish(struct fetch_xfer *x, CURLcode rc)
     } else if (x->redirect_out && r->status >= 300 && r->status < 400) {
         take_location(x, r);
     }
-    keep_finish(x, rc, r);
-    return later;
+    return fetch__stages_finish(x, rc, r);
 }
 
 /* A blocking fetch hears of --deadline only in its progress callback, which

@@ -17,16 +17,13 @@
 #include "opts.h"
 
 struct dedupe;
-struct digest;
 struct fetch_share;
-struct fetch_keep;
-struct html_page;
-struct warc;
+struct fetch_stage;
 
 /* What every transfer of a run shares, built by the core as the run
  * starts and read by fetch only: the options and request headers, the
  * reuse policy, the run's cancellation, the counters it keeps (atomics,
- * since any thread fetches), the cookie jar, the WARC writer and the
+ * since any thread fetches), the cookie jar, the body stages and the
  * crawl's digest set. */
 struct fetch_ctx {
     const struct crawl_opts *opts;
@@ -45,9 +42,21 @@ struct fetch_ctx {
                                    * every easy handle of the run */
     CURL  *cookie_easy;         /* the handle that reads the jar's file */
     int    cookie_file;         /* the jar is written to the file at the end */
-    void  *stage_conf[FETCH_STAGES_MAX]; /* each of opts->stages' own, while the run fetches */
-    int    stages_open;         /* how many of them are open */
-    int    raw;                 /* one is raw: fetch decodes and follows redirects */
+    /* The body stages (fetch_stage.h), listed by the core: the program's
+     * (opts->stages), then its own. */
+    const struct fetch_stage *stages[FETCH_STAGES_MAX];
+    int    nstages;
+    /* While the run fetches (fetch_stages_open to fetch_stages_close):
+     * the chain they make, raw stages in chain[0, raw), then the decoder
+     * when there is a raw one, then the decoded stages in
+     * chain[decoded, nchain); and each one's own. */
+    const struct fetch_stage *chain[FETCH_STAGES_MAX];
+    void  *stage_conf[FETCH_STAGES_MAX];
+    int    nchain;              /* how many are open */
+    int    raw;                 /* raw stages: libcurl's decoding is off and
+                                 * fetch follows redirects itself */
+    int    decoded;
+    int    begins;              /* a stage is told where each body begins */
     struct dedupe *seen;        /* the crawl's digests (--dedupe, --warc's
                                  * revisits), shared by a procs crawl's
                                  * processes; NULL: none kept */
@@ -60,8 +69,9 @@ struct fetch_ctx {
     void  *warn_data;
 };
 
-/* A budget of body bytes held for a later parse (fetch_parse), shared by
- * the transfers of a crawl whose model parses elsewhere than it fetches. */
+/* A budget of body bytes held for work a stage puts off (the parser's,
+ * fetch_parse), shared by the transfers of a crawl whose model parses
+ * elsewhere than it fetches. fetch only carries it to the stages. */
 struct fetch_defer {
     atomic_size_t held;         /* bytes of held bodies' buffers */
     size_t max;                 /* held at most: past it, pages parse as they arrive */
@@ -70,11 +80,6 @@ struct fetch_defer {
 /* The budget a model gives its fetch_defer: 16 MiB, some 160 pages of the
  * python3.11-doc tree. */
 #define FETCH_DEFER_MAX (16u << 20)
-
-/* A held body shorter than this is parsed by fetch_finish itself: handing
- * it to another thread would cost more than its parse (the fixture's
- * 500-byte pages took 10% more CPU that way). */
-#define FETCH_DEFER_MIN 8192
 
 /* RFC 9112, 6.3: what the head of the response being read says of its
  * length, gathered line by line by the header callback. */
@@ -93,19 +98,13 @@ struct fetch_xfer {
     struct fetch_ctx *ctx;
     struct crawl_job *job;
     curl_off_t body;            /* decoded body bytes so far */
-    struct digest *body_md;     /* a page's: the SHA-1 of those bytes, or NULL */
     int    too_large;           /* the write callback stopped an oversized body */
     struct fetch_length length; /* the Content-Length of the response being read */
     int    worker;
     void  *data;                /* the model's own: a coroutine, a thread */
-    struct html_page *page;     /* the page being parsed as it arrives, or NULL */
-    int    page_checked;        /* its Content-Type was looked at */
-    struct fetch_defer *defer;  /* set by the model, or NULL: the page's body is
+    struct fetch_defer *defer;  /* set by the model, or NULL: a page's body may be
                                    held whole for fetch_parse instead of being
                                    parsed as it arrives, within defer's budget */
-    char  *deferred;            /* that body */
-    size_t deferred_len, deferred_cap;
-    int    defer_over;          /* the budget was short: parsed as it arrives */
     char  *buf;                 /* a robots.txt body */
     size_t buf_len, buf_cap;
     int    robots_cut;          /* the robots.txt body reached FETCH_ROBOTS_MAX: the
@@ -116,13 +115,24 @@ struct fetch_xfer {
     void  *multi;               /* the multi handle it is in (multi_ev.c), or NULL */
     int    redirect_out;        /* a redirect ends the transfer: the URL it names
                                    goes to the frontier (links followed) */
-    struct fetch_keep *keep;    /* its way through the body stages, or NULL */
+    /* Its way through the body stages (fetch_stage.c): */
+    void  *st[FETCH_STAGES_MAX]; /* each one's state (ctx->chain[i]'s); NULL:
+                                   not in this transfer */
+    unsigned later;             /* bit i: chain[i] put work off (fetch_parse) */
+    int    decided;             /* the response's body began: the stages were told */
+    int    skip;                /* a redirect fetch follows: its body goes to
+                                   the raw stages only, never counted or kept */
+    int    hops;                /* redirects followed by fetch itself */
+    double hop_time;            /* the seconds they took */
+    char  *refused;             /* the target of a redirect refused for its
+                                   scheme, which the row names as final */
+    enum crawl_fail stage_fail; /* why a stage failed the transfer, or NONE */
+    char  *stage_why;           /* ... in words */
     struct curl_slist *cond;    /* the run's request headers and the page's
                                    validators (If-None-Match, If-Modified-Since),
                                    for this transfer; NULL: the run's alone */
     char  *etag, *modified;     /* ETag and Last-Modified of the response being
                                    read (fetch_finish hands them to the result) */
-    int    keep_nomem;          /* ... which there was no memory for: it fails */
     char   errbuf[CURL_ERROR_SIZE];
 };
 
@@ -150,23 +160,25 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
                   int worker);
 
 /* Called by the model after each run of the transfer, whose outcome was
- * rc: archives it (--warc) and, when it was a redirect that fetch follows
- * itself (--warc: libcurl would drop the body of a redirect it follows),
- * points the handle at the next URL and returns 1: the model runs the
- * transfer again. Returns 0 when the transfer is over (then fetch_finish). */
+ * rc: the raw stages hear the response ended (--warc archives it) and,
+ * when it was a redirect that fetch follows itself (a raw stage: libcurl
+ * would drop the body of a redirect it follows), the handle is pointed at
+ * the next URL and it returns 1: the model runs the transfer again.
+ * Returns 0 when the transfer is over (then fetch_finish). */
 int fetch_follow(struct fetch_xfer *x, CURLcode rc);
 
 /* Fills x->job's result from libcurl's outcome rc of the finished transfer:
- * status, sizes, timings, error, and the links and extracted values of a
- * parsed page (does not hand the job back). Returns 0; or, only when x->defer
- * is set, 1 when the page's body was held and is to be parsed: the caller
- * then calls fetch_parse, on any thread, before it hands the job back. */
+ * status, sizes, timings, error; then the body stages finish (the digest,
+ * a parsed page's links and extracted values). Does not hand the job
+ * back. Returns 0; or, only when x->defer is set, 1 when a stage put work
+ * off (a page's body held to be parsed): the caller then calls fetch_parse,
+ * on any thread, before it hands the job back or prepares x again. */
 int fetch_finish(struct fetch_xfer *x, CURLcode rc);
 
-/* Parses the body fetch_finish left in x, fills in the job's links and
- * extracted values, and frees the body. Touches x and its job only (and
- * the budget, atomically): it may run on any thread while the model's
- * others go on. */
+/* Runs the work fetch_finish's stages put off (the parse of the held body:
+ * the job's links and extracted values) and frees what they held.
+ * Touches x and its job only (and the budget, atomically): it may run on
+ * any thread while the model's others go on. */
 void fetch_parse(struct fetch_xfer *x);
 
 /* A blocking fetch: prepare, curl_easy_perform, finish; the job's result

@@ -100,15 +100,17 @@ struct crawl_opts {
     int    digests;           /* rows carry each 2xx page's digest (on by default;
                                * off where no row shows it: the SHA-1 of a body
                                * is then not taken, unless --dedupe needs it) */
-    /* What each transfer's body passes through (fetch_stage.h): the WARC
-     * writer, --save; set by the program, run by every process that
-     * fetches. */
+    /* The program's body stages (fetch_stage.h): the WARC writer, --save;
+     * the core lists them, then its own (the decoder, the digest, the
+     * parser), in the context of every process that fetches. */
     const struct fetch_stage *const *stages;
-    int    nstages;           /* at most FETCH_STAGES_MAX */
+    int    nstages;           /* at most FETCH_STAGES_MAX - FETCH_STAGES_CORE */
 };
 
-/* The most stages a run's bodies pass through. */
-#define FETCH_STAGES_MAX 4
+/* The most stages a run's bodies pass through, and how many of them the
+ * core may add to the program's. */
+#define FETCH_STAGES_MAX  8
+#define FETCH_STAGES_CORE 3
 
 /* --max-queue's default: ten million links, some 1 GB of spill file at
  * 100-byte URLs, past any crawl that has a last page; an endless site

@@ -65,14 +65,14 @@ static void drop(struct saving *s)
     s->on = 0;
 }
 
-static void finish(void *st, struct fetch_xfer *x, int ok)
+static int finish(void *st, struct fetch_xfer *x, int ok)
 {
     struct saving *s = st;
     if (!s->on)
-        return;
+        return 0;
     if (!ok) {
         drop(s);
-        return;
+        return 0;
     }
     int e = mirror_commit(&s->file, s->dir);
     if (e)
@@ -80,6 +80,7 @@ static void finish(void *st, struct fetch_xfer *x, int ok)
                          s->file.rel ? s->file.rel : "", strerror(-e));
     mirror_end(&s->file);
     s->on = 0;
+    return 0;
 }
 
 static void free_saving(void *st)
@@ -92,7 +93,7 @@ static void free_saving(void *st)
 
 const struct fetch_stage stage_mirror = {
     .name = "save",
-    .raw = 0,
+    .kind = FETCH_STAGE_DECODED,
     .fds = 1,                   /* the file being written */
     .open = open_saving,
     .begin = begin,

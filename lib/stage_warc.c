@@ -118,7 +118,7 @@ static void free_capture(void *st)
 
 const struct fetch_stage stage_warc = {
     .name = "warc",
-    .raw = 1,
+    .kind = FETCH_STAGE_RAW,
     .fds = 1,                   /* the spooled body's file */
     .run_open = run_open,
     .run_close = run_close,
