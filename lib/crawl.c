@@ -11,16 +11,14 @@
 
 #include "clock.h"
 #include "crawl_internal.h"
-#include "decode.h"
 #include "dedupe.h"
-#include "digest.h"
 #include "fetch.h"
 #include "fetch_stage.h"
 #include "frontier.h"
 #include "hset.h"
 #include "html.h"
 #include "nofile.h"
-#include "parse_stage.h"
+#include "stage.h"
 #include "retry.h"
 #include "state.h"
 #include "url.h"
@@ -65,11 +63,11 @@ static void list_stages(struct fetch_ctx *fx, const struct crawl_opts *o)
         raw |= o->stages[fx->nstages]->kind == FETCH_STAGE_RAW;
     }
     if (raw)
-        fx->stages[fx->nstages++] = &decode_stage;
+        fx->stages[fx->nstages++] = &stage_decode;
     if (o->digests || o->dedupe)
-        fx->stages[fx->nstages++] = &digest_stage;
+        fx->stages[fx->nstages++] = &stage_digest;
     if (o->rules)
-        fx->stages[fx->nstages++] = &parse_stage;
+        fx->stages[fx->nstages++] = &stage_parse;
 }
 
 static void wake_locked(struct crawl *c);

@@ -56,9 +56,4 @@ void decode_free(struct decode *d);
  * Returns buf. */
 char *decode_list(char *buf, size_t n, unsigned known);
 
-/* The decoder as a body stage (fetch_stage.h, decode_stage.c): what the
- * core lists when a stage takes bodies as sent. */
-struct fetch_stage;
-extern const struct fetch_stage decode_stage;
-
 #endif

@@ -47,9 +47,4 @@ int digest_parse(const char *s, size_t n, unsigned char md[DIGEST_LEN]);
  * (room for (n * 8 + 4) / 5 + 1 bytes). Returns out. */
 char *digest_base32(const unsigned char *p, size_t n, char *out);
 
-/* The row's digest as a body stage (fetch_stage.h, digest_stage.c): what
- * the core lists when a row shows it or --dedupe needs it. */
-struct fetch_stage;
-extern const struct fetch_stage digest_stage;
-
 #endif

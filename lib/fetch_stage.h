@@ -2,8 +2,8 @@
  * once fetch has it. The stages are listed in the run's context
  * (fetch_ctx.stages) by whoever builds it: the core lists the program's
  * own (crawl_opts.stages: the WARC writer, stage_warc.c; --save,
- * stage_mirror.c), then its own: the decoder (decode_stage.c), the row's
- * digest (digest_stage.c) and the page parser (parse_stage.c). fetch runs
+ * stage_mirror.c), then its own: the decoder (stage_decode.c), the row's
+ * digest (stage_digest.c) and the page parser (stage_parse.c). fetch runs
  * them and names none of them.
  *
  * The chain is raw stages, then the decoder, then decoded stages, each

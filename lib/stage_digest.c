@@ -1,4 +1,4 @@
-/* digest_stage.c: the row's digest as a decoded body stage
+/* stage_digest.c: the row's digest as a decoded body stage
  * (fetch_stage.h): the SHA-1 of a page's body as the row counts it, taken
  * as the bytes arrive. At the end of a 2xx page fetched whole it goes into
  * the row and, with --dedupe, is claimed in the crawl's digest set
@@ -12,6 +12,7 @@
 #include "digest.h"
 #include "fetch.h"
 #include "fetch_stage.h"
+#include "stage.h"
 
 /* Out of memory, the page's row has no digest (and claims none). */
 static int open_digest(void *conf, struct fetch_xfer *x, void **st)
@@ -28,7 +29,7 @@ static int body(void *st, struct fetch_xfer *x, const char *p, size_t n)
 
 /* When the duplicate's final URL is its own (two listed URLs, or two
  * redirects, that end on one page), the parser after it in the chain
- * leaves the page unparsed (parse_stage.c). */
+ * leaves the page unparsed (stage_parse.c). */
 static int finish(void *st, struct fetch_xfer *x, int ok)
 {
     struct crawl_result *r = &x->job->res;
@@ -52,7 +53,7 @@ static void free_digest(void *st)
     digest_free(st);
 }
 
-const struct fetch_stage digest_stage = {
+const struct fetch_stage stage_digest = {
     .name = "digest",
     .kind = FETCH_STAGE_DECODED,
     .open = open_digest,

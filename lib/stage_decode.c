@@ -1,4 +1,4 @@
-/* decode_stage.c: the decoder as a body stage (fetch_stage.h). In a run
+/* stage_decode.c: the decoder as a body stage (fetch_stage.h). In a run
  * with a raw stage, libcurl hands over each body as sent, its content
  * coding kept; this undoes the codings libcurl would have undone, as it
  * undoes them (decode.c), and hands the body on as the row counts it
@@ -9,6 +9,7 @@
 #include "decode.h"
 #include "fetch.h"
 #include "fetch_stage.h"
+#include "stage.h"
 #include "strbuf.h"
 
 /* A transfer's decoding: the response's decoder, and where its output goes. */
@@ -111,7 +112,7 @@ static void free_decoding(void *st)
     free(d);
 }
 
-const struct fetch_stage decode_stage = {
+const struct fetch_stage stage_decode = {
     .name = "decode",
     .kind = FETCH_STAGE_DECODER,
     .open = open_decoding,

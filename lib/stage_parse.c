@@ -1,4 +1,4 @@
-/* parse_stage.c: the page parser as a decoded body stage (fetch_stage.h),
+/* stage_parse.c: the page parser as a decoded body stage (fetch_stage.h),
  * the last of the chain. A page's body, as the row counts it, goes to
  * html.c (the link scanner for the default rule, libxml2 for XPath rules)
  * as it arrives; or, when the model parses elsewhere than it fetches
@@ -15,7 +15,7 @@
 #include "fetch.h"
 #include "fetch_stage.h"
 #include "html.h"
-#include "parse_stage.h"
+#include "stage.h"
 
 /* A held body shorter than this is parsed as the transfer finishes:
  * handing it to another thread would cost more than its parse (the
@@ -237,7 +237,7 @@ static void free_parsing(void *st)
     free(s);
 }
 
-const struct fetch_stage parse_stage = {
+const struct fetch_stage stage_parse = {
     .name = "parse",
     .kind = FETCH_STAGE_DECODED,
     .open = open_parsing,
