@@ -28,6 +28,7 @@
 #include "fetch.h"
 #include "html.h"
 #include "linkfile.h"
+#include "revisit.h"
 #include "hooks.h"
 #include "progress.h"
 #include "report.h"
@@ -955,6 +956,11 @@ int main(int argc, char **argv)
     const struct crawl_backend *one = cli.child ? crawl_backend_find(ce.model)
                                       : strcmp(cli.mode, "all") ? crawl_backend_find(cli.mode)
                                                                 : NULL;
+    if (revisit_attach(c) != 0) {
+        fprintf(stderr, "crawl: out of memory\n");
+        crawl_free(c);
+        return EXIT_FAILED;
+    }
     if (one)
         crawl_prepare(c, one);
     if (cli.opts.retry > 0 && retry_attach(c) != 0) {

@@ -11,7 +11,6 @@
 
 #include "clock.h"
 #include "crawl_internal.h"
-#include "dedupe.h"
 #include "fetch.h"
 #include "fetch_stage.h"
 #include "frontier.h"
@@ -24,7 +23,6 @@
 #include "url.h"
 #include "urllist.h"
 #include "version.h"
-#include "warc.h"
 
 void crawl_opts_init(struct crawl_opts *o)
 {
@@ -122,8 +120,6 @@ void crawl__fini(struct crawl *c)
     if (c->model_data && c->model_done)
         c->model_done(c->model_data);
     frontier_free(c->fr);
-    if (c->digests_own)
-        fetch_digests_close(&c->fx);
     state_close(c->st);
     curl_slist_free_all(c->fx.headers);
     pthread_cond_destroy(&c->cond);
@@ -143,57 +139,17 @@ struct crawl *crawl_new(const struct crawl_opts *o)
     return c;
 }
 
-/* The crawl's digest set, made once and before a procs crawl forks its
- * workers, who share it; what went wrong is said as the run starts
- * (digests_said), when warnings have somewhere to go. */
-static void digests_open(struct crawl *c)
-{
-    if (c->digests_made)
-        return;
-    c->digests_made = 1;
-    c->digests_rc = fetch_digests_open(&c->fx);
-    if (c->digests_rc == 0 && c->fx.seen && c->opts->warc_dedupe_cdx)
-        c->digests_rc = warc_cdx_load(c->opts->warc_dedupe_cdx, c->fx.seen, &c->cdx_taken,
-                                      &c->cdx_unread);
-    c->digests_own = c->fx.seen != NULL;
-}
-
-static void digests_said(struct crawl *c)
-{
-    const struct crawl_opts *o = c->opts;
-    if (c->digests_rc == CRAWL_ENOMEM)
-        crawl_warn(c, "no memory for the crawl's digest set: no duplicate_of, no revisit records");
-    else if (c->digests_rc)
-        crawl_warn(c, "--warc-dedupe-cdx %s: %s (its payloads are written whole)",
-                   o->warc_dedupe_cdx, strerror(-c->digests_rc));
-    else if (c->cdx_unread)
-        crawl_warn(c, "--warc-dedupe-cdx %s: %zu line%s not CDXJ, passed over (%zu responses read)",
-                   o->warc_dedupe_cdx, c->cdx_unread, c->cdx_unread == 1 ? "" : "s",
-                   c->cdx_taken);
-    c->digests_rc = 0;
-    c->cdx_unread = 0;
-}
-
-/* Says, at the end, that the set was too small for the crawl. */
-static void digests_end(struct crawl *c)
-{
-    size_t refused = c->digests_own ? dedupe_refused(c->fx.seen) : 0;
-    if (refused)
-        crawl_warn(c, "the digest set was full (%zu digests kept): %zu more were not "
-                   "remembered (no duplicate_of for their pages; their WARC records written whole)",
-                   dedupe_held(c->fx.seen), refused);
-}
-
 void crawl_share_digests(struct crawl *c, const struct crawl *from)
 {
-    c->digests_made = 1;
-    c->digests_own = 0;
     c->fx.seen = from->fx.seen;
 }
 
 int crawl_prepare(struct crawl *c, const struct crawl_backend *b)
 {
-    digests_open(c);
+    for (int k = 0; k < CRAWL_HOOK_SLOTS && !c->hooks_prepared; k++)
+        if (c->hooks[k].h.prepare)
+            c->hooks[k].h.prepare(c->hooks[k].data, c);
+    c->hooks_prepared = 1;
     if (!b->prepare || c->prepared == b)
         return 0;
     c->prepared = b;
@@ -1295,7 +1251,9 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
 {
     c->backend = b;
     crawl_prepare(c, b);        /* its failure is the run's to report */
-    digests_said(c);
+    for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
+        if (c->hooks[k].h.start)
+            c->hooks[k].h.start(c->hooks[k].data, c);
     run_policies(c, b);
     if (run_headers(c) != 0 || fetch_cookies_open(&c->fx, !c->on_cookies) != 0) {
         cancel_rest(c);
@@ -1335,7 +1293,9 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         rc = CRAWL_EOUTPUT;
     if (fetch_stages_close(&c->fx) != 0 && rc == 0)
         rc = CRAWL_EOUTPUT;
-    digests_end(c);
+    for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
+        if (c->hooks[k].h.stop)
+            c->hooks[k].h.stop(c->hooks[k].data, c, rc);
     return rc;
 }
 

@@ -62,6 +62,7 @@ struct crawl {
     struct cancel cancel;     /* why the run was cancelled (crawl_cancel), and its --deadline */
     const char *abandoned;    /* set by crawl_abandon: why the jobs left never ran */
     const struct crawl_backend *prepared;   /* crawl_prepare ran for it */
+    int    hooks_prepared;    /* the hooks' prepare ran (once a crawl) */
     void *model_data;         /* crawl_set_model_data's */
     void (*model_done)(void *data);
     size_t nofile;            /* file descriptors this process may open */
@@ -77,11 +78,6 @@ struct crawl {
     int    waiting;           /* crawl_take said "nothing now" since the waker last ran */
     void (*on_cookies)(const char *line, void *data);   /* crawl_on_cookies */
     void *on_cookies_data;
-    int    digests_made;      /* the digest set was made, or tried (or shared) */
-    int    digests_own;       /* ... by this crawl, which frees it */
-    int    digests_rc;        /* why it was not made or filled: 0, CRAWL_ENOMEM,
-                               * -errno of reading --warc-dedupe-cdx */
-    size_t cdx_taken, cdx_unread;   /* --warc-dedupe-cdx's lines read, passed over */
     struct crawl_live *live;  /* where the counters are published, or NULL */
     long   rss_peak_kb;       /* a model's own measure: its processes' peak
                                * resident sets, summed; 0: not measured */

@@ -11,7 +11,8 @@
  * a job no hook took goes back to the frontier, and then its row is
  * written by the output, its links by --links-out, then the trace, and its
  * validators noted (--validators, which also gives each listed job those
- * it had). */
+ * it had). The crawl's digest set (revisit.c) attaches to the run's start
+ * and stop alone. */
 #ifndef CRAWL_HOOKS_H
 #define CRAWL_HOOKS_H
 
@@ -25,10 +26,19 @@ enum crawl_hook_slot {
     CRAWL_HOOK_LINKS,           /* --links-out: the page's links and their verdicts */
     CRAWL_HOOK_TRACE,           /* --trace */
     CRAWL_HOOK_VALIDATORS,      /* --validators, --if-modified-since */
+    CRAWL_HOOK_DIGESTS,         /* the crawl's digest set: --dedupe, --warc's revisits */
     CRAWL_HOOK_SLOTS
 };
 
 struct crawl_hook {
+    /* The crawl is being prepared for its model, before the model's own
+     * set-up (a procs crawl forks its workers there): what the processes
+     * of the crawl share is made now. Once a crawl, however often it is
+     * prepared. */
+    void (*prepare)(void *data, struct crawl *c);
+    /* The run starts (prepared, its warnings with somewhere to go), before
+     * the model runs. */
+    void (*start)(void *data, struct crawl *c);
     /* A listed line was read (url, and its problem when it is no URL
      * crawl fetches, else NULL). Returns 0 for the core to queue it, 1
      * when the hook took it (a store, which hands it out in its turn), or

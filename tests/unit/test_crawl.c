@@ -645,6 +645,78 @@ static void test_the_deadline_cancels_the_run_on_the_cores_own_clock_without_a_s
     t_free(t);
 }
 
+/* What a feature attached for the run alone sees of it. */
+struct run_calls {
+    char seen[16];              /* p: prepare, s: start, r: a row, t: stop */
+    size_t n;
+    int stop_rc;
+    int model_ran;              /* the model had run when start was told */
+};
+
+static void note(struct run_calls *r, char what)
+{
+    if (r->n + 1 < sizeof r->seen)
+        r->seen[r->n++] = what;
+}
+
+static void on_prepare(void *data, struct crawl *c) { note(data, 'p'); }
+static void on_start(void *data, struct crawl *c) { note(data, 's'); }
+static void on_row(void *data, struct crawl *c, struct crawl_job *j) { note(data, 'r'); }
+
+static void on_stop(void *data, struct crawl *c, int rc)
+{
+    struct run_calls *r = data;
+    note(r, 't');
+    r->stop_rc = rc;
+}
+
+static int run_model_prepared;
+
+static int prepare_model(struct crawl *c)
+{
+    run_model_prepared++;
+    return 0;
+}
+
+static int run_two(struct crawl *c)
+{
+    struct crawl_job *j;
+    int rc;
+    while ((rc = crawl_take_wait(c, &j)) == 1)
+        crawl_done(c, j);
+    return rc;
+}
+
+/* A hook's prepare comes once, before the model's own set-up, however
+ * often the crawl is prepared; start before the model runs, stop after it
+ * with its status, each once. */
+static void test_a_hook_is_told_the_runs_prepare_start_and_stop_once_each_in_order(void **state)
+{
+    static const struct crawl_backend two = {
+        .name = "two", .fds_per_transfer = 1, .default_concurrency = 1,
+        .run = run_two, .prepare = prepare_model,
+    };
+    struct t *t = t_new(NULL);
+    struct run_calls r = { 0 };
+    static const struct crawl_hook hook = {
+        .prepare = on_prepare, .start = on_start, .row = on_row, .stop = on_stop,
+    };
+    crawl_hook(&t->c, CRAWL_HOOK_DIGESTS, &hook, &r);
+    assert_int_equal(crawl_add(&t->c, "http://a.test/1", "-", 1, NULL), 0);
+    assert_int_equal(crawl_add(&t->c, "http://a.test/2", "-", 2, NULL), 0);
+    run_model_prepared = 0;
+    assert_int_equal(crawl_prepare(&t->c, &two), 0);
+    assert_string_equal(r.seen, "p");
+    assert_int_equal(run_model_prepared, 1);
+    r.stop_rc = -1;
+    assert_int_equal(crawl_run(&t->c, &two), 0);
+    assert_string_equal(r.seen, "psrrt");
+    assert_int_equal(r.stop_rc, 0);
+    assert_int_equal(run_model_prepared, 1);
+    assert_int_equal(t->n, 2);
+    t_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -663,6 +735,7 @@ int main(void)
         cmocka_unit_test(test_percentiles_of_one_url_never_pass_its_time),
         cmocka_unit_test(test_the_deadline_cancels_the_run_on_the_cores_own_clock_without_a_signal),
         cmocka_unit_test(test_a_warning_said_once_is_said_once_per_text_whatever_its_format),
+        cmocka_unit_test(test_a_hook_is_told_the_runs_prepare_start_and_stop_once_each_in_order),
     };
     return cmocka_run_group_tests_name("crawl", tests, NULL, NULL);
 }
