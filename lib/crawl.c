@@ -580,7 +580,7 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
         double held = c->st ? state_held_until(c->st) : 0;
         if (held > 0 && clock_now() >= held) {
             if (state_failure(c->st)) {
-                crawl__state_warn(c);
+                crawl__state_warn_locked(c);
                 continue;
             }
             double w = clock_now() + 0.05, end = c->cancel.deadline_at;
@@ -589,7 +589,7 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
         }
         struct crawl_job *j = frontier_pick(c->fr, &wake);
         if (frontier_store_failed(c->fr))
-            crawl__state_warn(c);
+            crawl__state_warn_locked(c);
         /* The pick may have found hosts to ask the server a turn for. */
         if (c->lease_on && !lease && (lease = frontier_lease_due(c->fr)))
             pthread_cond_signal(&c->lease_cond);
@@ -656,6 +656,7 @@ int crawl_take(struct crawl *c, struct crawl_job **job, double *due)
     if (rc == CRAWL_EAGAIN)
         c->waiting++;
     pthread_mutex_unlock(&c->lock);
+    crawl__state_said(c);
     if (due)
         *due = at;
     return rc;
@@ -688,6 +689,7 @@ int crawl_take_wait(struct crawl *c, struct crawl_job **job)
         }
     }
     pthread_mutex_unlock(&c->lock);
+    crawl__state_said(c);
     return rc;
 }
 
@@ -735,9 +737,10 @@ static void finish(struct crawl *c, struct crawl_job *job)
         pthread_mutex_lock(&c->lock);
         frontier_done(c->fr, job);
         if (frontier_store_failed(c->fr))
-            crawl__state_warn(c);
+            crawl__state_warn_locked(c);
         int full = frontier_queue_full(c->fr);
         pthread_mutex_unlock(&c->lock);
+        crawl__state_said(c);
         if (full)
             queue_full_warn(c);
     }
@@ -816,12 +819,13 @@ void crawl_drop(struct crawl *c, struct crawl_job *job)
     pthread_mutex_lock(&c->lock);
     frontier_done(c->fr, job);
     if (frontier_store_failed(c->fr))
-        crawl__state_warn(c);
+        crawl__state_warn_locked(c);
     int full = frontier_queue_full(c->fr);
     c->running--;
     crawl__publish(c);
     wake_locked(c);
     pthread_mutex_unlock(&c->lock);
+    crawl__state_said(c);
     if (full)
         queue_full_warn(c);
     if (job->kind != JOB_ROBOTS)

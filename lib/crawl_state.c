@@ -22,20 +22,44 @@
 /* Listed lines between two commits of the seeding's progress. */
 #define SEED_BATCH 4096
 
-void crawl__state_warn(struct crawl *c)
+/* The crawl stops on the store's error: a shared crawl whose server is
+ * gone (or gave this worker's pages to others) cannot commit a row, and a
+ * store that lost the crawl's data (a file that failed a read or a write,
+ * a server that lost its keys or holds others) can keep no promise of
+ * every page once. Writes nothing: safe with the core's lock held. */
+static void state_stop(struct crawl *c)
 {
-    crawl_warn_once(c, "%s: %s", state_shared(c->st) ? "frontier" : "state",
-                    state_error(c->st));
-    /* A shared crawl whose server is gone (or gave this worker's pages to
-     * others) cannot commit a row, and a store that lost the crawl's data
-     * (a file that failed a read or a write, a server that lost its keys
-     * or holds others) can keep no promise of every page once: either way
-     * the crawl stops. */
     int f = state_failure(c->st);
     int why = f == STATE_ELOST || (!f && !state_shared(c->st)) ? CRAWL_ESTORE : CRAWL_EFRONTIER;
     int none = 0;
     if (atomic_compare_exchange_strong(&c->st_lost, &none, why))
         crawl_cancel(c, why == CRAWL_EFRONTIER ? CRAWL_CANCEL_FRONTIER : CRAWL_CANCEL_STORE);
+}
+
+/* Says the store's error, once. */
+static void state_say(struct crawl *c)
+{
+    crawl_warn_once(c, "%s: %s", state_shared(c->st) ? "frontier" : "state",
+                    state_error(c->st));
+}
+
+void crawl__state_warn(struct crawl *c)
+{
+    state_say(c);
+    state_stop(c);
+}
+
+void crawl__state_warn_locked(struct crawl *c)
+{
+    atomic_store(&c->st_unsaid, 1);
+    state_stop(c);
+}
+
+void crawl__state_said(struct crawl *c)
+{
+    if (atomic_load_explicit(&c->st_unsaid, memory_order_relaxed) &&
+        atomic_exchange(&c->st_unsaid, 0))
+        state_say(c);
 }
 
 int crawl_state_lost(struct crawl *c)
