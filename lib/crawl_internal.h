@@ -56,6 +56,8 @@ struct crawl {
         struct crawl_hook h;
         void *data;
     } hooks[CRAWL_HOOK_SLOTS];  /* the features attached, in slot order (hooks.h) */
+    int    split_listed;      /* crawl_add splits a listed URL as it checks it:
+                               * the frontier or a listed hook keys it */
     struct fetch_ctx fx;      /* what every transfer shares (fetch.h) */
     struct cancel cancel;     /* why the run was cancelled (crawl_cancel), and its --deadline */
     const char *abandoned;    /* set by crawl_abandon: why the jobs left never ran */

@@ -117,7 +117,7 @@ static int store_cancelled(void *data)
 }
 
 static int store_listed(void *data, struct crawl *c, const char *url, const char *source,
-                        long line, const char *problem);
+                        long line, const char *problem, const struct url_parts *u);
 static int store_back(void *data, struct crawl *c, struct crawl_job *job);
 
 int crawl_state_open(struct crawl *c, const char *path, const char *opts,
@@ -184,7 +184,7 @@ static int seed_commit(struct crawl *c, int done)
  * it gets its row when the frontier loads it. Returns 1 (the store took
  * it), CRAWL_ENOMEM or CRAWL_ESTATE. */
 static int store_listed(void *data, struct crawl *c, const char *url, const char *source,
-                        long line, const char *problem)
+                        long line, const char *problem, const struct url_parts *u)
 {
     int rc = 1;
     pthread_mutex_lock(&c->lock);
@@ -203,24 +203,15 @@ static int store_listed(void *data, struct crawl *c, const char *url, const char
     }
     struct state_page p = { .url = url, .source = source, .why = problem, .line = line };
     uint64_t id;
-    struct url_parts u;
-    int src = problem ? 1 : url_split(url, &u);
-    if (src == CRAWL_ENOMEM)
-        return src;
-    if (src == 0) {
-        /* The key of its page: the seen set's, canonical with --canonical;
-         * its host's, as the frontier paces it. */
-        src = frontier_seen_hash(c->fr, u.norm, &p.hash);
-        p.host = u.key;
-        if (src < 0) {
-            url_parts_free(&u);
-            return src;
-        }
+    if (!problem && u) {
+        /* The key of its page: the seen set's, canonical with --canonical
+         * (made as it was split); its host's, as the frontier paces it. */
+        p.hash = u->seen;
+        if (!p.hash && frontier_seen_hash(c->fr, u->norm, &p.hash) < 0)
+            return CRAWL_ENOMEM;
+        p.host = u->key;
     }
-    int qrc = state_queue_add(c->st, &p, &id);
-    if (p.host)
-        url_parts_free(&u);
-    if (qrc != 0)
+    if (state_queue_add(c->st, &p, &id) != 0)
         goto err;
     /* Seen now, so that no link makes a second job of it. */
     if (p.hash && c->opts->depth > 0 && state_seen_add(c->st, p.hash) < 0)
