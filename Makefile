@@ -154,6 +154,10 @@ benches: $(BENCHES)
 # test_errors makes the core's copies of error texts fail, through strdup.
 $(BUILD)/tests/test_errors: override LDFLAGS += -Wl,--wrap=strdup
 
+# test_frontier counts the frontier's URL splits and canonical forms, none
+# of which may be made with the core's lock held.
+$(BUILD)/tests/test_frontier: override LDFLAGS += -Wl,--wrap=url_split,--wrap=url_canonical
+
 # test_procs_fork makes the procs model's forks fail, as ulimit -u does.
 $(BUILD)/tests/test_procs_fork: override LDFLAGS += -Wl,--wrap=fork
 

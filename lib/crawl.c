@@ -109,6 +109,7 @@ int crawl__init(struct crawl *c, const struct crawl_opts *o)
         pthread_mutex_destroy(&c->lock);
         return CRAWL_ENOMEM;
     }
+    c->split_listed = frontier_splits_listed(c->fr);
     return 0;
 }
 
@@ -432,28 +433,40 @@ int crawl_push_job(struct crawl *c, enum crawl_job_kind kind, const char *url, i
     return 0;
 }
 
-/* Adds url as a listed job, or as one that failed when problem is not
- * NULL: it gets its row number now and its row when its turn comes. */
-static int add_job(struct crawl *c, const char *url, const char *source, long line,
-                   const char *problem)
+/* Counts listed url, a URL to fetch; the lock is held. */
+static void count_fetchable(struct crawl *c, const char *url)
 {
-    if (!problem) {
-        pthread_mutex_lock(&c->lock);
-        c->fetchable++;
-        if (strncasecmp(url, "https:", 6) == 0)
-            c->https = 1;
-        pthread_mutex_unlock(&c->lock);
-    }
+    c->fetchable++;
+    if (strncasecmp(url, "https:", 6) == 0)
+        c->https = 1;
+}
+
+/* Adds url as a listed job, or as one that failed when problem is not
+ * NULL: it gets its row number now and its row when its turn comes.
+ * parts: url split (NULL: not), freed here. */
+static int add_job(struct crawl *c, const char *url, const char *source, long line,
+                   const char *problem, struct url_parts *parts)
+{
+    int rc = 0;
     for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
-        if (c->hooks[k].h.listed) {
-            int rc = c->hooks[k].h.listed(c->hooks[k].data, c, url, source, line, problem);
-            if (rc != 0)
-                return rc < 0 ? rc : problem ? 1 : 0;
-        }
-    struct crawl_job *j = job_new();
-    if (!j || !(j->url = strdup(url))) {
+        if (c->hooks[k].h.listed &&
+            (rc = c->hooks[k].h.listed(c->hooks[k].data, c, url, source, line, problem, parts)))
+            break;
+    struct crawl_job *j = NULL;
+    if (rc == 0 && (!(j = job_new()) || !(j->url = strdup(url)))) {
         free(j);
-        return CRAWL_ENOMEM;
+        rc = CRAWL_ENOMEM;
+    }
+    if (rc != 0) {
+        /* A hook took it (or it is lost): counted here, not queued. */
+        if (parts)
+            url_parts_free(parts);
+        if (!problem) {
+            pthread_mutex_lock(&c->lock);
+            count_fetchable(c, url);
+            pthread_mutex_unlock(&c->lock);
+        }
+        return rc < 0 ? rc : problem ? 1 : 0;
     }
     j->line = line;
     j->source = source;
@@ -465,13 +478,17 @@ static int add_job(struct crawl *c, const char *url, const char *source, long li
                 c->hooks[k].h.made(c->hooks[k].data, j);
     pthread_mutex_lock(&c->lock);
     j->seq = c->nseq++;
+    if (!problem)
+        count_fetchable(c, url);
     /* A job the frontier cannot place still gets its row. */
-    if (problem || frontier_push(c->fr, j) == CRAWL_ENOMEM) {
+    if (problem || frontier_push(c->fr, j, parts) == CRAWL_ENOMEM) {
         if (!problem)
             job_fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
         frontier_push_failed(c->fr, j);
     }
     queued(c);
+    if (parts)
+        url_parts_free(parts);
     return problem ? 1 : 0;
 }
 
@@ -479,17 +496,27 @@ int crawl_add(struct crawl *c, const char *url, const char *source, long line,
               const char **why)
 {
     const char *problem;
-    if (url_validate(url, &problem) == CRAWL_ENOMEM)
+    struct url_parts parts;
+    /* One parse checks the line and splits it, and the frontier's seen-set
+     * key for it (its canonical form's with --canonical) is made here too,
+     * off the lock. */
+    int split = c->split_listed;
+    if (url_validate_split(url, &problem, split ? &parts : NULL) == CRAWL_ENOMEM)
         return CRAWL_ENOMEM;
+    split = split && !problem;
+    if (split && frontier_key_listed(c->fr, &parts) != 0) {
+        url_parts_free(&parts);
+        return CRAWL_ENOMEM;
+    }
     if (why)
         *why = problem;
-    return add_job(c, url, source, line, problem);
+    return add_job(c, url, source, line, problem, split ? &parts : NULL);
 }
 
 int crawl_add_failed(struct crawl *c, const char *text, const char *source,
                      long line, const char *why)
 {
-    int rc = add_job(c, text, source, line, why);
+    int rc = add_job(c, text, source, line, why, NULL);
     return rc < 0 ? rc : 0;
 }
 
@@ -601,7 +628,7 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
         double held = c->st ? state_held_until(c->st) : 0;
         if (held > 0 && clock_now() >= held) {
             if (state_failure(c->st)) {
-                crawl__state_warn(c);
+                crawl__state_warn_locked(c);
                 continue;
             }
             /* The heartbeat that holds it again, or latches the
@@ -611,7 +638,7 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
         }
         struct crawl_job *j = frontier_pick(c->fr, &wake);
         if (frontier_store_failed(c->fr))
-            crawl__state_warn(c);
+            crawl__state_warn_locked(c);
         /* The pick may have found hosts to ask the server a turn for. */
         if (c->lease_on && !lease && (lease = frontier_lease_due(c->fr)))
             pthread_cond_signal(&c->lease_cond);
@@ -672,6 +699,7 @@ int crawl_take(struct crawl *c, struct crawl_job **job, double *due)
     if (rc == CRAWL_EAGAIN)
         c->waiting++;
     pthread_mutex_unlock(&c->lock);
+    crawl__state_said(c);
     if (due)
         *due = at;
     return rc;
@@ -704,6 +732,7 @@ int crawl_take_wait(struct crawl *c, struct crawl_job **job)
         }
     }
     pthread_mutex_unlock(&c->lock);
+    crawl__state_said(c);
     return rc;
 }
 
@@ -751,9 +780,10 @@ static void finish(struct crawl *c, struct crawl_job *job)
         pthread_mutex_lock(&c->lock);
         frontier_done(c->fr, job);
         if (frontier_store_failed(c->fr))
-            crawl__state_warn(c);
+            crawl__state_warn_locked(c);
         int full = frontier_queue_full(c->fr);
         pthread_mutex_unlock(&c->lock);
+        crawl__state_said(c);
         if (full)
             queue_full_warn(c);
     }
@@ -832,12 +862,13 @@ void crawl_drop(struct crawl *c, struct crawl_job *job)
     pthread_mutex_lock(&c->lock);
     frontier_done(c->fr, job);
     if (frontier_store_failed(c->fr))
-        crawl__state_warn(c);
+        crawl__state_warn_locked(c);
     int full = frontier_queue_full(c->fr);
     c->running--;
     crawl__publish(c);
     wake_locked(c);
     pthread_mutex_unlock(&c->lock);
+    crawl__state_said(c);
     if (full)
         queue_full_warn(c);
     if (job->kind != JOB_ROBOTS)
@@ -861,6 +892,8 @@ void crawl_hook(struct crawl *c, enum crawl_hook_slot slot, const struct crawl_h
         at->h.free(at->data);
     at->h = *h;
     at->data = data;
+    if (h->listed)
+        c->split_listed = 1;
 }
 
 void crawl_fail(struct crawl *c, struct crawl_job *job, enum crawl_fail fail,

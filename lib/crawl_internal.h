@@ -58,6 +58,8 @@ struct crawl {
         struct crawl_hook h;
         void *data;
     } hooks[CRAWL_HOOK_SLOTS];  /* the features attached, in slot order (hooks.h) */
+    int    split_listed;      /* crawl_add splits a listed URL as it checks it:
+                               * the frontier or a listed hook keys it */
     struct fetch_ctx fx;      /* what every transfer shares (fetch.h) */
     struct cancel cancel;     /* why the run was cancelled (crawl_cancel), and its --deadline */
     const char *abandoned;    /* set by crawl_abandon: why the jobs left never ran */
@@ -94,6 +96,8 @@ struct crawl {
     int64_t st_pass;          /* the store's pass: 1, or 2 and on for recrawls */
     atomic_int st_lost;       /* 0, or why the store was lost: CRAWL_EFRONTIER,
                                * CRAWL_ESTORE (crawl_state_lost) */
+    atomic_int st_unsaid;     /* the store's error is to be said once the
+                               * core's lock is let go (crawl__state_said) */
 };
 
 /* Whether a run with options o finds pages beyond its lists (links,
@@ -117,8 +121,14 @@ void crawl__publish(struct crawl *c);
 
 
 /* Warns once of the store's error; a --frontier crawl whose server is lost
- * is cancelled. */
+ * is cancelled. Called without the core's lock: the warning is written. */
 void crawl__state_warn(struct crawl *c);
+
+/* crawl__state_warn with the core's lock held: the crawl is cancelled now,
+ * and the warning waits for crawl__state_said, called once the lock is
+ * let go. */
+void crawl__state_warn_locked(struct crawl *c);
+void crawl__state_said(struct crawl *c);
 
 
 

@@ -22,20 +22,44 @@
 /* Listed lines between two commits of the seeding's progress. */
 #define SEED_BATCH 4096
 
-void crawl__state_warn(struct crawl *c)
+/* The crawl stops on the store's error: a shared crawl whose server is
+ * gone (or gave this worker's pages to others) cannot commit a row, and a
+ * store that lost the crawl's data (a file that failed a read or a write,
+ * a server that lost its keys or holds others) can keep no promise of
+ * every page once. Writes nothing: safe with the core's lock held. */
+static void state_stop(struct crawl *c)
 {
-    crawl_warn_once(c, "%s: %s", state_shared(c->st) ? "frontier" : "state",
-                    state_error(c->st));
-    /* A shared crawl whose server is gone (or gave this worker's pages to
-     * others) cannot commit a row, and a store that lost the crawl's data
-     * (a file that failed a read or a write, a server that lost its keys
-     * or holds others) can keep no promise of every page once: either way
-     * the crawl stops. */
     int f = state_failure(c->st);
     int why = f == STATE_ELOST || (!f && !state_shared(c->st)) ? CRAWL_ESTORE : CRAWL_EFRONTIER;
     int none = 0;
     if (atomic_compare_exchange_strong(&c->st_lost, &none, why))
         crawl_cancel(c, why == CRAWL_EFRONTIER ? CRAWL_CANCEL_FRONTIER : CRAWL_CANCEL_STORE);
+}
+
+/* Says the store's error, once. */
+static void state_say(struct crawl *c)
+{
+    crawl_warn_once(c, "%s: %s", state_shared(c->st) ? "frontier" : "state",
+                    state_error(c->st));
+}
+
+void crawl__state_warn(struct crawl *c)
+{
+    state_say(c);
+    state_stop(c);
+}
+
+void crawl__state_warn_locked(struct crawl *c)
+{
+    atomic_store(&c->st_unsaid, 1);
+    state_stop(c);
+}
+
+void crawl__state_said(struct crawl *c)
+{
+    if (atomic_load_explicit(&c->st_unsaid, memory_order_relaxed) &&
+        atomic_exchange(&c->st_unsaid, 0))
+        state_say(c);
 }
 
 int crawl_state_lost(struct crawl *c)
@@ -93,7 +117,7 @@ static int store_cancelled(void *data)
 }
 
 static int store_listed(void *data, struct crawl *c, const char *url, const char *source,
-                        long line, const char *problem);
+                        long line, const char *problem, const struct url_parts *u);
 static int store_back(void *data, struct crawl *c, struct crawl_job *job);
 
 int crawl_state_open(struct crawl *c, const char *path, const char *opts,
@@ -160,7 +184,7 @@ static int seed_commit(struct crawl *c, int done)
  * it gets its row when the frontier loads it. Returns 1 (the store took
  * it), CRAWL_ENOMEM or CRAWL_ESTATE. */
 static int store_listed(void *data, struct crawl *c, const char *url, const char *source,
-                        long line, const char *problem)
+                        long line, const char *problem, const struct url_parts *u)
 {
     int rc = 1;
     pthread_mutex_lock(&c->lock);
@@ -179,24 +203,15 @@ static int store_listed(void *data, struct crawl *c, const char *url, const char
     }
     struct state_page p = { .url = url, .source = source, .why = problem, .line = line };
     uint64_t id;
-    struct url_parts u;
-    int src = problem ? 1 : url_split(url, &u);
-    if (src == CRAWL_ENOMEM)
-        return src;
-    if (src == 0) {
-        /* The key of its page: the seen set's, canonical with --canonical;
-         * its host's, as the frontier paces it. */
-        src = frontier_seen_hash(c->fr, u.norm, &p.hash);
-        p.host = u.key;
-        if (src < 0) {
-            url_parts_free(&u);
-            return src;
-        }
+    if (!problem && u) {
+        /* The key of its page: the seen set's, canonical with --canonical
+         * (made as it was split); its host's, as the frontier paces it. */
+        p.hash = u->seen;
+        if (!p.hash && frontier_seen_hash(c->fr, u->norm, &p.hash) < 0)
+            return CRAWL_ENOMEM;
+        p.host = u->key;
     }
-    int qrc = state_queue_add(c->st, &p, &id);
-    if (p.host)
-        url_parts_free(&u);
-    if (qrc != 0)
+    if (state_queue_add(c->st, &p, &id) != 0)
         goto err;
     /* Seen now, so that no link makes a second job of it. */
     if (p.hash && c->opts->depth > 0 && state_seen_add(c->st, p.hash) < 0)

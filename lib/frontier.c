@@ -69,15 +69,12 @@ int frontier_seen_hash(const struct frontier *f, const char *norm, uint64_t *has
     return 0;
 }
 
-/* Adds the page of normal form norm by its seen-set key; returns 1 when it
- * was new, 0 when seen before, CRAWL_ENOMEM. */
-static int seen_add_norm(struct frontier *f, const char *norm)
+/* The seen-set key of split URL p: the one it carries (made without the
+ * lock), or made now. 0 or CRAWL_ENOMEM. */
+static int seen_key(const struct frontier *f, const struct url_parts *p, uint64_t *hash)
 {
-    uint64_t hash;
-    if (frontier_seen_hash(f, norm, &hash) != 0)
-        return CRAWL_ENOMEM;
-    int rc = hset64_add(&f->seen, hash);
-    return rc < 0 ? CRAWL_ENOMEM : rc;
+    *hash = p->seen;
+    return p->seen ? 0 : frontier_seen_hash(f, p->norm, hash);
 }
 
 /* ---- hosts ---------------------------------------------------------------- */
@@ -106,8 +103,6 @@ struct crawl_host *frontier__host_get(struct frontier *f, const char *key)
         return NULL;
     }
     h->delay = h->floor = f->delay;
-    if (f->st && f->robots)
-        frontier__store_robots_load(f, h);
     return h;
 }
 
@@ -279,6 +274,7 @@ void frontier_free(struct frontier *f)
             robots_free(h->robots);
             free(h->robots_why);
             free(h->scope);
+            frontier__maps_free(h->maps, h->nmaps);
             job_free(h->robots_job);
             free(h->key);
             free(h);
@@ -375,51 +371,54 @@ static void fail_robots(struct frontier *f, struct crawl_job *j, const struct cr
     frontier_push_failed(f, j);
 }
 
-int frontier_push(struct frontier *f, struct crawl_job *j)
+int frontier_splits_listed(const struct frontier *f)
 {
-    if (f->follow || f->sitemaps || f->per_host_queues) {
-        struct url_parts p;
-        int rc = url_split(j->url, &p);
-        if (rc == CRAWL_ENOMEM)
-            return rc;
-        if (rc != 0) {
-            /* crawl_add checked it already; keep it in the plain queue. */
-            frontier_push_plain(f, j);
-            return 0;
-        }
-        if (f->follow || f->sitemaps) {
-            /* With --state, the listed URLs were seen as the list was read. */
-            if ((!f->st && seen_add_norm(f, p.norm) < 0) || !(j->scope = strdup(p.host)))
-                rc = CRAWL_ENOMEM;
-        }
-        if (rc == 0 && f->per_host_queues) {
-            struct crawl_host *h = frontier__host_get(f, p.key);
-            int newly = h && f->sitemaps && !h->scope;
-            if (!h || (newly && !(h->scope = strdup(p.host)))) {
-                rc = CRAWL_ENOMEM;
-            } else {
-                /* A host listed once its robots.txt is in (a link reached
-                 * it first): its sitemaps are read now. */
-                if (newly && h->robots_state == ROBOTS_READY)
-                    frontier__sitemaps_start(f, h, h->robots);
-                if (f->fetch_robots && h->robots_state == ROBOTS_NONE)
-                    rc = robots_start(f, h);
-                if (rc == 0) {
-                    if (h->robots_state == ROBOTS_READY && !robots_allowed(h->robots, p.path)) {
-                        fail_robots(f, j, h);
-                        rc = 1;
-                    } else {
-                        frontier__host_enqueue(f, h, j);
-                    }
-                }
-            }
-        } else if (rc == 0) {
-            frontier_push_plain(f, j);
-        }
-        url_parts_free(&p);
-        return rc;
+    return f->per_host_queues;
+}
+
+int frontier_key_listed(const struct frontier *f, struct url_parts *p)
+{
+    if (!(f->follow || f->sitemaps) || f->st)
+        return 0;
+    return frontier_seen_hash(f, p->norm, &p->seen);
+}
+
+int frontier_push(struct frontier *f, struct crawl_job *j, struct url_parts *p)
+{
+    if (!f->per_host_queues || !p || !p->key) {
+        /* Not split: crawl_add checked it already; the plain queue. */
+        frontier_push_plain(f, j);
+        return 0;
     }
-    frontier_push_plain(f, j);
+    /* With --state, the listed URLs were seen as the list was read. */
+    uint64_t key;
+    if ((f->follow || f->sitemaps) && !f->st &&
+        (seen_key(f, p, &key) != 0 || hset64_add(&f->seen, key) < 0))
+        return CRAWL_ENOMEM;
+    if (f->follow || f->sitemaps) {
+        j->scope = p->host;
+        p->host = NULL;
+    }
+    struct crawl_host *h = frontier__host_get(f, p->key);
+    int newly = h && f->sitemaps && !h->scope;
+    if (!h || (newly && !(h->scope = strdup(j->scope))))
+        return CRAWL_ENOMEM;
+    /* A host listed once its robots.txt is in (a link reached it first):
+     * its sitemaps are read now. */
+    if (newly && h->robots_state == ROBOTS_READY)
+        frontier__sitemaps_start(f, h);
+    if (f->fetch_robots && h->robots_state == ROBOTS_NONE && robots_start(f, h) != 0)
+        return CRAWL_ENOMEM;
+    if (f->robots && h->robots_state == ROBOTS_READY && !robots_allowed(h->robots, p->path)) {
+        fail_robots(f, j, h);
+        return 0;
+    }
+    /* Its rules are read when its host's robots.txt is in (robots_ready). */
+    if (f->robots && h->robots_state == ROBOTS_PENDING) {
+        j->path = p->path;
+        p->path = NULL;
+    }
+    frontier__host_enqueue(f, h, j);
     return 0;
 }
 
@@ -823,7 +822,7 @@ static int add_link_job(struct frontier *f, struct crawl_host *h, const char *ur
                         const char *scope, const char *parent, int depth, uint64_t mark,
                         int hops, const struct frontier_cond *cond)
 {
-    struct job_qent *e = frontier__qlink_new(url, scope, parent, depth, mark, hops, cond);
+    struct job_qent *e = frontier__qlink_new(url, scope, parent, depth, mark, hops, cond, NULL);
     if (!e)
         return CRAWL_ENOMEM;
     link_enqueue(f, h, e);
@@ -840,13 +839,15 @@ static int regex_any(const regex_t *v, size_t n, const char *s)
 
 /* The rules a link is held to that need nothing but the configuration: an
  * http(s) URL, the listed URL's host (unless --span-hosts), --include and
- * --exclude. Returns JOB_LINK_PENDING with *p filled (the caller frees it),
- * or why the link is not followed (JOB_LINK_NOT_HTTP, _SCOPE, _EXCLUDED,
- * _NOMEM); *p is empty unless JOB_LINK_PENDING. Touches nothing that
- * changes during a run, so it needs no lock. */
-static enum job_verdict admit_rules(const struct frontier_conf *o, const char *scope,
+ * --exclude. Returns JOB_LINK_PENDING with *p filled, its seen-set key
+ * (p->seen) made (the caller frees it), or why the link is not followed
+ * (JOB_LINK_NOT_HTTP, _SCOPE, _EXCLUDED, _NOMEM); *p is empty unless
+ * JOB_LINK_PENDING. Touches nothing that changes during a run, so it
+ * needs no lock. */
+static enum job_verdict admit_rules(const struct frontier *f, const char *scope,
                                     const char *url, struct url_parts *p)
 {
+    const struct frontier_conf *o = &f->conf;
     int rc = url_split(url, p);
     if (rc != 0)
         return rc == CRAWL_ENOMEM ? JOB_LINK_NOMEM : JOB_LINK_NOT_HTTP;
@@ -856,6 +857,10 @@ static enum job_verdict admit_rules(const struct frontier_conf *o, const char *s
     else if ((o->ninclude && !regex_any(o->include, o->ninclude, p->href)) ||
              (o->nexclude && regex_any(o->exclude, o->nexclude, p->href)))
         v = JOB_LINK_EXCLUDED;
+    /* Seen by its normal form (or its canonical one, which parses its
+     * query); fetched as the page wrote it. */
+    else if (frontier_seen_hash(f, p->norm, &p->seen) != 0)
+        v = JOB_LINK_NOMEM;
     if (v != JOB_LINK_PENDING)
         url_parts_free(p);
     return v;
@@ -878,9 +883,7 @@ static enum job_verdict store_admit_parts(const struct frontier *f, const char *
     uint64_t hash;
     if (max_pages_reached(f))
         return JOB_LINK_MAX_PAGES;
-    /* Seen by its normal form (or its canonical one); fetched as the page
-     * wrote it. */
-    if (frontier_seen_hash(f, p->norm, &hash) != 0)
+    if (seen_key(f, p, &hash) != 0)
         return JOB_LINK_NOMEM;
     return frontier__store_send(f, p, scope ? scope : p->host, parent, depth, hash, sent);
 }
@@ -904,7 +907,7 @@ static enum job_verdict admit_parts(struct frontier *f, const char *scope, const
         return JOB_LINK_MAX_PAGES;
     if (!scope)
         scope = p->host;
-    if (frontier_seen_hash(f, p->norm, &hash) != 0)
+    if (seen_key(f, p, &hash) != 0)
         return JOB_LINK_NOMEM;
     /* Past --max-queue, a link new to the crawl is dropped and not kept in
      * the seen set: that set then grows with the links queued, not with
@@ -931,11 +934,10 @@ static enum job_verdict admit_parts(struct frontier *f, const char *scope, const
 static enum job_verdict admit(struct frontier *f, const char *scope, const char *parent,
                               const char *url, int depth, int hops)
 {
-    const struct frontier_conf *o = &f->conf;
     struct url_parts p;
     if (max_pages_reached(f))
         return JOB_LINK_MAX_PAGES;
-    enum job_verdict v = admit_rules(o, scope, url, &p);
+    enum job_verdict v = admit_rules(f, scope, url, &p);
     if (v != JOB_LINK_PENDING)
         return v;
     v = admit_parts(f, scope, parent, &p, depth, hops);
@@ -995,33 +997,57 @@ static void verdict_next(struct crawl_job *j, size_t *at, enum job_verdict v)
  * A --state crawl's store keeps no chain's length: it starts again. */
 static void admit_redirect(struct frontier *f, struct crawl_job *j)
 {
+    struct url_parts *t = j->target;
+    j->target = NULL;
+    /* The page that redirected is the one its target was found on. */
+    const char *parent = j->res.final_url ? j->res.final_url : j->url;
     if (j->hops >= f->conf.max_redirs) {
         char why[64];
         snprintf(why, sizeof why, "Maximum (%ld) redirects followed", f->conf.max_redirs);
         job_error_set(&j->res, CRAWL_FAIL_REDIRECTS, why);
-        return;
+    } else if (j->stored || (!f->st && frontier__cancelled(f))) {
+        /* frontier_prepare sent its target to the store, or none is
+         * admitted now. */
+    } else if (t) {
+        if (t->href)
+            admit_parts(f, j->scope, parent, t, j->depth, j->hops + 1);
+    } else {
+        /* frontier_prepare was short of memory. */
+        admit(f, j->scope, parent, j->res.location, j->depth, j->hops + 1);
     }
-    if (j->stored)
-        return;     /* frontier_prepare sent its target to the store */
-    /* The page that redirected is the one its target was found on. */
-    if (f->st || !frontier__cancelled(f))
-        admit(f, j->scope, j->res.final_url ? j->res.final_url : j->url, j->res.location,
-              j->depth, j->hops + 1);
+    if (t) {
+        url_parts_free(t);
+        free(t);
+    }
 }
 
-/* --state, --frontier: page j's links at its depth + 1 (as split, and each
- * given its verdict) and its redirect's target go to the store here,
- * without the core's lock; frontier_done then only tells the frontier what
- * the store took (j->stored, j->store_rc). They go even when the crawl is
- * being cancelled: the page's row commits it. */
-static void store_links(const struct frontier *f, struct crawl_job *j)
+/* Page j's redirect, when the frontier follows it and no store takes it,
+ * split and held to the rules that need no lock (j->target), for
+ * admit_redirect. */
+static void prepare_target(const struct frontier *f, struct crawl_job *j)
+{
+    if (!j->res.location || j->target || j->hops >= f->conf.max_redirs ||
+        !(j->target = calloc(1, sizeof *j->target)))
+        return;
+    if (max_pages_reached(f) ||
+        admit_rules(f, j->scope, j->res.location, j->target) != JOB_LINK_PENDING)
+        memset(j->target, 0, sizeof *j->target);   /* dropped, as admit would */
+}
+
+/* --state, --frontier: page j's links at depth (its own + 1; a sitemap's
+ * URLs at 0), as split and each given its verdict, and its redirect's
+ * target go to the store here, without the core's lock; frontier_done
+ * then only tells the frontier what the store took (j->stored,
+ * j->store_rc). A page's go even when the crawl is being cancelled: its
+ * row commits it. */
+static void store_links(const struct frontier *f, struct crawl_job *j, int depth)
 {
     const char *parent = j->res.final_url ? j->res.final_url : j->url;
     int sent = 0, failed = 0;
     if (j->res.location && j->hops < f->conf.max_redirs) {
         struct url_parts p;
         enum job_verdict v = max_pages_reached(f) ? JOB_LINK_MAX_PAGES
-                                                  : admit_rules(&f->conf, j->scope,
+                                                  : admit_rules(f, j->scope,
                                                                 j->res.location, &p);
         if (v == JOB_LINK_PENDING) {
             v = store_admit_parts(f, j->scope, parent, &p, j->depth, &sent);
@@ -1031,8 +1057,7 @@ static void store_links(const struct frontier *f, struct crawl_job *j)
     }
     size_t at = 0;
     for (size_t i = 0; i < j->nparts; i++) {
-        enum job_verdict v = store_admit_parts(f, j->scope, parent, &j->parts[i], j->depth + 1,
-                                               &sent);
+        enum job_verdict v = store_admit_parts(f, j->scope, parent, &j->parts[i], depth, &sent);
         failed |= v == JOB_LINK_STORE;
         verdict_next(j, &at, v);
         url_parts_free(&j->parts[i]);
@@ -1044,30 +1069,58 @@ static void store_links(const struct frontier *f, struct crawl_job *j)
     j->store_rc = failed ? -1 : 0;
 }
 
+/* Sitemap index j's sitemaps (its body, one URL a line), split into
+ * j->maps; a sitemap an index lists is read for its pages only (the
+ * protocol nests no deeper). Needs no lock. */
+static void index_maps(struct crawl_job *j)
+{
+    size_t n = 0;
+    for (const char *l = j->body; l && (l = strchr(l, '\n')); l++)
+        n++;
+    if (!n || j->depth != 0 || j->maps || !(j->maps = calloc(n, sizeof *j->maps)))
+        return;
+    for (char *line = j->body, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = '\0';
+        if (url_split(line, &j->maps[j->nmaps]) == 0)
+            j->nmaps++;     /* not an http(s) URL, or out of memory: skipped */
+    }
+}
+
 void frontier_prepare(const struct frontier *f, struct crawl_job *j)
 {
     if (j->kind == JOB_ROBOTS) {
         if (!j->rules && j->res.fail == CRAWL_FAIL_NONE && j->res.status >= 200 &&
             j->res.status < 300)
             j->rules = robots_parse(j->body ? j->body : "", j->body_len, f->agent);
+        /* --sitemaps: its sitemaps, for its host's listed URLs. */
+        if (f->sitemaps && !j->maps && j->host)
+            frontier__sitemap_maps(j->rules, j->host->key, &j->maps, &j->nmaps);
         /* --state keeps what was read, before the rules apply. */
         j->store_rc = frontier__store_robots_save(f, j);
         return;
     }
+    if (j->kind == JOB_SITEMAP)
+        index_maps(j);
+    if (j->res.location && j->kind == JOB_PAGE && !f->st)
+        prepare_target(f, j);
     if (keeps_verdicts(f, j))
         verdicts_take(j);
     struct job_link *kept = j->verdicts;
     size_t nl = kept ? j->nverdicts : j->nlinks;
-    int store = f->st && j->kind == JOB_PAGE && !j->stored;
+    /* A sitemap's URLs (at depth 0) go to the store unless the crawl is
+     * being cancelled: they would not be admitted then. */
+    int store = f->st && !j->stored &&
+                (j->kind == JOB_PAGE || (j->kind == JOB_SITEMAP && !frontier__cancelled(f)));
+    int depth = j->kind == JOB_PAGE ? j->depth + 1 : 0;
     if (j->parts || !nl) {
         if (store && (j->parts || j->res.location))
-            store_links(f, j);
+            store_links(f, j, depth);
         return;
     }
     if (j->kind == JOB_PAGE && j->depth >= f->conf.depth) {
         verdicts_all(j, JOB_LINK_DEPTH);
         if (store && j->res.location)
-            store_links(f, j);
+            store_links(f, j, depth);
         return;
     }
     struct url_parts *v = malloc(nl * sizeof *v);
@@ -1075,7 +1128,7 @@ void frontier_prepare(const struct frontier *f, struct crawl_job *j)
         return;     /* frontier_done splits them itself */
     size_t n = 0;
     for (size_t i = 0; i < nl; i++) {
-        enum job_verdict d = admit_rules(&f->conf, j->scope, kept ? kept[i].url : j->links[i],
+        enum job_verdict d = admit_rules(f, j->scope, kept ? kept[i].url : j->links[i],
                                          &v[n]);
         if (d == JOB_LINK_PENDING)
             n++;    /* a link out of memory is lost, as under the lock */
@@ -1090,7 +1143,7 @@ void frontier_prepare(const struct frontier *f, struct crawl_job *j)
     j->parts = v;
     j->nparts = n;
     if (store)
-        store_links(f, j);
+        store_links(f, j, depth);
 }
 
 void frontier__admit_links(struct frontier *f, struct crawl_job *j, int depth, int cancelled_too)
@@ -1145,7 +1198,9 @@ enum job_verdict frontier__place(struct frontier *f, const struct url_parts *pp,
         if (h->robots_state == ROBOTS_NONE && (rc = robots_start(f, h)) != 0)
             goto out;
         if (h->robots_state == ROBOTS_PENDING) {
-            struct job_qent *e = frontier__qlink_new(p.href, scope, parent, depth, mark, hops, cond);
+            /* Held back with its path: robots_ready splits nothing. */
+            struct job_qent *e = frontier__qlink_new(p.href, scope, parent, depth, mark, hops, cond,
+                                                     p.path);
             if (!e) {
                 rc = CRAWL_ENOMEM;
                 goto out;
@@ -1166,11 +1221,10 @@ out:
 }
 
 void frontier__robots_rules(struct frontier *f, struct crawl_host *h, enum crawl_fail fail,
-                            const char *error, long st, const char *body, size_t len,
-                            struct robots *parsed)
+                            const char *error, long st, struct robots *parsed)
 {
     if (fail == CRAWL_FAIL_NONE && st >= 200 && st < 300) {
-        h->robots = parsed ? parsed : robots_parse(body ? body : "", len, f->agent);
+        h->robots = parsed;
         if (f->robots)
             frontier__crawl_delay(f, h);
     } else if (fail == CRAWL_FAIL_NONE && st >= 400 && st < 500)
@@ -1192,59 +1246,34 @@ void frontier__robots_rules(struct frontier *f, struct crawl_host *h, enum crawl
     h->robots_state = ROBOTS_READY;
 }
 
-/* The robots.txt of h is in (or failed): from now on its rules decide, for
- * the listed jobs waiting in its queue and for the links held back. */
-static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_job *rj)
+/* Host h's robots.txt rules are in: the listed jobs waiting in its queue
+ * and the links held back are held to them, by the paths each was queued
+ * with (split without the lock): nothing is parsed here. An entry without
+ * one is not fetched. */
+static void robots_sort(struct frontier *f, struct crawl_host *h)
 {
-    /* --state: a fetch the cancellation stopped decides nothing; the
-     * host's pages stay queued in the store for the next run. */
-    if (f->st && rj->res.fail == CRAWL_FAIL_CANCELLED && frontier__cancelled(f))
-        return;
-    frontier__robots_rules(f, h, rj->res.fail, rj->res.error, rj->res.status, rj->body,
-                           rj->body_len, rj->rules);
-    rj->rules = NULL;   /* the host's now, or never made */
-    f->robots_fetched++;
-    if (rj->store_rc)
-        frontier__store_fail(f);
-    struct robots *read = NULL;     /* the file as read, for its Sitemap lines */
-    if (!f->robots) {
-        /* Read for its Sitemap lines only (--no-robots): no rules. */
-        read = h->robots;
-        h->robots = robots_all(1);
-        free(h->robots_why);
-        h->robots_why = NULL;
-    }
-
     /* Listed jobs already queued: drop the forbidden ones from the queue. */
     struct job_qent *keep_head = NULL, *keep_tail = NULL, *e;
     while ((e = frontier__qpop(&h->head, &h->tail))) {
-        f->queued--;
         struct crawl_job *j = e->job;
-        struct url_parts p;
-        int rc = url_split(frontier__qent_url(e), &p), allowed = 1;
-        if (rc == 0) {
-            /* A sitemap is read whatever the rules say of its path. */
-            allowed = (j && j->kind == JOB_SITEMAP) || robots_allowed(h->robots, p.path);
-            url_parts_free(&p);
+        const char *path = frontier__qent_path(e);
+        /* A sitemap is read whatever the rules say of its path. */
+        int allowed = (j && j->kind == JOB_SITEMAP) || (path && robots_allowed(h->robots, path));
+        if (j) {
+            free(j->path);
+            j->path = NULL;
         }
-        if (allowed && rc != CRAWL_ENOMEM) {
+        if (allowed) {
             frontier__qpush(&keep_head, &keep_tail, e);
-            f->queued++;
-        } else if (!j) {
-            /* A link: dropped, as one held back would be. */
-            if (rc == CRAWL_ENOMEM) {
-                f->left++;
-            } else {
-                f->robots_blocked++;
-                frontier__store_drop(f, frontier__qent_mark(e));
-            }
-            frontier__qent_free(e);
-        } else if (rc == CRAWL_ENOMEM) {
-            /* Unchecked, it must not be fetched. */
-            job_fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
-            frontier_push_failed(f, j);
-        } else {
+            continue;
+        }
+        f->queued--;
+        if (j) {
             fail_robots(f, j, h);
+        } else {
+            f->robots_blocked++;
+            frontier__store_drop(f, frontier__qent_mark(e));
+            frontier__qent_free(e);
         }
     }
     h->head = keep_head;
@@ -1255,24 +1284,47 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
     /* Links held back: those allowed go to the queue as they are. */
     while ((e = frontier__qpop(&h->pend, &h->pend_tail))) {
         f->pending--;
-        struct url_parts p;
-        if (url_split(frontier__qent_url(e), &p) == 0) {
-            if (robots_allowed(h->robots, p.path)) {
-                link_enqueue(f, h, e);
-                e = NULL;
-            } else {
-                f->robots_blocked++;
-                frontier__store_drop(f, frontier__qent_mark(e));
-            }
-            url_parts_free(&p);
+        const char *path = frontier__qent_path(e);
+        if (path && robots_allowed(h->robots, path)) {
+            link_enqueue(f, h, e);
         } else {
-            f->left++;   /* out of memory */
+            f->robots_blocked++;
+            frontier__store_drop(f, frontier__qent_mark(e));
+            frontier__qent_free(e);
         }
-        frontier__qent_free(e);
     }
+}
+
+/* The robots.txt of h is in (or failed), fetched by rj: from now on its
+ * rules decide, and its sitemaps (split by frontier_prepare) are read for
+ * its listed URLs, now or once one is listed. */
+static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_job *rj)
+{
+    /* --state: a fetch the cancellation stopped decides nothing; the
+     * host's pages stay queued in the store for the next run. */
+    if (f->st && rj->res.fail == CRAWL_FAIL_CANCELLED && frontier__cancelled(f))
+        return;
+    frontier__robots_rules(f, h, rj->res.fail, rj->res.error, rj->res.status, rj->rules);
+    rj->rules = NULL;   /* the host's now, or never made */
+    f->robots_fetched++;
+    if (rj->store_rc)
+        frontier__store_fail(f);
+    if (f->robots) {
+        robots_sort(f, h);
+    } else {
+        /* Read for its Sitemap lines only (--no-robots): no rules. */
+        robots_free(h->robots);
+        h->robots = robots_all(1);
+        free(h->robots_why);
+        h->robots_why = NULL;
+    }
+    frontier__maps_free(h->maps, h->nmaps);
+    h->maps = rj->maps;
+    h->nmaps = rj->nmaps;
+    rj->maps = NULL;
+    rj->nmaps = 0;
     if (f->sitemaps && h->scope)
-        frontier__sitemaps_start(f, h, read ? read : h->robots);
-    robots_free(read);
+        frontier__sitemaps_start(f, h);
 }
 
 int frontier_done_is_noop(const struct frontier *f, const struct crawl_job *j)
@@ -1295,6 +1347,9 @@ void frontier_done(struct frontier *f, struct crawl_job *j)
     }
     if (j->kind == JOB_ROBOTS) {
         robots_ready(f, j->host, j);
+        frontier__maps_free(j->maps, j->nmaps);
+        j->maps = NULL;
+        j->nmaps = 0;
         free(j->body);
         j->body = NULL;
         return;

@@ -19,6 +19,7 @@
 
 struct frontier;
 struct state;
+struct url_parts;
 
 /* What the frontier is told of the run: the options that decide which
  * links are followed and when a host's next request may start. */
@@ -91,10 +92,26 @@ void frontier_recrawl(struct frontier *f, uint64_t first, double due_before);
 void frontier_start(struct frontier *f, int limit, double deadline_at,
                     const atomic_int *cancelled);
 
-/* Queues a listed job. Returns 0 (robots.txt may already have failed it:
- * then it waits in the queue of failed jobs), or CRAWL_ENOMEM (the job is
- * not queued). */
-int frontier_push(struct frontier *f, struct crawl_job *j);
+/* 1 when frontier_push wants a listed URL split (url_split, or
+ * url_validate_split): the frontier keys it by its host. Reads only the
+ * configuration, so the caller splits the URL before it takes its lock. */
+int frontier_splits_listed(const struct frontier *f);
+
+/* Gives listed URL p, split, its seen-set key (p->seen) when frontier_push
+ * will look it up (links or sitemaps followed, no store), so that it is
+ * made before the caller takes its lock (with --canonical, a parse of
+ * the query). Reads only the configuration. Returns 0 or CRAWL_ENOMEM. */
+int frontier_key_listed(const struct frontier *f, struct url_parts *p);
+
+/* Queues listed job j, p its URL split when frontier_splits_listed says so
+ * (else, or for a URL that does not split, NULL: it goes in the plain
+ * queue), with its seen-set key in p->seen (frontier_seen_hash; 0: made
+ * here, which parses a --canonical URL's query). Takes the strings of p
+ * it keeps (set NULL there); the rest stay the caller's
+ * (url_parts_free). Returns 0
+ * (robots.txt may already have failed it: then it waits in the queue of
+ * failed jobs), or CRAWL_ENOMEM (the job is not queued). */
+int frontier_push(struct frontier *f, struct crawl_job *j, struct url_parts *p);
 
 /* Queues a job as it is, at the end of the one FIFO, with no admission
  * rules (a relaying crawl's jobs). */
@@ -176,9 +193,11 @@ void frontier_started(struct frontier *f, struct crawl_job *j);
 
 /* Does for finished job j the work of frontier_done that needs none of the
  * crawl's state, so that it is done without the core's lock: a robots.txt
- * body is parsed (into j->rules), each found link split and held to depth,
- * scope, --include and --exclude (kept in j->parts); a job prepared must
- * then be given to frontier_done, which takes both. With a store (--state,
+ * body is parsed (into j->rules), each found link split, held to depth,
+ * scope, --include and --exclude and given its seen-set key (kept in
+ * j->parts), a redirect's target the same (j->target), and with
+ * --sitemaps the sitemaps a robots.txt or an index names split (j->maps);
+ * a job prepared must then be given to frontier_done, which takes them. With a store (--state,
  * --frontier), the robots.txt is written to it, and a page's links and its
  * redirect's target are sent to it, each with its verdict. Reads only f's
  * configuration, which is fixed before the run starts, the count of pages

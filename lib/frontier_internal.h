@@ -69,6 +69,8 @@ struct qlink {
     uint32_t scope;             /* offsets in s: the listed URL's host name, */
     uint32_t parent;            /* the page it was found on, its validators */
     uint32_t etag, modified;    /* (a recrawl's); 0: none but for scope */
+    uint32_t path;              /* its path and query, kept while its host's
+                                 * robots.txt is on its way, for its rules */
     char s[];                   /* the URL first, then those */
 };
 
@@ -99,6 +101,10 @@ struct crawl_host {
     int sampled;                /* --auto-throttle: a response set its delay */
     char *scope;                /* a listed URL's host name, when one is on it:
                                  * --sitemaps reads its sitemaps for it */
+    struct url_parts *maps;     /* --sitemaps: its sitemaps, split as its
+                                 * robots.txt was read, kept until a URL of
+                                 * it is listed */
+    size_t nmaps;
     enum robots_state robots_state;
     struct robots *robots;
     char *robots_why;           /* why its listed URLs fail robots.txt; NULL: its rules */
@@ -180,7 +186,6 @@ struct frontier {
          * touches them. */
         struct hset64 looked;
         struct held_robots *robots;
-        int placing;            /* refill_end is placing what it read */
     } rf;
     uint64_t *st_seen;          /* URL hashes known to be in the store's seen
                                  * set, direct-mapped (FRONTIER_SEEN_CACHE) */
@@ -251,9 +256,9 @@ static inline void frontier__store_fail(struct frontier *f)
  * or CRAWL_ENOMEM. */
 int frontier__seen_add(struct frontier *f, const char *url);
 
-/* Returns the host called key (scheme://host:port), made on first use
- * (with its robots.txt from the store, if there), or NULL when out of
- * memory. */
+/* Returns the host called key (scheme://host:port), made on first use,
+ * or NULL when out of memory. Asks no store: a store's robots.txt comes
+ * with the read that meets the host's pages (frontier_store.c). */
 struct crawl_host *frontier__host_get(struct frontier *f, const char *key);
 
 /* The host called key, whose hset_hash is k, or NULL when not made yet. */
@@ -271,15 +276,18 @@ void frontier__qpush_front(struct job_qent **head, struct job_qent **tail, struc
 struct job_qent *frontier__qpop(struct job_qent **head, struct job_qent **tail);
 
 /* Returns a link's entry, found on page parent (or NULL) from a listed
- * URL of host scope, its request to carry cond's validators (NULL: none);
- * NULL when out of memory. */
+ * URL of host scope, its request to carry cond's validators (NULL: none),
+ * with its path (url_split's; NULL: not kept) for the robots.txt its host
+ * waits for; NULL when out of memory. */
 struct job_qent *frontier__qlink_new(const char *url, const char *scope, const char *parent,
                                      int depth, uint64_t mark, int hops,
-                                     const struct frontier_cond *cond);
+                                     const struct frontier_cond *cond, const char *path);
 
-/* The URL and the store id of what e holds. */
+/* The URL, the store id and the path kept for robots.txt (NULL: none) of
+ * what e holds. */
 const char *frontier__qent_url(const struct job_qent *e);
 uint64_t frontier__qent_mark(const struct job_qent *e);
+const char *frontier__qent_path(const struct job_qent *e);
 
 /* Returns the job of e, made of a link's fields if e holds a link (a page
  * found: its row is numbered as it starts), and frees e but the job; NULL
@@ -302,9 +310,19 @@ void frontier__observe(struct frontier *f, struct crawl_host *h, const struct cr
 /* frontier_pace.c: h's robots.txt is parsed: its Crawl-delay applies. */
 void frontier__crawl_delay(struct frontier *f, struct crawl_host *h);
 
-/* frontier_sitemap.c: listed host h's robots.txt is in, read as r: its
- * sitemaps are queued (r's Sitemap lines', or /sitemap.xml). */
-void frontier__sitemaps_start(struct frontier *f, struct crawl_host *h, const struct robots *r);
+/* frontier_sitemap.c: the sitemaps of host key (scheme://host:port) as
+ * its robots.txt r names them (NULL: none read), or its /sitemap.xml when
+ * it names none, split into *maps (malloc'd; *n of them, 0 when out of
+ * memory). Needs no lock: frontier_prepare and a store's read call it. */
+void frontier__sitemap_maps(const struct robots *r, const char *key, struct url_parts **maps,
+                            size_t *n);
+
+/* Frees the n sitemaps at v, as frontier__sitemap_maps made them. */
+void frontier__maps_free(struct url_parts *v, size_t n);
+
+/* frontier_sitemap.c: listed host h's robots.txt is in: the sitemaps it
+ * keeps (h->maps) are queued, and freed. */
+void frontier__sitemaps_start(struct frontier *f, struct crawl_host *h);
 
 /* frontier_sitemap.c: sitemap job j is back: its URLs join the crawl. */
 void frontier__sitemap_done(struct frontier *f, struct crawl_job *j);
@@ -322,10 +340,10 @@ enum job_verdict frontier__place(struct frontier *f, const struct url_parts *p, 
 int frontier__cond_set(struct crawl_job *j, const struct frontier_cond *cond);
 
 /* Sets h's rules from its robots.txt: fail (its failure class) and error
- * (its text, or NULL), status and body. */
+ * (its text, or NULL), status, and a 2xx body as parsed without the lock
+ * (taken; NULL, out of memory: nothing is forbidden). */
 void frontier__robots_rules(struct frontier *f, struct crawl_host *h, enum crawl_fail fail,
-                            const char *error, long status, const char *body, size_t len,
-                            struct robots *parsed);
+                            const char *error, long status, struct robots *parsed);
 
 /* frontier_store.c: --state. */
 
@@ -376,10 +394,6 @@ int frontier__spill_end(struct frontier *f);
  * finds its links dropped when it ends); frees everything. */
 void frontier__spill_drop(struct frontier *f);
 void frontier__spill_free(struct frontier *f);
-
-/* Looks host h's robots.txt up in the store, unless the read being placed
- * did; sets its rules when there. */
-void frontier__store_robots_load(struct frontier *f, struct crawl_host *h);
 
 /* Records robots job rj's outcome for its host, unless it was cancelled,
  * through the store's own lock (frontier_prepare, without the core's).

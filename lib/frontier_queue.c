@@ -49,11 +49,12 @@ static uint32_t put(struct qlink *l, char **w, const char *s)
 
 struct job_qent *frontier__qlink_new(const char *url, const char *scope, const char *parent,
                                      int depth, uint64_t mark, int hops,
-                                     const struct frontier_cond *cond)
+                                     const struct frontier_cond *cond, const char *path)
 {
     const char *etag = cond ? cond->etag : NULL, *modified = cond ? cond->modified : NULL;
     size_t n = strlen(url) + 1 + strlen(scope) + 1 + frontier__str_size(parent) +
-               frontier__str_size(etag) + frontier__str_size(modified);
+               frontier__str_size(etag) + frontier__str_size(modified) +
+               frontier__str_size(path);
     if (n > UINT32_MAX)
         return NULL;
     struct qlink *l = malloc(sizeof *l + n);
@@ -70,6 +71,7 @@ struct job_qent *frontier__qlink_new(const char *url, const char *scope, const c
     l->parent = put(l, &w, parent);
     l->etag = put(l, &w, etag);
     l->modified = put(l, &w, modified);
+    l->path = put(l, &w, path);
     return &l->qe;
 }
 
@@ -81,6 +83,14 @@ const char *frontier__qent_url(const struct job_qent *e)
 uint64_t frontier__qent_mark(const struct job_qent *e)
 {
     return e->job ? e->job->mark : ((const struct qlink *)e)->mark;
+}
+
+const char *frontier__qent_path(const struct job_qent *e)
+{
+    if (e->job)
+        return e->job->path;
+    const struct qlink *l = (const struct qlink *)e;
+    return l->path ? l->s + l->path : NULL;
 }
 
 void frontier__qent_free(struct job_qent *e)

@@ -1,7 +1,9 @@
 /* frontier_sitemap.c: --sitemaps. When a listed host's robots.txt is in,
  * the sitemaps its Sitemap lines name (or /sitemap.xml) are queued as
  * internal jobs on their hosts, paced as pages are; fetch.c reads each as
- * it arrives (sitemap.c), and the URLs it gives join the crawl here. */
+ * it arrives (sitemap.c), and the URLs it gives join the crawl here. The
+ * sitemaps' URLs are split without the core's lock, with the robots.txt
+ * or the index that names them (frontier_prepare, a store's read). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,30 +13,27 @@
 #include "robots.h"
 #include "url.h"
 
-/* Queues a sitemap job for url, read for the listed URLs of host scope;
- * level 0 for a sitemap robots.txt names (or /sitemap.xml), 1 for one an
- * index lists. Each sitemap is read once. Returns 0 or CRAWL_ENOMEM. */
-static int sitemap_queue(struct frontier *f, const char *url, const char *scope, int level)
+/* Queues a sitemap job for p (split), read for the listed URLs of host
+ * scope; level 0 for a sitemap robots.txt names (or /sitemap.xml), 1 for
+ * one an index lists. Each sitemap is read once. Returns 0 or
+ * CRAWL_ENOMEM. */
+static int sitemap_queue(struct frontier *f, const struct url_parts *p, const char *scope,
+                         int level)
 {
-    struct url_parts p;
-    int rc = url_split(url, &p);
-    if (rc != 0)
-        return rc == CRAWL_ENOMEM ? rc : 0;     /* not an http(s) URL: skipped */
     /* Seen apart from the pages: a page and a sitemap may share a URL. */
-    size_t n = strlen(p.norm) + 3;
+    size_t n = strlen(p->norm) + 3;
     char *key = malloc(n);
     struct crawl_host *h = NULL;
     struct crawl_job *j = NULL;
-    if (!key) {
-        rc = CRAWL_ENOMEM;
-        goto out;
-    }
-    snprintf(key, n, "\1S%s", p.norm);
+    int rc;
+    if (!key)
+        return CRAWL_ENOMEM;
+    snprintf(key, n, "\1S%s", p->norm);
     if ((rc = frontier__seen_add(f, key)) <= 0)
         goto out;
     rc = CRAWL_ENOMEM;
-    if (!(h = frontier__host_get(f, p.key)) || !(j = job_new()) || !(j->url = strdup(p.href)) ||
-        !(j->scope = strdup(scope)))
+    if (!(h = frontier__host_get(f, p->key)) || !(j = job_new()) ||
+        !(j->url = strdup(p->href)) || !(j->scope = strdup(scope)))
         goto out;
     j->kind = JOB_SITEMAP;
     j->depth = level;
@@ -44,44 +43,68 @@ static int sitemap_queue(struct frontier *f, const char *url, const char *scope,
 out:
     job_free(j);
     free(key);
-    url_parts_free(&p);
     return rc;
 }
 
-/* The robots.txt of listed host h is in: its Sitemap lines are read, or
- * /sitemap.xml when it has none. */
-void frontier__sitemaps_start(struct frontier *f, struct crawl_host *h, const struct robots *r)
+void frontier__maps_free(struct url_parts *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        url_parts_free(&v[i]);
+    free(v);
+}
+
+void frontier__sitemap_maps(const struct robots *r, const char *key, struct url_parts **maps,
+                            size_t *n)
 {
     char *const *urls;
-    size_t n = robots_sitemaps(r, &urls);
-    for (size_t i = 0; i < n; i++)
-        sitemap_queue(f, urls[i], h->scope, 0);
-    if (n == 0) {
-        size_t len = strlen(h->key) + sizeof "/sitemap.xml";
+    size_t nu = robots_sitemaps(r, &urls);
+    *n = 0;
+    if (!(*maps = calloc(nu ? nu : 1, sizeof **maps)))
+        return;
+    for (size_t i = 0; i < nu; i++)
+        if (url_split(urls[i], &(*maps)[*n]) == 0)
+            (*n)++;     /* not an http(s) URL, or out of memory: skipped */
+    if (nu == 0) {
+        size_t len = strlen(key) + sizeof "/sitemap.xml";
         char *u = malloc(len);
         if (u) {
-            snprintf(u, len, "%s/sitemap.xml", h->key);
-            sitemap_queue(f, u, h->scope, 0);
+            snprintf(u, len, "%s/sitemap.xml", key);
+            if (url_split(u, &(*maps)[0]) == 0)
+                *n = 1;
             free(u);
         }
     }
+    if (*n == 0) {
+        free(*maps);
+        *maps = NULL;
+    }
+}
+
+void frontier__sitemaps_start(struct frontier *f, struct crawl_host *h)
+{
+    for (size_t i = 0; i < h->nmaps; i++)
+        sitemap_queue(f, &h->maps[i], h->scope, 0);
+    frontier__maps_free(h->maps, h->nmaps);
+    h->maps = NULL;
+    h->nmaps = 0;
 }
 
 /* A sitemap job is back: its page URLs join the crawl at depth 0, under
  * the rules a link's pass (scope, --include, --exclude, the seen set,
- * robots.txt, --max-pages); the sitemaps an index lists are read next,
- * unless the index was itself listed in one (the protocol nests no
- * deeper). */
+ * robots.txt, --max-pages), or went to the store already
+ * (frontier_prepare); the sitemaps an index lists (split by
+ * frontier_prepare) are read next. */
 void frontier__sitemap_done(struct frontier *f, struct crawl_job *j)
 {
-    frontier__admit_links(f, j, 0, 0);
-    for (char *line = j->body, *nl; line && *line && j->depth == 0 && !frontier__cancelled(f);
-         line = nl + 1) {
-        if (!(nl = strchr(line, '\n')))
-            break;
-        *nl = '\0';
-        sitemap_queue(f, line, j->scope, 1);
-    }
+    if (j->stored)
+        frontier__store_sent(f, j->stored == 2, j->store_rc != 0);
+    else
+        frontier__admit_links(f, j, 0, 0);
+    for (size_t i = 0; i < j->nmaps && !frontier__cancelled(f); i++)
+        sitemap_queue(f, &j->maps[i], j->scope, 1);
+    frontier__maps_free(j->maps, j->nmaps);
+    j->maps = NULL;
+    j->nmaps = 0;
     free(j->body);
     j->body = NULL;
 }

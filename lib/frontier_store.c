@@ -67,19 +67,24 @@ static int skip_job(struct frontier *f, const char *url, const char *scope, int 
     return 0;
 }
 
-/* A listed page from the store becomes a job in its turn, with its row
- * number, its line and the failure its line already had. */
-static void load_listed(struct frontier *f, uint64_t id, const struct state_page *p)
+/* Whether listed page p of the store is to be split as it is read: the
+ * frontier keys it by its host, or a recrawl skips it (its job is scoped
+ * to its host). */
+static int listed_split(const struct frontier *f, const struct state_page *p)
+{
+    struct frontier_cond cond;
+    return !p->why && (frontier_splits_listed(f) || recrawl_cond(f, p->valid, 0, &cond));
+}
+
+/* A listed page from the store, split into *u as it was read (split is
+ * url_split's result, 1 when not split), becomes a job in its turn, with
+ * its row number, its line and the failure its line already had. */
+static void load_listed(struct frontier *f, uint64_t id, const struct state_page *p,
+                        struct url_parts *u, int split)
 {
     struct frontier_cond cond = { 0 };
     if (!p->why && recrawl_cond(f, p->valid, 0, &cond)) {
-        struct url_parts u;
-        int rc = url_split(p->url, &u);
-        if (rc == 0) {
-            rc = skip_job(f, p->url, u.host, 0, id);
-            url_parts_free(&u);
-        }
-        if (rc != 0)
+        if (split != 0 || skip_job(f, p->url, u->host, 0, id) != 0)
             f->left++;
         return;
     }
@@ -96,21 +101,22 @@ static void load_listed(struct frontier *f, uint64_t id, const struct state_page
     if (p->why) {
         job_fail_early(j, CRAWL_FAIL_INPUT, p->why);
         frontier_push_failed(f, j);
-    } else if (frontier_push(f, j) == CRAWL_ENOMEM) {
+    } else if (split == CRAWL_ENOMEM || frontier_push(f, j, split == 0 ? u : NULL) != 0) {
         job_fail_early(j, CRAWL_FAIL_OTHER, "out of memory");
         frontier_push_failed(f, j);
     }
 }
 
-/* Places page id read from the store: a found one split into *u (split
- * is url_split's result, *u emptied here), a listed one as it is. */
+/* Places page id read from the store, split into *u as it was read (split
+ * is url_split's result, 1 when not split; *u emptied here). */
 static void load_one(struct frontier *f, uint64_t id, const struct state_page *p,
                      struct url_parts *u, int split)
 {
     if (!state_shared(f->st))
         f->st_cursor = id;
     if (p->depth == 0) {
-        load_listed(f, id, p);
+        load_listed(f, id, p, u, split);
+        url_parts_free(u);
         return;
     }
     struct frontier_cond cond;
@@ -146,15 +152,15 @@ static size_t lease_batch(const struct frontier *f)
 #define LEASE_POLL 0.05
 
 /* A page read from the store without the core's lock, copied whole (the
- * store's strings last only as long as its callback), a found page's URL
- * split there too. */
+ * store's strings last only as long as its callback), its URL split there
+ * too (a found page's, and a listed one's the frontier keys). */
 struct held_page {
     struct held_page *next;
     uint64_t id;
     struct state_page p;
     struct state_valid v;
     struct url_parts u;         /* a found page's URL, split */
-    int split;                  /* url_split's result for it */
+    int split;                  /* url_split's result for it; 1: not split */
     char s[];                   /* the strings p and v point into */
 };
 
@@ -163,12 +169,15 @@ struct held_robots {
     long status;
     int fail;
     struct robots *rules;       /* a 2xx body, parsed; NULL: none */
+    struct url_parts *maps;     /* --sitemaps: its sitemaps, split */
+    size_t nmaps;
     char key[];                 /* its host */
 };
 
 /* Asks the store for the robots.txt of host key, the first time a read
- * meets the host, and keeps it parsed for frontier__store_refill_end. A
- * store that fails or has none leaves the host to fetch its own. */
+ * meets the host, and keeps it parsed (and with --sitemaps, the sitemaps
+ * it names split) for frontier__store_refill_end. A store that fails or
+ * has none leaves the host to fetch its own. */
 static void robots_look(struct frontier *f, const char *key)
 {
     long status;
@@ -185,6 +194,10 @@ static void robots_look(struct frontier *f, const char *key)
         r->rules = fail == CRAWL_FAIL_NONE && status >= 200 && status < 300
                        ? robots_parse(body ? body : "", len, f->agent)
                        : NULL;
+        r->maps = NULL;
+        r->nmaps = 0;
+        if (f->sitemaps)
+            frontier__sitemap_maps(r->rules, key, &r->maps, &r->nmaps);
         memcpy(r->key, key, n);
         r->next = f->rf.robots;
         f->rf.robots = r;
@@ -192,23 +205,32 @@ static void robots_look(struct frontier *f, const char *key)
     free(body);
 }
 
+/* Frees what a read kept of a robots.txt. */
+static void held_robots_free(struct held_robots *r)
+{
+    robots_free(r->rules);
+    frontier__maps_free(r->maps, r->nmaps);
+    free(r);
+}
+
 /* The robots.txt of the hosts the read met, in: each host is made with its
- * rules, unless it was made meanwhile. */
+ * rules, or given them if it has none yet (a sitemap on it made it: a
+ * sitemap is read without its host's robots.txt). */
 static void robots_place(struct frontier *f)
 {
     for (struct held_robots *r = f->rf.robots, *next; r; r = next) {
         next = r->next;
-        uint64_t k = hset_hash(r->key, strlen(r->key));
-        if (!frontier__host_find(f, r->key, k)) {
-            struct crawl_host *h = frontier__host_get(f, r->key);
-            if (h && h->robots_state == ROBOTS_NONE) {
-                frontier__robots_rules(f, h, (enum crawl_fail)r->fail, NULL, r->status, NULL, 0,
-                                       r->rules);
-                r->rules = NULL;
-            }
+        struct crawl_host *h = frontier__host_get(f, r->key);
+        if (h && h->robots_state == ROBOTS_NONE) {
+            frontier__robots_rules(f, h, (enum crawl_fail)r->fail, NULL, r->status, r->rules);
+            r->rules = NULL;
+            frontier__maps_free(h->maps, h->nmaps);
+            h->maps = r->maps;
+            h->nmaps = r->nmaps;
+            r->maps = NULL;
+            r->nmaps = 0;
         }
-        robots_free(r->rules);
-        free(r);
+        held_robots_free(r);
     }
     f->rf.robots = NULL;
 }
@@ -249,16 +271,9 @@ static void hold_one(uint64_t id, const struct state_page *p, void *data)
         h->p.valid = &h->v;
     }
     memset(&h->u, 0, sizeof h->u);
-    h->split = p->depth == 0 ? 0 : url_split(h->p.url, &h->u);
-    if (f->robots && f->per_host_queues) {
-        struct url_parts lu;
-        if (p->depth > 0 && h->split == 0)
-            robots_look(f, h->u.key);
-        else if (p->depth == 0 && !p->why && url_split(h->p.url, &lu) == 0) {
-            robots_look(f, lu.key);
-            url_parts_free(&lu);
-        }
-    }
+    h->split = p->depth > 0 || listed_split(f, &h->p) ? url_split(h->p.url, &h->u) : 1;
+    if (f->robots && f->per_host_queues && h->split == 0)
+        robots_look(f, h->u.key);
     if (f->rf.tail)
         f->rf.tail->next = h;
     else
@@ -271,16 +286,9 @@ static void hold_one(uint64_t id, const struct state_page *p, void *data)
  * (robots.txt's rules, read with the lease, are in already). */
 static void hand_over(struct frontier *f, const struct held_page *h)
 {
-    struct url_parts lu;
-    const struct url_parts *u = &h->u;
-    if (h->p.depth == 0) {
-        if (url_split(h->p.url, &lu) != 0)
-            return;
-        u = &lu;
-    } else if (h->split != 0) {
+    if (h->split != 0)
         return;
-    }
-    struct crawl_host *host = frontier__host_get(f, u->key);
+    struct crawl_host *host = frontier__host_get(f, h->u.key);
     if (host && host->running == 0) {
         double at = f->now() - h->p.host_idle + host->delay;
         if (at > host->next_at) {
@@ -288,8 +296,6 @@ static void hand_over(struct frontier *f, const struct held_page *h)
             f->timed = 1;
         }
     }
-    if (u == &lu)
-        url_parts_free(&lu);
 }
 
 /* The pages memory wants from a shared store, whenever it may ask; 0:
@@ -359,7 +365,6 @@ int frontier__store_refill_end(struct frontier *f)
 {
     struct held_page *h = f->rf.head, *next;
     f->rf.head = f->rf.tail = NULL;
-    f->rf.placing = 1;
     robots_place(f);
     for (; h; h = next) {
         next = h->next;
@@ -368,7 +373,6 @@ int frontier__store_refill_end(struct frontier *f)
         load_one(f, h->id, &h->p, &h->u, h->split);
         free(h);
     }
-    f->rf.placing = 0;
     f->left += f->rf.lost;
     f->rf.lost = 0;
     int n = f->rf.n;
@@ -399,8 +403,7 @@ void frontier__refill_free(struct frontier *f)
     f->rf.head = f->rf.tail = NULL;
     for (struct held_robots *r = f->rf.robots, *next; r; r = next) {
         next = r->next;
-        robots_free(r->rules);
-        free(r);
+        held_robots_free(r);
     }
     f->rf.robots = NULL;
     hset64_free(&f->rf.looked);
@@ -445,20 +448,6 @@ void frontier__store_sent(struct frontier *f, int sent, int failed)
     f->st_more = 1;
     /* A read under way may or may not see them: the next one will. */
     f->rf.deferred |= f->rf.on;
-}
-
-void frontier__store_robots_load(struct frontier *f, struct crawl_host *h)
-{
-    long status;
-    int fail;
-    char *body;
-    size_t len;
-    if (f->rf.placing && hset64_has(&f->rf.looked, frontier_hash_url(h->key)))
-        return;
-    if (state_robots_get(f->st, h->key, &status, &fail, &body, &len) != 1)
-        return;
-    frontier__robots_rules(f, h, (enum crawl_fail)fail, NULL, status, body, len, NULL);
-    free(body);
 }
 
 int frontier__store_robots_save(const struct frontier *f, const struct crawl_job *rj)

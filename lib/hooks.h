@@ -18,6 +18,8 @@
 
 #include "crawl.h"
 
+struct url_parts;
+
 enum crawl_hook_slot {
     CRAWL_HOOK_RELAY,           /* a procs worker: every job to the coordinator */
     CRAWL_HOOK_RETRY,           /* --retry */
@@ -40,11 +42,12 @@ struct crawl_hook {
      * the model runs. */
     void (*start)(void *data, struct crawl *c);
     /* A listed line was read (url, and its problem when it is no URL
-     * crawl fetches, else NULL). Returns 0 for the core to queue it, 1
-     * when the hook took it (a store, which hands it out in its turn), or
-     * a negative code (the input ends there). */
+     * crawl fetches, else NULL, and then url split: parts, read only).
+     * Returns 0 for the core to queue it, 1 when the hook took it (a
+     * store, which hands it out in its turn), or a negative code (the
+     * input ends there). */
     int  (*listed)(void *data, struct crawl *c, const char *url, const char *source,
-                   long line, const char *problem);
+                   long line, const char *problem, const struct url_parts *parts);
     /* The core made the job of a listed URL to fetch (no hook took the
      * line): the hook may set what its request carries (its validators). */
     void (*made)(void *data, struct crawl_job *job);

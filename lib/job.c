@@ -21,6 +21,7 @@ void job_free(struct crawl_job *j)
     free(j->parent);
     free(j->if_etag);
     free(j->if_modified);
+    free(j->path);
     free(j);
 }
 

@@ -162,7 +162,14 @@ struct crawl_job {
     struct url_parts *parts;  /* links split and past the rules that need no
                                * crawl state, or NULL */
     size_t nparts;
+    struct url_parts *target; /* its redirect's target (res.location) split
+                               * and past those rules, or empty when they
+                               * drop it; NULL: not prepared */
     struct robots *rules;     /* a robots job's body parsed */
+    struct url_parts *maps;   /* --sitemaps: the sitemaps a robots job's file
+                               * names (or its host's /sitemap.xml), or those
+                               * a sitemap index lists, split */
+    size_t nmaps;
     int    store_rc;          /* what frontier_prepare wrote to the store (a
                                * robots.txt, a page's links): 0, or -1 for
                                * the frontier to latch */
@@ -185,6 +192,10 @@ struct crawl_job {
     int    pace_start;        /* its host's pace waits for it to start
                                * (frontier_started) */
     struct crawl_host *host;  /* its per-host queue, when the frontier keeps them */
+    char  *path;              /* a listed page's path and query (url_split's),
+                               * kept by the frontier while its host's
+                               * robots.txt is on its way, for its rules; or
+                               * NULL. job_free frees it */
     char  *scope;             /* host name of the listed URL it was reached from */
     char  *parent;            /* the final URL of the page (or the sitemap) it was
                                * found on; NULL for a listed URL */

@@ -17,7 +17,8 @@
 struct sink {
     int fd;
     pthread_mutex_t lock;       /* guards everything below but the atomics */
-    pthread_cond_t wake;        /* the flushing thread's timer; signalled to stop it */
+    pthread_cond_t wake;        /* the flushing thread's timer; signalled to stop it,
+                                 * and to end its idle wait */
     char *buf;                  /* SINK_BUFFER bytes, never moved: see sink_emergency_flush */
     size_t len;
     int err;                    /* the first error, sticky */
@@ -26,6 +27,7 @@ struct sink {
     int flush_ms;
     int stop;
     int threaded;
+    int idle;                   /* the flushing thread waits for a row, untimed */
     pthread_t tid;
     atomic_int busy;            /* a thread is changing buf or len */
     atomic_int frozen;          /* the process is ending: change nothing more */
@@ -154,11 +156,20 @@ static void leave(struct sink *s)
     atomic_store(&s->busy, 0);
 }
 
+/* The flushing thread: a row put into an empty buffer goes out within
+ * flush_ms. With nothing held it sleeps until a row comes (sink_put wakes
+ * it), so that a crawl waiting on slow hosts is not woken for nothing. */
 static void *flush_main(void *arg)
 {
     struct sink *s = arg;
     pthread_mutex_lock(&s->lock);
     while (!s->stop) {
+        if (s->len == 0 && s->nwq == 0 && !s->committing) {
+            s->idle = 1;
+            pthread_cond_wait(&s->wake, &s->lock);
+            s->idle = 0;
+            continue;
+        }
         struct timespec ts = clock_timespec(clock_now() + s->flush_ms / 1000.0);
         pthread_cond_timedwait(&s->wake, &s->lock, &ts);
         if (s->len && enter(s)) {
@@ -251,12 +262,15 @@ int sink_put_mark(struct sink *s, const char *row, size_t n, uint64_t mark)
     }
     leave(s);
     /* The flushing thread tells the commit callback, not the thread that
-     * puts a row; without one, this thread does. */
+     * puts a row; without one, this thread does. A flushing thread asleep
+     * with nothing held is woken by the first row. */
     if (s->nwq > 0) {
         if (s->threaded)
             pthread_cond_signal(&s->wake);
         else
             rc = commit_run(s);
+    } else if (s->idle && s->len > 0) {
+        pthread_cond_signal(&s->wake);
     }
 out:
     pthread_mutex_unlock(&s->lock);

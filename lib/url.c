@@ -51,6 +51,32 @@ static int hex_value(int c)
     return ascii_digit(c) ? c - '0' : ascii_lower(c) - 'a' + 10;
 }
 
+/* ---- the parts the frontier keys on ---------------------------------------- */
+
+/* Fills the empty *p from parsed URL r, which it frees. Returns 0, or
+ * CRAWL_ENOMEM with *p empty. */
+static int parts_of(struct url__rec *r, struct url_parts *p)
+{
+    size_t kl = r->host_end - r->host + sizeof "https://:65535";
+    int err;
+
+    if ((err = url_norm_escapes(r->href, r->len, &p->norm)) == 0 &&
+        (err = url_norm_escapes(r->href + r->path, r->len - r->path, &p->path)) == 0) {
+        p->href = r->href;
+        r->href = NULL;
+        p->host = strndup(p->href + r->host, r->host_end - r->host);
+        p->key = malloc(kl);
+        if (!p->host || !p->key)
+            err = CRAWL_ENOMEM;
+        else
+            snprintf(p->key, kl, "%s://%s:%d", r->https ? "https" : "http", p->host, r->port);
+    }
+    url__rec_free(r);
+    if (err)
+        url_parts_free(p);
+    return err;
+}
+
 /* ---- checking a listed URL ----------------------------------------------- */
 
 static const char *const problems[] = {
@@ -85,7 +111,7 @@ static const char *problem_of(const char *s)
     return NULL;
 }
 
-int url_validate(const char *s, const char **why)
+int url_validate_split(const char *s, const char **why, struct url_parts *p)
 {
     CURLU *u;
     CURLUcode rc;
@@ -93,6 +119,8 @@ int url_validate(const char *s, const char **why)
     struct url__rec r;
     int err;
 
+    if (p)
+        memset(p, 0, sizeof *p);
     if ((*why = problem_of(s)))
         return -EINVAL;
     if (!(u = curl_url()))
@@ -122,8 +150,15 @@ int url_validate(const char *s, const char **why)
         *why = problems[5];
         return -EINVAL;
     }
+    if (p)
+        return parts_of(&r, p);
     url__rec_free(&r);
     return 0;
+}
+
+int url_validate(const char *s, const char **why)
+{
+    return url_validate_split(s, why, NULL);
 }
 
 /* ---- cleaning an href ---------------------------------------------------- */
@@ -388,28 +423,12 @@ int url_canonical(const char *url, int sort, const regex_t *strip, size_t nstrip
 int url_split(const char *url, struct url_parts *p)
 {
     struct url__rec r;
-    size_t kl;
     int err;
 
     memset(p, 0, sizeof *p);
     if ((err = url__parse(url, strlen(url), NULL, &r)) != 0)
         return err == CRAWL_ENOMEM ? err : -EINVAL;
-    kl = r.host_end - r.host + sizeof "https://:65535";
-    if ((err = url_norm_escapes(r.href, r.len, &p->norm)) == 0 &&
-        (err = url_norm_escapes(r.href + r.path, r.len - r.path, &p->path)) == 0) {
-        p->href = r.href;
-        r.href = NULL;
-        p->host = strndup(p->href + r.host, r.host_end - r.host);
-        p->key = malloc(kl);
-        if (!p->host || !p->key)
-            err = CRAWL_ENOMEM;
-        else
-            snprintf(p->key, kl, "%s://%s:%d", r.https ? "https" : "http", p->host, r.port);
-    }
-    url__rec_free(&r);
-    if (err)
-        url_parts_free(p);
-    return err;
+    return parts_of(&r, p);
 }
 
 void url_parts_free(struct url_parts *p)

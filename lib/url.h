@@ -107,12 +107,20 @@ struct url_parts {
     char *key;                  /* the host key scheme://host:port, port always written */
     char *host;                 /* the host as serialised (lower case, punycode): the crawl's scope */
     char *path;                 /* path and query of norm ("/a?b"): what robots.txt rules match */
+    uint64_t seen;              /* its user's key for it, kept with it (the
+                                 * frontier's seen-set hash); 0 until set */
 };
 
 /* Splits url (absolute) into *p. Returns 0 with *p filled, freed with
  * url_parts_free; -EINVAL when url is no http(s) URL; or CRAWL_ENOMEM. On
  * an error *p is empty. */
 int url_split(const char *url, struct url_parts *p);
+
+/* url_validate, and with p not NULL url_split's parts of s too, from one
+ * parse: a listed URL is checked and split for the frontier at once.
+ * Returns as url_validate does; *p (when given) is filled when it returns
+ * 0, and empty otherwise. */
+int url_validate_split(const char *s, const char **why, struct url_parts *p);
 
 /* Frees the strings of p and empties it; p itself is the caller's. */
 void url_parts_free(struct url_parts *p);

@@ -18,6 +18,7 @@
 #include "crawl_internal.h"
 #include "fetch.h"
 #include "frontier.h"
+#include "state_internal.h"
 
 #define MAX_ROWS 4096
 
@@ -717,6 +718,65 @@ static void test_a_hook_is_told_the_runs_prepare_start_and_stop_once_each_in_ord
     t_free(t);
 }
 
+/* A store whose queue cannot be read. */
+static const char *broken_error(struct state *st)
+{
+    return "disk gone";
+}
+
+static int broken_load(struct state *st, uint64_t after, size_t max,
+                       void (*fn)(uint64_t id, const struct state_page *p, void *data), void *data)
+{
+    return -5;
+}
+
+static void broken_close(struct state *st)
+{
+}
+
+/* What a warning found: its text, and whether the core's lock was free. */
+struct said_where {
+    struct crawl *c;
+    int n, unlocked;
+    char text[128];
+};
+
+static void say_where(const char *msg, uint64_t once, void *data)
+{
+    struct said_where *s = data;
+    s->n++;
+    if (pthread_mutex_trylock(&s->c->lock) == 0) {
+        s->unlocked++;
+        pthread_mutex_unlock(&s->c->lock);
+    }
+    snprintf(s->text, sizeof s->text, "%s", msg);
+}
+
+/* A store that fails as a job is taken stops the crawl at once, and says
+ * why once the core's lock is let go: the warning, written to stderr by
+ * the program, is never written with the lock held. */
+static void test_a_store_error_met_taking_a_job_is_said_after_the_lock_is_let_go(void **state)
+{
+    static const struct state_ops broken = {
+        .error = broken_error, .queue_load = broken_load, .close = broken_close,
+    };
+    static struct state st = { .ops = &broken };
+    struct t *t = t_new(NULL);
+    t->c.st = &st;
+    frontier_use_store(t->c.fr, &st, 0);
+    struct said_where s = { .c = &t->c };
+    crawl_on_warn(&t->c, say_where, &s);
+    take(t, NULL);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.unlocked, 1);
+    assert_string_equal(s.text, "state: disk gone");
+    assert_int_equal(crawl_state_lost(&t->c), CRAWL_ESTORE);
+    assert_int_equal(crawl_is_cancelled(&t->c), CRAWL_CANCEL_STORE);
+    take(t, NULL);
+    assert_int_equal(s.n, 1);
+    t_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -736,6 +796,7 @@ int main(void)
         cmocka_unit_test(test_the_deadline_cancels_the_run_on_the_cores_own_clock_without_a_signal),
         cmocka_unit_test(test_a_warning_said_once_is_said_once_per_text_whatever_its_format),
         cmocka_unit_test(test_a_hook_is_told_the_runs_prepare_start_and_stop_once_each_in_order),
+        cmocka_unit_test(test_a_store_error_met_taking_a_job_is_said_after_the_lock_is_let_go),
     };
     return cmocka_run_group_tests_name("crawl", tests, NULL, NULL);
 }

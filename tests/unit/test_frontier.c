@@ -9,7 +9,11 @@
  * memory bound and gives them back in order, a store's errors, latched
  * for the core to read once, and the spill and the store's queue read into
  * memory in claimed steps without the lock, links admitted meanwhile from
- * another thread. */
+ * another thread. What is called with the core's lock held splits no URL
+ * (url_split is wrapped and counted): a listed URL comes split, what waits
+ * for robots.txt keeps its path, a sitemap's URL is split with the
+ * robots.txt or the index that names it, a redirect's target with its
+ * page, and a --canonical key is made with the split. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -27,8 +31,29 @@
 #include "frontier_internal.h"
 #include "job.h"
 #include "state_internal.h"
+#include "url.h"
 
 static double fake_now;
+
+/* The frontier's calls of url_split and url_canonical (the Makefile links
+ * them wrapped), from any thread. */
+static atomic_int splits, canons;
+
+int __real_url_split(const char *url, struct url_parts *p);
+int __wrap_url_split(const char *url, struct url_parts *p)
+{
+    splits++;
+    return __real_url_split(url, p);
+}
+
+int __real_url_canonical(const char *url, int sort, const regex_t *strip, size_t nstrip,
+                         char **out);
+int __wrap_url_canonical(const char *url, int sort, const regex_t *strip, size_t nstrip,
+                         char **out)
+{
+    canons++;
+    return __real_url_canonical(url, sort, strip, nstrip, out);
+}
 
 static double fake_clock(void)
 {
@@ -56,9 +81,19 @@ static struct crawl_job *job(const char *url)
     return j;
 }
 
+/* Queues listed url as the core does: split as it is checked, and its
+ * seen-set key made, before the lock is taken, when the frontier keys it. */
 static void push(struct frontier *f, const char *url)
 {
-    assert_int_equal(frontier_push(f, job(url)), 0);
+    struct url_parts p;
+    const char *why;
+    int split = frontier_splits_listed(f);
+    assert_int_equal(url_validate_split(url, &why, split ? &p : NULL), 0);
+    if (split)
+        assert_int_equal(frontier_key_listed(f, &p), 0);
+    assert_int_equal(frontier_push(f, job(url), split ? &p : NULL), 0);
+    if (split)
+        url_parts_free(&p);
 }
 
 /* Takes the next job, which must be url's (NULL: none may start now). */
@@ -1204,11 +1239,12 @@ static void test_a_queued_link_comes_out_a_whole_job(void **state)
 
     /* Every field, validators too, through the entry alone. */
     struct frontier_cond cond = { "\"v1\"", "Tue, 01 Dec 2026 10:00:00 GMT" };
-    struct job_qent *e = frontier__qlink_new("http://c/p", "c", NULL, 3, 42, 2, &cond);
+    struct job_qent *e = frontier__qlink_new("http://c/p", "c", NULL, 3, 42, 2, &cond, "/p");
     assert_non_null(e);
     assert_null(e->job);
     assert_string_equal(frontier__qent_url(e), "http://c/p");
     assert_int_equal(frontier__qent_mark(e), 42);
+    assert_string_equal(frontier__qent_path(e), "/p");
     struct crawl_job *j = frontier__qent_job(e);
     assert_non_null(j);
     assert_string_equal(j->url, "http://c/p");
@@ -1706,6 +1742,309 @@ static void test_a_kept_robots_txt_is_read_with_its_hosts_pages_not_as_they_are_
     frontier_free(f);
 }
 
+/* A listed URL comes split, as the core checks it before taking its lock:
+ * frontier_push keys it by its host (and keeps its path while the host's
+ * robots.txt is on its way) without splitting it again. A plain list's
+ * URLs are not split at all. */
+static void test_a_listed_url_comes_split_and_is_queued_without_another_split(void **state)
+{
+    const struct frontier_conf confs[] = {
+        { .per_host = 1 }, { .delay = 1 }, { .depth = 1, .robots = 1 }, { .sitemaps = 1 },
+    };
+    for (size_t i = 0; i < sizeof confs / sizeof *confs; i++) {
+        struct frontier *f = make(confs[i]);
+        assert_int_equal(frontier_splits_listed(f), 1);
+        struct url_parts p;
+        assert_int_equal(url_split("http://A/x/../y?q", &p), 0);
+        struct crawl_job *j = job("http://A/x/../y?q");
+        splits = 0;
+        assert_int_equal(frontier_push(f, j, &p), 0);
+        assert_int_equal(splits, 0);
+        url_parts_free(&p);
+        int robots = confs[i].robots || confs[i].sitemaps;
+        if (robots) {
+            struct crawl_job *r = frontier_pick(f, NULL);
+            assert_string_equal(r->url, "http://a:80/robots.txt");
+        }
+        assert_string_equal(j->host->key, "http://a:80");
+        if (confs[i].robots)
+            assert_string_equal(j->path, "/y?q");   /* kept for the rules to come */
+        else
+            assert_null(j->path);
+        if (confs[i].depth || confs[i].sitemaps)
+            assert_string_equal(j->scope, "a");
+        if (!robots)
+            done(f, take(f, "http://A/x/../y?q", NULL), 1);
+        frontier_free(f);
+    }
+    struct frontier *f = make((struct frontier_conf){ 0 });
+    assert_int_equal(frontier_splits_listed(f), 0);
+    splits = 0;
+    assert_int_equal(frontier_push(f, job("http://a/1"), NULL), 0);
+    done(f, take(f, "http://a/1", NULL), 1);
+    assert_int_equal(splits, 0);
+    frontier_free(f);
+}
+
+/* When a host's robots.txt is in, the listed URLs queued for it and the
+ * links held back for it are held to its rules by the paths they were
+ * queued with, in the form rules are matched in (an escaped letter is the
+ * letter): nothing is split under the core's lock, and the verdicts are
+ * those of the rules. */
+static void test_robots_txt_decides_what_waited_for_it_by_the_paths_kept_without_a_split(
+    void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .robots = 1, .span_hosts = 1 });
+    push(f, "http://a/");
+    push(f, "http://b/private/1");
+    push(f, "http://b/%70rivate/2");
+    push(f, "http://b/open");
+    struct crawl_job *ra = frontier_pick(f, NULL);
+    assert_string_equal(ra->url, "http://a:80/robots.txt");
+    struct crawl_job *rb = frontier_pick(f, NULL);
+    assert_string_equal(rb->url, "http://b:80/robots.txt");
+    robots_back_job(f, ra, 404, "");
+    struct crawl_job *a = take(f, "http://a/", NULL);
+    static const char *const links[] = { "http://b/private/3", "http://b/ok",
+                                         "http://b/%70rivate/4" };
+    give_links(a, links, 3);
+    done(f, a, 1);                  /* held back for b's robots.txt, with their paths */
+    rb->res.status = 200;
+    rb->body = strdup("User-agent: *\nDisallow: /private\n");
+    rb->body_len = strlen(rb->body);
+    frontier_prepare(f, rb);        /* the body parsed, without the lock */
+    splits = 0;
+    frontier_done(f, rb);
+    assert_int_equal(splits, 0);
+    const char *failed[] = { "http://b/private/1", "http://b/%70rivate/2" };
+    for (int i = 0; i < 2; i++) {
+        struct crawl_job *j = take(f, failed[i], NULL);
+        assert_true(j->failed_early);
+        assert_int_equal(j->res.fail, CRAWL_FAIL_ROBOTS);
+        assert_string_equal(j->res.error, "disallowed by robots.txt");
+        assert_null(j->path);
+        done(f, j, 1);
+    }
+    struct crawl_job *open = take(f, "http://b/open", NULL);
+    assert_false(open->failed_early);
+    assert_null(open->path);        /* used, and let go */
+    done(f, open, 1);
+    done(f, take(f, "http://b/ok", NULL), 1);
+    take(f, NULL, NULL);
+    assert_int_equal(splits, 0);
+    struct frontier_counts n;
+    frontier_counts(f, &n);
+    assert_int_equal(n.robots_fetched, 2);
+    assert_int_equal(n.robots_blocked, 4);
+    assert_int_equal(n.left, 0);
+    assert_int_equal(n.queued, 0);
+    frontier_free(f);
+}
+
+/* --sitemaps: the sitemaps a robots.txt names are split as it is prepared
+ * (a URL not http(s) skipped), those an index lists as the index is; the
+ * core's lock then queues them, and a sitemap's pages, splitting
+ * nothing. Each sitemap is read once. */
+static void test_sitemaps_are_split_with_what_names_them_and_queued_without_a_split(
+    void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .sitemaps = 1 });
+    push(f, "http://a/");
+    struct crawl_job *r = frontier_pick(f, NULL);
+    assert_string_equal(r->url, "http://a:80/robots.txt");
+    r->res.status = 200;
+    r->body = strdup("Sitemap: http://a/s1.xml\nSitemap: ftp://x/s\nSitemap: http://b/s2.xml\n");
+    r->body_len = strlen(r->body);
+    frontier_prepare(f, r);
+    assert_int_equal(r->nmaps, 2);
+    splits = 0;
+    frontier_done(f, r);
+    assert_int_equal(splits, 0);
+    assert_null(r->maps);
+    done(f, take(f, "http://a/", NULL), 1);
+    struct crawl_job *s2 = take(f, "http://b/s2.xml", NULL);
+    struct crawl_job *s1 = take(f, "http://a/s1.xml", NULL);
+    assert_int_equal(s1->kind, JOB_SITEMAP);
+    assert_int_equal(s1->depth, 0);
+    assert_string_equal(s1->scope, "a");
+    s1->body = strdup("http://a/s3.xml\nhttp://a/s3.xml\nnot a URL\n");
+    static const char *const pages[] = { "http://a/p1" };
+    give_links(s1, pages, 1);
+    frontier_prepare(f, s1);
+    assert_int_equal(s1->nmaps, 2);
+    splits = 0;
+    frontier_done(f, s1);
+    job_free(s1);
+    done(f, s2, 1);
+    struct crawl_job *p1 = take(f, "http://a/p1", NULL);
+    assert_int_equal(p1->kind, JOB_PAGE);
+    assert_int_equal(p1->depth, 0);
+    done(f, p1, 1);
+    struct crawl_job *s3 = take(f, "http://a/s3.xml", NULL);
+    assert_int_equal(s3->kind, JOB_SITEMAP);
+    assert_int_equal(s3->depth, 1);
+    done(f, s3, 1);
+    take(f, NULL, NULL);
+    assert_int_equal(splits, 0);
+    frontier_free(f);
+}
+
+/* A host a link reached first keeps the sitemaps its robots.txt named,
+ * split as it was prepared: they are read once a URL of it is listed,
+ * and the listing splits nothing. */
+static void test_a_host_listed_after_its_robots_txt_was_read_gets_the_sitemaps_it_kept(
+    void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .robots = 1, .span_hosts = 1,
+                                                      .sitemaps = 1 });
+    push(f, "http://a/");
+    robots_back(f, 404, "");        /* a names none: its /sitemap.xml */
+    struct crawl_job *a = take(f, "http://a/", NULL);
+    static const char *const links[] = { "http://c/x" };
+    give_links(a, links, 1);
+    done(f, a, 1);
+    robots_back(f, 200, "Sitemap: http://c/m.xml\n");
+    struct crawl_host *c = frontier__host_get(f, "http://c:80");
+    assert_int_equal(c->nmaps, 1);
+    assert_string_equal(c->maps[0].href, "http://c/m.xml");
+    splits = 0;
+    push(f, "http://c/");
+    assert_int_equal(splits, 0);
+    assert_int_equal(c->nmaps, 0);
+    const char *order[] = { "http://a/sitemap.xml", "http://c/x", "http://c/m.xml", "http://c/" };
+    const enum crawl_job_kind kind[] = { JOB_SITEMAP, JOB_PAGE, JOB_SITEMAP, JOB_PAGE };
+    for (int i = 0; i < 4; i++) {
+        struct crawl_job *j = take(f, order[i], NULL);
+        assert_int_equal(j->kind, kind[i]);
+        done(f, j, 1);
+    }
+    take(f, NULL, NULL);
+    frontier_free(f);
+}
+
+/* list_store's queue as listed pages, line ID each. */
+static int listed_load(struct state *st, uint64_t after, size_t max,
+                       void (*fn)(uint64_t id, const struct state_page *p, void *data), void *data)
+{
+    struct list_store *ls = (struct list_store *)st;
+    int n = 0;
+    ls->loads++;
+    for (uint64_t id = after + 1; id <= ls->n && (size_t)n < max; id++, n++) {
+        struct state_page p = { .url = ls->url[id - 1], .source = "list", .line = (long)id,
+                                .hash = ls->hash[id - 1] };
+        fn(id, &p, data);
+    }
+    return n;
+}
+
+static const struct state_ops listed_ops = {
+    .error = fake_error, .admit = list_admit, .queue_load = listed_load, .drop = list_drop,
+};
+
+/* The listed pages a --state store holds are split as they are read,
+ * without the core's lock, and placed on their hosts under it without a
+ * split. */
+static void test_listed_pages_of_a_store_are_split_as_read_and_placed_without_a_split(
+    void **state)
+{
+    struct list_store ls = { .st = { .ops = &listed_ops } };
+    const char *urls[] = { "http://h/1", "http://h/2", "http://g/3" };
+    for (uint64_t i = 0; i < 3; i++) {
+        struct state_page p = { .url = urls[i] };
+        uint64_t id;
+        list_admit(&ls.st, i + 1, &p, &id);
+    }
+    struct frontier *f = make((struct frontier_conf){ .per_host = 2 });
+    frontier_use_store(f, &ls.st, 0);
+    assert_int_equal(frontier_refill_begin(f), 1);
+    splits = 0;
+    frontier_refill_read(f);
+    assert_int_equal(splits, 3);
+    splits = 0;
+    frontier_refill_end(f);
+    assert_int_equal(splits, 0);
+    const char *order[] = { "http://h/1", "http://g/3", "http://h/2" };
+    const long line[] = { 1, 3, 2 };
+    for (int i = 0; i < 3; i++) {
+        struct crawl_job *j = frontier_pick(f, NULL);
+        assert_non_null(j);
+        assert_string_equal(j->url, order[i]);
+        assert_int_equal(j->line, line[i]);
+        assert_int_equal(j->mark, line[i]);
+        assert_string_equal(j->source, "list");
+        assert_non_null(j->host);
+        done(f, j, 1);
+    }
+    assert_int_equal(splits, 0);
+    take(f, NULL, NULL);
+    for (uint64_t i = 0; i < ls.n; i++)
+        free(ls.url[i]);
+    frontier_free(f);
+}
+
+/* A page's redirect, handed to the frontier, is split and held to scope
+ * as the page is prepared; the core's lock admits it without a split. */
+static void test_a_redirects_target_is_split_as_prepared_and_admitted_without_a_split(
+    void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .max_redirs = 5 });
+    push(f, "http://a/");
+    push(f, "http://a/2");
+    struct crawl_job *p = take(f, "http://a/", NULL);
+    p->res.location = strdup("http://a/to");
+    frontier_prepare(f, p);
+    assert_string_equal(p->target->href, "http://a/to");
+    splits = 0;
+    frontier_done(f, p);
+    assert_int_equal(splits, 0);
+    assert_null(p->target);
+    job_free(p);
+    struct crawl_job *q = take(f, "http://a/2", NULL);
+    q->res.location = strdup("http://b/away");     /* out of scope: dropped */
+    frontier_prepare(f, q);
+    assert_null(q->target->href);
+    splits = 0;
+    frontier_done(f, q);
+    assert_int_equal(splits, 0);
+    job_free(q);
+    struct crawl_job *to = take(f, "http://a/to", NULL);
+    assert_int_equal(to->hops, 1);
+    assert_int_equal(to->depth, 0);
+    assert_string_equal(to->parent, "http://a/");
+    done(f, to, 1);
+    take(f, NULL, NULL);
+    frontier_free(f);
+}
+
+/* --canonical: the seen-set key of a listed URL and of a found link (its
+ * query parsed and sorted) is made before the core's lock is taken; under
+ * it, the key is only looked up. */
+static void test_a_canonical_key_is_made_before_the_lock_and_only_looked_up_under_it(
+    void **state)
+{
+    struct frontier *f = make((struct frontier_conf){ .depth = 1, .canonical = 1 });
+    struct url_parts p;
+    assert_int_equal(url_split("http://a/q?y&x", &p), 0);
+    assert_int_equal(frontier_key_listed(f, &p), 0);
+    assert_int_not_equal(p.seen, 0);
+    canons = 0;
+    assert_int_equal(frontier_push(f, job("http://a/q?y&x"), &p), 0);
+    assert_int_equal(canons, 0);
+    url_parts_free(&p);
+    struct crawl_job *j = take(f, "http://a/q?y&x", NULL);
+    static const char *const links[] = { "http://a/p?b=2&a=1", "http://a/p?a=1&b=2",
+                                         "http://a/q?x&y" };
+    give_links(j, links, 3);
+    frontier_prepare(f, j);
+    canons = 0;
+    frontier_done(f, j);
+    assert_int_equal(canons, 0);
+    job_free(j);
+    done(f, take(f, "http://a/p?b=2&a=1", NULL), 1);
+    take(f, NULL, NULL);
+    frontier_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1759,6 +2098,19 @@ int main(void)
         cmocka_unit_test(test_a_dropped_page_reaches_the_store_when_flushed_not_under_the_lock),
         cmocka_unit_test(
             test_a_kept_robots_txt_is_read_with_its_hosts_pages_not_as_they_are_placed),
+        cmocka_unit_test(test_a_listed_url_comes_split_and_is_queued_without_another_split),
+        cmocka_unit_test(
+            test_robots_txt_decides_what_waited_for_it_by_the_paths_kept_without_a_split),
+        cmocka_unit_test(
+            test_sitemaps_are_split_with_what_names_them_and_queued_without_a_split),
+        cmocka_unit_test(
+            test_a_host_listed_after_its_robots_txt_was_read_gets_the_sitemaps_it_kept),
+        cmocka_unit_test(
+            test_listed_pages_of_a_store_are_split_as_read_and_placed_without_a_split),
+        cmocka_unit_test(
+            test_a_redirects_target_is_split_as_prepared_and_admitted_without_a_split),
+        cmocka_unit_test(
+            test_a_canonical_key_is_made_before_the_lock_and_only_looked_up_under_it),
     };
     return cmocka_run_group_tests_name("frontier", tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -177,6 +178,75 @@ static void test_sink_flushes_on_its_own_within_the_interval(void **state)
     close(fds[1]);
 }
 
+/* The voluntary context switches of this process's threads but those in
+ * skip (NULL-terminated list of their ids), and the id of one of them. */
+static long switches_of_others(const pid_t *skip, size_t nskip, pid_t *one)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    long sum = 0;
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        pid_t tid = (pid_t)atoi(e->d_name);
+        int skipped = tid <= 0;
+        for (size_t i = 0; i < nskip && !skipped; i++)
+            skipped = skip[i] == tid;
+        if (skipped)
+            continue;
+        char path[64], line[128];
+        snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        while (fgets(line, sizeof line, f))
+            if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+                sum += atol(line + 24);
+        fclose(f);
+        if (one)
+            *one = tid;
+    }
+    closedir(d);
+    return sum;
+}
+
+/* With nothing to write, the flushing thread sleeps until a row comes:
+ * over half a second of a 10 ms interval it is not woken once (a timer
+ * would wake it 50 times), and the row that comes still goes out. */
+static void test_an_idle_sinks_flushing_thread_sleeps_until_a_row_comes(void **state)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    pid_t before[64];
+    size_t n = 0;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 64)
+        if (atoi(e->d_name) > 0)
+            before[n++] = (pid_t)atoi(e->d_name);
+    closedir(d);
+    struct sink *s;
+    assert_int_equal(sink_new(&s, fds[1], 10, NULL, NULL), 0);
+    usleep(50000);                  /* the thread is asleep by now */
+    pid_t flusher = 0;
+    long at = switches_of_others(before, n, &flusher);
+    assert_int_not_equal(flusher, 0);
+    usleep(500000);
+    long later = switches_of_others(before, n, NULL);
+    assert_true(later - at <= 1);
+    assert_int_equal(sink_put(s, "row\n", 4), 0);
+    char buf[16];
+    ssize_t r = -1;
+    for (int i = 0; i < 100 && r <= 0; i++) {      /* at most 1 s */
+        usleep(10000);
+        r = read(fds[0], buf, sizeof buf);
+    }
+    assert_int_equal(r, 4);
+    assert_int_equal(sink_free(s), 0);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 /* A commit callback whose first call waits (at most 2 s) until the test
  * lets it go, as a store's round trip does; it keeps what it was told. */
 struct slow_commit {
@@ -290,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_sink_reports_the_first_write_error_once),
         cmocka_unit_test(test_sink_writes_rows_larger_than_its_buffer_whole),
         cmocka_unit_test(test_sink_flushes_on_its_own_within_the_interval),
+        cmocka_unit_test(test_an_idle_sinks_flushing_thread_sleeps_until_a_row_comes),
         cmocka_unit_test(test_sink_puts_rows_while_a_commit_waits_and_tells_the_writes_in_order),
     };
     return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
