@@ -28,6 +28,7 @@
 #include "fetch.h"
 #include "html.h"
 #include "linkfile.h"
+#include "persist.h"
 #include "revisit.h"
 #include "hooks.h"
 #include "progress.h"
@@ -159,11 +160,11 @@ static int signal_status(void)
     return sig == SIGINT ? 130 : sig ? 128 + sig : 0;
 }
 
-/* The exit status of a crawl whose store was lost (crawl_state_lost):
+/* The exit status of a crawl whose frontier's home was lost (crawl_frontier_lost):
  * unreachable, or lost data. */
 static int lost_status(struct crawl *c)
 {
-    return crawl_state_lost(c) == CRAWL_ESTORE ? EXIT_STORE : EXIT_FRONTIER;
+    return crawl_frontier_lost(c) == CRAWL_ESTORE ? EXIT_STORE : EXIT_FRONTIER;
 }
 
 /* The exit status for an error err (-errno) writing what (output, trace),
@@ -271,8 +272,8 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
 
     unsigned cols = (cli->rules ? REPORT_LINKS : 0) | (cli->nextract ? REPORT_EXTRACT : 0);
     int rrc = cli->state ? report_new_marked(&rep, fd, fmt, cols, STDERR_FILENO, FLUSH_MS,
-                                             output_failed, c, crawl_state_offset(c),
-                                             crawl_state_commit, c)
+                                             output_failed, c, persist_offset(c),
+                                             persist_commit, c)
                          : report_new(&rep, fd, fmt, cli->order, quiet, cols, STDERR_FILENO,
                                       FLUSH_MS, output_failed, c);
     if (rrc < 0) {
@@ -318,7 +319,7 @@ static int run_model(struct cli *cli, struct crawl *c, const struct crawl_backen
     int lrc = links_close(c, links, lfd);
     /* A lost store (a --frontier server gone, a --state file on a full
      * disk) fails the commits, not the writes: the caller says so. */
-    if (wrc < 0 && crawl_state_lost(c))
+    if (wrc < 0 && crawl_frontier_lost(c))
         return lost_status(c);
     if (wrc < 0)
         return output_status(wrc);
@@ -520,7 +521,7 @@ static int state_begin(struct cli *cli, struct crawl *c, struct worker_out *o)
                                               cli->opts.auto_throttle,
                                .output_id = o->id, .warn = frontier_warn,
                                .warn_data = (void *)cli->state };
-    int phase = crawl_state_open(c, cli->state, opts, cli->frontier ? &conf : NULL, why,
+    int phase = persist_open(c, cli->state, opts, cli->frontier ? &conf : NULL, why,
                                  sizeof why);
     /* Not this crawl's store, or not whole (ESTORE): nothing was written
      * to it, nor to the output. */
@@ -531,7 +532,7 @@ static int state_begin(struct cli *cli, struct crawl *c, struct worker_out *o)
                  : phase == CRAWL_ESTORE ? EXIT_STORE : EXIT_FRONTIER);
     }
     if (phase >= 0) {
-        int rc = crawl_state_seed(c, why, sizeof why);
+        int rc = persist_seed(c, why, sizeof why);
         if (rc < 0 && rc != CRAWL_ESTATE) {
             worker_leave(o);
             return -EXIT_USAGE;     /* the list's error is told already */
@@ -539,7 +540,7 @@ static int state_begin(struct cli *cli, struct crawl *c, struct worker_out *o)
         if (rc < 0)
             phase = rc;
     }
-    if (phase < 0 && crawl_state_lost(c)) {
+    if (phase < 0 && crawl_frontier_lost(c)) {
         fprintf(stderr, "crawl: %s %s: %s\n", flag, cli->state, why);
         worker_leave(o);
         return -(signal_status() ? signal_status() : lost_status(c));
@@ -563,15 +564,15 @@ static int state_lost_end(struct cli *cli, struct crawl *c, int fd)
     const char *flag = cli->frontier ? "--frontier" : "--state";
     struct stat st;
     uint64_t at = 0;
-    int cut = crawl_state_cut(c, &at);
+    int cut = persist_cut(c, &at);
     if (cut && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
         (uint64_t)st.st_size >= at && ftruncate(fd, (off_t)at) == 0)
         fprintf(stderr, "crawl: %s %s: %s; %s cut back to %llu bytes, %s; stopped\n", flag,
-                cli->state, crawl_state_error(c), cli->output, (unsigned long long)at,
+                cli->state, persist_error(c), cli->output, (unsigned long long)at,
                 cut == 2 ? "the last commit the server holds" : "its last commit");
     else
         fprintf(stderr, "crawl: %s %s: %s; stopped (the rows of the pages done are in %s)\n",
-                flag, cli->state, crawl_state_error(c), cli->output);
+                flag, cli->state, persist_error(c), cli->output);
     return signal_status() ? signal_status() : lost_status(c);
 }
 
@@ -583,18 +584,18 @@ static int recrawl_begin(struct cli *cli, struct crawl *c, uint64_t offset)
     const char *flag = cli->frontier ? "--frontier" : "--state";
     char why[512];
     long n = 0;
-    int rc = crawl_state_recrawl(c, cli->recrawl_older, &n, why, sizeof why);
+    int rc = persist_recrawl(c, cli->recrawl_older, &n, why, sizeof why);
     if (rc < 0) {
         fprintf(stderr, "crawl: %s %s: %s; stopped\n", flag, cli->state, why);
         return -(signal_status() ? signal_status() : lost_status(c));
     }
     if (rc == 0)
-        return CRAWL_STATE_RESUMED;     /* another worker began the pass */
+        return PERSIST_RESUMED;     /* another worker began the pass */
     fprintf(stderr, "crawl: %s %s: recrawl, pass %lld: %ld listed URL%s again, each page asked "
             "for with its validators (%s holds %llu bytes of the passes before)\n", flag,
-            cli->state, (long long)crawl_state_pass(c), n, n == 1 ? "" : "s", cli->output,
+            cli->state, (long long)persist_pass(c), n, n == 1 ? "" : "s", cli->output,
             (unsigned long long)offset);
-    return CRAWL_STATE_NEW;
+    return PERSIST_NEW;
 }
 
 /* A --state or --frontier crawl: opens the store, reads the lists into it
@@ -614,34 +615,34 @@ static int run_state(struct cli *cli, struct crawl *c)
         signals_watch(NULL, NULL);
         return -phase;
     }
-    uint64_t offset = crawl_state_offset(c);
+    uint64_t offset = persist_offset(c);
     int fd = open_state_output(cli, offset, o.fd);
-    if (phase == CRAWL_STATE_FINISHED && cli->recrawl)
+    if (phase == PERSIST_FINISHED && cli->recrawl)
         phase = recrawl_begin(cli, c, offset);
     if (phase < 0) {
         signals_watch(NULL, NULL);
         close(fd);
         return -phase;
     }
-    if (phase == CRAWL_STATE_FINISHED) {
+    if (phase == PERSIST_FINISHED) {
         /* A worker killed before the end wrote rows past its last commit,
          * whose pages others fetched again: they are cut off. */
         fprintf(stderr, "crawl: %s %s: this crawl is finished (%ld pages fetched); "
                 "nothing to do (%s holds %llu bytes of its rows)\n", flag, cli->state,
-                crawl_state_fetched(c), cli->output, (unsigned long long)offset);
+                persist_fetched(c), cli->output, (unsigned long long)offset);
         signals_watch(NULL, NULL);
         return close(fd) == 0 ? 0 : output_status(-errno);
     }
     char pass[32] = "";
-    if (crawl_state_pass(c) > 1)
-        snprintf(pass, sizeof pass, "pass %lld, ", (long long)crawl_state_pass(c));
-    if (phase == CRAWL_STATE_RESUMED && cli->frontier)
+    if (persist_pass(c) > 1)
+        snprintf(pass, sizeof pass, "pass %lld, ", (long long)persist_pass(c));
+    if (phase == PERSIST_RESUMED && cli->frontier)
         fprintf(stderr, "crawl: --frontier %s: joining (%s%ld pages fetched so far; %s cut "
-                "back to %llu bytes)\n", cli->state, pass, crawl_state_fetched(c), cli->output,
+                "back to %llu bytes)\n", cli->state, pass, persist_fetched(c), cli->output,
                 (unsigned long long)offset);
-    else if (phase == CRAWL_STATE_RESUMED)
+    else if (phase == PERSIST_RESUMED)
         fprintf(stderr, "crawl: --state %s: continuing (%s%ld pages fetched before; %s cut "
-                "back to %llu bytes)\n", cli->state, pass, crawl_state_fetched(c), cli->output,
+                "back to %llu bytes)\n", cli->state, pass, persist_fetched(c), cli->output,
                 (unsigned long long)offset);
     int draw = want_progress(cli);
     static struct crawl_live live;
@@ -649,12 +650,12 @@ static int run_state(struct cli *cli, struct crawl *c)
     int status = run_model(cli, c, crawl_backend_find(cli->mode), fd, cli->format, 0,
                            draw ? &live : NULL, draw);
     signals_watch(c, NULL);
-    if (!crawl_state_lost(c) && status != EXIT_OUTPUT && status != EXIT_PIPE &&
-        crawl_state_finish(c) < 0 && !crawl_state_lost(c))
+    if (!crawl_frontier_lost(c) && status != EXIT_OUTPUT && status != EXIT_PIPE &&
+        persist_finish(c) < 0 && !crawl_frontier_lost(c))
         status = EXIT_FAILED;
-    if (crawl_state_lost(c))
+    if (crawl_frontier_lost(c))
         status = state_lost_end(cli, c, fd);
-    if (close(fd) != 0 && status != EXIT_OUTPUT && !crawl_state_lost(c))
+    if (close(fd) != 0 && status != EXIT_OUTPUT && !crawl_frontier_lost(c))
         status = output_status(-errno);
     signals_watch(NULL, NULL);
     return status;

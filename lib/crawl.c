@@ -19,7 +19,6 @@
 #include "nofile.h"
 #include "stage.h"
 #include "retry.h"
-#include "state.h"
 #include "url.h"
 #include "urllist.h"
 #include "version.h"
@@ -69,6 +68,8 @@ static void list_stages(struct fetch_ctx *fx, const struct crawl_opts *o)
 }
 
 static void wake_locked(struct crawl *c);
+static void lost_locked(struct crawl *c);
+static void lost_said(struct crawl *c);
 int crawl__init(struct crawl *c, const struct crawl_opts *o)
 {
     memset(c, 0, sizeof *c);
@@ -121,7 +122,6 @@ void crawl__fini(struct crawl *c)
     if (c->model_data && c->model_done)
         c->model_done(c->model_data);
     frontier_free(c->fr);
-    state_close(c->st);
     curl_slist_free_all(c->fx.headers);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
@@ -203,7 +203,7 @@ int crawl_reuse(const struct crawl *c)
 
 int crawl_links_whole(const struct crawl *c)
 {
-    return c->st != NULL;
+    return frontier_stored(c->fr);
 }
 
 int crawl_paced(const struct crawl *c)
@@ -563,7 +563,7 @@ static int refill(struct crawl *c, int *read)
      * while pages are out (other workers', or this one's running: each
      * wakes the takers as it comes back): the crawl goes on, and nobody
      * has anything new to take. */
-    int out = c->st && state_shared(c->st) && (state_elsewhere(c->st) > 0 || c->running > 0);
+    int out = frontier_shared(c->fr) && (frontier_elsewhere(c->fr) || c->running > 0);
     if (frontier_queued(c->fr) != had || (!stale && !out))
         wake_locked(c);
     return stale;
@@ -622,23 +622,22 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
         } else {
             again = refill(c, NULL) | turns(c);
         }
-        /* A shared crawl's page starts only while the server surely
-         * holds this worker's lease: past that (its heartbeats unanswered:
-         * a stall, a cut cable) the page and its host may be another's. */
-        double held = c->st ? state_held_until(c->st) : 0;
-        if (held > 0 && clock_now() >= held) {
-            if (state_failure(c->st)) {
-                crawl__state_warn_locked(c);
+        /* A page starts only while the frontier's home lets it: a shared
+         * store that may have lost this worker's lease (its heartbeats
+         * unanswered: a stall, a cut cable) holds every start back until a
+         * heartbeat renews the lease or latches the failure, and either
+         * wakes whoever waits (home_changed). */
+        if (!frontier_may_start(c->fr)) {
+            if (frontier_store_failed(c->fr)) {
+                lost_locked(c);
                 continue;
             }
-            /* The heartbeat that holds it again, or latches the
-             * failure, wakes whoever waits (store_changed). */
             *due = c->cancel.deadline_at;
             return CRAWL_EAGAIN;
         }
         struct crawl_job *j = frontier_pick(c->fr, &wake);
         if (frontier_store_failed(c->fr))
-            crawl__state_warn_locked(c);
+            lost_locked(c);
         /* The pick may have found hosts to ask the server a turn for. */
         if (c->lease_on && !lease && (lease = frontier_lease_due(c->fr)))
             pthread_cond_signal(&c->lease_cond);
@@ -680,7 +679,7 @@ static int take_locked(struct crawl *c, struct crawl_job **job, double *due)
             continue;
         /* A shared crawl goes on while other workers hold pages: they may
          * find more, or fall silent and have theirs given back. */
-        int elsewhere = c->st && state_elsewhere(c->st) > 0;
+        int elsewhere = frontier_elsewhere(c->fr);
         if (c->running == 0 && frontier_queued(c->fr) == 0 && !c->input_open && !elsewhere &&
                 !frontier_refilling(c->fr) && !lease) {
             c->lease_stop = 1;      /* over: nothing more is leased */
@@ -699,7 +698,7 @@ int crawl_take(struct crawl *c, struct crawl_job **job, double *due)
     if (rc == CRAWL_EAGAIN)
         c->waiting++;
     pthread_mutex_unlock(&c->lock);
-    crawl__state_said(c);
+    lost_said(c);
     if (due)
         *due = at;
     return rc;
@@ -732,7 +731,7 @@ int crawl_take_wait(struct crawl *c, struct crawl_job **job)
         }
     }
     pthread_mutex_unlock(&c->lock);
-    crawl__state_said(c);
+    lost_said(c);
     return rc;
 }
 
@@ -780,10 +779,10 @@ static void finish(struct crawl *c, struct crawl_job *job)
         pthread_mutex_lock(&c->lock);
         frontier_done(c->fr, job);
         if (frontier_store_failed(c->fr))
-            crawl__state_warn_locked(c);
+            lost_locked(c);
         int full = frontier_queue_full(c->fr);
         pthread_mutex_unlock(&c->lock);
-        crawl__state_said(c);
+        lost_said(c);
         if (full)
             queue_full_warn(c);
     }
@@ -862,13 +861,13 @@ void crawl_drop(struct crawl *c, struct crawl_job *job)
     pthread_mutex_lock(&c->lock);
     frontier_done(c->fr, job);
     if (frontier_store_failed(c->fr))
-        crawl__state_warn_locked(c);
+        lost_locked(c);
     int full = frontier_queue_full(c->fr);
     c->running--;
     crawl__publish(c);
     wake_locked(c);
     pthread_mutex_unlock(&c->lock);
-    crawl__state_said(c);
+    lost_said(c);
     if (full)
         queue_full_warn(c);
     if (job->kind != JOB_ROBOTS)
@@ -1187,7 +1186,7 @@ static void *lease_main(void *arg)
         int read, again = refill(c, &read);
         int asked = turns(c);
         if (frontier_store_failed(c->fr))
-            crawl__state_warn(c);
+            crawl_frontier_failed(c);
         /* What was asked for while the lock was let go (a lease due, the
          * end) is looked at before the wait, which would miss it. */
         if (again || (read | asked))
@@ -1204,9 +1203,10 @@ static void *lease_main(void *arg)
     return NULL;
 }
 
-/* state_on_change: a heartbeat held the lease again after it lapsed, or
- * latched a failure: the takers waiting for either look again. */
-static void store_changed(void *data)
+/* frontier_on_change: a shared store's heartbeat held the lease again
+ * after it lapsed, or latched a failure: the takers waiting for either
+ * look again. */
+static void home_changed(void *data)
 {
     struct crawl *c = data;
     pthread_mutex_lock(&c->lock);
@@ -1216,12 +1216,12 @@ static void store_changed(void *data)
     pthread_mutex_unlock(&c->lock);
 }
 
-/* Starts the leasing thread when the crawl's store is shared. */
+/* Starts the leasing thread when the frontier's home is shared. */
 static void lease_start(struct crawl *c)
 {
-    if (!state_shared(c->st))
+    if (!frontier_shared(c->fr))
         return;
-    state_on_change(c->st, store_changed, c);
+    frontier_on_change(c->fr, home_changed, c);
     if (clock_cond_init(&c->lease_cond) != 0)
         return;
     c->lease_stop = 0;
@@ -1234,8 +1234,7 @@ static void lease_start(struct crawl *c)
 
 static void lease_end(struct crawl *c)
 {
-    if (state_shared(c->st))
-        state_on_change(c->st, NULL, NULL);     /* without the lock, which it takes */
+    frontier_on_change(c->fr, NULL, NULL);      /* without the lock, which it takes */
     if (!c->lease_on)
         return;
     pthread_mutex_lock(&c->lock);
@@ -1309,7 +1308,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     int rc = b->run(c);
     lease_end(c);
     c->wall = clock_now() - c->t0;
-    c->st_complete = rc == 0 && !atomic_load(&c->cancel.why) && frontier_queued(c->fr) == 0;
+    c->took_all = rc == 0 && !atomic_load(&c->cancel.why) && frontier_queued(c->fr) == 0;
     if (reader) {
         pthread_mutex_lock(&c->lock);
         c->input_stop = 1;
@@ -1330,6 +1329,55 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         if (c->hooks[k].h.stop)
             c->hooks[k].h.stop(c->hooks[k].data, c, rc);
     return rc;
+}
+
+/* The frontier's home failed (frontier_failure says why): the crawl stops
+ * at once, and the warning, which the program writes to stderr, waits for
+ * lost_said, once the core's lock is let go. Safe with the lock held. */
+static void lost_locked(struct crawl *c)
+{
+    atomic_store(&c->lost_unsaid, 1);
+    int why = frontier_failure(c->fr, NULL, 0);
+    int none = 0;
+    if (why && atomic_compare_exchange_strong(&c->lost, &none, why))
+        crawl_cancel(c, why == CRAWL_EFRONTIER ? CRAWL_CANCEL_FRONTIER : CRAWL_CANCEL_STORE);
+}
+
+/* Says what lost_locked latched, once; without the core's lock. */
+static void lost_said(struct crawl *c)
+{
+    if (atomic_load_explicit(&c->lost_unsaid, memory_order_relaxed) &&
+        atomic_exchange(&c->lost_unsaid, 0)) {
+        char text[512];
+        frontier_failure(c->fr, text, sizeof text);
+        crawl_warn_once(c, "%s", text);
+    }
+}
+
+void crawl_frontier_failed(struct crawl *c)
+{
+    lost_locked(c);
+    lost_said(c);
+}
+
+int crawl_frontier_lost(struct crawl *c)
+{
+    return atomic_load(&c->lost);
+}
+
+int crawl_took_all(const struct crawl *c)
+{
+    return c->took_all;
+}
+
+struct frontier *crawl_frontier(struct crawl *c)
+{
+    return c->fr;
+}
+
+void *crawl_hook_data(struct crawl *c, enum crawl_hook_slot slot)
+{
+    return c->hooks[slot].data;
 }
 
 /* Whether the warning keyed key is said now: the first time each. A run

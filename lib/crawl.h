@@ -144,74 +144,12 @@ void crawl_on_cookies(struct crawl *c, void (*fn)(const char *line, void *data),
  * at the end. Returns 0, or CRAWL_ENOMEM. Without a jar it does nothing. */
 int crawl_add_cookie(struct crawl *c, const char *line);
 
-/* --state: a crawl whose frontier, seen set, robots.txt and pages' outcome
- * live in a file (lib/state.h), so that a run killed in any way is
- * continued by the next one. Call crawl_state_open after crawl_new and
- * before reading the lists; then crawl_state_seed; then run with the
- * output made by report_new_marked over a file cut back to
- * crawl_state_offset, its commits going to crawl_state_commit; after the
- * output is ended, crawl_state_finish. */
-enum crawl_state_phase { CRAWL_STATE_NEW, CRAWL_STATE_RESUMED, CRAWL_STATE_FINISHED };
-
-/* Opens the store at path (a file, or a --frontier redis:// URL, then with
- * conf) for a crawl with options opts ("name=value" lines that a store
- * made before must match). Returns what it found (enum
- * crawl_state_phase), or with the reason in why (size n): CRAWL_ESTATE
- * (not this crawl's: other options, in use), CRAWL_EFRONTIER (the server
- * cannot be reached) or CRAWL_ESTORE (the store holds another's data, of
- * another format, or damaged; nothing was written to it). */
-struct state_conf;
-int crawl_state_open(struct crawl *c, const char *path, const char *opts,
-                     const struct state_conf *conf, char *why, size_t n);
-
-/* 0 while the store works; once a call to it failed during the run (the
- * rows written before are in the output; the store's error says why),
- * CRAWL_EFRONTIER when the --frontier server was lost, CRAWL_ESTORE when
- * the store lost data or could not write it (a full disk, a damaged
- * record). Either way the crawl was cancelled. */
-int crawl_state_lost(struct crawl *c);
-
-/* The store's last error text. */
-const char *crawl_state_error(struct crawl *c);
-
-/* Whether the output holds rows no commit will have, to be cut back to
- * *offset: 1 when the store refused the last commit as the rows' pages
- * were no longer this process's (a --frontier worker silent past its
- * lease, whose pages went to others; *offset is crawl_state_offset), 2
- * when the server went back to an older copy of the crawl (*offset: what
- * that copy holds committed); else 0. */
-int crawl_state_cut(struct crawl *c, uint64_t *offset);
-
-/* Reads the lists into the store (a resumed run checks that they are the
- * ones it was started with). Returns 0, CRAWL_ESTATE with the reason in
- * why, or the lists' negative code. */
-int crawl_state_seed(struct crawl *c, char *why, size_t n);
-
-/* Returns the bytes of the output that hold the rows of the pages done. */
-uint64_t crawl_state_offset(const struct crawl *c);
-
-/* sink_commit_fn for the output's sink (data: the crawl): the rows marked
- * are in the file, which holds offset bytes. Returns 0 or -EIO. */
-int crawl_state_commit(const uint64_t *marks, size_t n, uint64_t offset, void *data);
-
-/* Returns the pages fetched and done in the store (every run's). */
-long crawl_state_fetched(struct crawl *c);
-
-/* --recrawl: a finished crawl starts a new pass over its pages
- * (state_recrawl), each asked for with its validators; older > 0 leaves
- * out the pages fetched less than older seconds before the pass began
- * (their links are admitted all the same). Returns 1 with the pages
- * listed again in *n, 0 when the crawl was not finished (a shared one
- * whose new pass another worker began), or CRAWL_ESTATE with the reason in
- * why (size len). */
-int crawl_state_recrawl(struct crawl *c, double older, long *n, char *why, size_t len);
-
-/* The store's pass: 1, then 2 and on for each recrawl. */
-int64_t crawl_state_pass(const struct crawl *c);
-
-/* Records that the crawl is finished when this run took every page the
- * store held. Returns 1 when so, 0 when not, CRAWL_ESTATE. */
-int crawl_state_finish(struct crawl *c);
+/* 0 while the frontier's home works; once it failed during the run (the
+ * rows written before are in the output), CRAWL_EFRONTIER when a
+ * --frontier server was lost, CRAWL_ESTORE when the store lost data or
+ * could not write it (a full disk, a damaged record). Either way the crawl
+ * was cancelled. */
+int crawl_frontier_lost(struct crawl *c);
 
 /* A consistent view of a running crawl's counters. */
 struct crawl_progress {

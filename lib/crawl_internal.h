@@ -83,21 +83,11 @@ struct crawl {
     struct crawl_live *live;  /* where the counters are published, or NULL */
     long   rss_peak_kb;       /* a model's own measure: its processes' peak
                                * resident sets, summed; 0: not measured */
-    /* --state (crawl_state.c): the store holds the queue, the seen set,
-     * robots.txt and which pages have their row. */
-    struct state *st;
-    uint64_t listed;          /* listed lines read in this run */
-    uint64_t listed_hash;     /* ... their running hash */
-    int64_t seed_n, seed_hash;  /* the lines an earlier run put in the store */
-    int64_t seed_done;        /* ... and whether that was the whole list */
-    int    seed_differs;      /* this run's list is not that one */
-    uint64_t st_offset;       /* the output's bytes as last committed */
-    int    st_complete;       /* the run took every page the store held */
-    int64_t st_pass;          /* the store's pass: 1, or 2 and on for recrawls */
-    atomic_int st_lost;       /* 0, or why the store was lost: CRAWL_EFRONTIER,
-                               * CRAWL_ESTORE (crawl_state_lost) */
-    atomic_int st_unsaid;     /* the store's error is to be said once the
-                               * core's lock is let go (crawl__state_said) */
+    int    took_all;          /* the model took every job: none was left queued
+                               * when it returned, and nothing cancelled it */
+    atomic_int lost;          /* 0, or why the frontier's home was lost:
+                               * CRAWL_EFRONTIER, CRAWL_ESTORE (crawl_frontier_lost) */
+    atomic_int lost_unsaid;   /* ... and its warning waits for the lock to go */
 };
 
 /* Whether a run with options o finds pages beyond its lists (links,
@@ -118,19 +108,5 @@ void crawl__fini(struct crawl *c);
 /* Counts a page's row and publishes the counters; the lock is held. */
 void crawl__count_row(struct crawl *c, const struct crawl_job *job);
 void crawl__publish(struct crawl *c);
-
-
-/* Warns once of the store's error; a --frontier crawl whose server is lost
- * is cancelled. Called without the core's lock: the warning is written. */
-void crawl__state_warn(struct crawl *c);
-
-/* crawl__state_warn with the core's lock held: the crawl is cancelled now,
- * and the warning waits for crawl__state_said, called once the lock is
- * let go. */
-void crawl__state_warn_locked(struct crawl *c);
-void crawl__state_said(struct crawl *c);
-
-
-
 
 #endif

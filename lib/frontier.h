@@ -248,6 +248,35 @@ int frontier_queue_full(struct frontier *f);
  * state_error), else 0. */
 int frontier_store_failed(struct frontier *f);
 
+/* The frontier's home, as the core sees it: whether a store holds the
+ * queue (frontier_use_store), and whether other processes share it (a
+ * --frontier server: the core then reads it on a thread of its own). */
+int frontier_stored(const struct frontier *f);
+int frontier_shared(const struct frontier *f);
+
+/* Whether other processes hold pages of a shared store, as its last read
+ * said: the crawl is not over while they do. 0 for memory and a file. */
+int frontier_elsewhere(struct frontier *f);
+
+/* Whether a page may start now: 0 once a shared store's hold on this
+ * process's pages may have lapsed (its heartbeats unanswered), until a
+ * heartbeat renews it (frontier_on_change's fn is told) or the store
+ * fails (latched: frontier_store_failed says so). 1 for memory and a file. */
+int frontier_may_start(struct frontier *f);
+
+/* After the store failed: writes "state: ..." or "frontier: ..." with the
+ * store's error into buf (size n; NULL: none) and returns why the crawl
+ * must stop, CRAWL_ESTORE (the store lost what the crawl wrote) or
+ * CRAWL_EFRONTIER (a shared store stopped answering, or gave this
+ * process's pages to others). 0 without a store. */
+int frontier_failure(struct frontier *f, char *buf, size_t n);
+
+/* fn(data) is told, from a shared store's own thread, when
+ * frontier_may_start or frontier_store_failed may say otherwise than they
+ * did (state_on_change's rules); NULL: nobody. Nothing for memory or a
+ * file. */
+void frontier_on_change(struct frontier *f, void (*fn)(void *data), void *data);
+
 /* Gives the store the pages the frontier dropped without a row since the
  * last call (robots.txt forbade them, --max-pages was reached), before a
  * commit: called without the core's lock, for the frontier drops them

@@ -4,6 +4,7 @@
  * so that memory stays flat however large the crawl. A host's robots.txt
  * is kept in the store as fetched, so that a resumed crawl obeys the same
  * rules without asking again. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -498,4 +499,52 @@ int frontier_store_flush(struct frontier *f)
             rc = -1;
     free(v);
     return rc < 0 ? -1 : n > 0;
+}
+
+/* ---- what the core asks of the frontier's home -------------------------- */
+
+int frontier_stored(const struct frontier *f)
+{
+    return f->st != NULL;
+}
+
+int frontier_shared(const struct frontier *f)
+{
+    return f->st && state_shared(f->st);
+}
+
+int frontier_elsewhere(struct frontier *f)
+{
+    return f->st && state_elsewhere(f->st) > 0;
+}
+
+int frontier_may_start(struct frontier *f)
+{
+    double held = f->st ? state_held_until(f->st) : 0;
+    if (held <= 0 || clock_now() < held)
+        return 1;
+    if (state_failure(f->st))
+        f->st_failed = 1;
+    return 0;
+}
+
+int frontier_failure(struct frontier *f, char *buf, size_t n)
+{
+    if (!f->st)
+        return 0;
+    if (buf && n)
+        snprintf(buf, n, "%s: %s", state_shared(f->st) ? "frontier" : "state",
+                 state_error(f->st));
+    /* A shared crawl whose server is gone (or gave this worker's pages to
+     * others) cannot commit a row; a store that lost the crawl's data (a
+     * file that failed a read or a write, a server that lost its keys or
+     * holds others) can keep no promise of every page once. */
+    int why = state_failure(f->st);
+    return why == STATE_ELOST || (!why && !state_shared(f->st)) ? CRAWL_ESTORE : CRAWL_EFRONTIER;
+}
+
+void frontier_on_change(struct frontier *f, void (*fn)(void *data), void *data)
+{
+    if (frontier_shared(f))
+        state_on_change(f->st, fn, data);
 }

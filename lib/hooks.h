@@ -86,4 +86,21 @@ void crawl_drop(struct crawl *c, struct crawl_job *job);
  * links and body went elsewhere), and is freed. */
 void crawl_release(struct crawl *c, struct crawl_job *job);
 
+/* The data attached in slot (crawl_hook), or NULL: how a feature's calls
+ * that take the crawl find their state. */
+void *crawl_hook_data(struct crawl *c, enum crawl_hook_slot slot);
+
+/* The crawl's frontier (frontier.h), for a feature that gives it a home
+ * (--state, --frontier: frontier_use_store) or asks what it keeps. */
+struct frontier *crawl_frontier(struct crawl *c);
+
+/* For a feature that gave the frontier a home: the home failed
+ * (frontier_failure says how). The crawl stops, and the failure is said
+ * once. Called without the core's lock. */
+void crawl_frontier_failed(struct crawl *c);
+
+/* For a stop hook: 1 when the model took every job and nothing cancelled
+ * the run (none was left queued when it returned). */
+int crawl_took_all(const struct crawl *c);
+
 #endif

@@ -762,7 +762,6 @@ static void test_a_store_error_met_taking_a_job_is_said_after_the_lock_is_let_go
     };
     static struct state st = { .ops = &broken };
     struct t *t = t_new(NULL);
-    t->c.st = &st;
     frontier_use_store(t->c.fr, &st, 0);
     struct said_where s = { .c = &t->c };
     crawl_on_warn(&t->c, say_where, &s);
@@ -770,7 +769,7 @@ static void test_a_store_error_met_taking_a_job_is_said_after_the_lock_is_let_go
     assert_int_equal(s.n, 1);
     assert_int_equal(s.unlocked, 1);
     assert_string_equal(s.text, "state: disk gone");
-    assert_int_equal(crawl_state_lost(&t->c), CRAWL_ESTORE);
+    assert_int_equal(crawl_frontier_lost(&t->c), CRAWL_ESTORE);
     assert_int_equal(crawl_is_cancelled(&t->c), CRAWL_CANCEL_STORE);
     take(t, NULL);
     assert_int_equal(s.n, 1);
