@@ -18,7 +18,6 @@
 #include "html.h"
 #include "nofile.h"
 #include "stage.h"
-#include "retry.h"
 #include "url.h"
 #include "urllist.h"
 #include "version.h"
@@ -757,11 +756,10 @@ void crawl__count_row(struct crawl *c, const struct crawl_job *job)
     }
 }
 
-/* Said once, when the first link is dropped for --max-queue. */
-static void queue_full_warn(struct crawl *c)
+/* frontier_notes' say: a warning of the frontier's. */
+static void say_note(void *data, const char *text)
 {
-    crawl_warn(c, "--max-queue %zu reached: links found past it are dropped, not fetched "
-               "(counted in the summary)", c->opts->max_queue);
+    crawl_warn(data, "%s", text);
 }
 
 /* The end of a job no hook took: the frontier takes it back (a robots.txt
@@ -772,7 +770,7 @@ static void queue_full_warn(struct crawl *c)
  * its row must be out by then). */
 static void finish(struct crawl *c, struct crawl_job *job)
 {
-    int page = job->kind == JOB_PAGE;
+    int page = job->kind == JOB_PAGE, full = 0;
     frontier_prepare(c->fr, job);
     /* A plain list's page needs nothing of the frontier: no lock. */
     if (!frontier_done_is_noop(c->fr, job)) {
@@ -780,20 +778,15 @@ static void finish(struct crawl *c, struct crawl_job *job)
         frontier_done(c->fr, job);
         if (frontier_store_failed(c->fr))
             lost_locked(c);
-        int full = frontier_queue_full(c->fr);
+        full = frontier_queue_full(c->fr);
         pthread_mutex_unlock(&c->lock);
         lost_said(c);
-        if (full)
-            queue_full_warn(c);
     }
     if (page)
         for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
             if (c->hooks[k].h.row)
                 c->hooks[k].h.row(c->hooks[k].data, c, job);
-    if (job->kind == JOB_SITEMAP && job->res.fail != CRAWL_FAIL_CANCELLED &&
-        (job->res.fail != CRAWL_FAIL_NONE || job->res.error))
-        crawl_warn(c, "sitemap %s: %s", job->url,
-                   job->res.error ? job->res.error : job_fail_name(job->res.fail));
+    frontier_notes(c->fr, job, full, say_note, c);
     pthread_mutex_lock(&c->lock);
     c->running--;
     if (page)
@@ -801,7 +794,7 @@ static void finish(struct crawl *c, struct crawl_job *job)
     crawl__publish(c);
     wake_locked(c);
     pthread_mutex_unlock(&c->lock);
-    if (job->kind != JOB_ROBOTS)        /* robots jobs are their hosts' */
+    if (!frontier_keeps(job))
         job_free(job);
 }
 
@@ -868,9 +861,8 @@ void crawl_drop(struct crawl *c, struct crawl_job *job)
     wake_locked(c);
     pthread_mutex_unlock(&c->lock);
     lost_said(c);
-    if (full)
-        queue_full_warn(c);
-    if (job->kind != JOB_ROBOTS)
+    frontier_notes(c->fr, job, full, say_note, c);
+    if (!frontier_keeps(job))
         job_free(job);
 }
 
@@ -1169,7 +1161,8 @@ static void run_policies(struct crawl *c, const struct crawl_backend *b)
     limit_by_descriptors(c, b);
 }
 
-/* The leasing thread of a --frontier crawl: each lease's round trip (and
+/* The leasing thread of a frontier whose home is shared (frontier_shared:
+ * a --frontier server): each lease's round trip (and
  * the robots.txt look-ups it brings) is made here, so that no model's
  * thread waits on the server before it starts a transfer. It leases when
  * a thread that takes jobs finds one due (lease_cond), and when the

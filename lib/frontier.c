@@ -246,6 +246,28 @@ int frontier_queue_full(struct frontier *f)
     return 1;
 }
 
+int frontier_keeps(const struct crawl_job *j)
+{
+    return j->kind == JOB_ROBOTS;
+}
+
+void frontier_notes(const struct frontier *f, const struct crawl_job *j, int full,
+                    void (*say)(void *data, const char *text), void *data)
+{
+    char text[600];
+    if (full) {
+        snprintf(text, sizeof text, "--max-queue %zu reached: links found past it are dropped, "
+                 "not fetched (counted in the summary)", f->conf.max_queue);
+        say(data, text);
+    }
+    if (j->kind == JOB_SITEMAP && j->res.fail != CRAWL_FAIL_CANCELLED &&
+        (j->res.fail != CRAWL_FAIL_NONE || j->res.error)) {
+        snprintf(text, sizeof text, "sitemap %s: %s", j->url,
+                 j->res.error ? j->res.error : job_fail_name(j->res.fail));
+        say(data, text);
+    }
+}
+
 int frontier_store_failed(struct frontier *f)
 {
     int was = f->st_failed;

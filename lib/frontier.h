@@ -244,6 +244,18 @@ void frontier_counts(const struct frontier *f, struct frontier_counts *n);
  * core says so once. */
 int frontier_queue_full(struct frontier *f);
 
+/* Whether job j, back from frontier_done, is still the frontier's (a
+ * robots.txt job is its host's), not the caller's to free. */
+int frontier_keeps(const struct crawl_job *j);
+
+/* Says through say (one text a call) what the frontier has to tell of
+ * job j once frontier_done took it: a sitemap it could not read, and the
+ * queue's first link dropped when full (frontier_queue_full's answer,
+ * read with the lock held). Needs no lock: the core calls it once the lock
+ * is let go, so that no warning is written with it held. */
+void frontier_notes(const struct frontier *f, const struct crawl_job *j, int full,
+                    void (*say)(void *data, const char *text), void *data);
+
 /* Returns 1 once, after a call failed in the store (its error says why;
  * state_error), else 0. */
 int frontier_store_failed(struct frontier *f);
