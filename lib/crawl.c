@@ -303,9 +303,16 @@ static int read_lists(struct crawl *c, size_t want, void *data)
     return urllist_next(data, want, &taker, c);
 }
 
+/* crawl_set_input_waker's fn over a struct urllist. */
+static void wake_lists(void *data)
+{
+    urllist_wake(data);
+}
+
 void crawl_set_lists(struct crawl *c, struct urllist *l)
 {
     crawl_set_input(c, read_lists, l, urllist_streams(l));
+    crawl_set_input_waker(c, wake_lists, l);
 }
 
 void crawl_set_input_waker(struct crawl *c, void (*fn)(void *data), void *data)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -78,7 +79,8 @@ struct source {
     int skip_text;          /* what was dropped held a byte that is not white space */
 };
 
-/* How long a stream is waited on before the reader hands control back. */
+/* How long a stream's bytes are read before the reader hands control
+ * back, and how long one is waited on when it cannot be woken. */
 #define STREAM_WAIT_MS 100
 
 struct urllist {
@@ -88,6 +90,9 @@ struct urllist {
     int bad;                /* bad lines so far */
     const struct urllist_taker *t;  /* the taker of the urllist_next under */
     void *data;                     /* way, and its data */
+    int wake[2];            /* with a stream among the sources: written by
+                             * urllist_wake, never read (it stays readable);
+                             * -1 when none could be made */
 };
 
 /* Hands one trimmed line to the taker; a line with a NUL byte or too long
@@ -260,12 +265,14 @@ static int cancelled(const struct urllist *l)
     return l->t->cancelled && l->t->cancelled(l->data);
 }
 
-/* Reads what a stream has, as lines, until want were handed on; waits at
- * most STREAM_WAIT_MS for more, and reads for no longer than that either,
- * so that the caller gets its turn (and the cancel, checked between reads,
- * is seen) however fast the bytes come without a newline. Returns the
- * number handed on, or CRAWL_EINPUT / CRAWL_ENOMEM / the taker's code. Stdio is not used on a
- * stream, so that a poll() tells the truth about what is there. */
+/* Reads what a stream has, as lines, until want were handed on; with
+ * nothing read yet, waits until it has more or urllist_wake is called
+ * (STREAM_WAIT_MS at most without a wake-up pipe), and reads for no longer
+ * than STREAM_WAIT_MS, so that the caller gets its turn (and the cancel,
+ * checked between reads, is seen) however fast the bytes come without a
+ * newline. Returns the number handed on, or CRAWL_EINPUT / CRAWL_ENOMEM /
+ * the taker's code. Stdio is not used on a stream, so that a poll() tells
+ * the truth about what is there. */
 static long read_stream(struct urllist *l, struct source *src, size_t want, int buffered_only)
 {
     int fd = fileno(src->f);
@@ -281,11 +288,13 @@ static long read_stream(struct urllist *l, struct source *src, size_t want, int 
         double left = until - clock_now();
         if (left <= 0 || cancelled(l))
             return added;
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        int pr = poll(&p, 1, added ? 0 : (int)(left * 1000) + 1);
+        struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+                               { .fd = l->wake[0], .events = POLLIN } };
+        int woken = l->wake[0] >= 0;
+        int pr = poll(p, woken ? 2 : 1, added ? 0 : woken ? -1 : (int)(left * 1000) + 1);
         if (pr < 0 && errno == EINTR)
             continue;
-        if (pr == 0)
+        if (pr == 0 || (pr > 0 && !p[0].revents))
             return added;
         size_t room = make_room(src);
         if (room == 0)
@@ -308,9 +317,19 @@ static long read_stream(struct urllist *l, struct source *src, size_t want, int 
 struct urllist *urllist_new(FILE *err)
 {
     struct urllist *l = calloc(1, sizeof *l);
-    if (l)
+    if (l) {
         l->err = err;
+        l->wake[0] = l->wake[1] = -1;
+    }
     return l;
+}
+
+void urllist_wake(struct urllist *l)
+{
+    char b = 1;
+    if (l->wake[1] >= 0 && write(l->wake[1], &b, 1) < 0) {
+        /* Full: it is readable anyway. */
+    }
 }
 
 static struct source *add_source(struct urllist *l)
@@ -332,6 +351,9 @@ int urllist_add_file(struct urllist *l, FILE *f, const char *name, int close_it)
     s->name = name;
     s->close_it = close_it;
     s->stream = fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+    /* Without the pipe, a stream is waited on STREAM_WAIT_MS at a time. */
+    if (s->stream && l->wake[0] < 0 && pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) != 0)
+        l->wake[0] = l->wake[1] = -1;
     return 0;
 }
 
@@ -411,6 +433,9 @@ void urllist_free(struct urllist *l)
             fclose(l->v[i].f);
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i].buf);
+    for (int i = 0; i < 2; i++)
+        if (l->wake[i] >= 0)
+            close(l->wake[i]);
     free(l->v);
     free(l);
 }

@@ -7,10 +7,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crawl_internal.h"
+#include "clock.h"
 #include "urllist.h"
 
 /* What a job's row said, kept after the core has freed the job. */
@@ -394,6 +396,53 @@ static void test_once_cancelled_a_pipe_gives_what_was_read_and_no_more(void **st
     close(fds[1]);
 }
 
+struct waiting_read {
+    struct urllist *l;
+    struct taken t;
+    int rc;
+    double took;            /* seconds the call took */
+};
+
+static void *read_waiting(void *arg)
+{
+    struct waiting_read *w = arg;
+    double t0 = clock_now();
+    w->rc = urllist_next(w->l, 100, &recorder, &w->t);
+    w->took = clock_now() - t0;
+    return NULL;
+}
+
+/* A pipe with nothing in it is waited on until a line comes or the reading
+ * is woken, not every 100 ms: a reader thread sleeps while the pipe is
+ * idle, and urllist_wake ends its wait at once, and every wait after. */
+static void test_an_idle_pipe_is_waited_on_until_a_line_or_a_wake_up(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    struct waiting_read w = { .l = urllist_new(stderr) };
+    assert_int_equal(urllist_add_file(w.l, fdopen(fds[0], "r"), "-", 1), 0);
+    pthread_t tid;
+    assert_int_equal(pthread_create(&tid, NULL, read_waiting, &w), 0);
+    usleep(300000);
+    const char line[] = "http://127.0.0.1/a\n";
+    assert_int_equal(write(fds[1], line, sizeof line - 1), (ssize_t)(sizeof line - 1));
+    pthread_join(tid, NULL);
+    assert_int_equal(w.rc, 1);
+    assert_int_equal(w.t.n, 1);
+    assert_true(w.took >= 0.25);        /* it waited for the line */
+    assert_int_equal(pthread_create(&tid, NULL, read_waiting, &w), 0);
+    usleep(300000);
+    urllist_wake(w.l);
+    pthread_join(tid, NULL);
+    assert_int_equal(w.rc, 1);
+    assert_int_equal(w.t.n, 1);
+    assert_true(w.took >= 0.25 && w.took < 2);
+    assert_int_equal(urllist_next(w.l, 100, &recorder, &w.t), 1);   /* at once */
+    urllist_free(w.l);
+    close(fds[1]);
+}
+
 static void test_printable_escapes_and_truncates(void **state)
 {
     char out[16];
@@ -421,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_each_line_goes_to_the_taker_with_its_list_and_number),
         cmocka_unit_test(test_a_taker_that_fails_ends_the_reading),
         cmocka_unit_test(test_once_cancelled_a_pipe_gives_what_was_read_and_no_more),
+        cmocka_unit_test(test_an_idle_pipe_is_waited_on_until_a_line_or_a_wake_up),
         cmocka_unit_test(test_printable_escapes_and_truncates),
     };
     return cmocka_run_group_tests_name("urllist", tests, NULL, NULL);
