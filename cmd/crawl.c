@@ -957,11 +957,11 @@ int main(int argc, char **argv)
     const struct crawl_backend *one = cli.child ? crawl_backend_find(ce.model)
                                       : strcmp(cli.mode, "all") ? crawl_backend_find(cli.mode)
                                                                 : NULL;
-    if (revisit_attach(c) != 0) {
-        fprintf(stderr, "crawl: out of memory\n");
-        crawl_free(c);
-        return EXIT_FAILED;
-    }
+    /* Without the set (out of memory) the crawl goes on, as with one
+     * that filled up: no duplicate_of, WARC records written whole. */
+    if (revisit_attach(c) != 0)
+        fprintf(stderr, "crawl: warning: no memory for the crawl's digest set: no duplicate_of, "
+                "no revisit records\n");
     if (one)
         crawl_prepare(c, one);
     if (cli.opts.retry > 0 && retry_attach(c) != 0) {

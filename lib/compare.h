@@ -22,8 +22,8 @@ struct compare_run {
     double user, sys;           /* CPU seconds of the child process */
     double rss_mb;              /* its peak resident set, MiB */
     int    procs;               /* it ran in several processes: CPU, switches
-                                 * and threads summed, rss_mb the peak of the
-                                 * sampled sum */
+                                 * and threads summed, rss_mb each process's
+                                 * own peak summed */
     long   vcsw, ivcsw;         /* voluntary and involuntary context switches */
     double total_ms[4];         /* time_total of the fetched URLs: p50, p90, p99, max */
     double ttfb_ms[4];          /* time_ttfb the same way */

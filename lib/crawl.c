@@ -125,6 +125,7 @@ void crawl__fini(struct crawl *c)
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->warn_lock);
+    hset64_free(&c->warned);
     pthread_mutex_destroy(&c->waker_lock);
     memset(c, 0, sizeof *c);
 }
@@ -769,18 +770,19 @@ static void say_note(void *data, const char *text)
     crawl_warn(data, "%s", text);
 }
 
-/* The end of a job no hook took: the frontier takes it back (a robots.txt
- * gives its rules, a page its links), its row is written, and it is
- * counted and freed. The row comes after the frontier (a --state crawl's
- * row commits its page, whose links must be in the store by then) and
- * before the job stops counting as running (the crawl may end then, and
- * its row must be out by then). */
-static void finish(struct crawl *c, struct crawl_job *job)
+/* The end of a job no hook took, or of one a hook dropped (row 0): the
+ * frontier takes it back (a robots.txt gives its rules, a page its
+ * links), a page's row is written, and the job is counted and freed. The
+ * row comes after the frontier (a --state crawl's row commits its page,
+ * whose links must be in the store by then) and before the job stops
+ * counting as running (the crawl may end then, and its row must be out by
+ * then, as must the frontier's warnings). */
+static void finish(struct crawl *c, struct crawl_job *job, int row)
 {
-    int page = job->kind == JOB_PAGE, full = 0;
+    int page = row && job->kind == JOB_PAGE, full = 0;
     frontier_prepare(c->fr, job);
     /* A plain list's page needs nothing of the frontier: no lock. */
-    if (!frontier_done_is_noop(c->fr, job)) {
+    if (!row || !frontier_done_is_noop(c->fr, job)) {
         pthread_mutex_lock(&c->lock);
         frontier_done(c->fr, job);
         if (frontier_store_failed(c->fr))
@@ -840,7 +842,7 @@ void crawl_done(struct crawl *c, struct crawl_job *job)
     for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
         if (c->hooks[k].h.back && c->hooks[k].h.back(c->hooks[k].data, c, job))
             return;
-    finish(c, job);
+    finish(c, job, 1);
 }
 
 void crawl_retry(struct crawl *c, struct crawl_job *job, double at)
@@ -857,20 +859,7 @@ void crawl_retry(struct crawl *c, struct crawl_job *job, double at)
 
 void crawl_drop(struct crawl *c, struct crawl_job *job)
 {
-    frontier_prepare(c->fr, job);
-    pthread_mutex_lock(&c->lock);
-    frontier_done(c->fr, job);
-    if (frontier_store_failed(c->fr))
-        lost_locked(c);
-    int full = frontier_queue_full(c->fr);
-    c->running--;
-    crawl__publish(c);
-    wake_locked(c);
-    pthread_mutex_unlock(&c->lock);
-    lost_said(c);
-    frontier_notes(c->fr, job, full, say_note, c);
-    if (!frontier_keeps(job))
-        job_free(job);
+    finish(c, job, 0);
 }
 
 void crawl_release(struct crawl *c, struct crawl_job *job)
@@ -1185,8 +1174,13 @@ static void *lease_main(void *arg)
     while (!c->lease_stop) {
         int read, again = refill(c, &read);
         int asked = turns(c);
-        if (frontier_store_failed(c->fr))
-            crawl_frontier_failed(c);
+        if (frontier_store_failed(c->fr)) {
+            /* Latched now; said with the lock let go, as everywhere. */
+            lost_locked(c);
+            pthread_mutex_unlock(&c->lock);
+            lost_said(c);
+            pthread_mutex_lock(&c->lock);
+        }
         /* What was asked for while the lock was let go (a lease due, the
          * end) is looked at before the wait, which would miss it. */
         if (again || (read | asked))
@@ -1279,6 +1273,15 @@ static int run_start(struct crawl *c, const struct crawl_backend *b)
     return reader;
 }
 
+/* The hooks' stop, once the run is over however it ended; returns rc. */
+static int run_stop(struct crawl *c, int rc)
+{
+    for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
+        if (c->hooks[k].h.stop)
+            c->hooks[k].h.stop(c->hooks[k].data, c, rc);
+    return rc;
+}
+
 int crawl_run(struct crawl *c, const struct crawl_backend *b)
 {
     c->backend = b;
@@ -1289,7 +1292,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
     run_policies(c, b);
     if (run_headers(c) != 0 || fetch_cookies_open(&c->fx, !c->on_cookies) != 0) {
         cancel_rest(c);
-        return CRAWL_ENOMEM;
+        return run_stop(c, CRAWL_ENOMEM);
     }
     /* A procs coordinator fetches nothing: its workers run the stages
      * (they write the WARC). */
@@ -1301,7 +1304,9 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
             crawl_cancel(c, CRAWL_CANCEL_OUTPUT);
         cancel_rest(c);
         (void)fetch_cookies_close(&c->fx, c->on_cookies, c->on_cookies_data);
-        return src;
+        /* A stage's run that cannot open is the output's failure (a WARC
+         * file); -EINVAL, a chain built wrong, and memory are their own. */
+        return run_stop(c, src == CRAWL_ENOMEM || src == -EINVAL ? src : CRAWL_EOUTPUT);
     }
     int reader = run_start(c, b);
     lease_start(c);
@@ -1325,10 +1330,7 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
         rc = CRAWL_EOUTPUT;
     if (fetch_stages_close(&c->fx) != 0 && rc == 0)
         rc = CRAWL_EOUTPUT;
-    for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
-        if (c->hooks[k].h.stop)
-            c->hooks[k].h.stop(c->hooks[k].data, c, rc);
-    return rc;
+    return run_stop(c, rc);
 }
 
 /* The frontier's home failed (frontier_failure says why): the crawl stops
@@ -1336,11 +1338,14 @@ int crawl_run(struct crawl *c, const struct crawl_backend *b)
  * lost_said, once the core's lock is let go. Safe with the lock held. */
 static void lost_locked(struct crawl *c)
 {
-    atomic_store(&c->lost_unsaid, 1);
     int why = frontier_failure(c->fr, NULL, 0);
     int none = 0;
-    if (why && atomic_compare_exchange_strong(&c->lost, &none, why))
+    /* The first failure is the crawl's, said once; later ones of the
+     * latched store add nothing. */
+    if (why && atomic_compare_exchange_strong(&c->lost, &none, why)) {
+        atomic_store(&c->lost_unsaid, 1);
         crawl_cancel(c, why == CRAWL_EFRONTIER ? CRAWL_CANCEL_FRONTIER : CRAWL_CANCEL_STORE);
+    }
 }
 
 /* Says what lost_locked latched, once; without the core's lock. */
@@ -1380,18 +1385,16 @@ void *crawl_hook_data(struct crawl *c, enum crawl_hook_slot slot)
     return c->hooks[slot].data;
 }
 
-/* Whether the warning keyed key is said now: the first time each. A run
- * has a handful of such texts (fetch's name their page); the table keeps
- * the first ones, and one past them is said every time rather than never. */
+/* Whether the warning keyed key is said now: the first time each. The
+ * texts said are kept by their hash, up to CRAWL_WARNED of them (a
+ * megabyte at most: the parser's warnings name their page); past that, or
+ * short of memory, a text not kept is said each time rather than never. */
 static int first_of(struct crawl *c, uint64_t key)
 {
     pthread_mutex_lock(&c->warn_lock);
-    int first = 1;
-    for (size_t i = 0; i < c->nwarned && first; i++)
-        if (c->warned[i] == key)
-            first = 0;
-    if (first && c->nwarned < sizeof c->warned / sizeof *c->warned)
-        c->warned[c->nwarned++] = key;
+    int first = !hset64_has(&c->warned, key);
+    if (first && c->warned.n < CRAWL_WARNED)
+        (void)hset64_add(&c->warned, key);
     pthread_mutex_unlock(&c->warn_lock);
     return first;
 }

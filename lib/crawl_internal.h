@@ -1,5 +1,6 @@
-/* crawl_internal.h: what the core's own files (crawl.c, frontier.c) share
- * and nothing else includes. */
+/* crawl_internal.h: the core's state, for crawl.c alone (and the unit
+ * tests that build a crawl on the stack); the rest of the program goes
+ * through crawl.h, model.h and hooks.h. */
 #ifndef CRAWL_INTERNAL_H
 #define CRAWL_INTERNAL_H
 
@@ -7,13 +8,14 @@
 #include "fetch.h"
 #include "hist.h"
 #include "hooks.h"
+#include "hset.h"
 
 struct frontier;
-struct warc;
 
+/* The texts crawl_warn_once keeps, at most. */
+#define CRAWL_WARNED 65536
 
-/* The core's state: crawl.c, frontier.c and the fetch layer read it; the
- * rest of the program goes through crawl.h's calls. */
+/* The core's state: crawl.c alone reads and writes it. */
 struct crawl {
     const struct crawl_opts *opts;
     const struct crawl_backend *backend;
@@ -41,7 +43,7 @@ struct crawl {
     int    input_open;        /* input may still add jobs */
     int    input_busy;        /* a thread is reading input, without the lock */
     int    input_err;         /* input ended on this error (negative code) */
-    int    input_streams;     /* read by input_tid, not by crawl_next */
+    int    input_streams;     /* read by input_tid, not by the takers */
     int    input_stop;        /* the reader thread is to end */
     void (*input_waker)(void *data); /* crawl_set_input_waker's (waker_lock) */
     void  *input_waker_data;
@@ -72,8 +74,7 @@ struct crawl {
     void (*on_warn)(const char *msg, uint64_t once, void *data);
     void  *on_warn_data;      /* where crawl_warn's messages go; none when NULL */
     pthread_mutex_t warn_lock;  /* guards warned */
-    uint64_t warned[64];      /* hashes of the texts crawl_warn_once has said */
-    size_t nwarned;
+    struct hset64 warned;     /* hashes of the texts crawl_warn_once said */
     void (*waker)(void *data);  /* crawl_set_waker's: wakes the model's loop */
     void  *waker_data;
     pthread_mutex_t waker_lock; /* guards waker: taken inside lock, never around a core call */

@@ -58,8 +58,8 @@ struct fetch_ctx {
     int    decoded;
     int    begins;              /* a stage is told where each body begins */
     struct dedupe *seen;        /* the crawl's digests (--dedupe, --warc's
-                                 * revisits), shared by a procs crawl's
-                                 * processes; NULL: none kept */
+                                 * revisits; revisit.c makes it), shared by
+                                 * a procs crawl's processes; NULL: none */
     /* Called as a job whose host's pace waits on it (job->pace_start)
      * starts its first request: the core tells the frontier. */
     void (*started)(void *data, struct crawl_job *job);
@@ -222,13 +222,6 @@ int fetch_cookie_add(struct fetch_ctx *ctx, const char *line);
  * reason") when the file could not be written. */
 int fetch_cookies_close(struct fetch_ctx *ctx, void (*fn)(const char *line, void *data),
                         void *data);
-
-/* Makes ctx->seen, the crawl's digest set, when the options keep digests
- * (--dedupe, --warc). Call it before the workers of a procs crawl are
- * forked: they share it. Returns 0 or CRAWL_ENOMEM (no set). Freed by
- * fetch_digests_close. */
-int fetch_digests_open(struct fetch_ctx *ctx);
-void fetch_digests_close(struct fetch_ctx *ctx);
 
 /* Returns a one-line description of the libcurl options every model shares,
  * in buf (of size n), e.g. "in flight 10, reuse on, timeout 30s, ...". */

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "dedupe.h"
 #include "fetch_internal.h"
 
 void fetch_stage_fail(struct fetch_xfer *x, enum crawl_fail fail, const char *fmt, ...)
@@ -307,16 +306,3 @@ int fetch_stages_close(struct fetch_ctx *c)
     return rc;
 }
 
-int fetch_digests_open(struct fetch_ctx *c)
-{
-    const struct crawl_opts *o = c->opts;
-    if (!o->dedupe && !o->warc)
-        return 0;
-    return (c->seen = dedupe_new(DEDUPE_MAX, DEDUPE_BYTES)) ? 0 : CRAWL_ENOMEM;
-}
-
-void fetch_digests_close(struct fetch_ctx *c)
-{
-    dedupe_free(c->seen);
-    c->seen = NULL;
-}

@@ -1353,7 +1353,7 @@ int frontier_done_is_noop(const struct frontier *f, const struct crawl_job *j)
 {
     /* Verdicts but no parts: frontier_prepare was short of memory, and
      * frontier_done splits the links. */
-    return j->kind == JOB_PAGE && !j->host && !j->pace_start && !j->nlinks && !j->nparts &&
+    return j->kind == JOB_PAGE && !j->host && !j->pace_start && !j->nlinks && !j->parts &&
            !(j->verdicts && !j->parts) && !j->res.location && !f->st;
 }
 

@@ -59,10 +59,12 @@ struct crawl_hook {
      * the run is not over before this returns. Called without the core's
      * lock, from whichever thread finished the job. */
     void (*row)(void *data, struct crawl *c, struct crawl_job *job);
-    /* The run is about to wait (a model blocks, or crawl_next waits): what
+    /* The run is about to wait (a model blocks, or crawl_take_wait waits): what
      * the hook holds goes out now. */
     void (*idle)(void *data);
-    /* The model has returned with rc (every job it took is back). */
+    /* The run is over with rc, every job with its row or given back (after
+     * the model returned, or when the run failed before the model ran:
+     * every start has its stop). */
     void (*stop)(void *data, struct crawl *c, int rc);
     /* Frees data when the crawl is freed; NULL: the caller's. */
     void (*free)(void *data);

@@ -5,7 +5,8 @@
  * frontier, the seen set, robots.txt and the per-host rules (the core's, as
  * in every model), writes every row, and hands each job to one of --procs
  * worker processes over a socket pair. A worker is a fork of it running the
- * coroutine model on a crawl of its own that relays (crawl_set_relay): it
+ * model its registry entry names (.worker) on a crawl of its own whose
+ * RELAY hook sends every job back (procs_worker.c): it
  * fetches and parses what it is given and sends each result back whole,
  * with the links the page gave that it has not sent before (the coordinator
  * would decide them as it did: procs_worker.c).

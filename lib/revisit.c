@@ -29,7 +29,8 @@ static void prepare(void *data, struct crawl *c)
     struct revisit *r = data;
     const struct crawl_opts *o = crawl_options(c);
     r->fx = crawl_fetch_ctx(c);
-    r->rc = fetch_digests_open(r->fx);
+    r->fx->seen = dedupe_new(DEDUPE_MAX, DEDUPE_BYTES);
+    r->rc = r->fx->seen ? 0 : CRAWL_ENOMEM;
     if (r->rc == 0 && r->fx->seen && o->warc_dedupe_cdx)
         r->rc = warc_cdx_load(o->warc_dedupe_cdx, r->fx->seen, &r->taken, &r->unread);
 }
@@ -66,8 +67,10 @@ static void stop(void *data, struct crawl *c, int rc)
 static void revisit_free(void *data)
 {
     struct revisit *r = data;
-    if (r->fx)
-        fetch_digests_close(r->fx);
+    if (r->fx) {
+        dedupe_free(r->fx->seen);
+        r->fx->seen = NULL;
+    }
     free(r);
 }
 

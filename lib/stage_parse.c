@@ -159,7 +159,7 @@ static int body(void *st, struct fetch_xfer *x, const char *p, size_t n)
     return 0;
 }
 
-/* Says once per crawl that a page's XPath rules saw only its beginning. */
+/* Says, once for the page, that its XPath rules saw only its beginning. */
 static void warn_stopped(struct fetch_xfer *x, enum html_stop why)
 {
     if (why == HTML_STOP_DEPTH)

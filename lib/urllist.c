@@ -91,7 +91,7 @@ struct urllist {
     const struct urllist_taker *t;  /* the taker of the urllist_next under */
     void *data;                     /* way, and its data */
     int wake[2];            /* with a stream among the sources: written by
-                             * urllist_wake, never read (it stays readable);
+                             * urllist_wake, read away by the read it woke;
                              * -1 when none could be made */
 };
 
@@ -294,6 +294,15 @@ static long read_stream(struct urllist *l, struct source *src, size_t want, int 
         int pr = poll(p, woken ? 2 : 1, added ? 0 : woken ? -1 : (int)(left * 1000) + 1);
         if (pr < 0 && errno == EINTR)
             continue;
+        if (pr > 0 && woken && p[1].revents) {
+            /* Woken: whatever wanted the reading to end (a cancel, the
+             * run's end) was set before the byte was written, and the
+             * caller sees it now. The byte is read away, so that a later
+             * read (the rows of what is left) waits again. */
+            char b[64];
+            while (read(l->wake[0], b, sizeof b) > 0) {
+            }
+        }
         if (pr == 0 || (pr > 0 && !p[0].revents))
             return added;
         size_t room = make_room(src);

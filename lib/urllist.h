@@ -61,8 +61,9 @@ int urllist_next(struct urllist *l, size_t want, const struct urllist_taker *t, 
 int urllist_streams(const struct urllist *l);
 
 /* Makes a read of a stream that waits for lines (urllist_next) return at
- * once, and every later one too: the reading is to end (a cancel, the end
- * of the run). Any thread may call it; it only writes a byte to a pipe. */
+ * once (or the next one, when none waits): the reading is to end (a
+ * cancel, the end of the run), which the taker's data says by then. Any
+ * thread may call it; it only writes a byte to a pipe. */
 void urllist_wake(struct urllist *l);
 
 /* Returns the number of bad lines read so far. */

@@ -605,6 +605,26 @@ static void test_a_warning_said_once_is_said_once_per_text_whatever_its_format(v
     t_free(t);
 }
 
+static void count_said(const char *msg, uint64_t once, void *data)
+{
+    (*(int *)data)++;
+}
+
+/* Many texts said once each, a page's warnings say (the parser's name
+ * their page), are each said once however often they come: none is said
+ * again once some table of them fills. */
+static void test_five_thousand_texts_said_once_each_are_never_said_again(void **state)
+{
+    struct t *t = t_new(NULL);
+    int n = 0;
+    crawl_on_warn(&t->c, count_said, &n);
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < 5000; i++)
+            crawl_warn_once(&t->c, "http://a.test/%d: elements nested too deep", i);
+    assert_int_equal(n, 5000);
+    t_free(t);
+}
+
 /* A model that takes jobs until the core says no more, sleeping 20 ms on
  * each as a fetch would: it never sees a signal. */
 static int run_slowly(struct crawl *c)
@@ -794,6 +814,7 @@ int main(void)
         cmocka_unit_test(test_percentiles_of_one_url_never_pass_its_time),
         cmocka_unit_test(test_the_deadline_cancels_the_run_on_the_cores_own_clock_without_a_signal),
         cmocka_unit_test(test_a_warning_said_once_is_said_once_per_text_whatever_its_format),
+        cmocka_unit_test(test_five_thousand_texts_said_once_each_are_never_said_again),
         cmocka_unit_test(test_a_hook_is_told_the_runs_prepare_start_and_stop_once_each_in_order),
         cmocka_unit_test(test_a_store_error_met_taking_a_job_is_said_after_the_lock_is_let_go),
     };

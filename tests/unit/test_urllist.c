@@ -414,7 +414,7 @@ static void *read_waiting(void *arg)
 
 /* A pipe with nothing in it is waited on until a line comes or the reading
  * is woken, not every 100 ms: a reader thread sleeps while the pipe is
- * idle, and urllist_wake ends its wait at once, and every wait after. */
+ * idle, and urllist_wake ends its wait at once; the wait after waits. */
 static void test_an_idle_pipe_is_waited_on_until_a_line_or_a_wake_up(void **state)
 {
     (void)state;
@@ -438,7 +438,14 @@ static void test_an_idle_pipe_is_waited_on_until_a_line_or_a_wake_up(void **stat
     assert_int_equal(w.rc, 1);
     assert_int_equal(w.t.n, 1);
     assert_true(w.took >= 0.25 && w.took < 2);
-    assert_int_equal(urllist_next(w.l, 100, &recorder, &w.t), 1);   /* at once */
+    /* The wake-up is spent: the next read waits for its line again. */
+    assert_int_equal(pthread_create(&tid, NULL, read_waiting, &w), 0);
+    usleep(300000);
+    assert_int_equal(write(fds[1], line, sizeof line - 1), (ssize_t)(sizeof line - 1));
+    pthread_join(tid, NULL);
+    assert_int_equal(w.rc, 1);
+    assert_int_equal(w.t.n, 2);
+    assert_true(w.took >= 0.25);
     urllist_free(w.l);
     close(fds[1]);
 }
