@@ -1340,11 +1340,7 @@ static void robots_ready(struct frontier *f, struct crawl_host *h, struct crawl_
         free(h->robots_why);
         h->robots_why = NULL;
     }
-    frontier__maps_free(h->maps, h->nmaps);
-    h->maps = rj->maps;
-    h->nmaps = rj->nmaps;
-    rj->maps = NULL;
-    rj->nmaps = 0;
+    frontier__maps_give(h, &rj->maps, &rj->nmaps);
     if (f->sitemaps && h->scope)
         frontier__sitemaps_start(f, h);
 }

@@ -320,6 +320,10 @@ void frontier__sitemap_maps(const struct robots *r, const char *key, struct url_
 /* Frees the n sitemaps at v, as frontier__sitemap_maps made them. */
 void frontier__maps_free(struct url_parts *v, size_t n);
 
+/* Host h keeps the *n sitemaps at *maps (its robots.txt's) in place of
+ * those it had, and *maps and *n are emptied. */
+void frontier__maps_give(struct crawl_host *h, struct url_parts **maps, size_t *n);
+
 /* frontier_sitemap.c: listed host h's robots.txt is in: the sitemaps it
  * keeps (h->maps) are queued, and freed. */
 void frontier__sitemaps_start(struct frontier *f, struct crawl_host *h);

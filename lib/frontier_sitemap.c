@@ -53,6 +53,15 @@ void frontier__maps_free(struct url_parts *v, size_t n)
     free(v);
 }
 
+void frontier__maps_give(struct crawl_host *h, struct url_parts **maps, size_t *n)
+{
+    frontier__maps_free(h->maps, h->nmaps);
+    h->maps = *maps;
+    h->nmaps = *n;
+    *maps = NULL;
+    *n = 0;
+}
+
 void frontier__sitemap_maps(const struct robots *r, const char *key, struct url_parts **maps,
                             size_t *n)
 {

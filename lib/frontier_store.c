@@ -225,11 +225,7 @@ static void robots_place(struct frontier *f)
         if (h && h->robots_state == ROBOTS_NONE) {
             frontier__robots_rules(f, h, (enum crawl_fail)r->fail, NULL, r->status, r->rules);
             r->rules = NULL;
-            frontier__maps_free(h->maps, h->nmaps);
-            h->maps = r->maps;
-            h->nmaps = r->nmaps;
-            r->maps = NULL;
-            r->nmaps = 0;
+            frontier__maps_give(h, &r->maps, &r->nmaps);
         }
         held_robots_free(r);
     }

@@ -158,6 +158,22 @@ static void test_sink_writes_rows_larger_than_its_buffer_whole(void **state)
     free(big);
 }
 
+/* The row "row\n" put into s, writing to the pipe fds, comes out of it
+ * within a second; then s and the pipe are closed. */
+static void row_comes_within_a_second(int fds[2], struct sink *s)
+{
+    char buf[16];
+    ssize_t r = -1;
+    for (int i = 0; i < 100 && r <= 0; i++) {
+        usleep(10000);
+        r = read(fds[0], buf, sizeof buf);
+    }
+    assert_int_equal(r, 4);
+    assert_int_equal(sink_free(s), 0);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 static void test_sink_flushes_on_its_own_within_the_interval(void **state)
 {
     int fds[2];
@@ -166,16 +182,7 @@ static void test_sink_flushes_on_its_own_within_the_interval(void **state)
     struct sink *s;
     assert_int_equal(sink_new(&s, fds[1], 20, NULL, NULL), 0);
     assert_int_equal(sink_put(s, "row\n", 4), 0);
-    char buf[16];
-    ssize_t r = -1;
-    for (int i = 0; i < 100 && r <= 0; i++) {      /* at most 1 s */
-        usleep(10000);
-        r = read(fds[0], buf, sizeof buf);
-    }
-    assert_int_equal(r, 4);
-    assert_int_equal(sink_free(s), 0);
-    close(fds[0]);
-    close(fds[1]);
+    row_comes_within_a_second(fds, s);
 }
 
 /* The voluntary context switches of this process's threads but those in
@@ -235,16 +242,7 @@ static void test_an_idle_sinks_flushing_thread_sleeps_until_a_row_comes(void **s
     long later = switches_of_others(before, n, NULL);
     assert_true(later - at <= 1);
     assert_int_equal(sink_put(s, "row\n", 4), 0);
-    char buf[16];
-    ssize_t r = -1;
-    for (int i = 0; i < 100 && r <= 0; i++) {      /* at most 1 s */
-        usleep(10000);
-        r = read(fds[0], buf, sizeof buf);
-    }
-    assert_int_equal(r, 4);
-    assert_int_equal(sink_free(s), 0);
-    close(fds[0]);
-    close(fds[1]);
+    row_comes_within_a_second(fds, s);
 }
 
 /* A commit callback whose first call waits (at most 2 s) until the test
