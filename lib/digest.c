@@ -1,95 +1,67 @@
-/* digest.c: SHA-1 through OpenSSL's EVP interface, and its base32 text.
- * The algorithm is fetched once for the process: OpenSSL 3.0 would look
- * it up in its provider store, under a lock, at every EVP_sha1() init,
- * which is every transfer here. */
-#include <pthread.h>
+/* digest.c: SHA-1 through OpenSSL's SHA1_* calls, and its base32 text.
+ * Not through EVP: in OpenSSL 3.0 an EVP context is a heap object of its
+ * own, and the first EVP init of a process loads the default provider
+ * and its method store, some 200 KiB of libcrypto's code made resident
+ * for a row's digest (measured by the crawl's peak RSS); SHA1_* runs the
+ * same block function (SHA-NI where the CPU has it) on a plain struct the
+ * caller owns. The calls are deprecated in 3.0, not removed, and Debian
+ * builds them. */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <openssl/evp.h>
+#include <openssl/sha.h>
 
 #include "digest.h"
 
 struct digest {
-    EVP_MD_CTX *ctx;
+    SHA_CTX ctx;
     int ok;                     /* the init worked: the state is SHA-1's */
 };
 
-static pthread_once_t sha1_once = PTHREAD_ONCE_INIT;
-static const EVP_MD *sha1_md;
-
-static void sha1_fetch(void)
-{
-    EVP_MD *md = EVP_MD_fetch(NULL, "SHA1", NULL);
-    sha1_md = md ? md : EVP_sha1();
-}
-
-static const EVP_MD *sha1(void)
-{
-    pthread_once(&sha1_once, sha1_fetch);
-    return sha1_md;
-}
-
 struct digest *digest_new(void)
 {
-    struct digest *d = calloc(1, sizeof *d);
-    if (!d)
-        return NULL;
-    if (!(d->ctx = EVP_MD_CTX_new())) {
-        free(d);
-        return NULL;
-    }
-    digest_reset(d);
+    struct digest *d = malloc(sizeof *d);
+    if (d)
+        digest_reset(d);
     return d;
 }
 
 void digest_free(struct digest *d)
 {
-    if (!d)
-        return;
-    EVP_MD_CTX_free(d->ctx);
     free(d);
 }
 
 int digest_reset(struct digest *d)
 {
-    d->ok = EVP_DigestInit_ex2(d->ctx, sha1(), NULL) == 1;
+    d->ok = SHA1_Init(&d->ctx) == 1;
     return d->ok ? 0 : -1;
 }
 
 void digest_add(struct digest *d, const void *p, size_t n)
 {
-    if (d->ok && n > 0 && EVP_DigestUpdate(d->ctx, p, n) != 1)
+    if (d->ok && n > 0 && SHA1_Update(&d->ctx, p, n) != 1)
         d->ok = 0;
 }
 
 int digest_end(struct digest *d, unsigned char md[DIGEST_LEN])
 {
-    unsigned len = 0;
-    int ok = d->ok && EVP_DigestFinal_ex(d->ctx, md, &len) == 1 && len == DIGEST_LEN;
+    int ok = d->ok && SHA1_Final(md, &d->ctx) == 1;
     d->ok = 0;
     return ok ? 0 : -1;
 }
 
 int digest_peek(const struct digest *d, unsigned char md[DIGEST_LEN])
 {
-    struct digest copy = { EVP_MD_CTX_new(), d->ok };
-    int rc = -1;
-    if (copy.ctx && d->ok && EVP_MD_CTX_copy_ex(copy.ctx, d->ctx) == 1)
-        rc = digest_end(&copy, md);
-    EVP_MD_CTX_free(copy.ctx);
-    return rc;
+    struct digest copy = *d;
+    return digest_end(&copy, md);
 }
 
 int digest_of(const void *p, size_t n, unsigned char md[DIGEST_LEN])
 {
-    unsigned len = 0;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    int ok = ctx && EVP_DigestInit_ex2(ctx, sha1(), NULL) == 1 &&
-             EVP_DigestUpdate(ctx, p, n) == 1 && EVP_DigestFinal_ex(ctx, md, &len) == 1 &&
-             len == DIGEST_LEN;
-    EVP_MD_CTX_free(ctx);
-    return ok ? 0 : -1;
+    SHA_CTX ctx;
+    return SHA1_Init(&ctx) == 1 && SHA1_Update(&ctx, p, n) == 1 && SHA1_Final(md, &ctx) == 1
+           ? 0 : -1;
 }
 
 static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";

@@ -32,6 +32,10 @@
 #                    (endless.csv); then the seen set's bytes per URL, from
 #                    two crawls of 20,000 and 100,000 pages (default 60; 0
 #                    skips it all)
+#   AGAINST=dir      a folder holding another build's crawl (an earlier
+#                    commit's, built with make BUILD=...): each crawl row is
+#                    run with it too, in turn in the same rounds (A B A B),
+#                    as an "against:" row, and the ratio is printed
 #   QUICK=1          a short run for the tests: SIZES="1000 5000", RUNS=1, ENDLESS=2
 #   NODEPS=1         do not call scripts/deps.sh (QUICK=1 does not either)
 set -euo pipefail
@@ -88,35 +92,54 @@ for t in $TOOLS; do
 	esac
 done
 
-# run_tool NAME N LIST: runs NAME on LIST RUNS times; prints
-# "wall_s rss_mb runs_ok timed_out" (medians; runs that fetched every URL;
-# 1 when a run hit TMAX).
+# run_one NAME N LIST CRAWL: runs NAME (CRAWL: the crawl program, for the
+# crawl-* tools) on LIST once; sets WALL and RSS (run_timed's), GOOD (1:
+# it fetched every URL) and TOUT (1: it hit TMAX).
+run_one() {
+	local name=$1 n=$2 list=$3 crawl=$4 before after cmd
+	GOOD=1 TOUT=0
+	rm -f "$tmp/out.jsonl"
+	case $name in
+	crawl-*) cmd=("$crawl" --mode="${name#crawl-}" -c "$CONC" --no-progress --format=jsonl -o "$tmp/out.jsonl" "$list") ;;
+	curl)    cmd=(curl -s -K "$list.curl" --parallel --parallel-immediate --parallel-max "$curl_conc") ;;
+	wget2)   cmd=(wget2 -q --no-robots --no-hsts --no-hpkp --no-ocsp --no-netrc --no-cookies
+	                --max-threads="$CONC" -i "$list" -O /dev/null) ;;
+	esac
+	before=$(requests)
+	run_timed -n "$TMAX" "$tmp/run" "${cmd[@]}"
+	[ "$STATUS" -eq 124 ] && TOUT=1
+	# Connections the tool left closing count their last requests: let them.
+	sleep 0.2
+	after=$(requests)
+	[ "$STATUS" -eq 0 ] && [ "$((after - before))" -eq "$n" ] || GOOD=0
+	if [ "$GOOD" = 1 ] && [ "${name%%-*}" = crawl ]; then
+		[ "$(tail -1 "$tmp/out.jsonl" | sed -n 's/.*"ok":\([0-9]*\).*/\1/p')" = "$n" ] || GOOD=0
+	fi
+	rm -f "$tmp/out.jsonl"
+}
+
+# run_tool NAME N LIST [CRAWL...]: runs NAME on LIST RUNS times with each
+# crawl program given (default this build's) in turn within each round;
+# prints a line "wall_s rss_mb runs_ok timed_out" for each (medians; runs
+# that fetched every URL; 1 when a run hit TMAX).
 run_tool() {
-	local name=$1 n=$2 list=$3 walls=() rsss=() ok=0 tout=0 cmd
+	local name=$1 n=$2 list=$3 k
+	shift 3
+	local crawls=("${@:-$BUILD/crawl}")
+	local -a walls rsss oks touts
+	for k in "${!crawls[@]}"; do walls[k]="" rsss[k]="" oks[k]=0 touts[k]=0; done
 	for _ in $(seq "$RUNS"); do
-		local before after good=1
-		rm -f "$tmp/out.jsonl"
-		case $name in
-		crawl-*) cmd=("$BUILD/crawl" --mode="${name#crawl-}" -c "$CONC" --no-progress --format=jsonl -o "$tmp/out.jsonl" "$list") ;;
-		curl)    cmd=(curl -s -K "$list.curl" --parallel --parallel-immediate --parallel-max "$curl_conc") ;;
-		wget2)   cmd=(wget2 -q --no-robots --no-hsts --no-hpkp --no-ocsp --no-netrc --no-cookies
-		                --max-threads="$CONC" -i "$list" -O /dev/null) ;;
-		esac
-		before=$(requests)
-		run_timed -n "$TMAX" "$tmp/run" "${cmd[@]}"
-		[ "$STATUS" -eq 124 ] && tout=1
-		# Connections the tool left closing count their last requests: let them.
-		sleep 0.2
-		after=$(requests)
-		[ "$STATUS" -eq 0 ] && [ "$((after - before))" -eq "$n" ] || good=0
-		if [ "$good" = 1 ] && [ "${name%%-*}" = crawl ]; then
-			[ "$(tail -1 "$tmp/out.jsonl" | sed -n 's/.*"ok":\([0-9]*\).*/\1/p')" = "$n" ] || good=0
-		fi
-		ok=$((ok + good))
-		rm -f "$tmp/out.jsonl"
-		walls+=("$WALL"); rsss+=("$RSS")
+		for k in "${!crawls[@]}"; do
+			run_one "$name" "$n" "$list" "${crawls[k]}"
+			walls[k]+=" $WALL" rsss[k]+=" $RSS"
+			oks[k]=$((oks[k] + GOOD))
+			[ "$TOUT" = 1 ] && touts[k]=1
+		done
 	done
-	echo "$(printf '%.2f' "$(med "${walls[@]}")") $(kb_to_mb "$(med "${rsss[@]}")") $ok $tout"
+	for k in "${!crawls[@]}"; do
+		# shellcheck disable=SC2086
+		echo "$(printf '%.2f' "$(med ${walls[k]})") $(kb_to_mb "$(med ${rsss[k]})") ${oks[k]} ${touts[k]}"
+	done
 }
 
 commit=$(git -C "$BUILD" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -128,6 +151,10 @@ git -C "$BUILD" diff --quiet HEAD -- :/lib :/cmd :/Makefile 2>/dev/null || commi
 	command -v curl >/dev/null && echo "curl: $(curl --version | head -1 | cut -d' ' -f1-2)"
 	command -v wget2 >/dev/null && echo "wget2: $(wget2 --version 2>/dev/null | head -1)"
 	echo "settings: SIZES='$SIZES' CONC=$CONC BYTES=$BYTES RUNS=$RUNS TMAX=$TMAX CAP=$CAP"
+	if [ -n "${AGAINST:-}" ]; then
+		acommit=$(git -C "$AGAINST" rev-parse --short HEAD 2>/dev/null || echo unknown)
+		echo "against: $AGAINST/crawl, $("$AGAINST/crawl" --version | head -1), commit $acommit; each crawl row and its against: row in turn in every round"
+	fi
 	echo
 	echo "N URLs of /bytes/$BYTES?i=1..N from the fixture server, $CONC in flight; medians of $RUNS run(s)"
 	printf '%-13s %8s %9s %9s  %s\n' tool urls wall_s rss_mb ok
@@ -144,15 +171,30 @@ for n in $SIZES; do
 			printf '%-13s %8d %9s %9s  %s\n' "$t" "$n" - - "skipped: ${capped[$t]}" | tee -a "$OUT/bench-memory.txt"
 			continue
 		fi
-		read -r w r ok tout < <(run_tool "$t" "$n" "$list")
-		if [ "$ok" -eq "$RUNS" ]; then good=yes; note=yes; else good=no; note="no ($ok of $RUNS runs fetched every URL)"; fi
-		[ "$tout" = 1 ] && note="$note; timed out (TMAX=${TMAX}s)"
-		printf '%-13s %8d %9s %9s  %s\n' "$t" "$n" "$w" "$r" "$note" | tee -a "$OUT/bench-memory.txt"
-		echo "$t,$n,$w,$r,$good" >>"$OUT/bench-memory.csv"
-		if [ "$tout" = 1 ]; then
-			capped[$t]="timed out (TMAX=${TMAX}s) at $n URLs"
-		elif awk -v w="$w" -v c="$CAP" 'BEGIN {exit !(w > c)}'; then
-			capped[$t]="took ${w}s at $n URLs (CAP=${CAP}s)"
+		names=("$t") crawls=("$BUILD/crawl")
+		if [ -n "${AGAINST:-}" ] && [ "${t%%-*}" = crawl ]; then
+			names+=("against:$t") crawls+=("$AGAINST/crawl")
+		fi
+		mapfile -t results < <(run_tool "$t" "$n" "$list" "${crawls[@]}")
+		for k in "${!names[@]}"; do
+			read -r w r ok tout <<<"${results[k]}"
+			name=${names[k]}
+			if [ "$ok" -eq "$RUNS" ]; then good=yes; note=yes; else good=no; note="no ($ok of $RUNS runs fetched every URL)"; fi
+			[ "$tout" = 1 ] && note="$note; timed out (TMAX=${TMAX}s)"
+			printf '%-13s %8d %9s %9s  %s\n' "$name" "$n" "$w" "$r" "$note" | tee -a "$OUT/bench-memory.txt"
+			echo "$name,$n,$w,$r,$good" >>"$OUT/bench-memory.csv"
+			if [ "$tout" = 1 ]; then
+				capped[$t]="timed out (TMAX=${TMAX}s) at $n URLs"
+			elif awk -v w="$w" -v c="$CAP" 'BEGIN {exit !(w > c)}'; then
+				capped[$t]="took ${w}s at $n URLs (CAP=${CAP}s)"
+			fi
+		done
+		if [ "${#names[@]}" -eq 2 ]; then
+			read -r w1 r1 _ <<<"${results[0]}"
+			read -r w2 r2 _ <<<"${results[1]}"
+			awk -v t="$t" -v n="$n" -v w1="$w1" -v w2="$w2" -v r1="$r1" -v r2="$r2" 'BEGIN {
+				printf "  %s at %d: this build over the other: wall %.2fx, peak RSS %.2fx\n", t, n,
+					(w2 > 0 ? w1 / w2 : 0), (r2 > 0 ? r1 / r2 : 0) }' | tee -a "$OUT/bench-memory.txt"
 		fi
 	done
 	rm -f "$list" "$list.curl"
