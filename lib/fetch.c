@@ -193,12 +193,18 @@ static void take_validator(struct fetch_xfer *x, const char *p, size_t n)
 static size_t on_header(char *p, size_t size, size_t n, void *data)
 {
     struct fetch_xfer *x = data;
-    if (fetch_length_line(&x->length, p, size * n) != 0)
+    size_t len = size * n;
+    /* Most lines are none of a status line ("HTTP/"), Content-Length,
+     * ETag or Last-Modified: their first letter says so at once. A bad
+     * Content-Length has already stopped the transfer. */
+    int c = len ? (unsigned char)p[0] | 0x20 : 0;
+    if ((c == 'h' || c == 'c') && fetch_length_line(&x->length, p, len) != 0)
         return 0;
-    take_validator(x, p, size * n);
+    if (c == 'h' || c == 'e' || c == 'l')
+        take_validator(x, p, len);
     if (x->ctx->raw)
-        fetch__stages_header(x, p, size * n);
-    return size * n;
+        fetch__stages_header(x, p, len);
+    return len;
 }
 
 /* CURLOPT_XFERINFOFUNCTION, blocking fetches only: lets a cancelled crawl
@@ -484,11 +490,25 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
      * the raw stages take the request head: through the debug callback,
      * which libcurl calls only when verbose. */
     int debug = job->pace_start || ctx->raw;
-    curl_easy_setopt(x->easy, CURLOPT_VERBOSE, debug ? 1L : 0L);
-    curl_easy_setopt(x->easy, CURLOPT_DEBUGFUNCTION, debug ? on_debug : NULL);
-    curl_easy_setopt(x->easy, CURLOPT_DEBUGDATA, x);
-    curl_easy_setopt(x->easy, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
-    curl_easy_setopt(x->easy, CURLOPT_RESOLVER_START_DATA, x);
+    /* A handle serves one transfer struct for its life in every model
+     * (a coroutine's, a worker's): what points at it is set once, and
+     * each option a job changes only when it does. */
+    if (x->bound != x->easy) {
+        curl_easy_setopt(x->easy, CURLOPT_DEBUGDATA, x);
+        curl_easy_setopt(x->easy, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
+        curl_easy_setopt(x->easy, CURLOPT_RESOLVER_START_DATA, x);
+        curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+        curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
+        curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
+        curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
+        x->bound = x->easy;
+        x->debug = -1;
+    }
+    if (x->debug != debug) {
+        curl_easy_setopt(x->easy, CURLOPT_VERBOSE, debug ? 1L : 0L);
+        curl_easy_setopt(x->easy, CURLOPT_DEBUGFUNCTION, debug ? on_debug : NULL);
+        x->debug = debug;
+    }
     job->res.dns_lookups = 0;
     x->buf_len = 0;
     x->robots_cut = 0;
@@ -517,10 +537,6 @@ int fetch_prepare(struct fetch_xfer *x, struct fetch_ctx *ctx, struct crawl_job 
      * one slow URL would hold up every transfer started beside it. */
     curl_easy_setopt(x->easy, CURLOPT_PIPEWAIT,
                      ctx->reuse && strncasecmp(job->url, "https:", 6) == 0 ? 1L : 0L);
-    curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
-    curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
-    curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
-    curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
     return fetch__stages_prepare(x);
 }
 

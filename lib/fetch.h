@@ -95,6 +95,9 @@ struct fetch_length {
 
 struct fetch_xfer {
     CURL  *easy;
+    CURL  *bound;               /* the handle whose options point at this
+                                 * transfer (its callbacks' data): set once */
+    int    debug;               /* ... and whether its debug callback is on */
     struct fetch_ctx *ctx;
     struct crawl_job *job;
     curl_off_t body;            /* decoded body bytes so far */
