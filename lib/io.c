@@ -60,3 +60,36 @@ int io_replace(const char *path, const void *p, size_t n)
     free(tmp);
     return rc;
 }
+
+int io_wake_pipe(int fd[2])
+{
+    if (pipe2(fd, O_CLOEXEC | O_NONBLOCK) == 0)
+        return 0;
+    int e = errno;
+    fd[0] = fd[1] = -1;
+    return -e;
+}
+
+void io_wake(const int fd[2])
+{
+    char b = 1;
+    if (fd[1] >= 0 && write(fd[1], &b, 1) < 0) {
+        /* Full: a wake-up is pending anyway. */
+    }
+}
+
+void io_wake_drain(const int fd[2])
+{
+    char b[64];
+    while (fd[0] >= 0 && read(fd[0], b, sizeof b) > 0) {
+    }
+}
+
+void io_wake_close(int fd[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (fd[i] >= 0) {
+            close(fd[i]);
+            fd[i] = -1;
+        }
+}

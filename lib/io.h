@@ -1,4 +1,5 @@
-/* io.h: writing a whole buffer to a descriptor. */
+/* io.h: writing a whole buffer to a descriptor, replacing a file whole,
+ * and the wake-up pipe a thread that waits in poll() is woken with. */
 #ifndef CRAWL_IO_H
 #define CRAWL_IO_H
 
@@ -15,5 +16,16 @@ int io_write_all(int fd, const void *p, size_t n);
  * was and the temporary file removed. Returns 0 or -errno (EISDIR: path
  * is a directory). */
 int io_replace(const char *path, const void *p, size_t n);
+
+/* A wake-up pipe: fd[0] is polled for POLLIN, io_wake writes a byte to
+ * fd[1] from any thread (async-signal-safe), io_wake_drain reads what came
+ * away. Both ends close-on-exec and non-blocking. Returns 0, or -errno
+ * with fd[0] and fd[1] set to -1. */
+int io_wake_pipe(int fd[2]);
+void io_wake(const int fd[2]);
+void io_wake_drain(const int fd[2]);
+
+/* Closes both ends of a wake-up pipe, if open, and sets them to -1. */
+void io_wake_close(int fd[2]);
 
 #endif

@@ -53,12 +53,13 @@
 #include "crawl.h"
 #include "hset.h"
 #include "html.h"
+#include "io.h"
 #include "parse_pool.h"
 #include "procs.h"
 #include "strbuf.h"
+#include "url.h"
 #include "warc.h"
 #include "wire.h"
-#include "url.h"
 
 /* The model each worker runs (the registry entry's worker), and this
  * model's own entry, which names it. */
@@ -134,9 +135,7 @@ struct procs {
 static void procs_wake(void *data)
 {
     struct procs *P = data;
-    char b = 1;
-    ssize_t w = write(P->wake[1], &b, 1);
-    (void)w;                    /* full: a wake-up is pending anyway */
+    io_wake(P->wake);
 }
 
 /* Whether worker p takes jobs: alive, and it said it can (MSG_READY). */
@@ -521,8 +520,7 @@ static int proc_start(struct procs *P, int i)
         for (int k = 0; k < i; k++)
             if (P->p[k].fd >= 0)
                 close(P->p[k].fd);
-        close(P->wake[0]);
-        close(P->wake[1]);
+        io_wake_close(P->wake);
         procs_worker_main(P->c, crawl_backend_procs.worker, i, sv[1], coordinator);
     }
     close(sv[1]);
@@ -626,10 +624,7 @@ static void procs_free(struct procs *P)
     free(P->p);
     free(P->slots);
     hset_free(&P->hosts);
-    if (P->wake[0] >= 0) {
-        close(P->wake[0]);
-        close(P->wake[1]);
-    }
+    io_wake_close(P->wake);
 }
 
 static void procs_done(void *data)
@@ -649,12 +644,10 @@ static int procs_prepare(struct crawl *c)
     P->c = c;
     P->n = o->procs > 0 ? o->procs : online_cpus();
     P->free_slot = (size_t)-1;
-    P->wake[0] = P->wake[1] = -1;
-    if (pipe2(P->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
-        int e = errno;
-        P->wake[0] = P->wake[1] = -1;
+    int e = io_wake_pipe(P->wake);
+    if (e != 0) {
         procs_done(P);
-        return -e;
+        return e;
     }
     if (!(P->p = calloc((size_t)P->n, sizeof *P->p))) {
         procs_done(P);
@@ -761,11 +754,8 @@ static void wait_workers(struct procs *P, struct pollfd *pfd, double due)
     P->woke = clock_now();
     if (ready <= 0)
         return;
-    if (pfd[0].revents) {
-        char buf[64];
-        while (read(P->wake[0], buf, sizeof buf) > 0)
-            ;
-    }
+    if (pfd[0].revents)
+        io_wake_drain(P->wake);
     for (int k = 1; k < np; k++)
         if (pfd[k].revents)
             proc_read(P, map[k]);

@@ -19,6 +19,7 @@
 #include "hooks.h"
 #include "hset.h"
 #include "html.h"
+#include "io.h"
 #include "parse_pool.h"
 #include "procs.h"
 #include "strbuf.h"
@@ -268,9 +269,7 @@ static int worker_frames(struct crawl *w, struct worker *wk)
 static void worker_input_wake(void *data)
 {
     struct worker *wk = data;
-    char b = 1;
-    ssize_t w = write(wk->wake[1], &b, 1);
-    (void)w;                    /* full: it is readable anyway */
+    io_wake(wk->wake);
 }
 
 /* The worker crawl's input (a streamed one, read by the core's reader
@@ -436,8 +435,9 @@ void procs_worker_main(struct crawl *c, const struct crawl_backend *model, int i
     int limit, reuse;
     if (worker_start(fd, &wk.in, &limit, &reuse, &wk.whole) != 0)
         _exit(0);
-    if (pipe2(wk.wake, O_CLOEXEC | O_NONBLOCK) != 0)
-        worker_give_up(&wk, "its wake-up pipe", errno);
+    int e = io_wake_pipe(wk.wake);
+    if (e != 0)
+        worker_give_up(&wk, "its wake-up pipe", -e);
     struct crawl_opts o;
     procs_worker_opts(crawl_options(c), &o);    /* the frontier's options off */
     o.concurrency = limit;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "io.h"
 #include "json.h"
 #include "urllist.h"
 #include "vec.h"
@@ -299,9 +300,7 @@ static long read_stream(struct urllist *l, struct source *src, size_t want, int 
              * run's end) was set before the byte was written, and the
              * caller sees it now. The byte is read away, so that a later
              * read (the rows of what is left) waits again. */
-            char b[64];
-            while (read(l->wake[0], b, sizeof b) > 0) {
-            }
+            io_wake_drain(l->wake);
         }
         if (pr == 0 || (pr > 0 && !p[0].revents))
             return added;
@@ -335,10 +334,7 @@ struct urllist *urllist_new(FILE *err)
 
 void urllist_wake(struct urllist *l)
 {
-    char b = 1;
-    if (l->wake[1] >= 0 && write(l->wake[1], &b, 1) < 0) {
-        /* Full: it is readable anyway. */
-    }
+    io_wake(l->wake);
 }
 
 static struct source *add_source(struct urllist *l)
@@ -361,8 +357,8 @@ int urllist_add_file(struct urllist *l, FILE *f, const char *name, int close_it)
     s->close_it = close_it;
     s->stream = fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
     /* Without the pipe, a stream is waited on STREAM_WAIT_MS at a time. */
-    if (s->stream && l->wake[0] < 0 && pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) != 0)
-        l->wake[0] = l->wake[1] = -1;
+    if (s->stream && l->wake[0] < 0)
+        (void)io_wake_pipe(l->wake);
     return 0;
 }
 
@@ -442,9 +438,7 @@ void urllist_free(struct urllist *l)
             fclose(l->v[i].f);
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i].buf);
-    for (int i = 0; i < 2; i++)
-        if (l->wake[i] >= 0)
-            close(l->wake[i]);
+    io_wake_close(l->wake);
     free(l->v);
     free(l);
 }
