@@ -21,6 +21,11 @@
 #   BUILD=dir    where crawl and fixture-server are (default build; built if missing)
 #   RUNS=3       runs per case (the median is shown); the pool case runs once
 #                unless POOL_RUNS says otherwise (10,000 x 1 s / 100 = 100 s a run)
+#   AGAINST=dir  a folder holding another build's crawl (an earlier commit's,
+#                built with make BUILD=...): every crawl row runs with it too,
+#                in turn within each run, which of the two goes first
+#                alternating ("against:" rows), and the end lists this build's
+#                wall time and peak RSS over the other's, row by row
 #   QUICK=1      small lists and one run of everything: about 10 s, for tests
 #   NODEPS=1     do not call scripts/deps.sh (which installs missing packages as root)
 set -uo pipefail
@@ -37,6 +42,11 @@ case $BUILD in
 /*) CRAWL=$BUILD/crawl ;;
 *)  CRAWL=$PWD/$BUILD/crawl ;;
 esac
+OTHER=
+if [ -n "${AGAINST:-}" ]; then
+	OTHER=$(cd "$AGAINST" 2>/dev/null && pwd)/crawl
+	[ -x "$OTHER" ] || { echo "bench-coro: AGAINST=$AGAINST holds no crawl" >&2; exit 1; }
+fi
 
 if [ "$QUICK" = 1 ]; then
 	RUNS=1 POOL_RUNS=1
@@ -98,32 +108,70 @@ measure() {
 	sleep 0.1
 }
 
-rows=()
-# row CASE WHO N RUNS LIMIT CMD...: measures CMD RUNS times and adds a row
-# of medians.
-row() {
-	local case=$1 who=$2 n=$3 runs=$4 limit=$5; shift 5
-	local walls=() rsss=() note=""
-	CASES=$((${CASES:-0} + 1))
-	printf 'bench-coro: case %d: %s, %s (%d run%s; %ds so far)\n' "$CASES" "$case" "$who" "$runs" \
-		"$([ "$runs" -eq 1 ] || echo s)" "$SECONDS" >&2
-	for _ in $(seq "$runs"); do
-		measure "$limit" "$@"
-		[ "$status" -eq 124 ] && note="timed out"
-		walls+=("$wall"); rsss+=("$rss")
-	done
-	local w r
-	w=$(printf '%s\n' "${walls[@]}" | median)
-	r=$(printf '%s\n' "${rsss[@]}" | median)
+rows=() ratios=()
+# row_line CASE WHO N WALLS RSSS NOTE: a row of medians (WALLS and RSSS:
+# one figure a line); sets MED_WALL and MED_RSS_KB.
+row_line() {
+	local case=$1 who=$2 n=$3 note=$6 w r
+	w=$(printf '%s' "$4" | median)
+	MED_RSS_KB=$(printf '%s' "$5" | median)
+	MED_WALL=$w
+	r=$MED_RSS_KB
 	[ "$r" != - ] && r=$(awk -v k="$r" 'BEGIN{printf "%.1f", k / 1024}')
-	[ "$reqs" -ne "$n" ] && note="${note:+$note; }$reqs requests for $n URLs"
-	[ "$status" -ne 0 ] && [ "$status" -ne 124 ] && note="${note:+$note; }exit status $status"
-	rows+=("$(printf '%-36s %-26s %7.3f %9.0f %8s %7s %7s  %s' "$case" "$who" "$w" \
+	rows+=("$(printf '%-36s %-34s %7.3f %9.0f %8s %7s %7s  %s' "$case" "$who" "$w" \
 		"$(awk -v n="$n" -v w="$w" 'BEGIN{print n / w}')" "$r" "$reqs" "$conns" "$note")")
-	LAST_RSS_KB=$(printf '%s\n' "${rsss[@]}" | median)
 }
 
-skip() { rows+=("$(printf '%-36s %-26s  skipped: %s' "$1" "$2" "$3")"); }
+# against_ratio CASE WHO WALL RSS OTHER_WALL OTHER_RSS: a line of this
+# build's figures over the other's.
+against_ratio() {
+	ratios+=("$(awk -v c="$1" -v w="$2" -v a="$3" -v m="$4" -v b="$5" -v n="$6" 'BEGIN {
+		printf "  %-36s %-26s wall %5.2fx", c, w, (b > 0 ? a / b : 0)
+		if (m != "-" && n != "-" && n > 0) printf ", peak RSS %5.2fx", m / n
+		printf "\n" }')")
+}
+
+# row CASE WHO N RUNS LIMIT CMD...: measures CMD RUNS times and adds a row
+# of medians. With AGAINST, a crawl command runs with the other build's
+# crawl too, the two in turn, and adds its row and their ratio.
+row() {
+	local case=$1 who=$2 n=$3 runs=$4 limit=$5; shift 5
+	local walls="" rsss="" note="" owalls="" orsss="" onote="" treqs=0 tconns=0 oreqs=0 oconns=0 i k
+	local against=0
+	[ -n "$OTHER" ] && [ "$1" = "$CRAWL" ] && against=1
+	CASES=$((${CASES:-0} + 1))
+	printf 'bench-coro: case %d: %s, %s (%d run%s%s; %ds so far)\n' "$CASES" "$case" "$who" "$runs" \
+		"$([ "$runs" -eq 1 ] || echo s)" "$([ "$against" = 1 ] && echo ", each with the other build's")" "$SECONDS" >&2
+	for i in $(seq "$runs"); do
+		for k in $(if [ "$against" = 1 ] && [ $((i % 2)) -eq 0 ]; then echo 1 0
+		           elif [ "$against" = 1 ]; then echo 0 1; else echo 0; fi); do
+			if [ "$k" = 0 ]; then
+				measure "$limit" "$@"
+				[ "$status" -eq 124 ] && note="timed out"
+				[ "$status" -ne 0 ] && [ "$status" -ne 124 ] && note="exit status $status"
+				walls+="$wall"$'\n' rsss+="$rss"$'\n' treqs=$reqs tconns=$conns
+			else
+				measure "$limit" "$OTHER" "${@:2}"
+				[ "$status" -eq 124 ] && onote="timed out"
+				[ "$status" -ne 0 ] && [ "$status" -ne 124 ] && onote="exit status $status"
+				owalls+="$wall"$'\n' orsss+="$rss"$'\n' oreqs=$reqs oconns=$conns
+			fi
+		done
+	done
+	reqs=$treqs conns=$tconns
+	[ "$reqs" -ne "$n" ] && note="${note:+$note; }$reqs requests for $n URLs"
+	row_line "$case" "$who" "$n" "$walls" "$rsss" "$note"
+	LAST_RSS_KB=$MED_RSS_KB
+	[ "$against" = 1 ] || return 0
+	local w=$MED_WALL m=$MED_RSS_KB
+	reqs=$oreqs conns=$oconns
+	[ "$reqs" -ne "$n" ] && onote="${onote:+$onote; }$reqs requests for $n URLs"
+	row_line "$case" "against: $who" "$n" "$owalls" "$orsss" "$onote"
+	OTHER_RSS_KB=$MED_RSS_KB
+	against_ratio "$case" "$who" "$w" "$m" "$MED_WALL" "$MED_RSS_KB"
+}
+
+skip() { rows+=("$(printf '%-36s %-34s  skipped: %s' "$1" "$2" "$3")"); }
 
 c1="$N1 x /delay/$D1, all at once"
 row "$c1" "crawl coro --loops 1" "$N1" "$RUNS" 60 "$CRAWL" --mode=coro --loops 1 -q "$tmp/delay1"
@@ -152,16 +200,21 @@ else
 fi
 
 c4="memory: $NM x /delay/$DM"
+# per_url WHO ALL_KB ONE_KB: the memory a URL in flight costs.
+per_url() {
+	awk -v m="$1" -v all="$2" -v one="$3" -v n="$NM" 'BEGIN{
+		printf "%-15s %7.1f KB per URL in flight (peak RSS / %d), %6.1f KB net of a one-URL run",
+			m, all / n, n, (all - one) / (n - 1)}'
+}
 mem=()
 for m in coro thread; do
 	row "$c4" "crawl $m" "$NM" "$RUNS" 60 "$CRAWL" --mode=$m -q "$tmp/mem"
-	all=$LAST_RSS_KB
+	all=$LAST_RSS_KB oall=${OTHER_RSS_KB:-}
 	row "$c4 (1 URL)" "crawl $m" 1 "$RUNS" 60 "$CRAWL" --mode=$m -q "$tmp/one"
-	one=$LAST_RSS_KB
+	one=$LAST_RSS_KB oone=${OTHER_RSS_KB:-}
 	if [ "$all" != - ]; then
-		mem+=("$(awk -v m="$m" -v all="$all" -v one="$one" -v n="$NM" 'BEGIN{
-			printf "%-6s %7.1f KB per URL in flight (peak RSS / %d), %6.1f KB net of a one-URL run",
-				m, all / n, n, (all - one) / (n - 1)}')")
+		mem+=("$(per_url "$m" "$all" "$one")")
+		[ -n "$OTHER" ] && mem+=("$(per_url "against: $m" "$oall" "$oone")")
 	fi
 done
 
@@ -169,18 +222,31 @@ done
 # conns from crawl's own summary, reqs not counted.
 h2row() {
 	local who=$1; shift
-	local walls=() rsss=() crawl_conns=- note=""
-	for _ in $(seq "$RUNS"); do
-		measure 60 "$CRAWL" -k -q --format=jsonl "$@" "$tmp/h2list"
-		walls+=("$wall"); rsss+=("$rss")
-		crawl_conns=$(sed -n 's/.*"conns":\([0-9]*\).*/\1/p' "$tmp/out")
-		[ "$status" -ne 0 ] && note="exit status $status"
+	local i k bin walls="" rsss="" owalls="" orsss="" cc=- occ=- note="" onote=""
+	for i in $(seq "$RUNS"); do
+		for k in $(if [ -n "$OTHER" ] && [ $((i % 2)) -eq 0 ]; then echo 1 0
+		           elif [ -n "$OTHER" ]; then echo 0 1; else echo 0; fi); do
+			bin=$CRAWL
+			[ "$k" = 1 ] && bin=$OTHER
+			measure 60 "$bin" -k -q --format=jsonl "$@" "$tmp/h2list"
+			if [ "$k" = 0 ]; then
+				walls+="$wall"$'\n' rsss+="$rss"$'\n'
+				cc=$(sed -n 's/.*"conns":\([0-9]*\).*/\1/p' "$tmp/out")
+				[ "$status" -ne 0 ] && note="exit status $status"
+			else
+				owalls+="$wall"$'\n' orsss+="$rss"$'\n'
+				occ=$(sed -n 's/.*"conns":\([0-9]*\).*/\1/p' "$tmp/out")
+				[ "$status" -ne 0 ] && onote="exit status $status"
+			fi
+		done
 	done
-	local w r
-	w=$(printf '%s\n' "${walls[@]}" | median)
-	r=$(awk -v k="$(printf '%s\n' "${rsss[@]}" | median)" 'BEGIN{printf "%.1f", k / 1024}')
-	rows+=("$(printf '%-36s %-26s %7.3f %9.0f %8s %7s %7s  %s' "$c5" "$who" "$w" \
-		"$(awk -v n="$NH" -v w="$w" 'BEGIN{print n / w}')" "$r" - "${crawl_conns:--}" "$note")")
+	reqs=- conns=${cc:--}
+	row_line "$c5" "$who" "$NH" "$walls" "$rsss" "$note"
+	[ -n "$OTHER" ] || return 0
+	local w=$MED_WALL m=$MED_RSS_KB
+	conns=${occ:--}
+	row_line "$c5" "against: $who" "$NH" "$owalls" "$orsss" "$onote"
+	against_ratio "$c5" "$who" "$w" "$m" "$MED_WALL" "$MED_RSS_KB"
 }
 
 c5="$NH x https, HTTP/2 server, at once"
@@ -194,13 +260,18 @@ else
 	skip "$c5" "crawl coro" "needs /usr/bin/time, openssl and nghttpd (nghttp2-server)"
 fi
 
-printf '%-36s %-26s %7s %9s %8s %7s %7s  %s\n' case model/peer "wall s" "URLs/s" "RSS MB" reqs conns note
+printf '%-36s %-34s %7s %9s %8s %7s %7s  %s\n' case model/peer "wall s" "URLs/s" "RSS MB" reqs conns note
 printf '%s\n' "${rows[@]}"
 echo
 if [ ${#mem[@]} -gt 0 ]; then
 	printf '%s\n' "${mem[@]}"
 else
 	echo "memory per URL: skipped (/usr/bin/time is not installed)"
+fi
+if [ ${#ratios[@]} -gt 0 ]; then
+	echo
+	echo "this build over the other (AGAINST=$AGAINST, commit $(git -C "$AGAINST" rev-parse --short HEAD 2>/dev/null || echo unknown); below 1: this build takes less):"
+	printf '%s\n' "${ratios[@]}"
 fi
 echo
 echo "medians of $RUNS run(s) (pool: $POOL_RUNS); wall is the process's; reqs and conns as the fixture server counted them (HTTP/2 rows: conns as counted by crawl)"

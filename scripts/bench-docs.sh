@@ -36,7 +36,13 @@
 #   AGAINST=dir      a folder holding another build's crawl (an earlier
 #                    commit's, built with make BUILD=...): each crawl row is
 #                    run with it too, in turn in the same round ("against"
-#                    rows), and the table says this build's time over its
+#                    rows; which of the two goes first alternates), and
+#                    the table says this build's time over the other's
+#   INSNS=1          after the timed rounds, each crawl row once more under
+#                    valgrind's callgrind: the instructions it executed
+#                    (procs: its workers' too), a figure that does not move
+#                    with the machine's load as times do; with AGAINST, this
+#                    build's over the other's
 #   QUICK=1          one round, FLAT_N=2000, no installs: for the tests
 #   NODEPS=1         do not call scripts/deps.sh
 set -uo pipefail
@@ -62,7 +68,8 @@ TMAX=${TMAX:-120}
 me=${0##*/}
 
 if [ "${NODEPS:-0}" != 1 ]; then
-	timeout 900 scripts/deps.sh time curl wget2=wget2 nginx-light=nginx "$DOCS_PKG" ||
+	timeout 900 scripts/deps.sh time curl wget2=wget2 nginx-light=nginx "$DOCS_PKG" \
+		$([ -n "${INSNS:-}" ] && echo valgrind) ||
 		echo "$me: some packages are missing (above); checking for what this needs" >&2
 fi
 for need in /usr/bin/time curl nginx; do
@@ -283,11 +290,73 @@ header() {
 }
 header >&2
 
+# in_turn ROUND TOOL...: the tools in the round's order. A run goes slower
+# or faster by what ran just before it (a two-thread run before a
+# one-thread one, on two cores), so each crawl tool and the other build's
+# trade places every other round: neither build always goes first.
+in_turn() {
+	local r=$1 i
+	shift
+	local l=("$@")
+	for ((i = 0; i < ${#l[@]}; i++)); do
+		if [ $((r % 2)) -eq 0 ] && [ "${l[i + 1]:-}" = "against-${l[i]}" ]; then
+			echo "${l[i + 1]}"
+			echo "${l[i]}"
+			i=$((i + 1))
+		else
+			echo "${l[i]}"
+		fi
+	done
+}
+
 : >"$tmp/runs.csv"
 for r in $(seq "$RUNS"); do
-	for t in "${docs_tools[@]}"; do run docs "$t" "$r"; done
-	for t in "${tools[@]}"; do run flat "$t" "$r"; done
+	for t in $(in_turn "$r" "${docs_tools[@]}"); do run docs "$t" "$r"; done
+	for t in $(in_turn "$r" "${tools[@]}"); do run flat "$t" "$r"; done
 done
+
+# insns TABLE TOOL: the instructions TOOL's crawl executes on TABLE, summed
+# over its processes, as callgrind counts them; empty when it cannot.
+insns() {
+	set_cmd "$1" "$2"
+	: >"$log"
+	rm -f "$tmp"/vg.*
+	timeout -k 5 $((TMAX * 40)) valgrind --tool=callgrind --trace-children=yes \
+		--callgrind-out-file=/dev/null --log-file="$tmp/vg.%p" "${cmd[@]}" >/dev/null 2>&1
+	cat "$tmp"/vg.* 2>/dev/null | awk '/Collected : [0-9]+/ { n += $NF; k++ } END { if (k) print n }'
+}
+declare -A I
+if [ -n "${INSNS:-}" ]; then
+	if command -v valgrind >/dev/null; then
+		for tb in docs flat; do
+			list=("${tools[@]}")
+			[ "$tb" = docs ] && list=("${docs_tools[@]}")
+			for t in "${list[@]}"; do
+				[ "${t#against-}" = wget2 ] && continue
+				I[$tb.$t]=$(insns "$tb" "$t")
+				echo "$me: instructions, $tb $(label "$tb" "$t"): ${I[$tb.$t]:-none}" >&2
+			done
+		done
+	else
+		echo "$me: INSNS=1: valgrind is not installed" >&2
+	fi
+fi
+# insns_table TABLE PAGES: the instruction counts of TABLE's crawl rows.
+insns_table() {
+	local t n o name
+	[ -n "${INSNS:-}" ] || return 0
+	echo "  instructions executed, one run each under valgrind --tool=callgrind --trace-children=yes:"
+	for t in coro coro0 loops procs; do
+		n=${I[$1.$t]:-}
+		[ -n "$n" ] || continue
+		o=${I[$1.against-$t]:-}
+		name=$(label "$1" "$t")
+		awk -v name="$name" -v n="$n" -v o="$o" -v p="$2" 'BEGIN {
+			printf "  %-50s %6.0f M, %5.0f k a page", name, n / 1e6, n / p / 1e3
+			if (o != "") printf "; the other build %6.0f M: %.3fx", o / 1e6, n / o
+			printf "\n" }'
+	done
+}
 
 # table TABLE: the medians of each tool's rounds, a row each.
 col() { awk -F, -v t="$1" -v u="$2" -v k="$3" '$1 == t && $2 == u { print $k }' "$tmp/runs.csv"; }
@@ -345,6 +414,7 @@ against_ratios() {
 	ratio "coro (one loop, the default) over wget2 -r" docs.coro docs.wget2
 	ratio "procs --procs $PROCS over wget2 -r" docs.procs docs.wget2
 	against_ratios docs
+	insns_table docs "$tree_pages"
 	echo
 	echo "2. $FLAT_N URLs $base/flat/1k.txt?i=1..$FLAT_N (nginx, one 1 KiB file), $FLAT_C in flight; medians of $RUNS round(s)"
 	echo "   wget2 writes the bodies to -O /dev/null; same pages: nginx logged exactly $FLAT_N distinct URLs"
@@ -354,6 +424,7 @@ against_ratios() {
 	ratio "coro --loops $LOOPS over coro (one loop)" flat.loops flat.coro
 	ratio "coro (one loop, the default) over wget2" flat.coro flat.wget2
 	against_ratios flat
+	insns_table flat "$FLAT_N"
 	echo
 	echo "# the commands (TMP: this run's temporary folder):"
 	for tb in docs flat; do

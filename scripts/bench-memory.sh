@@ -119,7 +119,8 @@ run_one() {
 }
 
 # run_tool NAME N LIST [CRAWL...]: runs NAME on LIST RUNS times with each
-# crawl program given (default this build's) in turn within each round;
+# crawl program given (default this build's) in turn within each round,
+# the order reversed every other round;
 # prints a line "wall_s rss_mb runs_ok timed_out" for each (medians; runs
 # that fetched every URL; 1 when a run hit TMAX).
 run_tool() {
@@ -128,8 +129,13 @@ run_tool() {
 	local crawls=("${@:-$BUILD/crawl}")
 	local -a walls rsss oks touts
 	for k in "${!crawls[@]}"; do walls[k]="" rsss[k]="" oks[k]=0 touts[k]=0; done
-	for _ in $(seq "$RUNS"); do
-		for k in "${!crawls[@]}"; do
+	local r order
+	for r in $(seq "$RUNS"); do
+		# Every other round the other way round: neither build always
+		# runs just after the same thing.
+		order=("${!crawls[@]}")
+		[ $((r % 2)) -eq 0 ] && mapfile -t order < <(printf '%s\n' "${order[@]}" | tac)
+		for k in "${order[@]}"; do
 			run_one "$name" "$n" "$list" "${crawls[k]}"
 			walls[k]+=" $WALL" rsss[k]+=" $RSS"
 			oks[k]=$((oks[k] + GOOD))
