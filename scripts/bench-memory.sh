@@ -159,7 +159,7 @@ git -C "$BUILD" diff --quiet HEAD -- :/lib :/cmd :/Makefile 2>/dev/null || commi
 	echo "settings: SIZES='$SIZES' CONC=$CONC BYTES=$BYTES RUNS=$RUNS TMAX=$TMAX CAP=$CAP"
 	if [ -n "${AGAINST:-}" ]; then
 		acommit=$(git -C "$AGAINST" rev-parse --short HEAD 2>/dev/null || echo unknown)
-		echo "against: $AGAINST/crawl, $("$AGAINST/crawl" --version | head -1), commit $acommit; each crawl row and its against: row in turn in every round"
+		echo "against: $AGAINST/crawl, $("$AGAINST/crawl" --version | head -1), commit $acommit; each crawl row and its against: row in turn in every round, which goes first alternating"
 	fi
 	echo
 	echo "N URLs of /bytes/$BYTES?i=1..N from the fixture server, $CONC in flight; medians of $RUNS run(s)"
