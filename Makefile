@@ -218,7 +218,12 @@ tsan: deps
 # frontier.bats's tests of every model already run on one machine.
 MODEL_SKIP := lab
 MODEL_TESTS := $(filter-out $(MODEL_SKIP),$(basename $(notdir $(wildcard tests/e2e/*.bats))))
+# The build starts from the plain build's objects, when there are any (the
+# same flags; their times kept, so that make remakes a stale one): only the
+# registry and the model's file are compiled again.
 check-model: deps
+	$(Q)if [ -d build/lib ]; then mkdir -p build/model && \
+		(cd build && find lib cmd fixture tests -name '*.o' ! -name modes.o -exec cp -p --parents -t model {} +); fi
 	$(Q)$(MAKE) --no-print-directory BUILD=build/model EXTRA_MODEL=tests/model/mode_seqmulti.c all units
 	$(Q)BUILD=build/model SKIP_MODES="$$(build/model/crawl --list-modes | grep -vx seqmulti | tr '\n' ' ')" \
 		TAGS=models TESTS="$(MODEL_TESTS)" tests/run.sh
