@@ -1,6 +1,7 @@
 /* io.c: see io.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,18 @@ void io_wake_drain(const int fd[2])
     char b[64];
     while (fd[0] >= 0 && read(fd[0], b, sizeof b) > 0) {
     }
+}
+
+int io_wait(int fd, const int wake[2], int timeout_ms)
+{
+    struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+                           { .fd = wake[0], .events = POLLIN } };
+    int n = poll(p, wake[0] >= 0 ? 2 : 1, timeout_ms);
+    if (n < 0)
+        return -errno;
+    if (n > 0 && wake[0] >= 0 && p[1].revents)
+        io_wake_drain(wake);
+    return n > 0 && p[0].revents ? 1 : 0;
 }
 
 void io_wake_close(int fd[2])

@@ -25,6 +25,14 @@ int io_wake_pipe(int fd[2]);
 void io_wake(const int fd[2]);
 void io_wake_drain(const int fd[2]);
 
+/* Waits until fd is readable (or at its end) or the wake-up pipe is
+ * written, timeout_ms at most (-1: no bound); a wake-up is read away, so
+ * that the next wait waits again: whatever woke it was set before the
+ * byte was written, for the caller to see now. Without a pipe (wake[0]
+ * -1), only fd is waited on. Returns 1 when fd is readable, 0 when woken
+ * or timed out, -errno. */
+int io_wait(int fd, const int wake[2], int timeout_ms);
+
 /* Closes both ends of a wake-up pipe, if open, and sets them to -1. */
 void io_wake_close(int fd[2]);
 

@@ -5,7 +5,6 @@
  * not sent before, in batches. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -303,9 +302,8 @@ static int worker_input(struct crawl *w, size_t want, void *data)
     int n = worker_frames(w, wk);
     if (n != 0)
         return n < 0 ? n : 1;
-    struct pollfd pfd[2] = { { .fd = wk->fd, .events = POLLIN },
-                             { .fd = wk->wake[0], .events = POLLIN } };
-    if (poll(pfd, reader ? 2 : 1, -1) <= 0 || !pfd[0].revents)
+    static const int unwoken[2] = { -1, -1 };
+    if (io_wait(wk->fd, reader ? wk->wake : unwoken, -1) <= 0)
         return 1;
     ssize_t got = wire_fill(wk->fd, &wk->in);
     if (got == 0)

@@ -2,11 +2,9 @@
  * to the taker, so that no line is silently dropped: a bad one is handed
  * on too, as bad, with a message naming the file and line. */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -289,25 +287,21 @@ static long read_stream(struct urllist *l, struct source *src, size_t want, int 
         double left = until - clock_now();
         if (left <= 0 || cancelled(l))
             return added;
-        struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
-                               { .fd = l->wake[0], .events = POLLIN } };
-        int woken = l->wake[0] >= 0;
-        int pr = poll(p, woken ? 2 : 1, added ? 0 : woken ? -1 : (int)(left * 1000) + 1);
-        if (pr < 0 && errno == EINTR)
+        /* Woken (a cancel, the run's end), the caller sees why now; a
+         * later read (the rows of what is left) waits again. */
+        int pr = io_wait(fd, l->wake, added ? 0 : l->wake[0] >= 0 ? -1 : (int)(left * 1000) + 1);
+        if (pr == -EINTR)
             continue;
-        if (pr > 0 && woken && p[1].revents) {
-            /* Woken: whatever wanted the reading to end (a cancel, the
-             * run's end) was set before the byte was written, and the
-             * caller sees it now. The byte is read away, so that a later
-             * read (the rows of what is left) waits again. */
-            io_wake_drain(l->wake);
-        }
-        if (pr == 0 || (pr > 0 && !p[0].revents))
+        if (pr == 0)
             return added;
+        if (pr < 0) {
+            src->done = 1;
+            return CRAWL_EINPUT;
+        }
         size_t room = make_room(src);
         if (room == 0)
             return CRAWL_ENOMEM;
-        ssize_t r = pr < 0 ? -1 : read(fd, src->buf + src->len, room);
+        ssize_t r = read(fd, src->buf + src->len, room);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {

@@ -13,6 +13,7 @@
 
 #include "crawl_internal.h"
 #include "clock.h"
+#include "io.h"
 #include "urllist.h"
 
 /* What a job's row said, kept after the core has freed the job. */
@@ -450,6 +451,36 @@ static void test_an_idle_pipe_is_waited_on_until_a_line_or_a_wake_up(void **stat
     close(fds[1]);
 }
 
+/* io_wait, the wait of the lists' reader and a procs worker's: a wake-up
+ * ends it and is read away, so that the next wait waits again (a byte
+ * left in the pipe would end every later wait at once); a readable
+ * descriptor is said as such, woken or not. */
+static void test_a_wait_woken_reads_the_wake_up_away(void **state)
+{
+    (void)state;
+    int data[2], wake[2];
+    assert_int_equal(pipe(data), 0);
+    assert_int_equal(io_wake_pipe(wake), 0);
+    io_wake(wake);
+    io_wake(wake);
+    assert_int_equal(io_wait(data[0], wake, -1), 0);
+    double t0 = clock_now();
+    assert_int_equal(io_wait(data[0], wake, 50), 0);
+    assert_true(clock_now() - t0 >= 0.045);
+    assert_int_equal(write(data[1], "x", 1), 1);
+    io_wake(wake);
+    assert_int_equal(io_wait(data[0], wake, -1), 1);
+    t0 = clock_now();
+    assert_int_equal(io_wait(-1, wake, 50), 0);
+    assert_true(clock_now() - t0 >= 0.045);
+    static const int none[2] = { -1, -1 };
+    assert_int_equal(io_wait(data[0], none, 0), 1);
+    io_wake_close(wake);
+    assert_int_equal(wake[0], -1);
+    close(data[0]);
+    close(data[1]);
+}
+
 static void test_printable_escapes_and_truncates(void **state)
 {
     char out[16];
@@ -462,6 +493,7 @@ static void test_printable_escapes_and_truncates(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_wait_woken_reads_the_wake_up_away),
         cmocka_unit_test_setup_teardown(test_blank_and_comment_lines_are_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crlf_spaces_and_bom_are_trimmed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_last_line_without_newline_is_read, setup, teardown),
