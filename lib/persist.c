@@ -153,8 +153,7 @@ int persist_open(struct crawl *c, const char *path, const char *opts,
     }
     int orc = state_open(&st, path, opts, conf ? &sc : NULL, &ph, why, n);
     if (orc != 0) {
-        pthread_mutex_destroy(&p->lock);
-        free(p);
+        persist_free(p);
         return orc == STATE_EUNREACHABLE ? CRAWL_EFRONTIER
                : orc == STATE_ELOST      ? CRAWL_ESTORE : CRAWL_ESTATE;
     }
@@ -164,8 +163,7 @@ int persist_open(struct crawl *c, const char *path, const char *opts,
         snprintf(why, n, "%s", state_error(st));
         int f = state_shared(st) ? state_failure(st) : STATE_ELOST;
         state_close(st);
-        pthread_mutex_destroy(&p->lock);
-        free(p);
+        persist_free(p);
         /* A file that fails a read now holds what the crawl did not write;
          * a server that fails one lost the crawl or stopped answering. */
         return f == STATE_ELOST ? CRAWL_ESTORE : f ? CRAWL_EFRONTIER : CRAWL_ESTATE;

@@ -31,7 +31,7 @@ static void prepare(void *data, struct crawl *c)
     r->fx = crawl_fetch_ctx(c);
     r->fx->seen = dedupe_new(DEDUPE_MAX, DEDUPE_BYTES);
     r->rc = r->fx->seen ? 0 : CRAWL_ENOMEM;
-    if (r->rc == 0 && r->fx->seen && o->warc_dedupe_cdx)
+    if (r->rc == 0 && o->warc_dedupe_cdx)
         r->rc = warc_cdx_load(o->warc_dedupe_cdx, r->fx->seen, &r->taken, &r->unread);
 }
 
