@@ -143,8 +143,7 @@ row() {
 	printf 'bench-coro: case %d: %s, %s (%d run%s%s; %ds so far)\n' "$CASES" "$case" "$who" "$runs" \
 		"$([ "$runs" -eq 1 ] || echo s)" "$([ "$against" = 1 ] && echo ", each with the other build's")" "$SECONDS" >&2
 	for i in $(seq "$runs"); do
-		for k in $(if [ "$against" = 1 ] && [ $((i % 2)) -eq 0 ]; then echo 1 0
-		           elif [ "$against" = 1 ]; then echo 0 1; else echo 0; fi); do
+		for k in $(turns "$i" $((against + 1))); do
 			if [ "$k" = 0 ]; then
 				measure "$limit" "$@"
 				[ "$status" -eq 124 ] && note="timed out"
@@ -224,8 +223,7 @@ h2row() {
 	local who=$1; shift
 	local i k bin walls="" rsss="" owalls="" orsss="" cc=- occ=- note="" onote=""
 	for i in $(seq "$RUNS"); do
-		for k in $(if [ -n "$OTHER" ] && [ $((i % 2)) -eq 0 ]; then echo 1 0
-		           elif [ -n "$OTHER" ]; then echo 0 1; else echo 0; fi); do
+		for k in $(turns "$i" $((${#OTHER} > 0 ? 2 : 1))); do
 			bin=$CRAWL
 			[ "$k" = 1 ] && bin=$OTHER
 			measure 60 "$bin" -k -q --format=jsonl "$@" "$tmp/h2list"

@@ -290,18 +290,17 @@ header() {
 }
 header >&2
 
-# in_turn ROUND TOOL...: the tools in the round's order. A run goes slower
-# or faster by what ran just before it (a two-thread run before a
-# one-thread one, on two cores), so each crawl tool and the other build's
-# trade places every other round: neither build always goes first.
+# in_turn ROUND TOOL...: the tools in the round's order: each crawl tool
+# and the other build's trade places every other round (turns), so that
+# neither build always goes first (a two-thread run just before a
+# one-thread one, on two cores, slows it).
 in_turn() {
-	local r=$1 i
+	local r=$1 i j
 	shift
 	local l=("$@")
 	for ((i = 0; i < ${#l[@]}; i++)); do
-		if [ $((r % 2)) -eq 0 ] && [ "${l[i + 1]:-}" = "against-${l[i]}" ]; then
-			echo "${l[i + 1]}"
-			echo "${l[i]}"
+		if [ "${l[i + 1]:-}" = "against-${l[i]}" ]; then
+			for j in $(turns "$r" 2); do echo "${l[i + j]}"; done
 			i=$((i + 1))
 		else
 			echo "${l[i]}"

@@ -1,5 +1,5 @@
-# Sourced by the benchmark scripts: medians and one timed run, the one
-# place each is written.
+# Sourced by the benchmark scripts: medians, the order of a round's runs
+# and one timed run, the one place each is written.
 
 # median: the median of the numbers on standard input, one a line ("nan" when
 # there are none; the lower middle one of an even count).
@@ -10,6 +10,19 @@ med() { printf '%s\n' "$@" | median; }
 
 # kb_to_mb KB: KB in MB with one decimal, "nan" kept as it is.
 kb_to_mb() { awk -v k="$1" 'BEGIN { if (k == "nan" || k == "-") print k; else printf "%.1f\n", k / 1024 }'; }
+
+# turns ROUND N: the indices 0 to N-1 in the order round ROUND runs its
+# N commands, the other way round every other round: a run is slower or
+# faster by what ran just before it, so that no command always runs after
+# the same one.
+turns() {
+	local i
+	if [ $(($1 % 2)) -eq 0 ]; then
+		for ((i = $2 - 1; i >= 0; i--)); do echo "$i"; done
+	else
+		for ((i = 0; i < $2; i++)); do echo "$i"; done
+	fi
+}
 
 # run_timed [-n] LIMIT OUT CMD...: runs CMD, cut after LIMIT seconds (and
 # killed 5 s later if it ignores the cut), with its standard output in OUT

@@ -129,13 +129,9 @@ run_tool() {
 	local crawls=("${@:-$BUILD/crawl}")
 	local -a walls rsss oks touts
 	for k in "${!crawls[@]}"; do walls[k]="" rsss[k]="" oks[k]=0 touts[k]=0; done
-	local r order
+	local r
 	for r in $(seq "$RUNS"); do
-		# Every other round the other way round: neither build always
-		# runs just after the same thing.
-		order=("${!crawls[@]}")
-		[ $((r % 2)) -eq 0 ] && mapfile -t order < <(printf '%s\n' "${order[@]}" | tac)
-		for k in "${order[@]}"; do
+		for k in $(turns "$r" "${#crawls[@]}"); do
 			run_one "$name" "$n" "$list" "${crawls[k]}"
 			walls[k]+=" $WALL" rsss[k]+=" $RSS"
 			oks[k]=$((oks[k] + GOOD))
