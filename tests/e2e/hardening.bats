@@ -48,23 +48,21 @@ rows() { grep '^Length:' <<<"$output"; }
 	# for each), which the runs share instead of taking turns. 120
 	# transfers in flight in all: a thousand at once on two cores (and
 	# under the sanitizers) would make healthy URLs miss the timeout.
-	local runs=() pids=() k=0 run
+	local runs=() pids=() rcs=() k=0 run
 	for run in $MODES "coro --loops 2"; do
 		runs+=("$run")
-		(
-			rc=0
-			timeout 180 "$CRAWL" --mode=$run -c 20 --timeout "$(soon 2)" --max-size 100K \
-				--format=jsonl "$list" >"$BATS_TEST_TMPDIR/out.$k" 2>"$BATS_TEST_TMPDIR/err.$k" || rc=$?
-			echo "$rc" >"$BATS_TEST_TMPDIR/rc.$k"
-		) &
+		timeout 180 "$CRAWL" --mode=$run -c 20 --timeout "$(soon 2)" --max-size 100K \
+			--format=jsonl "$list" >"$BATS_TEST_TMPDIR/out.$k" 2>"$BATS_TEST_TMPDIR/err.$k" &
 		pids+=($!)
 		k=$((k + 1))
 	done
-	wait "${pids[@]}"
+	for k in "${!pids[@]}"; do
+		rcs[k]=0; wait "${pids[k]}" || rcs[k]=$?
+	done
 	for k in "${!runs[@]}"; do
 		out="$BATS_TEST_TMPDIR/out.$k"
-		echo "mode ${runs[k]}: status $(cat "$BATS_TEST_TMPDIR/rc.$k"), $(tail -1 "$BATS_TEST_TMPDIR/err.$k")"
-		[ "$(cat "$BATS_TEST_TMPDIR/rc.$k")" -eq 1 ]
+		echo "mode ${runs[k]}: status ${rcs[k]}, $(tail -1 "$BATS_TEST_TMPDIR/err.$k")"
+		[ "${rcs[k]}" -eq 1 ]
 		jq -r 'select(.url) | [.fail // "ok", .url] | @tsv' "$out" >"$out.rows"
 		[ "$(wc -l <"$out.rows")" -eq 1000 ]
 		diff <(cut -f1 "$out.rows") "$expect"

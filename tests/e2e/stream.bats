@@ -123,37 +123,31 @@ peak_kb() {
 	# head's wait, which they share instead of taking turns. A sequential
 	# model, one transfer after another, has nothing to hold back: it
 	# crawls the first 60 lines without the slow head, in order.
-	local m order pids=() d=$BATS_TEST_TMPDIR
+	local m order k d=$BATS_TEST_TMPDIR
+	local -A pid=() rc=()
 	head -60 "$d/l.txt" >"$d/l60.txt"
 	for m in $CONCURRENT_MODES; do
 		for order in input completion; do
-			(
-				rc=0
-				"$CRAWL" --mode=$m -c 20 --format=jsonl --order=$order "$d/l2.txt" >"$d/$m.$order" || rc=$?
-				echo "$rc" >"$d/$m.$order.rc"
-			) &
-			pids+=($!)
+			"$CRAWL" --mode=$m -c 20 --format=jsonl --order=$order "$d/l2.txt" >"$d/$m.$order" &
+			pid[$m.$order]=$!
 		done
 	done
 	for m in $SEQUENTIAL_MODES; do
-		(
-			rc=0
-			"$CRAWL" --mode=$m --format=jsonl "$d/l60.txt" >"$d/$m.input" || rc=$?
-			echo "$rc" >"$d/$m.input.rc"
-		) &
-		pids+=($!)
+		"$CRAWL" --mode=$m --format=jsonl "$d/l60.txt" >"$d/$m.input" &
+		pid[$m.input]=$!
 	done
-	wait "${pids[@]}"
+	for k in "${!pid[@]}"; do
+		rc[$k]=0; wait "${pid[$k]}" || rc[$k]=$?
+		echo "$k: status ${rc[$k]}"
+	done
 	for m in $CONCURRENT_MODES; do
-		echo "$m: status $(cat "$d/$m.input.rc"), --order=completion: status $(cat "$d/$m.completion.rc")"
-		[ "$(cat "$d/$m.input.rc")" -eq 0 ]
+		[ "${rc[$m.input]}" -eq 0 ]
 		[ "$(jq -r 'select(.url) | .line' "$d/$m.input" | tr '\n' ' ')" = "$(seq $((n + 1)) | tr '\n' ' ')" ]
-		[ "$(cat "$d/$m.completion.rc")" -eq 0 ]
+		[ "${rc[$m.completion]}" -eq 0 ]
 		[ "$(jq -r 'select(.url) | .line' "$d/$m.completion" | tail -1)" = "1" ]
 	done
 	for m in $SEQUENTIAL_MODES; do
-		echo "$m: status $(cat "$d/$m.input.rc")"
-		[ "$(cat "$d/$m.input.rc")" -eq 0 ]
+		[ "${rc[$m.input]}" -eq 0 ]
 		[ "$(jq -r 'select(.url) | .line' "$d/$m.input" | tr '\n' ' ')" = "$(seq 60 | tr '\n' ' ')" ]
 	done
 }
