@@ -15,6 +15,10 @@ case "$BUILD" in *asan*|*tsan*) SECOND_MS=2500 ;; esac
 # sanitized: crawl is a sanitizer's build (make sanitize, make tsan).
 sanitized() { [ "$SECOND_MS" -ne 1000 ]; }
 
+# others_reach PATH: whether a user other than root can run PATH: not when
+# the checkout sits in a folder only root may enter (mktemp -d's).
+others_reach() { setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$1" 2>/dev/null; }
+
 # soon SEC: SEC of those seconds, for a bound on how soon a thing happens.
 soon() { awk -v s="$1" -v ms="$SECOND_MS" 'BEGIN { print s * ms / 1000 }'; }
 

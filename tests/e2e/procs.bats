@@ -336,6 +336,7 @@ as_user() {
 @test "workers that cannot be forked (ulimit -u): the crawl goes on with those that could, every row written; with none, every URL fails with a row" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to run as a user of its own"
 	command -v setpriv >/dev/null || skip "needs setpriv"
+	others_reach "$CRAWL" || skip "another user cannot reach $CRAWL (a folder above it is root's alone)"
 	case "$BUILD" in *tsan*) skip "ThreadSanitizer's own thread counts against ulimit -u" ;; esac
 	urls=()
 	for i in $(seq 40); do urls+=("$FIXTURE/bytes/$i"); done

@@ -326,6 +326,8 @@ seeds() {
 	[ "$status" -eq 2 ]
 	if [ "$(id -u)" -eq 0 ]; then
 		command -v setpriv >/dev/null || skip "needs setpriv to drop root"
+		others_reach "$ROOT/scripts/web.sh" ||
+			skip "another user cannot reach scripts/web.sh (a folder above it is root's alone)"
 		run setpriv --reuid=nobody --regid=nogroup --clear-groups "$ROOT/scripts/web.sh" up 5 1
 	else
 		run "$ROOT/scripts/web.sh" up 5 1
