@@ -145,12 +145,17 @@ void crawl_share_digests(struct crawl *c, const struct crawl *from)
     c->fx.seen = from->fx.seen;
 }
 
+static void reserve_descriptors(struct crawl *c, const struct crawl_backend *b);
+
 int crawl_prepare(struct crawl *c, const struct crawl_backend *b)
 {
-    for (int k = 0; k < CRAWL_HOOK_SLOTS && !c->hooks_prepared; k++)
-        if (c->hooks[k].h.prepare)
-            c->hooks[k].h.prepare(c->hooks[k].data, c);
-    c->hooks_prepared = 1;
+    if (!c->hooks_prepared) {
+        for (int k = 0; k < CRAWL_HOOK_SLOTS; k++)
+            if (c->hooks[k].h.prepare)
+                c->hooks[k].h.prepare(c->hooks[k].data, c);
+        reserve_descriptors(c, b);
+        c->hooks_prepared = 1;
+    }
     if (!b->prepare || c->prepared == b)
         return 0;
     c->prepared = b;
@@ -1093,14 +1098,25 @@ nomem:
  * 1% for the event loops' own, and each transfer holds what its model says.
  * A list that is not all read, or a crawl that follows links, may be longer
  * than any bound. */
-static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
+static size_t fds_a_transfer(const struct crawl *c, const struct crawl_backend *b)
 {
     size_t per = b->fds_per_transfer > 0 ? (size_t)b->fds_per_transfer : 1;
     /* A transfer's body stages hold files besides: a spooled body (the
      * WARC writer), a file being saved (--save). */
     for (int i = 0; i < c->fx.nstages; i++)
         per += (size_t)c->fx.stages[i]->fds;
-    size_t spare = 64 + c->nofile / 100;
+    return per;
+}
+
+static size_t fds_spare(const struct crawl *c)
+{
+    return 64 + c->nofile / 100;
+}
+
+static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
+{
+    size_t per = fds_a_transfer(c, b);
+    size_t spare = fds_spare(c);
     size_t budget = c->nofile > spare + per ? (c->nofile - spare) / per : 1;
     size_t want = c->input_open || crawl__finds(c->opts) ? (size_t)-1 : c->fetchable;
     if ((c->limit == 0 || (size_t)c->limit > budget) && want > budget) {
@@ -1116,19 +1132,42 @@ static void limit_by_descriptors(struct crawl *c, const struct crawl_backend *b)
     }
 }
 
+/* The transfers in flight at most that the options and the model ask
+ * for, before the list and the open-file limit have their say; 0: all at
+ * once. */
+static int asked_limit(const struct crawl_opts *o, const struct crawl_backend *b)
+{
+    int limit = o->concurrency > 0 ? o->concurrency : b->default_concurrency;
+    if (b->max_concurrency > 0 && (limit == 0 || limit > b->max_concurrency))
+        limit = b->max_concurrency;
+    /* "All at once" means the list; a crawl that follows links has no list
+     * to bound it, and would put every link it finds in flight. */
+    if (o->concurrency <= 0 && crawl__finds(o) && (limit == 0 || limit > CRAWL_LINK_CONCURRENCY))
+        limit = CRAWL_LINK_CONCURRENCY;
+    return limit;
+}
+
+/* The descriptor table grown, while the process has one thread, to what
+ * the run may hold (nofile_reserve): its transfers in flight and the
+ * spare, or as much as the open-file limit allows when they are all to go
+ * at once (the list is not read yet). A coordinator of processes holds
+ * its workers' sockets only; they grow their own. */
+static void reserve_descriptors(struct crawl *c, const struct crawl_backend *b)
+{
+    c->nofile = nofile_raise();
+    if (b->processes)
+        return;
+    int limit = asked_limit(c->opts, b);
+    size_t want = limit > 0 ? (size_t)limit * fds_a_transfer(c, b) + fds_spare(c) : c->nofile;
+    nofile_reserve(want < c->nofile ? want : c->nofile);
+}
+
 /* The policies the run starts with, the same for every model: its
  * transfers in flight at most, and whether connections are reused. */
 static void run_policies(struct crawl *c, const struct crawl_backend *b)
 {
     const struct crawl_opts *o = c->opts;
-    c->limit = o->concurrency > 0 ? o->concurrency : b->default_concurrency;
-    if (b->max_concurrency > 0 && (c->limit == 0 || c->limit > b->max_concurrency))
-        c->limit = b->max_concurrency;
-    /* "All at once" means the list; a crawl that follows links has no list
-     * to bound it, and would put every link it finds in flight. */
-    if (o->concurrency <= 0 && crawl__finds(o) &&
-        (c->limit == 0 || c->limit > CRAWL_LINK_CONCURRENCY))
-        c->limit = CRAWL_LINK_CONCURRENCY;
+    c->limit = asked_limit(o, b);
     /* Read ahead of the run what the policies below look at: the whole
      * list when it all goes in flight at once, else enough to see whether
      * it is longer than the limit. */

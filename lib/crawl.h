@@ -123,11 +123,13 @@ int crawl_add_failed(struct crawl *c, const char *text, const char *source,
  * backend's code. */
 int crawl_run(struct crawl *c, const struct crawl_backend *b);
 
-/* Runs b's prepare step now, if it has one: a program that starts threads
- * of its own (an output flusher, a progress line) calls it first, since a
- * fork taken while another thread holds a lock (an allocator's) leaves that
- * lock held in the child for good. crawl_run calls it when nobody did.
- * Returns 0 or a negative code. */
+/* Runs b's prepare step now, if it has one, and grows the process's
+ * descriptor table to what the run may hold in flight: a program that
+ * starts threads of its own (an output flusher, a progress line) calls it
+ * first, since a fork taken while another thread holds a lock (an
+ * allocator's) leaves that lock held in the child for good, and a table
+ * grown with several threads costs a wait on every CPU at each doubling.
+ * crawl_run calls it when nobody did. Returns 0 or a negative code. */
 int crawl_prepare(struct crawl *c, const struct crawl_backend *b);
 
 /* Stops handing out jobs and makes the models abandon transfers in flight;

@@ -66,7 +66,7 @@ struct crawl {
     struct cancel cancel;     /* why the run was cancelled (crawl_cancel), and its --deadline */
     const char *abandoned;    /* set by crawl_abandon: why the jobs left never ran */
     const struct crawl_backend *prepared;   /* crawl_prepare ran for it */
-    int    hooks_prepared;    /* the hooks' prepare ran (once a crawl) */
+    int    hooks_prepared;    /* the hooks' prepare ran, the table grown (once a crawl) */
     void *model_data;         /* crawl_set_model_data's */
     void (*model_done)(void *data);
     size_t nofile;            /* file descriptors this process may open */

@@ -453,6 +453,7 @@ void procs_worker_main(struct crawl *c, const struct crawl_backend *model, int i
     pthread_mutex_init(&wk.lock, NULL);
     int rc = CRAWL_ENOMEM;
     if ((wk.w = crawl_new(&o))) {
+        crawl_prepare(wk.w, model);     /* before the worker's threads */
         /* Started once the coordinator has its own threads (MSG_START
          * comes after them): out of processes, the coordinator goes first. */
         int berr = beat_start(&wk);

@@ -18,6 +18,7 @@
 #include "crawl_internal.h"
 #include "fetch.h"
 #include "frontier.h"
+#include "nofile.h"
 #include "state_internal.h"
 
 #define MAX_ROWS 4096
@@ -738,6 +739,56 @@ static void test_a_hook_is_told_the_runs_prepare_start_and_stop_once_each_in_ord
     t_free(t);
 }
 
+/* The descriptors this process's table holds now (FDSize in
+ * /proc/self/status), or -1. */
+static long fd_table_size(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long n = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "FDSize: %ld", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static void two_thousand_at_once(struct crawl_opts *o)
+{
+    o->concurrency = 2000;
+}
+
+/* Prepared while the process has one thread, a run's descriptor table
+ * holds its transfers in flight and the spare, up to the open-file limit;
+ * a model of processes leaves that to its workers. */
+static void test_prepare_grows_the_descriptor_table_to_the_transfers_in_flight(void **state)
+{
+    static const struct crawl_backend procs = {
+        .name = "procs", .fds_per_transfer = 1, .processes = 1, .run = run_two,
+    };
+    static const struct crawl_backend three = {
+        .name = "three", .fds_per_transfer = 3, .run = run_two,
+    };
+    long before = fd_table_size();
+    if (before < 0)
+        skip();
+    struct t *t = t_new(two_thousand_at_once);
+    assert_int_equal(crawl_prepare(&t->c, &procs), 0);
+    assert_int_equal(fd_table_size(), before);
+    t_free(t);
+    t = t_new(two_thousand_at_once);
+    assert_int_equal(crawl_prepare(&t->c, &three), 0);
+    size_t nofile = nofile_raise();
+    size_t want = 2000 * 3 + 64 + nofile / 100;
+    if (want > nofile)
+        want = nofile;
+    if ((size_t)before >= want)
+        skip();         /* nothing left to grow */
+    assert_true((size_t)fd_table_size() >= want);
+    t_free(t);
+}
+
 /* A store whose queue cannot be read. */
 static const char *broken_error(struct state *st)
 {
@@ -817,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_five_thousand_texts_said_once_each_are_never_said_again),
         cmocka_unit_test(test_a_hook_is_told_the_runs_prepare_start_and_stop_once_each_in_order),
         cmocka_unit_test(test_a_store_error_met_taking_a_job_is_said_after_the_lock_is_let_go),
+        cmocka_unit_test(test_prepare_grows_the_descriptor_table_to_the_transfers_in_flight),
     };
     return cmocka_run_group_tests_name("crawl", tests, NULL, NULL);
 }
