@@ -951,17 +951,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "crawl: out of memory\n");
         return EXIT_USAGE;
     }
-    /* A model whose workers are processes forks them now, while this
-     * process has one thread and has opened no list (its failure is the
-     * run's to report, with a row for every URL); then the signal thread. */
+    /* A model whose workers are processes forks them now, and the
+     * descriptor table grows to the run's transfers, while this process
+     * has one thread and has opened no list (a failure is the run's to
+     * report, with a row for every URL); then the signal thread. */
     const struct crawl_backend *one = cli.child ? crawl_backend_find(ce.model)
                                       : strcmp(cli.mode, "all") ? crawl_backend_find(cli.mode)
                                                                 : NULL;
     /* Without the set (out of memory) the crawl goes on, as with one
      * that filled up: no duplicate_of, WARC records written whole. */
     if (revisit_attach(c) != 0)
-        fprintf(stderr, "crawl: warning: no memory for the crawl's digest set: no duplicate_of, "
-                "no revisit records\n");
+        fprintf(stderr, "crawl: warning: %s\n", REVISIT_NOMEM);
     if (one)
         crawl_prepare(c, one);
     if (cli.opts.retry > 0 && retry_attach(c) != 0) {

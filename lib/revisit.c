@@ -41,7 +41,7 @@ static void start(void *data, struct crawl *c)
     struct revisit *r = data;
     const struct crawl_opts *o = crawl_options(c);
     if (r->rc == CRAWL_ENOMEM)
-        crawl_warn(c, "no memory for the crawl's digest set: no duplicate_of, no revisit records");
+        crawl_warn(c, "%s", REVISIT_NOMEM);
     else if (r->rc)
         crawl_warn(c, "--warc-dedupe-cdx %s: %s (its payloads are written whole)",
                    o->warc_dedupe_cdx, strerror(-r->rc));

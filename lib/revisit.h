@@ -14,4 +14,7 @@ struct crawl;
  * written whole, as for a set that filled up). */
 int revisit_attach(struct crawl *c);
 
+/* What is said of a crawl that goes on without the set. */
+#define REVISIT_NOMEM "no memory for the crawl's digest set: no duplicate_of, no revisit records"
+
 #endif
