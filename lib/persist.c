@@ -62,13 +62,18 @@ int persist_cut(struct crawl *c, uint64_t *offset)
 {
     struct persist *p = of(c);
     int f = p ? state_failure(p->st) : 0;
-    if (f == STATE_ELAPSED)
-        *offset = p->offset;
-    else if (f == STATE_EBACK)
+    if (f == STATE_EBACK) {
         *offset = state_back_offset(p->st);
-    else
+        return 2;
+    }
+    if (f != STATE_ELAPSED)
         return 0;
-    return f == STATE_EBACK ? 2 : 1;
+    /* The server's word before this process's: a commit whose reply was
+     * lost (the link cut as it came back) has its pages done there, and
+     * its rows stay. */
+    if (state_lapsed_offset(p->st, offset) != 0)
+        *offset = p->offset;
+    return 1;
 }
 
 /* The pass a store is in (1, or 2 and on for recrawls): where its pages

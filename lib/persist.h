@@ -36,7 +36,9 @@ const char *persist_error(struct crawl *c);
 /* Whether the output holds rows no commit will have, to be cut back to
  * *offset: 1 when the store refused the last commit as the rows' pages
  * were no longer this process's (a --frontier worker silent past its
- * lease, whose pages went to others; *offset is persist_offset), 2
+ * lease, whose pages went to others; *offset is the output's bytes as
+ * of its last commit the server applied, asked of it, or persist_offset
+ * when it cannot be asked), 2
  * when the server went back to an older copy of the crawl (*offset: what
  * that copy holds committed); else 0. */
 int persist_cut(struct crawl *c, uint64_t *offset);

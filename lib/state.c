@@ -52,6 +52,11 @@ uint64_t state_back_offset(struct state *st)
     return st && st->ops->back_offset ? st->ops->back_offset(st) : 0;
 }
 
+int state_lapsed_offset(struct state *st, uint64_t *offset)
+{
+    return st && st->ops->lapsed_offset ? st->ops->lapsed_offset(st, offset) : -1;
+}
+
 int state_shared(const struct state *st)
 {
     return st && st->shared;

@@ -270,4 +270,12 @@ void state_on_change(struct state *st, void (*fn)(void *data), void *data);
  * older copy holds committed rows in (0 for any other store). */
 uint64_t state_back_offset(struct state *st);
 
+/* After STATE_ELAPSED: the bytes of this process's output that its last
+ * commit the store applied holds rows in, asked of the server now (within
+ * 2 s), since a commit may have been applied whose reply never came back
+ * (the link lost after the server took it). Returns 0 with *offset set,
+ * or -1: not a shared store, no commit of this process's with an offset,
+ * or the server cannot be asked. */
+int state_lapsed_offset(struct state *st, uint64_t *offset);
+
 #endif

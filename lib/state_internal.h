@@ -33,6 +33,7 @@ struct state_ops {
     int (*failure)(struct state *st);   /* NULL: STATE_ELOST */
     /* Shared stores only. */
     uint64_t (*back_offset)(struct state *st);
+    int (*lapsed_offset)(struct state *st, uint64_t *offset);
     double (*held_until)(struct state *st);
     void (*on_change)(struct state *st, void (*fn)(void *data), void *data);
     long (*elsewhere)(struct state *st);

@@ -579,6 +579,38 @@ static uint64_t rs_back_offset(struct state *st)
     return off;
 }
 
+/* The worker's offset as the server holds it (the get script's "offset"),
+ * on a connection of its own: the main one may be the lost one, and every
+ * request on it fails once a failure is latched. */
+static int rs_lapsed_offset(struct state *st, uint64_t *offset)
+{
+    struct rs *r = (struct rs *)st;
+    struct redis_wait w = { 0 };
+    redis_wait_begin(&w, 2);
+    redisContext *x;
+    char err[300];
+    if (redis_connect(&r->a, &w, &x, err, sizeof err) != 0)
+        return -1;
+    const char *argv[] = { "EVAL", redis_scripts[S_GET], "1", r->a.prefix, r->worker,
+                           r->mark, r->sess, "0", "offset" };
+    int rc;
+    redisReply *y = redis_call(x, 9, argv, NULL, &w, &rc);
+    int got = -1;
+    char *end;
+    if (y && y->type == REDIS_REPLY_STRING) {
+        errno = 0;
+        unsigned long long v = strtoull(y->str, &end, 10);
+        if (errno == 0 && end != y->str && !*end) {
+            *offset = v;
+            got = 0;
+        }
+    }
+    if (y)
+        freeReplyObject(y);
+    redisFree(x);
+    return got;
+}
+
 /* The next request id; qlock held. */
 static long long next_req(struct rs *r)
 {
@@ -1412,6 +1444,7 @@ static const struct state_ops rs_ops = {
     .robots_get = rs_robots_get,
     .failure = rs_failure,
     .back_offset = rs_back_offset,
+    .lapsed_offset = rs_lapsed_offset,
     .held_until = rs_held_until,
     .on_change = rs_on_change,
     .elsewhere = rs_elsewhere,

@@ -998,6 +998,34 @@ nodisk="warning: the server keeps nothing on disk (save \"\", appendonly no): if
 	diff <(union | sort) <(expected | sort)
 }
 
+@test "a worker whose lease lapsed cuts its output back to the last commit the server holds, not the last it heard of: a commit's reply may be lost after the server took it" {
+	start_private_fixture
+	(worker 1 --delay 10 --lease 1) &
+	p1=$!
+	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
+	kill -STOP $p1
+	(worker 2 --delay 10 --lease 1) &
+	p2=$!
+	wait_until 10 given_back
+	# The server's record of worker 1's output (the bytes its last commit
+	# holds) made the first row's end: worker 1 heard of later commits,
+	# and must take the server's word all the same.
+	local key=crawl:t$BATS_TEST_NUMBER:woff name at
+	name=$(rcli HKEYS "$key" | grep "out\.1\.jsonl$")
+	[ -n "$name" ]
+	[ "$(rcli HGET "$key" "$name")" -gt "$(head -1 "$BATS_TEST_TMPDIR/out.1.jsonl" | wc -c)" ]
+	at=$(head -1 "$BATS_TEST_TMPDIR/out.1.jsonl" | wc -c)
+	rcli HSET "$key" "$name" "$at" >/dev/null
+	kill -CONT $p1
+	exits_within 10 $p1
+	rc1=$rc
+	exits_within 20 $p2
+	cat "$BATS_TEST_TMPDIR"/err.*
+	[ "$rc1" -eq 7 ]
+	grep -q "^crawl: --frontier $(front): this worker's lease lapsed (the server heard nothing from it for --lease 1 s): its pages went to the other workers; $BATS_TEST_TMPDIR/out.1.jsonl cut back to $at bytes, its last commit; stopped$" "$BATS_TEST_TMPDIR/err.1"
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/out.1.jsonl")" -eq "$at" ]
+}
+
 @test "keys under the crawl's name that are not the crawl's (another type, a seeding lock no worker holds) are refused with exit 8, naming the key, and left as they were" {
 	start_private_fixture
 	k=crawl:t$BATS_TEST_NUMBER
