@@ -976,7 +976,10 @@ nodisk="warning: the server keeps nothing on disk (save \"\", appendonly no): if
 	[ "$(jq -r "select(.path | startswith(\"/graph/$N/4/\")) | select(.count > 1) | .path" "$BATS_TEST_TMPDIR/counts" | wc -l)" -eq 0 ]
 }
 
-@test "a worker stopped (SIGSTOP) past its --lease loses its pages to another and, woken, writes no row for them: exit 7, its output cut back to its last commit, the union every page once" {
+# lapsed_while_stopped: worker 1 (--lease 1) stopped (SIGSTOP) once it has
+# 20 rows, and worker 2 started, until the server gives worker 1's pages
+# back; their pids in p1 and p2.
+lapsed_while_stopped() {
 	start_private_fixture
 	(worker 1 --delay 10 --lease 1) &
 	p1=$!
@@ -985,6 +988,10 @@ nodisk="warning: the server keeps nothing on disk (save \"\", appendonly no): if
 	(worker 2 --delay 10 --lease 1) &
 	p2=$!
 	wait_until 10 given_back
+}
+
+@test "a worker stopped (SIGSTOP) past its --lease loses its pages to another and, woken, writes no row for them: exit 7, its output cut back to its last commit, the union every page once" {
+	lapsed_while_stopped
 	kill -CONT $p1
 	exits_within 10 $p1
 	rc1=$rc
@@ -999,14 +1006,7 @@ nodisk="warning: the server keeps nothing on disk (save \"\", appendonly no): if
 }
 
 @test "a worker whose lease lapsed cuts its output back to the last commit the server holds, not the last it heard of: a commit's reply may be lost after the server took it" {
-	start_private_fixture
-	(worker 1 --delay 10 --lease 1) &
-	p1=$!
-	wait_until 10 has_lines "$BATS_TEST_TMPDIR/out.1.jsonl" 20
-	kill -STOP $p1
-	(worker 2 --delay 10 --lease 1) &
-	p2=$!
-	wait_until 10 given_back
+	lapsed_while_stopped
 	# The server's record of worker 1's output (the bytes its last commit
 	# holds) made the first row's end: worker 1 heard of later commits,
 	# and must take the server's word all the same.
