@@ -1192,8 +1192,7 @@ static void run_policies(struct crawl *c, const struct crawl_backend *b)
                    !(c->limit == 0 || (size_t)c->limit >= c->fetchable) || c->https;
         break;
     }
-    c->nofile = nofile_raise();
-    limit_by_descriptors(c, b);
+    limit_by_descriptors(c, b);     /* c->nofile: crawl_prepare's */
 }
 
 /* The leasing thread of a frontier whose home is shared (frontier_shared:

@@ -451,6 +451,24 @@ static int reconnect(struct rs *r)
     }
 }
 
+/* Runs script (with arg, if not NULL) on a connection of its own, made
+ * and closed here within w's time: the main one may be the lost one, and
+ * every request on it fails once a failure is latched. Returns the reply
+ * (the caller's, to freeReplyObject), or NULL. */
+static redisReply *side_eval(struct rs *r, struct redis_wait *w, int script, const char *arg)
+{
+    redisContext *x;
+    char err[300];
+    if (redis_connect(&r->a, w, &x, err, sizeof err) != 0)
+        return NULL;
+    const char *argv[] = { "EVAL", redis_scripts[script], "1", r->a.prefix, r->worker,
+                           r->mark, r->sess, "0", arg };
+    int rc;
+    redisReply *y = redis_call(x, arg ? 9 : 8, argv, NULL, w, &rc);
+    redisFree(x);
+    return y;
+}
+
 /* After a WRONGTYPE: names the key of another type (the types script),
  * on a connection of its own, if the server answers in a second, and
  * latches the failure with it (or with the server's reply). */
@@ -459,22 +477,12 @@ static void name_wrong_key(struct rs *r)
     struct redis_wait w = r->w;
     redis_wait_begin(&w, 1);
     r->want_types = 0;
-    redisContext *x;
-    char err[300];
-    if (redis_connect(&r->a, &w, &x, err, sizeof err) != 0) {
-        latch(r, STATE_ELOST, "the server does not hold this crawl (%s)", r->wrongtype);
-        return;
-    }
-    const char *argv[] = { "EVAL", redis_scripts[S_TYPES], "1", r->a.prefix, r->worker,
-                           r->mark, r->sess, "0" };
-    int rc;
-    redisReply *y = redis_call(x, 8, argv, NULL, &w, &rc);
+    redisReply *y = side_eval(r, &w, S_TYPES, NULL);
     const char *p = y && y->type == REDIS_REPLY_ERROR ? strstr(y->str, REDIS_FOREIGN) : NULL;
     latch(r, STATE_ELOST, "the server does not hold this crawl (%s)",
           p ? p + strlen(REDIS_FOREIGN) : r->wrongtype);
     if (y)
         freeReplyObject(y);
-    redisFree(x);
 }
 
 /* Takes the pending commands into l, c's request id given after theirs;
@@ -579,22 +587,14 @@ static uint64_t rs_back_offset(struct state *st)
     return off;
 }
 
-/* The worker's offset as the server holds it (the get script's "offset"),
- * on a connection of its own: the main one may be the lost one, and every
- * request on it fails once a failure is latched. */
+/* The worker's offset as the server holds it (the get script's
+ * "offset"), asked on a connection of its own. */
 static int rs_lapsed_offset(struct state *st, uint64_t *offset)
 {
     struct rs *r = (struct rs *)st;
     struct redis_wait w = { 0 };
     redis_wait_begin(&w, 2);
-    redisContext *x;
-    char err[300];
-    if (redis_connect(&r->a, &w, &x, err, sizeof err) != 0)
-        return -1;
-    const char *argv[] = { "EVAL", redis_scripts[S_GET], "1", r->a.prefix, r->worker,
-                           r->mark, r->sess, "0", "offset" };
-    int rc;
-    redisReply *y = redis_call(x, 9, argv, NULL, &w, &rc);
+    redisReply *y = side_eval(r, &w, S_GET, "offset");
     int got = -1;
     char *end;
     if (y && y->type == REDIS_REPLY_STRING) {
@@ -607,7 +607,6 @@ static int rs_lapsed_offset(struct state *st, uint64_t *offset)
     }
     if (y)
         freeReplyObject(y);
-    redisFree(x);
     return got;
 }
 
